@@ -1,0 +1,75 @@
+"""compile-engine-compat: the removed ``tvm.relay.backend.compile_engine`` API on modern TVM.
+
+Swap one import line::
+
+    from compile_engine_compat import compile_engine
+
+Names resolve lazily (PEP 562) and once: ``import compile_engine_compat`` alone does not import
+TVM, so the pytest plugin costs nothing in projects that never call the legacy API.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._deprecation import (
+    CompileEngineDeprecationWarning,
+    LedgerEntry,
+    ledger,
+    reset_ledger,
+    silenced,
+)
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from . import compile_engine as compile_engine
+    from ._cache import CachedFunc, CCacheKey, CCacheValue
+    from ._engine import CompileEngine, LoweringError, get
+    from ._strategy import (
+        LoweredOutput,
+        get_shape,
+        get_valid_implementations,
+        lower_call,
+        select_implementation,
+    )
+
+# name -> module that defines it (relative). One table drives the lazy forwarding.
+_LAZY: dict[str, str] = {
+    "compile_engine": ".compile_engine",
+    "get": "._engine",
+    "CompileEngine": "._engine",
+    "LoweringError": "._engine",
+    "CCacheKey": "._cache",
+    "CCacheValue": "._cache",
+    "CachedFunc": "._cache",
+    "LoweredOutput": "._strategy",
+    "lower_call": "._strategy",
+    "get_shape": "._strategy",
+    "select_implementation": "._strategy",
+    "get_valid_implementations": "._strategy",
+}
+
+__all__ = [
+    "CompileEngineDeprecationWarning",
+    "LedgerEntry",
+    "__version__",
+    "ledger",
+    "reset_ledger",
+    "silenced",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'compile_engine_compat' has no attribute {name!r}")
+    module = importlib.import_module(module_name, __name__)
+    value = module if module_name == f".{name}" else getattr(module, name)
+    globals()[name] = value  # resolve once: later lookups never reach __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,215 @@
+"""The lowering cache: its key, its value, and the CachedFunc record.
+
+These are plain Python objects. They cross the TVM FFI unchanged (a Python object handed to a
+registered global function comes back as the same object), so C++ callers of the registered
+``relay.backend._CompileEngine*`` globals see exactly what Python callers see.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from ._deprecation import warn_legacy
+
+__all__ = ["CCacheKey", "CCacheValue", "CachedFunc", "as_target"]
+
+
+class _LegacyObject:
+    """What the legacy ``tvm.runtime.Object`` gave these records: ``same_as`` is identity."""
+
+    __slots__ = ()
+
+    def same_as(self, other: object) -> bool:
+        """Return True when ``other`` is this very object (legacy ``Object.same_as``)."""
+        return self is other
+
+
+@functools.lru_cache(maxsize=256)
+def _target_from_str(text: str) -> tvm.target.Target:
+    return tvm.target.Target(text)
+
+
+def as_target(target: Any) -> tvm.target.Target | None:
+    """Convert a ``str`` or dict target to ``tvm.target.Target``; pass a Target through.
+
+    ``None`` means the target of the enclosing ``with target:`` scope, if any.
+
+    Raises
+    ------
+    ValueError
+        For an empty string (legacy: ``"Need target when source_func is a Function"``) or a
+        string TVM cannot parse.
+    TypeError
+        For any other type.
+    """
+    if isinstance(target, tvm.target.Target):
+        return target
+    if isinstance(target, str):
+        if not target:
+            raise ValueError("Need target when source_func is a Function")
+        return _target_from_str(target)
+    if isinstance(target, dict):
+        return tvm.target.Target(target)
+    if target is None:
+        return tvm.target.Target.current(allow_none=True)
+    raise TypeError(
+        f"target must be a tvm.target.Target, a str or a dict, got {type(target).__qualname__}"
+    )
+
+
+class CCacheKey(_LegacyObject):
+    """Key in the CompileEngine.
+
+    Parameters
+    ----------
+    source_func : tvm.relax.Function
+        The source function.
+    target : tvm.target.Target
+        The target we want to run the function on.
+
+    Notes
+    -----
+    Two keys look up the same cache entry when their functions are structurally equal (their
+    ``global_symbol`` is ignored, as a Relay function had none) and their targets are equal.
+    Like the legacy object, ``==`` and ``hash()`` are identity-based; the engine hands back the
+    stored key objects from ``items()`` and ``get_current_ccache_key()``.
+    """
+
+    __slots__ = ("_lookup", "source_func", "target")
+
+    def __init__(self, source_func: Any, target: Any) -> None:
+        warn_legacy("compile_engine.CCacheKey")
+        self._init(source_func, target)
+
+    @classmethod
+    def _make(cls, source_func: Any, target: Any) -> CCacheKey:
+        """Build a key without counting a legacy call (the engine's internal path)."""
+        key = cls.__new__(cls)
+        key._init(source_func, target)
+        return key
+
+    def _init(self, source_func: Any, target: Any) -> None:
+        if not isinstance(source_func, relax.Function):
+            raise TypeError(
+                "CCacheKey needs a tvm.relax.Function, got "
+                f"{type(source_func).__module__}.{type(source_func).__qualname__}"
+            )
+        self.source_func = source_func
+        self.target = target
+        self._lookup: tuple[Any, Any] | None = None
+
+    def lookup(self) -> tuple[Any, Any]:
+        """Return the structural dict key ``(function, target)``, computed once."""
+        if self._lookup is None:
+            if self.target is None:
+                raise ValueError("Need target when source_func is a Function")
+            func = self.source_func
+            if func.attrs is not None and "global_symbol" in func.attrs:
+                func = func.without_attr("global_symbol")
+            self._lookup = (tvm_ffi.StructuralKey(func), tvm_ffi.StructuralKey(self.target))
+        return self._lookup
+
+    def __repr__(self) -> str:
+        return f"CCacheKey(source_func={_first_line(self.source_func)}, target={self.target})"
+
+
+class CachedFunc(_LegacyObject):
+    """A lowered function: its TE tensors, its schedule and its PrimFunc.
+
+    Attributes
+    ----------
+    target : tvm.target.Target
+        The target it was lowered for.
+    prim_fn_var : tvm.ir.GlobalVar
+        Names the PrimFunc in ``funcs``; ``prim_fn_var.name_hint`` is the unique kernel name.
+    inputs : list of te.Tensor
+        One placeholder per flattened tensor parameter.
+    outputs : list of te.Tensor
+        The composed TE outputs (printable before any scheduling).
+    schedule : tvm.s_tir.Schedule
+        A schedule over ``funcs`` (``te.Schedule`` no longer exists): reschedule with it and read
+        ``schedule.mod``.
+    prim_func : tvm.tirx.PrimFunc
+        The PrimFunc as ``te.create_prim_func`` made it, before any scheduling.
+    funcs : tvm.IRModule
+        Holds the scheduled PrimFunc under ``prim_fn_var``.
+    shape_func_param_states : list of int
+        Filled by ``lower_shape_func`` only: per parameter 0 (no need) or 2 (needs its shape).
+    constants : list of (te.Tensor, tvm.runtime.Tensor)
+        Placeholders standing for the function's non-scalar constants and their values. They
+        follow ``inputs`` in the PrimFunc's parameters; the ``jit`` kernel binds them itself.
+    """
+
+    __slots__ = (
+        "constants",
+        "funcs",
+        "inputs",
+        "outputs",
+        "prim_fn_var",
+        "prim_func",
+        "schedule",
+        "shape_func_param_states",
+        "target",
+    )
+
+    def __init__(
+        self,
+        target: tvm.target.Target,
+        prim_fn_var: tvm.ir.GlobalVar,
+        inputs: list[Any],
+        outputs: list[Any],
+        schedule: Any,
+        prim_func: Any,
+        funcs: tvm.IRModule,
+        shape_func_param_states: list[int] | None = None,
+        constants: list[tuple[Any, Any]] | None = None,
+    ) -> None:
+        self.target = target
+        self.prim_fn_var = prim_fn_var
+        self.inputs = inputs
+        self.outputs = outputs
+        self.schedule = schedule
+        self.prim_func = prim_func
+        self.funcs = funcs
+        self.shape_func_param_states = shape_func_param_states or []
+        self.constants = constants or []
+
+    def __repr__(self) -> str:
+        return (
+            f"CachedFunc({self.prim_fn_var.name_hint}, target={self.target.kind.name}, "
+            f"inputs={len(self.inputs)}, outputs={len(self.outputs)})"
+        )
+
+
+class CCacheValue(_LegacyObject):
+    """Value in the CompileEngine, including usage statistics.
+
+    Attributes
+    ----------
+    cached_func : CachedFunc
+        The lowered function.
+    use_count : int
+        Cache hits since it was lowered (``compile_engine``: starts at 0).
+    """
+
+    __slots__ = ("_build_lock", "_kernel", "cached_func", "use_count")
+
+    def __init__(self, cached_func: CachedFunc, use_count: int = 0) -> None:
+        self.cached_func = cached_func
+        self.use_count = use_count
+        self._kernel: Any = None
+        self._build_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CCacheValue({self.cached_func!r}, use_count={self.use_count})"
+
+
+def _first_line(func: Any) -> str:
+    gsym = func.attrs.get("global_symbol") if func.attrs is not None else None
+    return f"<relax.Function {gsym or 'anonymous'}>"

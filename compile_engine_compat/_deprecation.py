@@ -1,0 +1,256 @@
+"""Deprecation machinery and the call-site ledger, in one place.
+
+Every public legacy entry point calls :func:`warn_legacy` first thing. It
+
+1. walks the stack out of this package to the user's frame,
+2. counts the call in the in-process ledger under ``(api, file, line)``,
+3. issues a :class:`CompileEngineDeprecationWarning` attributed to the user's line.
+
+Display policy (``COMPILE_ENGINE_COMPAT_WARN``):
+
+``once`` (default)
+    Shown once per call site, like Python's ``default`` action. User filters (``-W``,
+    ``PYTHONWARNINGS``, pytest's ``filterwarnings``) still take precedence.
+``all``
+    Shown on every call.
+``off``
+    Not shown. Calls are still counted.
+
+Counting never depends on display: :func:`silenced` and ``off`` hide warnings, the ledger still
+records every call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, TypeVar
+
+import deprecation
+
+from ._api_table import LegacyApi, lookup
+
+__all__ = [
+    "CompileEngineDeprecationWarning",
+    "LedgerEntry",
+    "ledger",
+    "legacy_api",
+    "reset_ledger",
+    "silenced",
+    "warn_legacy",
+]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+WARN_ENV = "COMPILE_ENGINE_COMPAT_WARN"
+
+
+class CompileEngineDeprecationWarning(deprecation.DeprecatedWarning):
+    """Raised (as a warning) by every call into the legacy compile_engine / te_compiler API.
+
+    A :class:`DeprecationWarning` subclass (through :class:`deprecation.DeprecatedWarning`), so
+    ``-W error::DeprecationWarning`` and ``filterwarnings("ignore", category=...)`` both work.
+
+    Attributes
+    ----------
+    api : str
+        The legacy name called, e.g. ``"compile_engine.CompileEngine.lower"``.
+    replacement : str
+        The modern code to use instead.
+    docs : str
+        Link to the migration guide's section for this name.
+    """
+
+    def __init__(self, row: LegacyApi) -> None:
+        self.api = row.name
+        self.replacement = row.replacement
+        self.docs = row.docs
+        super().__init__(
+            row.name,
+            f"TVM {row.since}",
+            f"compile-engine-compat {row.removed_in}",
+            f"Use {row.replacement}. See {row.docs}",
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Warnings cross process boundaries in pytest-xdist; rebuild from the table.
+        return (_warning_for, (self.api,))
+
+
+def _warning_for(api: str) -> CompileEngineDeprecationWarning:
+    return CompileEngineDeprecationWarning(lookup(api))
+
+
+# -- the ledger ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One call site of the legacy API and how often it was called."""
+
+    api: str
+    filename: str
+    lineno: int
+    count: int
+
+
+_ledger_lock = threading.Lock()
+_ledger: dict[tuple[str, str, int], int] = {}
+
+
+def ledger() -> list[LedgerEntry]:
+    """Return a snapshot of every legacy call counted so far in this process.
+
+    Returns
+    -------
+    list of LedgerEntry
+        One entry per ``(api, filename, lineno)``, most-called first.
+    """
+    with _ledger_lock:
+        items = list(_ledger.items())
+    entries = [LedgerEntry(api, fn, ln, count) for (api, fn, ln), count in items]
+    entries.sort(key=lambda e: (-e.count, e.filename, e.lineno, e.api))
+    return entries
+
+
+def reset_ledger() -> None:
+    """Forget every counted call (tests and long-running services use this)."""
+    with _ledger_lock:
+        _ledger.clear()
+
+
+# -- display policy -----------------------------------------------------------------------------
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    """Hide legacy-API warnings in this thread inside the block; calls are still counted.
+
+    Exception-safe and re-entrant.
+
+    Examples
+    --------
+    >>> with compile_engine_compat.silenced():
+    ...     engine.jit(func, "llvm")
+    """
+    _local.silenced = getattr(_local, "silenced", 0) + 1
+    try:
+        yield
+    finally:
+        _local.silenced -= 1
+
+
+def _install_display_filter() -> None:
+    """Make the category visible by default without overriding any filter the user set.
+
+    Python ignores DeprecationWarning outside ``__main__`` by default. We insert our own
+    entry just before that built-in ``ignore`` entry, so ``-W``/``PYTHONWARNINGS``/pytest filters,
+    which sit in front of it, still win.
+    """
+    mode = os.environ.get(WARN_ENV, "once").strip().lower()
+    if mode == "off":
+        return
+    action = "always" if mode == "all" else "default"
+    if mode == "all":
+        # An explicit request beats the defaults, but not -W error (checked first by Python).
+        warnings.filterwarnings(action, category=CompileEngineDeprecationWarning, append=False)
+        return
+    filters = warnings.filters
+    for index, entry in enumerate(filters):
+        if entry[0] == "ignore" and entry[2] is DeprecationWarning and entry[1] is None:
+            filters.insert(index, (action, None, CompileEngineDeprecationWarning, None, 0))
+            warnings._filters_mutated()  # type: ignore[attr-defined]
+            return
+
+
+def _display_enabled() -> bool:
+    return os.environ.get(WARN_ENV, "once").strip().lower() != "off"
+
+
+_install_display_filter()
+
+
+# -- issuing ------------------------------------------------------------------------------------
+
+
+def _user_frame() -> tuple[FrameType | None, int]:
+    """Return the first frame outside this package and its ``stacklevel`` for ``warnings.warn``.
+
+    Level 1 is the caller of ``warnings.warn`` (i.e. :func:`warn_legacy`).
+    """
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return frame, level
+
+
+@functools.cache
+def _warning_instance(api: str) -> CompileEngineDeprecationWarning:
+    return CompileEngineDeprecationWarning(lookup(api))
+
+
+def warn_legacy(api: str) -> None:
+    """Count one call of ``api`` and warn at the user's line.
+
+    Call this before any ``try`` that converts errors, so that ``-W error`` is never swallowed.
+
+    Parameters
+    ----------
+    api : str
+        A row name of the API table.
+    """
+    frame, level = _user_frame()
+    if frame is None:
+        key = (api, "<unknown>", 0)
+    else:
+        key = (api, frame.f_code.co_filename, frame.f_lineno)
+    with _ledger_lock:
+        _ledger[key] = _ledger.get(key, 0) + 1
+    if getattr(_local, "silenced", 0) or not _DISPLAY:
+        return
+    warnings.warn(_warning_instance(api), stacklevel=level)
+
+
+_DISPLAY = _display_enabled()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def legacy_api(api: str) -> Callable[[F], F]:
+    """Decorate a legacy entry point: warn on every call and note the deprecation in its docstring.
+
+    The docstring gains a ``.. deprecated::`` block, as :func:`deprecation.deprecated` writes it.
+
+    Parameters
+    ----------
+    api : str
+        A row name of the API table.
+    """
+    row = lookup(api)
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            warn_legacy(api)
+            return func(*args, **kwargs)
+
+        doc = func.__doc__ or ""
+        wrapper.__doc__ = (
+            f"{doc.rstrip()}\n\n    .. deprecated:: TVM {row.since}\n"
+            f"       Removed upstream; will be removed from compile-engine-compat "
+            f"{row.removed_in}.\n       Use {row.replacement}.\n"
+        )
+        wrapper.__legacy_api__ = api  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

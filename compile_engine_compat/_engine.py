@@ -1,0 +1,369 @@
+"""The CompileEngine facade: legacy semantics over the tracer, the lowering and the cache.
+
+Data flow of ``lower``: source function -> :class:`CCacheKey` -> cache lookup -> (miss) trace to TE
+(:mod:`._trace`) -> one PrimFunc, injective stages inlined (:mod:`._lowering`) -> :class:`CachedFunc`.
+``jit`` adds ``tvm.compile`` of that PrimFunc, memoized on the cache value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from . import _lowering, _shape_func, _trace
+from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target
+from ._deprecation import warn_legacy
+
+__all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
+
+_RULE = "-" * 26 + "\n"
+_MAX_NAME = 80
+_VALID_MOD_NAME = re.compile(r"^[A-Za-z0-9_]*$")
+
+
+class LoweringError(RuntimeError):
+    """``CompileEngine.lower`` failed; the message holds "Error during compile func" and the source.
+
+    The original exception is chained as ``__cause__``.
+    """
+
+
+def mangle_module_name(mod_name: str) -> str:
+    """Return the legacy symbol prefix for ``mod_name``: ``tvmgen_<mod_name>``, or ``tvmgen``."""
+    if not isinstance(mod_name, str):
+        raise TypeError(f"mod_name must be a str, got {type(mod_name).__qualname__}")
+    if not _VALID_MOD_NAME.match(mod_name):
+        raise ValueError(mod_name + " contains invalid characters")
+    return f"tvmgen_{mod_name}" if mod_name else "tvmgen"
+
+
+def _legacy_func_name(source_func: relax.Function, stem: str) -> str:
+    name = "_".join([stem, *_trace.op_names(source_func)])
+    if len(name) > _MAX_NAME:
+        digest = int(hashlib.sha1(name.encode()).hexdigest()[:15], 16)
+        name = f"{name[:_MAX_NAME]}_{digest}_"
+    return name
+
+
+def _source_text(source_func: Any) -> str:
+    func = source_func.source_func if isinstance(source_func, CCacheKey) else source_func
+    try:
+        text = str(func.script(show_meta=False)) if hasattr(func, "script") else repr(func)
+    except Exception:  # the text is best effort; the original error is what matters
+        text = repr(func)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _get_cache_key(source_func: Any, target: Any) -> CCacheKey:
+    """Legacy ``_get_cache_key``: a Function makes a new key; a CCacheKey is returned as is."""
+    if isinstance(source_func, relax.Function | tvm.IRModule):
+        func = _trace.source_function(source_func)
+        resolved = as_target(target)
+        if resolved is None:
+            raise ValueError("Need target when source_func is a Function")
+        return CCacheKey._make(func, resolved)
+    if not isinstance(source_func, CCacheKey):
+        raise TypeError(
+            "Expect source_func to be CCacheKey (or a tvm.relax.Function / tvm.IRModule), got "
+            f"{type(source_func).__module__}.{type(source_func).__qualname__}"
+        )
+    return source_func
+
+
+class CompileEngine:
+    """CompileEngine to get lowered code.
+
+    There is one per process: use :func:`get`. Direct construction raises ``RuntimeError``.
+    """
+
+    _instance: CompileEngine | None = None
+
+    def __init__(self) -> None:
+        raise RuntimeError("Cannot construct a CompileEngine")
+
+    @classmethod
+    def _create(cls) -> CompileEngine:
+        self = cls.__new__(cls)
+        self._lock = threading.Lock()
+        self._cache: dict[Any, tuple[CCacheKey, CCacheValue]] = {}
+        self._shape_cache: dict[Any, tuple[CCacheKey, CCacheValue]] = {}
+        self._name_map: dict[str, int] = {}
+        self._current_key: CCacheKey | None = None
+        # Filled by the strategy registry / lower_call override; None means "legalize every op".
+        self.op_lowering: _trace.OpLowering | None = None
+        # Filled by the pass-config support; returns False inside a context that disables caching.
+        self.caching_enabled: Callable[[], bool] = lambda: True
+        return self
+
+    def same_as(self, other: object) -> bool:
+        """Legacy ``Object.same_as``: identity."""
+        return self is other
+
+    # -- public legacy API -----------------------------------------------------------------------
+
+    def lower(self, source_func: Any, target: Any = None, mod_name: str = "default") -> CachedFunc:
+        """Lower a source_func to a CachedFunc.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+            The function to lower. A CCacheKey carries its own target and ``target`` is ignored.
+        target : tvm.target.Target, str or dict
+            The target; a str or dict is converted to ``Target``.
+        mod_name : str
+            Module name used in the kernel symbol: ``tvmgen_<mod_name>_fused_<ops>``.
+
+        Returns
+        -------
+        CachedFunc
+            The identical object on a cache hit.
+
+        Raises
+        ------
+        LoweringError
+            A ``RuntimeError`` with "Error during compile func" for any failure.
+        """
+        warn_legacy("compile_engine.CompileEngine.lower")
+        return self._lower_wrapped(source_func, target, mod_name).cached_func
+
+    def lower_shape_func(self, source_func: Any, target: Any = None) -> CachedFunc:
+        """Lower the shape function of ``source_func``: int64 shape tensors in, shapes out.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        CachedFunc
+            ``inputs`` are 1-D int64 shape tensors (one per tensor parameter), ``outputs`` the
+            output shapes, ``shape_func_param_states`` 2 for a parameter whose shape is needed.
+        """
+        warn_legacy("compile_engine.CompileEngine.lower_shape_func")
+        key = _get_cache_key(source_func, target)
+        lookup = key.lookup()
+        with self._lock:
+            hit = self._shape_cache.get(lookup)
+            if hit is not None:
+                hit[1].use_count += 1
+                return hit[1].cached_func
+        with _trace.TRACE_LOCK:
+            with self._lock:
+                hit = self._shape_cache.get(lookup)
+                if hit is not None:
+                    hit[1].use_count += 1
+                    return hit[1].cached_func
+                name = self._unique_name(_legacy_func_name(key.source_func, "shape_func"))
+            cached = _shape_func.lower_shape_func(key.source_func, key.target, name)
+            with self._lock:
+                self._shape_cache[lookup] = (key, CCacheValue(cached))
+        return cached
+
+    def jit(self, source_func: Any, target: Any = None) -> _lowering.Kernel:
+        """JIT a source_func to a callable kernel.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        Kernel
+            Call as ``kernel(*inputs, *outputs)``: writes into the outputs, returns None.
+            Memoized: the same kernel object on every call for the same key.
+        """
+        warn_legacy("compile_engine.CompileEngine.jit")
+        key = _get_cache_key(source_func, target)
+        value = self._lower_wrapped(key, None, "")
+        return self._kernel(value)
+
+    def clear(self) -> None:
+        """clear the existing cached functions"""
+        warn_legacy("compile_engine.CompileEngine.clear")
+        with self._lock:
+            self._cache.clear()
+
+    def items(self) -> list[tuple[CCacheKey, CCacheValue]]:
+        """List items in the cache.
+
+        Returns
+        -------
+        list of (CCacheKey, CCacheValue)
+        """
+        warn_legacy("compile_engine.CompileEngine.items")
+        with self._lock:
+            return list(self._cache.values())
+
+    def shape_func_items(self) -> list[tuple[CCacheKey, CCacheValue]]:
+        """List items in the shape-function cache.
+
+        Returns
+        -------
+        list of (CCacheKey, CCacheValue)
+        """
+        warn_legacy("compile_engine.CompileEngine.shape_func_items")
+        with self._lock:
+            return list(self._shape_cache.values())
+
+    def get_current_ccache_key(self) -> CCacheKey | None:
+        """Return the key of the latest ``lower``/``jit`` call, or None before the first."""
+        warn_legacy("compile_engine.CompileEngine.get_current_ccache_key")
+        return self._current_key
+
+    def dump(self) -> str:
+        """Return a string representation of the engine (the legacy text layout)."""
+        warn_legacy("compile_engine.CompileEngine.dump")
+        with self._lock:
+            items = list(self._cache.values())
+            shape_items = list(self._shape_cache.values())
+        res = "====================================\n"
+        res += f"CompilerEngine dump, {len(items)} items cached\n"
+        res += "".join(_dump_item(k, v) for k, v in items)
+        res += "===================================\n"
+        res += f"{len(shape_items)} shape_func_items cached\n"
+        res += "".join(_dump_item(k, v) for k, v in shape_items)
+        res += "===================================\n"
+        return res
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _lower_wrapped(self, source_func: Any, target: Any, mod_name: str) -> CCacheValue:
+        try:
+            key = _get_cache_key(source_func, target)
+            prefix = mangle_module_name(mod_name) if mod_name else ""
+            return self._lower_value(key, prefix)
+        except Exception as err:
+            message = (
+                f"{traceback.format_exc()}Error during compile func\n{_RULE}"
+                f"{_source_text(source_func)}{_RULE}"
+            )
+            raise LoweringError(message) from err
+
+    def _lower_value(self, key: CCacheKey, prefix: str) -> CCacheValue:
+        lookup = key.lookup()
+        with self._lock:
+            self._current_key = key
+            hit = self._cache.get(lookup)
+            if hit is not None:
+                hit[1].use_count += 1
+                return hit[1]
+        with _trace.TRACE_LOCK:
+            caching = self.caching_enabled()
+            if caching:
+                with self._lock:
+                    hit = self._cache.get(lookup)
+                    if hit is not None:  # another thread lowered it while we waited
+                        hit[1].use_count += 1
+                        return hit[1]
+            with self._lock:
+                base = _legacy_func_name(key.source_func, "fused")
+                name = self._unique_name(f"{prefix}_{base}" if prefix else base)
+            value = CCacheValue(self._build_cached_func(key, name))
+            if caching:
+                with self._lock:
+                    self._cache[lookup] = (key, value)
+        return value
+
+    def _unique_name(self, name: str) -> str:
+        # Legacy GetUniqueName: '.' -> '_', then '_1', '_2', ... on collision; survives clear().
+        name = name.replace(".", "_")
+        while name in self._name_map:
+            suffix = self._name_map[name]
+            self._name_map[name] += 1
+            name = f"{name}_{suffix}"
+        self._name_map[name] = 1
+        return name
+
+    def _build_cached_func(self, key: CCacheKey, name: str) -> CachedFunc:
+        traced = _trace.trace(key.source_func, self.op_lowering)
+        constant_inputs = [placeholder for placeholder, _ in traced.constants]
+        arguments = traced.inputs + constant_inputs
+        outputs = _lowering.distinct_outputs(arguments, traced.outputs)
+        prim_func = _lowering.to_prim_func(arguments, outputs, name)
+        schedule = _lowering.inline_injective(prim_func, name)
+        funcs = schedule.mod
+        return CachedFunc(
+            target=key.target,
+            prim_fn_var=funcs.get_global_var(name),
+            inputs=traced.inputs,
+            outputs=outputs,
+            schedule=schedule,
+            prim_func=prim_func,
+            funcs=funcs,
+            constants=traced.constants,
+        )
+
+    def _kernel(self, value: CCacheValue) -> _lowering.Kernel:
+        kernel = value._kernel
+        if kernel is not None:
+            return kernel
+        with value._build_lock:  # one build per entry, other threads wait for it
+            if value._kernel is None:
+                cached = value.cached_func
+                try:
+                    value._kernel = _lowering.build_kernel(
+                        cached.funcs,
+                        cached.prim_fn_var.name_hint,
+                        cached.target,
+                        len(cached.inputs),
+                        len(cached.outputs),
+                        [v for _, v in cached.constants],
+                    )
+                except Exception as err:
+                    raise LoweringError(
+                        f"{traceback.format_exc()}Error during compile func\n{_RULE}"
+                        f"{cached.funcs.script()}\n{_RULE}"
+                    ) from err
+            return value._kernel
+
+
+def _dump_item(key: CCacheKey, value: CCacheValue) -> str:
+    cached = value.cached_func
+    return (
+        "------------------------------------\n"
+        f"target={key.target}\n"
+        f"use_count={value.use_count}\n"
+        f"func_name={cached.prim_fn_var.name_hint}\n"
+        "----relay function----\n"
+        f"{key.source_func.script()}\n"
+        "----tir function----- \n"
+        f"inputs={cached.inputs}\n"
+        f"outputs={cached.outputs}\n"
+        "function: \n"
+        f"{cached.funcs.script()}\n"
+    )
+
+
+_engine_lock = threading.Lock()
+
+
+def get() -> CompileEngine:
+    """Get the global compile engine.
+
+    Returns
+    -------
+    engine : CompileEngine
+        The process-wide singleton.
+    """
+    warn_legacy("compile_engine.get")
+    return global_engine()
+
+
+def global_engine() -> CompileEngine:
+    """Return the singleton without counting a legacy call (for the shim's own modules)."""
+    engine = CompileEngine._instance
+    if engine is None:
+        with _engine_lock:
+            if CompileEngine._instance is None:
+                CompileEngine._instance = CompileEngine._create()
+            engine = CompileEngine._instance
+    return engine

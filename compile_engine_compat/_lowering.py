@@ -1,0 +1,214 @@
+"""Turn a TE graph into one schedulable PrimFunc, and build it into a destination-passing kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import tvm
+from tvm import s_tir, te, tirx
+
+__all__ = ["Kernel", "build_kernel", "distinct_outputs", "inline_injective", "to_prim_func"]
+
+
+def distinct_outputs(arguments: Sequence[te.Tensor], outputs: Sequence[te.Tensor]) -> list[te.Tensor]:
+    """Give every output its own buffer.
+
+    ``te.create_prim_func`` rejects a tensor that appears twice in its argument list, which happens
+    for an identity output (an input returned as is) and for a repeated output. Those get a copy
+    stage, as the legacy engine's placeholder bypass did.
+    """
+    taken: list[te.Tensor] = list(arguments)
+    result: list[te.Tensor] = []
+    for out in outputs:
+        if any(out.same_as(t) for t in taken):
+            source = out
+            out = te.compute(out.shape, lambda *i: source(*i), name=f"{source.op.name}_copy")
+        taken.append(out)
+        result.append(out)
+    return result
+
+
+def to_prim_func(
+    inputs: Sequence[te.Tensor], outputs: Sequence[te.Tensor], name: str
+) -> tirx.PrimFunc:
+    """Build ONE PrimFunc whose parameters are ``inputs + outputs`` (destination-passing).
+
+    Parameters
+    ----------
+    inputs : sequence of te.Tensor
+        Placeholders, in calling order.
+    outputs : sequence of te.Tensor
+        Distinct output tensors (see :func:`distinct_outputs`).
+    name : str
+        The ``global_symbol`` of the PrimFunc.
+    """
+    prim_func = te.create_prim_func(list(inputs) + list(outputs), index_dtype_override="int64")
+    return prim_func.with_attr("global_symbol", name)
+
+
+def _is_spatial(block: Any) -> bool:
+    return bool(block.iter_vars) and all(
+        iv.iter_type == tirx.IterVar.DataPar for iv in block.iter_vars
+    )
+
+
+def inline_injective(prim_func: tirx.PrimFunc, name: str) -> s_tir.Schedule:
+    """Return a schedule of ``prim_func`` with injective stages inlined into their consumers.
+
+    This is what the legacy injective schedule did. It keeps compile time linear in the number of
+    ops. A stage is inlined only when every consumer is itself spatial: inlining into a reduction
+    would recompute the whole producer chain once per reduction step.
+
+    Parameters
+    ----------
+    prim_func : tirx.PrimFunc
+        A function made by :func:`to_prim_func`.
+    name : str
+        Its name in the schedule's module.
+
+    Returns
+    -------
+    tvm.s_tir.Schedule
+        Working on ``name``; ``schedule.mod`` holds the inlined function.
+    """
+    sch = s_tir.Schedule(tvm.IRModule({name: prim_func}))
+    sch.work_on(name)
+    root = sch.get_sblock("root")
+    for block_rv in sch.get_child_blocks(root):
+        if not _is_spatial(sch.get(block_rv)):
+            continue
+        consumers = sch.get_consumers(block_rv)
+        if not consumers or not all(_is_spatial(sch.get(c)) for c in consumers):
+            continue
+        try:
+            sch.compute_inline(block_rv)
+        except s_tir.ScheduleError:
+            # Not inlinable (e.g. a non-affine read); keeping the stage is always correct.
+            continue
+    return sch
+
+
+class Kernel:
+    """A built kernel, called destination-passing style: ``kernel(*inputs, *outputs)``.
+
+    Inputs and outputs may be ``tvm.runtime.Tensor`` (no copies, the fast path) or NumPy arrays
+    (copied into aligned memory; outputs are copied back). Non-scalar constants of the source
+    function are bound here, so they never appear in the caller's argument list.
+
+    Attributes
+    ----------
+    name : str
+        The kernel's function name in ``module``.
+    module : tvm.runtime.Executable
+        The built module.
+    num_inputs, num_outputs : int
+        The calling arity.
+    """
+
+    __slots__ = ("_constants", "_device", "_func", "module", "name", "num_inputs", "num_outputs")
+
+    def __init__(
+        self,
+        module: Any,
+        name: str,
+        num_inputs: int,
+        num_outputs: int,
+        constants: Sequence[Any],
+        device: Any,
+    ) -> None:
+        self.module = module
+        self.name = name
+        self._func = module[name]
+        self.num_inputs = num_inputs
+        self.num_outputs = num_outputs
+        self._constants = tuple(tvm.runtime.tensor(c.numpy(), device) for c in constants)
+        self._device = device
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name}: {self.num_inputs} inputs, {self.num_outputs} outputs>"
+
+    def __call__(self, *args: Any) -> None:
+        if len(args) != self.num_inputs + self.num_outputs:
+            raise TypeError(
+                f"{self.name} takes {self.num_inputs} input(s) followed by {self.num_outputs} "
+                f"output(s) (destination-passing style), got {len(args)} argument(s)"
+            )
+        for arg in args:
+            if type(arg) is not _TENSOR:
+                self._call_converting(args)
+                return None
+        self._invoke(args)
+        return None
+
+    def _invoke(self, args: Sequence[Any]) -> None:
+        if self._constants:
+            n = self.num_inputs
+            self._func(*args[:n], *self._constants, *args[n:])
+        else:
+            self._func(*args)
+
+    def _call_converting(self, args: Sequence[Any]) -> None:
+        converted: list[Any] = []
+        write_back: list[tuple[np.ndarray, Any]] = []
+        for index, arg in enumerate(args):
+            is_output = index >= self.num_inputs
+            if isinstance(arg, _TENSOR):
+                converted.append(arg)
+            elif isinstance(arg, np.ndarray):
+                if is_output:
+                    if not arg.flags.writeable:
+                        raise ValueError(f"{self.name}: output {index} is a read-only array")
+                    staged = tvm.runtime.empty(arg.shape, str(arg.dtype), self._device)
+                    write_back.append((arg, staged))
+                else:
+                    # Copies into 64-byte-aligned memory: unaligned or strided NumPy memory
+                    # handed to a kernel directly crashes the process.
+                    staged = tvm.runtime.tensor(np.ascontiguousarray(arg), self._device)
+                converted.append(staged)
+            else:
+                kind = "output" if is_output else "input"
+                raise TypeError(
+                    f"{self.name}: {kind} argument {index} must be a tvm.runtime.Tensor or a "
+                    f"numpy.ndarray, got {type(arg).__module__}.{type(arg).__qualname__}"
+                )
+        self._invoke(converted)
+        for target_array, staged in write_back:
+            np.copyto(target_array, staged.numpy())
+
+
+_TENSOR = tvm.runtime.Tensor
+
+
+def device_for(target: tvm.target.Target) -> Any:
+    """Return the device a kernel built for ``target`` runs on."""
+    kind = target.kind.name
+    return tvm.cpu(0) if kind in ("llvm", "c") else tvm.device(kind, 0)
+
+
+def build_kernel(
+    funcs: tvm.IRModule,
+    name: str,
+    target: tvm.target.Target,
+    num_inputs: int,
+    num_outputs: int,
+    constants: Sequence[Any] = (),
+) -> Kernel:
+    """Build ``funcs`` with ``tvm.compile`` and return its ``name`` function as a :class:`Kernel`.
+
+    Parameters
+    ----------
+    funcs : tvm.IRModule
+        Holds the PrimFunc ``name``; its parameters are inputs, then constants, then outputs.
+    name : str
+        The PrimFunc to call.
+    target : tvm.target.Target
+        The compilation target.
+    num_inputs, num_outputs : int
+        The caller-visible arity (constants excluded).
+    constants : sequence of tvm.runtime.Tensor
+        Values bound after the inputs.
+    """
+    module = tvm.compile(funcs, target=target)
+    return Kernel(module, name, num_inputs, num_outputs, constants, device_for(target))

@@ -1,0 +1,48 @@
+"""Backend code generation engine.
+
+Drop-in replacement for ``tvm.relay.backend.compile_engine`` (removed in TVM 0.8)::
+
+    from compile_engine_compat import compile_engine   # was: from tvm.relay.backend import ...
+
+    engine = compile_engine.get()
+    cached = engine.lower(relax_func, "llvm")          # CachedFunc: inputs/outputs are TE tensors
+    kernel = engine.jit(relax_func, "llvm")            # kernel(*inputs, *outputs)
+
+Source functions are Relax functions (or an IRModule holding one). Every call warns with a
+:class:`~compile_engine_compat.CompileEngineDeprecationWarning` naming the modern replacement.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ._cache import CachedFunc, CCacheKey, CCacheValue
+from ._engine import CompileEngine, LoweringError, get
+from ._strategy import (
+    LoweredOutput,
+    OpImplementation,
+    get_shape,
+    get_valid_implementations,
+    lower_call,
+    select_implementation,
+)
+
+__all__ = [
+    "CCacheKey",
+    "CCacheValue",
+    "CachedFunc",
+    "CompileEngine",
+    "LoweredOutput",
+    "LoweringError",
+    "OpImplementation",
+    "autotvm_logger",
+    "get",
+    "get_shape",
+    "get_valid_implementations",
+    "logger",
+    "lower_call",
+    "select_implementation",
+]
+
+logger = logging.getLogger("compile_engine")
+autotvm_logger = logging.getLogger("autotvm")

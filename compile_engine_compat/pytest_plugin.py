@@ -1,0 +1,11 @@
+"""pytest plugin, registered through the ``pytest11`` entry point.
+
+It gathers the plugin parts, each kept in its own module:
+
+* the legacy-call report (``--compile-engine-report`` and friends),
+* the ``compile_engine_equivalence`` fixture.
+
+Importing this module does not import TVM.
+"""
+
+from __future__ import annotations
