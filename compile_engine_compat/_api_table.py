@@ -76,8 +76,8 @@ def _row(
     old_paths: tuple[str, ...] | None = None,
     shim: str | None = None,
 ) -> LegacyApi:
-    module = name.split(".", 1)[0]
-    since = TE_COMPILER_REMOVED_IN_TVM if module == "te_compiler" else COMPILE_ENGINE_REMOVED_IN_TVM
+    te_era = name.startswith(("te_compiler", "relay.backend._TECompiler"))
+    since = TE_COMPILER_REMOVED_IN_TVM if te_era else COMPILE_ENGINE_REMOVED_IN_TVM
     if old_paths is None:
         old_paths = (f"tvm.relay.backend.{name}",)
     if shim is None:
@@ -216,8 +216,102 @@ _ENGINE_ROWS = (
     ),
 )
 
+# te_compiler (v0.8-v0.19) mirrors compile_engine under new names.
+_TE_COMPILER_ROWS = tuple(
+    _row(
+        row.name.replace("compile_engine.CompileEngine", "te_compiler.TECompiler").replace(
+            "compile_engine", "te_compiler"
+        ),
+        row.replacement,
+        row.replacement_symbols,
+        fix=row.fix,
+        note=row.note,
+    )
+    for row in _ENGINE_ROWS
+    if row.name.rsplit(".", 1)[-1]
+    not in ("lower_shape_func", "shape_func_items", "get_current_ccache_key", "dump")
+) + (
+    _row(
+        "te_compiler.lower_to_primfunc",
+        "relax.transform.LegalizeOps() then mod[name] (a tirx.PrimFunc), or te.create_prim_func",
+        ("tvm.relax.transform.LegalizeOps", "tvm.te.create_prim_func"),
+        fix="safe",
+    ),
+)
+
+# Registered global functions that C++ and other FFI users looked up by name.
+_GLOBAL_NAMES = (
+    "_make_LoweredOutput",
+    "_make_CCacheKey",
+    "_CompileEngineGlobal",
+    "_CompileEngineClear",
+    "_CompileEngineLower",
+    "_CompileEngineLowerShapeFunc",
+    "_CompileLowerExternalFunctions",
+    "_CompileEngineJIT",
+    "_CompileEngineListItems",
+    "_CompileEngineListShapeFuncItems",
+    "_CompileEngineGetCurrentCCacheKey",
+    "_TECompilerGlobal",
+    "_TECompilerClear",
+    "_TECompilerLower",
+    "_TECompilerJIT",
+    "_TECompilerListItems",
+    "lower_call",
+)
+_GLOBAL_ROWS = tuple(
+    _row(
+        f"relay.backend.{name}",
+        "tvm.compile(mod, target) from Python, or tvm.get_global_func on your own registered "
+        "function",
+        ("tvm.compile", "tvm.register_global_func"),
+        fix="manual",
+        old_paths=(f"relay.backend.{name}",),
+        shim=f"relay.backend.{name} (registered when compile_engine_compat is imported)",
+    )
+    for name in _GLOBAL_NAMES
+)
+
+_CONFIG_ROWS = (
+    _row(
+        "relay.backend.use_auto_scheduler",
+        "drop the key: there is no auto_scheduler; schedule with tvm.s_tir.Schedule",
+        ("tvm.s_tir.Schedule",),
+        fix="manual",
+        old_paths=("relay.backend.use_auto_scheduler",),
+        shim="accepted in tvm.transform.PassContext(config=...) once the shim is imported",
+    ),
+    _row(
+        "relay.backend.disable_compile_engine_cache",
+        "drop the key: tvm.compile keeps no global cache",
+        ("tvm.compile",),
+        fix="manual",
+        old_paths=("relay.backend.disable_compile_engine_cache",),
+        shim="accepted in tvm.transform.PassContext(config=...) once the shim is imported",
+    ),
+)
+
+# New in the shim, on the legacy engine object (so they warn like the rest of it).
+_SHIM_ROWS = (
+    _row(
+        "compile_engine.CompileEngine.lower_many",
+        "put the functions in one IRModule and call tvm.compile(mod, target) once",
+        ("tvm.compile", "tvm.ir.IRModule"),
+        fix="manual",
+    ),
+    _row(
+        "compile_engine.CompileEngine.jit_many",
+        "put the functions in one IRModule and call tvm.compile(mod, target) once",
+        ("tvm.compile", "tvm.ir.IRModule"),
+        fix="manual",
+    ),
+)
+
 #: Every legacy name, keyed by :attr:`LegacyApi.name`.
-API_TABLE: dict[str, LegacyApi] = {row.name: row for row in _ENGINE_ROWS}
+API_TABLE: dict[str, LegacyApi] = {
+    row.name: row
+    for row in (*_ENGINE_ROWS, *_TE_COMPILER_ROWS, *_GLOBAL_ROWS, *_CONFIG_ROWS, *_SHIM_ROWS)
+}
 
 
 def lookup(name: str) -> LegacyApi:
