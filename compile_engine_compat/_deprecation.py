@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The bundled legacy programs are user code as far as warnings and the ledger are concerned.
+_EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples") + os.sep
 WARN_ENV = "COMPILE_ENGINE_COMPAT_WARN"
 
 
@@ -188,7 +190,10 @@ def _user_frame() -> tuple[FrameType | None, int]:
     """
     frame: FrameType | None = sys._getframe(2)
     level = 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR) or filename.startswith(_EXAMPLES_DIR):
+            break
         frame = frame.f_back
         level += 1
     return frame, level

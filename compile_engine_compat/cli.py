@@ -15,7 +15,7 @@ from collections.abc import Sequence
 #: subcommand -> ("module:function", one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": (
-        "compile_engine_compat._demo:main",
+        "compile_engine_compat.examples.legacy_demo:main",
         "run a legacy-style program through the shim and check it against the new path",
     ),
 }
