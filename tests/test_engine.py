@@ -145,7 +145,7 @@ def test_cached_func_fields(engine):
     # The composed DAG, before any scheduling: relu <- add <- matmul <- (x, w), b.
     add = cached.outputs[0].op.input_tensors[0]
     matmul = add.op.input_tensors[0]
-    assert (add.op.name, matmul.op.name) == ("T_add", "T_matmul")
+    assert (add.op.name, matmul.op.name) == ("T_add", "matmul")
     assert [t.op.name for t in matmul.op.input_tensors] == ["x", "w"]
     assert isinstance(cached.schedule, tvm.s_tir.Schedule)
     assert isinstance(cached.funcs, tvm.IRModule) and len(cached.funcs.functions) == 1
