@@ -75,7 +75,10 @@ def inline_injective(prim_func: tirx.PrimFunc, name: str) -> s_tir.Schedule:
     """
     sch = s_tir.Schedule(tvm.IRModule({name: prim_func}))
     sch.work_on(name)
-    root = sch.get_sblock("root")
+    try:
+        root = sch.get_sblock("root")
+    except s_tir.ScheduleError:
+        return sch  # a single (extern) stage has no root block and nothing to inline
     for block_rv in sch.get_child_blocks(root):
         if not _is_spatial(sch.get(block_rv)):
             continue

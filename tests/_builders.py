@@ -74,7 +74,7 @@ def _flatten(value: Any) -> list[Any]:
 def run_jit(kernel: Any, cached: Any, *arrays: np.ndarray) -> list[np.ndarray]:
     """Call a jitted kernel DPS-style with outputs allocated from the CachedFunc's output tensors."""
     shapes = _output_shapes(cached, arrays)
-    outs = [np.empty(shape, dtype=t.dtype) for shape, t in zip(shapes, cached.outputs)]
+    outs = [np.empty(shape, dtype=str(t.dtype)) for shape, t in zip(shapes, cached.outputs)]
     kernel(*arrays, *outs)
     return outs
 
@@ -87,5 +87,5 @@ def _output_shapes(cached: Any, arrays: Sequence[np.ndarray]) -> list[tuple[int,
     for placeholder, array in zip(cached.inputs, arrays):
         for dim, size in zip(placeholder.shape, array.shape):
             if isinstance(dim, tirx.Var):
-                analyzer.bind(dim, tirx.IntImm(dim.dtype, size))
+                analyzer.bind(dim, tirx.IntImm("int64", size))
     return [tuple(int(analyzer.simplify(d)) for d in t.shape) for t in cached.outputs]
