@@ -24,9 +24,11 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from . import compile_engine as compile_engine
-    from ._cache import CachedFunc, CCacheKey, CCacheValue
-    from ._engine import CompileEngine, LoweringError, get
-    from ._strategy import (
+
+    # Re-exported lazily through _LAZY; these imports only inform type checkers.
+    from ._cache import CachedFunc, CCacheKey, CCacheValue  # noqa: F401
+    from ._engine import CompileEngine, LoweringError, get  # noqa: F401
+    from ._strategy import (  # noqa: F401
         LoweredOutput,
         get_shape,
         get_valid_implementations,

@@ -112,7 +112,10 @@ class CCacheKey(_LegacyObject):
             func = self.source_func
             if func.attrs is not None and "global_symbol" in func.attrs:
                 func = func.without_attr("global_symbol")
-            self._lookup = (tvm_ffi.StructuralKey(func), tvm_ffi.StructuralKey(self.target))
+            self._lookup = (
+                tvm_ffi.StructuralKey(func),  # type: ignore[call-arg]
+                tvm_ffi.StructuralKey(self.target),  # type: ignore[call-arg]
+            )
         return self._lookup
 
     def __repr__(self) -> str:

@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import deprecation
 
@@ -154,23 +154,25 @@ def _install_display_filter() -> None:
     """Make the category visible by default without overriding any filter the user set.
 
     Python ignores DeprecationWarning outside ``__main__`` by default. We insert our own
-    entry just before that built-in ``ignore`` entry, so ``-W``/``PYTHONWARNINGS``/pytest filters,
-    which sit in front of it, still win.
+    entry just before Python's built-in DeprecationWarning entries, so ``-W``,
+    ``PYTHONWARNINGS`` and pytest filters, which sit in front of them, still win.
     """
     mode = os.environ.get(WARN_ENV, "once").strip().lower()
     if mode == "off":
         return
-    action = "always" if mode == "all" else "default"
-    if mode == "all":
-        # An explicit request beats the defaults, but not -W error (checked first by Python).
-        warnings.filterwarnings(action, category=CompileEngineDeprecationWarning, append=False)
-        return
-    filters = warnings.filters
-    for index, entry in enumerate(filters):
-        if entry[0] == "ignore" and entry[2] is DeprecationWarning and entry[1] is None:
-            filters.insert(index, (action, None, CompileEngineDeprecationWarning, None, 0))
-            warnings._filters_mutated()  # type: ignore[attr-defined]
-            return
+    action: Literal["always", "default"] = "always" if mode == "all" else "default"
+    entry = (action, None, CompileEngineDeprecationWarning, None, 0)
+    filters = cast(list[Any], warnings.filters)
+    position = len(filters)
+    for index, (kind, message, category, module, _) in enumerate(filters):
+        # Python's built-in entries: "default::DeprecationWarning:__main__", "ignore::Deprec...".
+        builtin_main = kind == "default" and getattr(module, "pattern", module) == "__main__"
+        builtin_ignore = kind == "ignore" and module is None
+        if category is DeprecationWarning and message is None and (builtin_main or builtin_ignore):
+            position = index
+            break
+    filters.insert(position, entry)
+    warnings._filters_mutated()  # type: ignore[attr-defined]
 
 
 def _display_enabled() -> bool:

@@ -1,7 +1,8 @@
 """The CompileEngine facade: legacy semantics over the tracer, the lowering and the cache.
 
-Data flow of ``lower``: source function -> :class:`CCacheKey` -> cache lookup -> (miss) trace to TE
-(:mod:`._trace`) -> one PrimFunc, injective stages inlined (:mod:`._lowering`) -> :class:`CachedFunc`.
+Data flow of ``lower``: source function -> :class:`CCacheKey` -> cache lookup -> (miss) trace to
+TE (:mod:`._trace`) -> one PrimFunc, injective stages inlined (:mod:`._lowering`) ->
+:class:`CachedFunc`.
 ``jit`` adds ``tvm.compile`` of that PrimFunc, memoized on the cache value.
 """
 
@@ -84,6 +85,13 @@ class CompileEngine:
     """
 
     _instance: CompileEngine | None = None
+    _lock: threading.Lock
+    _cache: dict[Any, tuple[CCacheKey, CCacheValue]]
+    _shape_cache: dict[Any, tuple[CCacheKey, CCacheValue]]
+    _name_map: dict[str, int]
+    _current_key: CCacheKey | None
+    op_lowering: _trace.OpLowering | None
+    caching_enabled: Callable[[], bool]
 
     def __init__(self) -> None:
         raise RuntimeError("Cannot construct a CompileEngine")
@@ -92,14 +100,14 @@ class CompileEngine:
     def _create(cls) -> CompileEngine:
         self = cls.__new__(cls)
         self._lock = threading.Lock()
-        self._cache: dict[Any, tuple[CCacheKey, CCacheValue]] = {}
-        self._shape_cache: dict[Any, tuple[CCacheKey, CCacheValue]] = {}
-        self._name_map: dict[str, int] = {}
-        self._current_key: CCacheKey | None = None
+        self._cache = {}
+        self._shape_cache = {}
+        self._name_map = {}
+        self._current_key = None
         # Filled by the strategy registry / lower_call override; None means "legalize every op".
-        self.op_lowering: _trace.OpLowering | None = None
+        self.op_lowering = None
         # Filled by the pass-config support; returns False inside a context that disables caching.
-        self.caching_enabled: Callable[[], bool] = lambda: True
+        self.caching_enabled = lambda: True
         return self
 
     def same_as(self, other: object) -> bool:

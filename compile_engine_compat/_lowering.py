@@ -12,7 +12,9 @@ from tvm import s_tir, te, tirx
 __all__ = ["Kernel", "build_kernel", "distinct_outputs", "inline_injective", "to_prim_func"]
 
 
-def distinct_outputs(arguments: Sequence[te.Tensor], outputs: Sequence[te.Tensor]) -> list[te.Tensor]:
+def distinct_outputs(
+    arguments: Sequence[te.Tensor], outputs: Sequence[te.Tensor]
+) -> list[te.Tensor]:
     """Give every output its own buffer.
 
     ``te.create_prim_func`` rejects a tensor that appears twice in its argument list, which happens
@@ -23,11 +25,14 @@ def distinct_outputs(arguments: Sequence[te.Tensor], outputs: Sequence[te.Tensor
     result: list[te.Tensor] = []
     for out in outputs:
         if any(out.same_as(t) for t in taken):
-            source = out
-            out = te.compute(out.shape, lambda *i: source(*i), name=f"{source.op.name}_copy")
+            out = _copy(out)
         taken.append(out)
         result.append(out)
     return result
+
+
+def _copy(tensor: te.Tensor) -> te.Tensor:
+    return te.compute(tensor.shape, lambda *i: tensor(*i), name=f"{tensor.op.name}_copy")
 
 
 def to_prim_func(

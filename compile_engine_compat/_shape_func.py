@@ -17,7 +17,7 @@ from . import _lowering
 from ._cache import CachedFunc
 from ._trace import UnsupportedConstructError, source_function
 
-__all__ = ["NO_NEED", "NEED_INPUT_SHAPE", "lower_shape_func"]
+__all__ = ["NEED_INPUT_SHAPE", "NO_NEED", "lower_shape_func"]
 
 #: Legacy ``shape_func_param_states`` values.
 NO_NEED = 0

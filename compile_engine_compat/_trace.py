@@ -225,7 +225,8 @@ class _Tracer:
         op = call.op
         if not isinstance(op, tvm.ir.Op):
             raise UnsupportedConstructError(
-                f"a call to {type(op).__name__} {_short(op)} (only calls to Relax ops are supported)"
+                f"a call to {type(op).__name__} {_short(op)} "
+                "(only calls to Relax ops are supported)"
             )
         name = op.name
         if name in _REJECTED_OPS:
@@ -382,8 +383,10 @@ def _trace_locked(func: relax.Function, op_lowering: OpLowering | None) -> Trace
                         "declare the shape on the parameter instead"
                     )
                 if isinstance(binding.value, relax.If | relax.Function):
-                    kind = "control flow (relax.If)" if isinstance(binding.value, relax.If) else (
-                        "a nested function"
+                    kind = (
+                        "control flow (relax.If)"
+                        if isinstance(binding.value, relax.If)
+                        else ("a nested function")
                     )
                     raise UnsupportedConstructError(
                         f"{kind} is not supported (binding of {binding.var.name!r})"
@@ -463,7 +466,9 @@ def trace_op(
 def _trace_op_locked(op: Any, attrs: Any, inputs: Sequence[te.Tensor]) -> list[te.Tensor]:
     if isinstance(op, str):
         op = tvm.ir.Op.get(op if op.startswith("relax.") else f"relax.{op}")
-    params = [relax.Var(f"arg{i}", relax.TensorType(list(t.shape), t.dtype)) for i, t in enumerate(inputs)]
+    params = [
+        relax.Var(f"arg{i}", relax.TensorType(list(t.shape), t.dtype)) for i, t in enumerate(inputs)
+    ]
     call = tvm.ir.Call(op, params, attrs)
     bb = relax.BlockBuilder()
     bb.begin_scope(params)

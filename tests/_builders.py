@@ -27,7 +27,9 @@ def build(
         with bb.dataflow():
             result = body(bb, *vars_)
             if isinstance(result, tuple | list):
-                result = relax.Tuple([bb.emit(r) if not isinstance(r, relax.Var) else r for r in result])
+                result = relax.Tuple(
+                    [bb.emit(r) if not isinstance(r, relax.Var) else r for r in result]
+                )
             out = bb.emit_output(bb.emit(result) if not isinstance(result, relax.Var) else result)
         bb.emit_func_output(out)
     return bb.get()[name]
@@ -56,7 +58,9 @@ def sym(name: str = "n") -> tirx.Var:
     return tirx.Var(name, "int64")
 
 
-def run_new_path(func: relax.Function, *arrays: np.ndarray, target: str = "llvm") -> list[np.ndarray]:
+def run_new_path(
+    func: relax.Function, *arrays: np.ndarray, target: str = "llvm"
+) -> list[np.ndarray]:
     """Run ``func`` through tvm.compile + relax.VirtualMachine; return flat NumPy outputs."""
     func = func.with_attr("global_symbol", "main")
     ex = tvm.compile(tvm.IRModule({"main": func}), target=target)
@@ -72,7 +76,7 @@ def _flatten(value: Any) -> list[Any]:
 
 
 def run_jit(kernel: Any, cached: Any, *arrays: np.ndarray) -> list[np.ndarray]:
-    """Call a jitted kernel DPS-style with outputs allocated from the CachedFunc's output tensors."""
+    """Call a jitted kernel DPS-style, outputs allocated from the CachedFunc's output tensors."""
     shapes = _output_shapes(cached, arrays)
     outs = [np.empty(shape, dtype=str(t.dtype)) for shape, t in zip(shapes, cached.outputs)]
     kernel(*arrays, *outs)

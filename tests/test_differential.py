@@ -33,7 +33,21 @@ def positive(*shape: int) -> np.ndarray:
 
 Case = tuple[str, list[tuple[str, tuple[Any, ...], str]], Callable[..., Any], list[np.ndarray]]
 
-UNARY = ["exp", "negative", "abs", "tanh", "sigmoid", "sqrt", "log", "floor", "ceil", "sin", "cos", "square", "rsqrt"]
+UNARY = [
+    "exp",
+    "negative",
+    "abs",
+    "tanh",
+    "sigmoid",
+    "sqrt",
+    "log",
+    "floor",
+    "ceil",
+    "sin",
+    "cos",
+    "square",
+    "rsqrt",
+]
 BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "power"]
 
 
@@ -69,17 +83,57 @@ CASES: list[Case] = [
     ("softmax", [("x", (3, 5), F32)], lambda bb, x: NN.softmax(x, axis=-1), [f32(3, 5)]),
     ("log_softmax", [("x", (3, 5), F32)], lambda bb, x: NN.log_softmax(x), [f32(3, 5)]),
     ("sum", [("x", (3, 5), F32)], lambda bb, x: R.sum(x, axis=[1]), [f32(3, 5)]),
-    ("mean_keepdims", [("x", (3, 5), F32)], lambda bb, x: R.mean(x, axis=[0], keepdims=True), [f32(3, 5)]),
+    (
+        "mean_keepdims",
+        [("x", (3, 5), F32)],
+        lambda bb, x: R.mean(x, axis=[0], keepdims=True),
+        [f32(3, 5)],
+    ),
     ("max", [("x", (3, 5), F32)], lambda bb, x: R.max(x, axis=[1]), [f32(3, 5)]),
     ("argmax", [("x", (3, 5), F32)], lambda bb, x: R.argmax(x, axis=1), [f32(3, 5)]),
-    ("matmul", [("x", (3, 4), F32), ("w", (4, 5), F32)], lambda bb, x, w: R.matmul(x, w), [f32(3, 4), f32(4, 5)]),
-    ("batch_matmul", [("x", (2, 3, 4), F32), ("w", (2, 4, 5), F32)], lambda bb, x, w: R.matmul(x, w), [f32(2, 3, 4), f32(2, 4, 5)]),
+    (
+        "matmul",
+        [("x", (3, 4), F32), ("w", (4, 5), F32)],
+        lambda bb, x, w: R.matmul(x, w),
+        [f32(3, 4), f32(4, 5)],
+    ),
+    (
+        "batch_matmul",
+        [("x", (2, 3, 4), F32), ("w", (2, 4, 5), F32)],
+        lambda bb, x, w: R.matmul(x, w),
+        [f32(2, 3, 4), f32(2, 4, 5)],
+    ),
     ("reshape", [("x", (2, 6), F32)], lambda bb, x: R.reshape(x, (3, -1)), [f32(2, 6)]),
-    ("permute_dims", [("x", (2, 3, 4), F32)], lambda bb, x: R.permute_dims(x, [2, 0, 1]), [f32(2, 3, 4)]),
-    ("concat", [("x", (2, 3), F32), ("y", (4, 3), F32)], lambda bb, x, y: R.concat([x, y], axis=0), [f32(2, 3), f32(4, 3)]),
-    ("strided_slice", [("x", (6, 4), F32)], lambda bb, x: R.strided_slice(x, axes=[0], begin=[1], end=[5], strides=[2]), [f32(6, 4)]),
-    ("take", [("x", (5, 3), F32), ("i", (4,), "int64")], lambda bb, x, i: R.take(x, i, axis=0), [f32(5, 3), np.array([0, 4, 2, 2], "int64")]),
-    ("where", [("c", (3, 4), "bool"), ("x", (3, 4), F32), ("y", (3, 4), F32)], lambda bb, c, x, y: R.where(c, x, y), [rng.random((3, 4)) > 0.5, f32(3, 4), f32(3, 4)]),
+    (
+        "permute_dims",
+        [("x", (2, 3, 4), F32)],
+        lambda bb, x: R.permute_dims(x, [2, 0, 1]),
+        [f32(2, 3, 4)],
+    ),
+    (
+        "concat",
+        [("x", (2, 3), F32), ("y", (4, 3), F32)],
+        lambda bb, x, y: R.concat([x, y], axis=0),
+        [f32(2, 3), f32(4, 3)],
+    ),
+    (
+        "strided_slice",
+        [("x", (6, 4), F32)],
+        lambda bb, x: R.strided_slice(x, axes=[0], begin=[1], end=[5], strides=[2]),
+        [f32(6, 4)],
+    ),
+    (
+        "take",
+        [("x", (5, 3), F32), ("i", (4,), "int64")],
+        lambda bb, x, i: R.take(x, i, axis=0),
+        [f32(5, 3), np.array([0, 4, 2, 2], "int64")],
+    ),
+    (
+        "where",
+        [("c", (3, 4), "bool"), ("x", (3, 4), F32), ("y", (3, 4), F32)],
+        lambda bb, c, x, y: R.where(c, x, y),
+        [rng.random((3, 4)) > 0.5, f32(3, 4), f32(3, 4)],
+    ),
     ("astype_f16", [("x", (3, 4), F32)], lambda bb, x: R.astype(x, "float16"), [f32(3, 4)]),
     ("astype_i32", [("x", (3, 4), F32)], lambda bb, x: R.astype(x, "int32"), [f32(3, 4) * 10]),
     ("clip", [("x", (3, 4), F32)], lambda bb, x: R.clip(x, -0.5, 0.5), [f32(3, 4)]),
@@ -93,13 +147,48 @@ CASES: list[Case] = [
     ("sort", [("x", (3, 6), F32)], lambda bb, x: R.sort(x, axis=1, descending=True), [f32(3, 6)]),
     ("argsort", [("x", (7,), F32)], lambda bb, x: R.argsort(x), [rng.permutation(7).astype(F32)]),
     ("topk", [("x", (3, 6), F32)], lambda bb, x: R.topk(x, k=2, axis=1), [f32(3, 6)]),
-    ("layer_norm", [("x", (2, 3, 8), F32), ("g", (8,), F32), ("b", (8,), F32)], lambda bb, x, g, b: NN.layer_norm(x, g, b, axes=[-1]), [f32(2, 3, 8), f32(8), f32(8)]),
-    ("rms_norm", [("x", (2, 8), F32), ("g", (8,), F32)], lambda bb, x, g: NN.rms_norm(x, g, axes=[-1]), [f32(2, 8), f32(8)]),
-    ("conv1d", [("x", (1, 3, 10), F32), ("w", (4, 3, 3), F32)], lambda bb, x, w: NN.conv1d(x, w, padding=1), [f32(1, 3, 10), f32(4, 3, 3)]),
-    ("max_pool2d", [("x", (1, 2, 6, 6), F32)], lambda bb, x: NN.max_pool2d(x, pool_size=(2, 2), strides=(2, 2)), [f32(1, 2, 6, 6)]),
-    ("avg_pool2d", [("x", (1, 2, 6, 6), F32)], lambda bb, x: NN.avg_pool2d(x, pool_size=(3, 3), padding=(1, 1)), [f32(1, 2, 6, 6)]),
-    ("int_arith", [("x", (6,), "int32"), ("y", (6,), "int32")], lambda bb, x, y: R.multiply(R.add(x, y), y), [np.arange(6, dtype="int32"), np.arange(6, 12, dtype="int32")]),
-    ("float16_add", [("x", (4,), "float16"), ("y", (4,), "float16")], lambda bb, x, y: R.add(x, y), [f32(4).astype("float16"), f32(4).astype("float16")]),
+    (
+        "layer_norm",
+        [("x", (2, 3, 8), F32), ("g", (8,), F32), ("b", (8,), F32)],
+        lambda bb, x, g, b: NN.layer_norm(x, g, b, axes=[-1]),
+        [f32(2, 3, 8), f32(8), f32(8)],
+    ),
+    (
+        "rms_norm",
+        [("x", (2, 8), F32), ("g", (8,), F32)],
+        lambda bb, x, g: NN.rms_norm(x, g, axes=[-1]),
+        [f32(2, 8), f32(8)],
+    ),
+    (
+        "conv1d",
+        [("x", (1, 3, 10), F32), ("w", (4, 3, 3), F32)],
+        lambda bb, x, w: NN.conv1d(x, w, padding=1),
+        [f32(1, 3, 10), f32(4, 3, 3)],
+    ),
+    (
+        "max_pool2d",
+        [("x", (1, 2, 6, 6), F32)],
+        lambda bb, x: NN.max_pool2d(x, pool_size=(2, 2), strides=(2, 2)),
+        [f32(1, 2, 6, 6)],
+    ),
+    (
+        "avg_pool2d",
+        [("x", (1, 2, 6, 6), F32)],
+        lambda bb, x: NN.avg_pool2d(x, pool_size=(3, 3), padding=(1, 1)),
+        [f32(1, 2, 6, 6)],
+    ),
+    (
+        "int_arith",
+        [("x", (6,), "int32"), ("y", (6,), "int32")],
+        lambda bb, x, y: R.multiply(R.add(x, y), y),
+        [np.arange(6, dtype="int32"), np.arange(6, 12, dtype="int32")],
+    ),
+    (
+        "float16_add",
+        [("x", (4,), "float16"), ("y", (4,), "float16")],
+        lambda bb, x, y: R.add(x, y),
+        [f32(4).astype("float16"), f32(4).astype("float16")],
+    ),
     # multi-op graphs
     (
         "conv2d_bias_relu",
@@ -122,7 +211,10 @@ CASES: list[Case] = [
     (
         "tuple_output_split",
         [("x", (6, 2), F32)],
-        lambda bb, x: (bb.emit(relax.TupleGetItem(bb.emit(R.split(x, 3, axis=0)), 0)), bb.emit(R.exp(x))),
+        lambda bb, x: (
+            bb.emit(relax.TupleGetItem(bb.emit(R.split(x, 3, axis=0)), 0)),
+            bb.emit(R.exp(x)),
+        ),
         [f32(6, 2)],
     ),
     (
@@ -146,7 +238,7 @@ CASES: list[Case] = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_jit_matches_new_path(engine, case):
-    name, params, body, arrays = case
+    _, params, body, arrays = case
     func = build("main", params, body)
     kernel = engine.jit(func, "llvm")
     got = run_jit(kernel, engine.lower(func, "llvm"), *arrays)

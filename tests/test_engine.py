@@ -1,4 +1,4 @@
-"""The CompileEngine's legacy semantics (legacy_api.md 1.4, 1.9, 2 and upstream test_compile_engine)."""
+"""CompileEngine legacy semantics: legacy_api.md 1.4, 1.9, 2 and upstream test_compile_engine."""
 
 from __future__ import annotations
 
@@ -123,7 +123,9 @@ def test_long_names_are_truncated_with_a_hash(engine):
             x = bb.emit(relax.op.negative(x))
         return x
 
-    name = engine.lower(build("main", [("x", (2,), "float32")], chain), "llvm").prim_fn_var.name_hint
+    name = engine.lower(
+        build("main", [("x", (2,), "float32")], chain), "llvm"
+    ).prim_fn_var.name_hint
     stem = name.removeprefix("tvmgen_default_")
     assert len(stem) > 80 and stem[80] == "_" and stem.endswith("_")
 

@@ -62,7 +62,9 @@ def test_read_only_output_is_refused(kernel):
 
 
 def test_unsupported_argument_type_is_named(kernel):
-    with pytest.raises(TypeError, match=r"input argument 0 must be a tvm.runtime.Tensor or a numpy"):
+    with pytest.raises(
+        TypeError, match=r"input argument 0 must be a tvm.runtime.Tensor or a numpy"
+    ):
         kernel([1.0] * 10, np.zeros(10, "float32"))
 
 

@@ -26,7 +26,11 @@ def test_shape_function_computes_output_shapes(engine):
     assert cached.shape_func_param_states == [2, 0]
     kernel = tvm.compile(cached.funcs, "llvm")[cached.prim_fn_var.name_hint]
     outs = [tvm.runtime.empty((1,), "int64"), tvm.runtime.empty((2,), "int64")]
-    kernel(tvm.runtime.tensor(np.array([5, 3], "int64")), tvm.runtime.tensor(np.array([3, 4], "int64")), *outs)
+    kernel(
+        tvm.runtime.tensor(np.array([5, 3], "int64")),
+        tvm.runtime.tensor(np.array([3, 4], "int64")),
+        *outs,
+    )
     assert outs[0].numpy().tolist() == [20]
     assert outs[1].numpy().tolist() == [3, 4]
 

@@ -66,7 +66,7 @@ def test_non_tensor_parameter_is_named(engine):
 
 
 def test_unknown_source_type_names_the_expected_types():
-    with pytest.raises(TypeError, match="tvm.relax.Function or a tvm.IRModule"):
+    with pytest.raises(TypeError, match=r"tvm\.relax\.Function or a tvm\.IRModule"):
         trace("not a function")
 
 

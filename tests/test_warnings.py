@@ -1,4 +1,4 @@
-"""Warnings are part of the product: caller's line, replacement named, filterable, never swallowed."""
+"""Warnings: at the caller's line, naming the replacement, filterable, never swallowed."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_warning_points_at_the_callers_line():
 def test_message_names_the_replacement_version_and_docs():
     with pytest.warns(CompileEngineDeprecationWarning) as record:
         compile_engine.get().jit(add3((3,)), "llvm")
-    warning = [w.message for w in record if "jit" in str(w.message)][0]
+    warning = next(w.message for w in record if "jit" in str(w.message))
     text = str(warning)
     assert "tvm.compile(" in text and "relax.VirtualMachine" in text
     assert "TVM 0.8" in text and "compile-engine-compat 1.0" in text

@@ -97,9 +97,10 @@ def main(argv: Sequence[str] = ()) -> int:
             print(f"   jit -> {verdict} tvm.compile + relax.VirtualMachine")
         again = engine.lower(_functions()["(x + x) + x"][0], "llvm")
         print(f"\ncache: {len(engine.items())} entries; a rebuilt function hits the same entry:")
-        for key, value in engine.items():
+        for _key, value in engine.items():
             print(f"   {value.cached_func.prim_fn_var.name_hint}: use_count={value.use_count}")
-        print(f"   same object on hit: {again.same_as(engine.lower(_functions()['(x + x) + x'][0], 'llvm'))}")
+        rebuilt = engine.lower(_functions()["(x + x) + x"][0], "llvm")
+        print(f"   same object on hit: {again.same_as(rebuilt)}")
         engine.clear()
         print(f"   after clear(): {len(engine.items())} entries")
 
