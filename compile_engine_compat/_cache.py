@@ -63,6 +63,23 @@ def as_target(target: Any) -> tvm.target.Target | None:
     )
 
 
+_target_texts: dict[Any, str] = {}
+
+
+def target_text(target: tvm.target.Target) -> str:
+    """Return ``str(target)`` (its canonical JSON), memoized per Target object.
+
+    Equal targets have equal text (legacy keys compared ``target->str()``). Target objects are
+    few and long-lived; the memo is bounded anyway.
+    """
+    text = _target_texts.get(target)
+    if text is None:
+        if len(_target_texts) > 1024:
+            _target_texts.clear()
+        text = _target_texts[target] = str(target)
+    return text
+
+
 class CCacheKey(_LegacyObject):
     """Key in the CompileEngine.
 
@@ -114,7 +131,7 @@ class CCacheKey(_LegacyObject):
                 func = func.without_attr("global_symbol")
             self._lookup = (
                 tvm_ffi.StructuralKey(func),  # type: ignore[call-arg]
-                tvm_ffi.StructuralKey(self.target),  # type: ignore[call-arg]
+                target_text(self.target),
             )
         return self._lookup
 

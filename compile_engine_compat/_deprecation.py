@@ -79,6 +79,11 @@ class CompileEngineDeprecationWarning(deprecation.DeprecatedWarning):
             f"compile-engine-compat {row.removed_in}",
             f"Use {row.replacement}. See {row.docs}",
         )
+        self._text = _message_text(row)
+
+    def __str__(self) -> str:
+        # The warnings registry formats the message on every call; keep that a lookup.
+        return self._text
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Warnings cross process boundaries in pytest-xdist; rebuild from the table.
@@ -87,6 +92,18 @@ class CompileEngineDeprecationWarning(deprecation.DeprecatedWarning):
 
 def _warning_for(api: str) -> CompileEngineDeprecationWarning:
     return CompileEngineDeprecationWarning(lookup(api))
+
+
+@functools.cache
+def _message_text(row: LegacyApi) -> str:
+    return deprecation.DeprecatedWarning.__str__(
+        deprecation.DeprecatedWarning(
+            row.name,
+            f"TVM {row.since}",
+            f"compile-engine-compat {row.removed_in}",
+            f"Use {row.replacement}. See {row.docs}",
+        )
+    )
 
 
 # -- the ledger ---------------------------------------------------------------------------------
@@ -201,11 +218,6 @@ def _user_frame() -> tuple[FrameType | None, int]:
     return frame, level
 
 
-@functools.cache
-def _warning_instance(api: str) -> CompileEngineDeprecationWarning:
-    return CompileEngineDeprecationWarning(lookup(api))
-
-
 def warn_legacy(api: str) -> None:
     """Count one call of ``api`` and warn at the user's line.
 
@@ -225,7 +237,9 @@ def warn_legacy(api: str) -> None:
         _ledger[key] = _ledger.get(key, 0) + 1
     if getattr(_local, "silenced", 0) or not _DISPLAY:
         return
-    warnings.warn(_warning_instance(api), stacklevel=level)
+    # A fresh instance per call: with an "error" filter it is raised, and a shared instance
+    # would accumulate tracebacks.
+    warnings.warn(CompileEngineDeprecationWarning(lookup(api)), stacklevel=level)
 
 
 _DISPLAY = _display_enabled()
