@@ -255,6 +255,11 @@ class _Tracer:
         lowered = legalize(bb, call)
         if lowered.same_as(call):
             raise UnsupportedConstructError(f"op {name} was left unchanged by its legalization")
+        if isinstance(lowered, tvm.ir.Call) and getattr(lowered.op, "name", "") in _REJECTED_OPS:
+            raise UnsupportedConstructError(
+                f"op {name} legalizes to a prebuilt kernel ({lowered.op.name}), not to a TE "
+                "compute that can be composed into one PrimFunc"
+            )
         return self.eval(bb, lowered)
 
 

@@ -75,3 +75,29 @@ def test_ordinary_legalize_ops_still_works_after_tracing(engine):
     engine.lower(func, "llvm")  # installs the call_te hook; outside a trace it must be inert
     legalized = relax.transform.LegalizeOps()(tvm.IRModule({"main": func}))
     assert any(isinstance(f, tvm.tirx.PrimFunc) for f in legalized.functions.values())
+
+
+def test_op_whose_legalization_builds_call_tir_is_named(engine):
+    func = build(
+        "main",
+        [("x", (2, 4), "float32")],
+        lambda bb, x: relax.op.layout_transform(x, index_map=lambda i, j: (j, i)),
+    )
+    _lowering_error(engine, func, "relax.layout_transform legalizes to a prebuilt kernel")
+
+
+def test_tvmscript_module_source(engine):
+    import numpy as np
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((3,), "float32")) -> R.Tensor((3,), "float32"):
+            return R.multiply(x, x)
+
+    kernel = engine.jit(Module, "llvm")
+    out = np.zeros(3, "float32")
+    kernel(np.array([1, 2, 3], "float32"), out)
+    np.testing.assert_array_equal(out, [1, 4, 9])
