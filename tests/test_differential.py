@@ -232,6 +232,18 @@ CASES: list[Case] = [
         ),
         [f32(2, 3)],
     ),
+    (
+        "placeholder_bypass",  # upstream test_compile_placeholder_bypass
+        [("x", (2, 3), F32), ("y", (2, 3), F32), ("z", (2, 3), F32)],
+        lambda bb, x, y, z: (x, bb.emit(R.concat([y, z], axis=0))),
+        [f32(2, 3), f32(2, 3), f32(2, 3)],
+    ),
+    (
+        "tuple_dup",  # upstream test_compile_tuple_dup
+        [("x", (4,), F32)],
+        lambda bb, x: (lambda lg: (lg, lg))(bb.emit(R.log(x))),
+        [positive(4)],
+    ),
     ("identity_and_repeat", [("x", (3,), F32)], lambda bb, x: (x, bb.emit(R.exp(x)), x), [f32(3)]),
 ]
 
