@@ -157,23 +157,15 @@ class CompileEngine:
         """
         warn_legacy("compile_engine.CompileEngine.lower_shape_func")
         key = _get_cache_key(source_func, target)
-        lookup = key.lookup()
-        with self._lock:
-            hit = self._shape_cache.get(lookup)
-            if hit is not None:
-                hit[1].use_count += 1
-                return hit[1].cached_func
-        with _trace.TRACE_LOCK:
-            with self._lock:
-                hit = self._shape_cache.get(lookup)
-                if hit is not None:
-                    hit[1].use_count += 1
-                    return hit[1].cached_func
-                name = self._unique_name(_legacy_func_name(key.source_func, "shape_func"))
-            cached = _shape_func.lower_shape_func(key.source_func, key.target, name)
-            with self._lock:
-                self._shape_cache[lookup] = (key, CCacheValue(cached))
-        return cached
+        value = self._lookup_or_build(
+            self._shape_cache,
+            key,
+            "shape_func",
+            "",
+            lambda k, name: _shape_func.lower_shape_func(k.source_func, k.target, name),
+            caching=True,  # the disable-cache pass config never applied to shape functions
+        )
+        return value.cached_func
 
     def jit(self, source_func: Any, target: Any = None) -> _lowering.Kernel:
         """JIT a source_func to a callable kernel.
@@ -257,29 +249,51 @@ class CompileEngine:
             raise LoweringError(message) from err
 
     def _lower_value(self, key: CCacheKey, prefix: str) -> CCacheValue:
-        lookup = key.lookup()
         with self._lock:
             self._current_key = key
-            hit = self._cache.get(lookup)
-            if hit is not None:
-                hit[1].use_count += 1
-                return hit[1]
+        return self._lookup_or_build(
+            self._cache, key, "fused", prefix, self._build_cached_func, self.caching_enabled()
+        )
+
+    def _lookup_or_build(
+        self,
+        cache: dict[Any, tuple[CCacheKey, CCacheValue]],
+        key: CCacheKey,
+        stem: str,
+        prefix: str,
+        build: Callable[[CCacheKey, str], CachedFunc],
+        caching: bool,
+    ) -> CCacheValue:
+        """Return the cached value for ``key`` (counting a hit), or build, store and return it.
+
+        A key is built once: builders run under the trace lock, and a thread that waited for
+        another's build finds it on the second look.
+        """
+        lookup = key.lookup()
+        hit = self._hit(cache, lookup)
+        if hit is not None:
+            return hit
         with _trace.TRACE_LOCK:
-            caching = self.caching_enabled()
             if caching:
-                with self._lock:
-                    hit = self._cache.get(lookup)
-                    if hit is not None:  # another thread lowered it while we waited
-                        hit[1].use_count += 1
-                        return hit[1]
+                hit = self._hit(cache, lookup)
+                if hit is not None:
+                    return hit
+            base = _legacy_func_name(key.source_func, stem)
             with self._lock:
-                base = _legacy_func_name(key.source_func, "fused")
                 name = self._unique_name(f"{prefix}_{base}" if prefix else base)
-            value = CCacheValue(self._build_cached_func(key, name))
+            value = CCacheValue(build(key, name))
             if caching:
                 with self._lock:
-                    self._cache[lookup] = (key, value)
+                    cache[lookup] = (key, value)
         return value
+
+    def _hit(self, cache: dict[Any, tuple[CCacheKey, CCacheValue]], lookup: Any) -> Any:
+        with self._lock:
+            entry = cache.get(lookup)
+            if entry is None:
+                return None
+            entry[1].use_count += 1
+            return entry[1]
 
     def _unique_name(self, name: str) -> str:
         # Legacy GetUniqueName: '.' -> '_', then '_1', '_2', ... on collision; survives clear().
