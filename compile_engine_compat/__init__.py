@@ -24,16 +24,22 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from . import compile_engine as compile_engine
+    from . import te_compiler as te_compiler
 
     # Re-exported lazily through _LAZY; these imports only inform type checkers.
     from ._cache import CachedFunc, CCacheKey, CCacheValue  # noqa: F401
     from ._engine import CompileEngine, LoweringError, get  # noqa: F401
+    from ._import_alias import install, uninstall, uninstall_pass_config  # noqa: F401
     from ._strategy import (  # noqa: F401
         LoweredOutput,
+        OpImplementation,
         get_shape,
         get_valid_implementations,
         lower_call,
+        register_implementation,
         select_implementation,
+        temp_strategy,
+        unregister_implementation,
     )
 
 # name -> module that defines it (relative). One table drives the lazy forwarding.
@@ -50,6 +56,15 @@ _LAZY: dict[str, str] = {
     "get_shape": "._strategy",
     "select_implementation": "._strategy",
     "get_valid_implementations": "._strategy",
+    "te_compiler": ".te_compiler",
+    "OpImplementation": "._strategy",
+    # These go through compile_engine so that the engine's strategy hook is installed.
+    "register_implementation": ".compile_engine",
+    "unregister_implementation": ".compile_engine",
+    "temp_strategy": ".compile_engine",
+    "install": "._import_alias",
+    "uninstall": "._import_alias",
+    "uninstall_pass_config": "._import_alias",
 }
 
 __all__ = [

@@ -91,6 +91,7 @@ class CompileEngine:
     _name_map: dict[str, int]
     _current_key: CCacheKey | None
     op_lowering: _trace.OpLowering | None
+    schedule_hook: Callable[[Any, list[Any]], None] | None
     caching_enabled: Callable[[], bool]
 
     def __init__(self) -> None:
@@ -106,6 +107,8 @@ class CompileEngine:
         self._current_key = None
         # Filled by the strategy registry / lower_call override; None means "legalize every op".
         self.op_lowering = None
+        # Filled by the strategy registry: runs user implementations' schedules after lowering.
+        self.schedule_hook = None
         # Filled by the pass-config support; returns False inside a context that disables caching.
         self.caching_enabled = lambda: True
         return self
@@ -156,16 +159,7 @@ class CompileEngine:
             output shapes, ``shape_func_param_states`` 2 for a parameter whose shape is needed.
         """
         warn_legacy("compile_engine.CompileEngine.lower_shape_func")
-        key = _get_cache_key(source_func, target)
-        value = self._lookup_or_build(
-            self._shape_cache,
-            key,
-            "shape_func",
-            "",
-            lambda k, name: _shape_func.lower_shape_func(k.source_func, k.target, name),
-            caching=True,  # the disable-cache pass config never applied to shape functions
-        )
-        return value.cached_func
+        return self._shape_func_value(_get_cache_key(source_func, target)).cached_func
 
     def jit(self, source_func: Any, target: Any = None) -> _lowering.Kernel:
         """JIT a source_func to a callable kernel.
@@ -235,6 +229,16 @@ class CompileEngine:
         return res
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _shape_func_value(self, key: CCacheKey) -> CCacheValue:
+        return self._lookup_or_build(
+            self._shape_cache,
+            key,
+            "shape_func",
+            "",
+            lambda k, name: _shape_func.lower_shape_func(k.source_func, k.target, name),
+            caching=True,  # the disable-cache pass config never applied to shape functions
+        )
 
     def _lower_wrapped(self, source_func: Any, target: Any, mod_name: str) -> CCacheValue:
         try:
@@ -306,12 +310,15 @@ class CompileEngine:
         return name
 
     def _build_cached_func(self, key: CCacheKey, name: str) -> CachedFunc:
-        traced = _trace.trace(key.source_func, self.op_lowering)
+        with key.target:  # legacy lowered with the key's target current (lower_call reads it)
+            traced = _trace.trace(key.source_func, self.op_lowering)
         constant_inputs = [placeholder for placeholder, _ in traced.constants]
         arguments = traced.inputs + constant_inputs
         outputs = _lowering.distinct_outputs(arguments, traced.outputs)
         prim_func = _lowering.to_prim_func(arguments, outputs, name)
         schedule = _lowering.inline_injective(prim_func, name)
+        if self.schedule_hook is not None:
+            self.schedule_hook(schedule, outputs)
         funcs = schedule.mod
         return CachedFunc(
             target=key.target,

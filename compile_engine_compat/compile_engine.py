@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 
+from . import _globals  # noqa: F401  (registers the relay.backend.* globals and config keys)
 from ._cache import CachedFunc, CCacheKey, CCacheValue
 from ._engine import CompileEngine, LoweringError, get
 from ._strategy import (
@@ -24,7 +25,10 @@ from ._strategy import (
     get_shape,
     get_valid_implementations,
     lower_call,
+    register_implementation,
     select_implementation,
+    temp_strategy,
+    unregister_implementation,
 )
 
 __all__ = [
@@ -41,7 +45,10 @@ __all__ = [
     "get_valid_implementations",
     "logger",
     "lower_call",
+    "register_implementation",
     "select_implementation",
+    "temp_strategy",
+    "unregister_implementation",
 ]
 
 logger = logging.getLogger("compile_engine")
