@@ -172,8 +172,9 @@ class Kernel:
                     write_back.append((arg, staged))
                 else:
                     # Copies into 64-byte-aligned memory: unaligned or strided NumPy memory
-                    # handed to a kernel directly crashes the process.
-                    staged = tvm.runtime.tensor(np.ascontiguousarray(arg), self._device)
+                    # handed to a kernel directly crashes the process. Not ascontiguousarray:
+                    # it turns a 0-d array into shape (1,).
+                    staged = tvm.runtime.tensor(np.asarray(arg, order="C"), self._device)
                 converted.append(staged)
             else:
                 kind = "output" if is_output else "input"

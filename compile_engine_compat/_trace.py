@@ -216,7 +216,10 @@ class _Tracer:
             scalar = value.numpy().item()
             tensor = te.compute((), lambda: tirx.const(scalar, dtype), name="compile_engine_const")
         else:
-            tensor = te.placeholder(list(value.shape), dtype, name=f"const{len(self.constants)}")
+            # int64 dims, as Relax types them: ops such as topi.argmax derive their output
+            # dtype from the index dtype, so int32 dims would change the result's dtype.
+            shape = [tirx.IntImm("int64", int(d)) for d in value.shape]
+            tensor = te.placeholder(shape, dtype, name=f"const{len(self.constants)}")
             self.constants.append((tensor, value))
         self._const_memo[const] = tensor
         return tensor

@@ -1,0 +1,82 @@
+"""Counterexamples the property suite found, kept as plain regression tests.
+
+Shim bugs (fixed) pass; TVM bugs (both paths fail alike) are strict xfails naming the upstream
+behaviour, so the day TVM fixes them the suite says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from _builders import build
+from tvm import relax
+
+from compile_engine_compat import LoweringError
+from compile_engine_compat.testing import assert_matches_new_path
+
+R = relax.op
+
+
+def test_zero_dim_numpy_input_to_jit_kernel(engine):
+    # Found by the property suite: np.ascontiguousarray turned a 0-d input into shape (1,),
+    # so the kernel rejected it ("Mismatched x.ndim").
+    func = build("main", [("x", (), "float32")], lambda bb, x: R.add(x, x))
+    kernel = engine.jit(func, "llvm")
+    out = np.empty((), "float32")
+    kernel(np.array(2.5, "float32"), out)
+    assert out == np.float32(5.0)
+
+
+def test_tensor_constant_feeding_argmax_keeps_int64(engine):
+    # Found by the property suite: constant placeholders had int32 dims, and topi.argmax takes
+    # its index dtype from them, so the shim returned int32 where Relax (and the VM) say int64.
+    const = relax.const(np.array([1.5], "float32"), "float32")
+    func = build(
+        "main",
+        [("x", (), "float32")],
+        lambda bb, x: R.argmax(bb.emit(R.minimum(const, x)), axis=None, keepdims=True),
+    )
+    cached = engine.lower(func, "llvm")
+    assert [str(t.dtype) for t in cached.outputs] == ["int64"]
+    assert_matches_new_path(func, np.array(0.5, "float32"))
+
+
+def _rms_norm_all_axes() -> relax.Function:
+    return build(
+        "main",
+        [("x", (4,), "float32"), ("w", (4,), "float32")],
+        lambda bb, x, w: R.nn.rms_norm(x, w, axes=[0]),
+    )
+
+
+def _argmax_of_scalar() -> relax.Function:
+    return build("main", [("x", (), "float32")], lambda bb, x: R.argmax(x))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=tvm.error.InternalError,
+    reason="TVM bug: topi.nn.rms_norm over all axes of its input fails to lower "
+    "('Tensor dimension mismatch in read'); tvm.compile + VM fails on it too",
+)
+def test_rms_norm_over_all_axes():
+    ones = np.ones(4, "float32")
+    assert_matches_new_path(_rms_norm_all_axes(), ones, ones)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=tvm.error.InternalError,
+    reason="TVM bug: topi.argmax/argmin reject a 0-d tensor ('Cannot reduce a 0 dim Tensor') "
+    "although Relax type-checks R.argmax on it; tvm.compile + VM fails on it too",
+)
+def test_argmax_of_scalar():
+    assert_matches_new_path(_argmax_of_scalar(), np.array(1.0, "float32"))
+
+
+@pytest.mark.parametrize("make", [_rms_norm_all_axes, _argmax_of_scalar])
+def test_shim_reports_the_tvm_bugs_as_lowering_errors(engine, make):
+    # The shim never silently differs: where TVM cannot lower, lower() raises a clear error.
+    with pytest.raises(LoweringError, match="Error during compile func"):
+        engine.lower(make(), "llvm")
