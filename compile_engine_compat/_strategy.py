@@ -181,7 +181,8 @@ def registered_implementations(op: Any) -> list[OpImplementation]:
 
 def has_user_implementations(op_name: str) -> bool:
     """Return True when ``op_name`` has implementations beyond its legalization."""
-    return _op_name(op_name) in _registry
+    strategy = _registry.get(_op_name(op_name))
+    return strategy is not None and (bool(strategy.impls) or not strategy.include_default)
 
 
 def _holds(condition: Condition, inputs: list[Any]) -> bool:
@@ -215,7 +216,8 @@ def best_implementation(op: Any, inputs: Sequence[Any], target: Any = None) -> O
     """
     impls = valid_implementations(op, inputs)
     if not impls:
-        raise RuntimeError(f"No valid {_op_name(op)} implementations for {target}")
+        where = target.kind.name if isinstance(target, tvm.target.Target) else target
+        raise RuntimeError(f"No valid {_op_name(op)} implementations for {where}")
     best = max(impls, key=lambda impl: impl.plevel)
     for log in (logger, te_compiler_logger):
         log.info(
