@@ -280,7 +280,7 @@ def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.PrimFunc:
     -------
     tvm.tirx.PrimFunc
         Parameters are the inputs, then the placeholders of non-scalar constants, then the
-        outputs; ``global_symbol`` is ``fused_<ops>``.
+        outputs; ``global_symbol`` is ``fused_<ops>`` with ``.`` made ``_``.
     """
     warn_legacy("te_compiler.lower_to_primfunc")
     source = _trace.source_function(func)
@@ -291,4 +291,5 @@ def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.PrimFunc:
         traced = _trace.trace(source, global_engine().op_lowering)
     arguments = traced.inputs + [placeholder for placeholder, _ in traced.constants]
     outputs = _lowering.distinct_outputs(arguments, traced.outputs)
-    return _lowering.to_prim_func(arguments, outputs, _legacy_func_name(source, "fused"))
+    name = _legacy_func_name(source, "fused").replace(".", "_")  # as legacy GetUniqueName did
+    return _lowering.to_prim_func(arguments, outputs, name)
