@@ -25,11 +25,14 @@ from ._version import __version__
 if TYPE_CHECKING:
     from . import compile_engine as compile_engine
     from . import te_compiler as te_compiler
+    from . import testing as testing
 
     # Re-exported lazily through _LAZY; these imports only inform type checkers.
     from ._cache import CachedFunc, CCacheKey, CCacheValue  # noqa: F401
     from ._engine import CompileEngine, LoweringError, get  # noqa: F401
     from ._import_alias import install, uninstall, uninstall_pass_config  # noqa: F401
+    from ._oracle import EquivalenceError, assert_matches_new_path  # noqa: F401
+    from ._shadow import ShadowMismatchError, shadow_mode  # noqa: F401
     from ._strategy import (  # noqa: F401
         LoweredOutput,
         OpImplementation,
@@ -65,6 +68,12 @@ _LAZY: dict[str, str] = {
     "install": "._import_alias",
     "uninstall": "._import_alias",
     "uninstall_pass_config": "._import_alias",
+    # Equivalence checking (needs hypothesis for ``testing``).
+    "testing": ".testing",
+    "ShadowMismatchError": "._shadow",
+    "shadow_mode": "._shadow",
+    "EquivalenceError": "._oracle",
+    "assert_matches_new_path": "._oracle",
 }
 
 __all__ = [

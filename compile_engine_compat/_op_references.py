@@ -66,15 +66,14 @@ def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dil: 
     """Yield (out_index, window) over the trailing spatial dims of an N, C, *spatial array."""
     nsp = len(kernel)
     spatial = x.shape[-nsp:]
-    out_shape = [
-        (spatial[i] - dil[i] * (kernel[i] - 1) - 1) // strides[i] + 1 for i in range(nsp)
-    ]
+    out_shape = [(spatial[i] - dil[i] * (kernel[i] - 1) - 1) // strides[i] + 1 for i in range(nsp)]
     for idx in np.ndindex(*out_shape):
         sl = tuple(
             slice(idx[i] * strides[i], idx[i] * strides[i] + dil[i] * (kernel[i] - 1) + 1, dil[i])
             for i in range(nsp)
         )
-        yield idx, out_shape, x[(..., *sl)]
+        window: tuple[Any, ...] = (Ellipsis, *sl)
+        yield idx, out_shape, x[window]
 
 
 def _conv(call: Any, x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
@@ -115,7 +114,7 @@ def _pool(kind: str) -> Callable[..., Any]:
         counts = list(_windows(ones, kernel, strides, dil))
         for (idx, out_shape, win), (_, _, valid) in zip(_windows(xp, kernel, strides, dil), counts):
             if out is None:
-                out = np.zeros((*x.shape[:-len(kernel)], *out_shape), dtype=np.float64)
+                out = np.zeros((*x.shape[: -len(kernel)], *out_shape), dtype=np.float64)
             axes = tuple(range(-len(kernel), 0))
             if kind == "max":
                 out[(..., *idx)] = win.max(axis=axes)

@@ -13,6 +13,7 @@ The NumPy side of the registry lives in :mod:`._op_references`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,9 +24,19 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from tvm import relax, tirx
 
-from ._op_references import DOMAINS, norm_axis
+from ._op_references import DOMAINS
 
-__all__ = ["ALL_DTYPES", "OPS", "CannotApply", "SYM", "OpSpec", "Plan", "Planner", "Step", "TensorInfo"]
+__all__ = [
+    "ALL_DTYPES",
+    "OPS",
+    "SYM",
+    "CannotApply",
+    "OpSpec",
+    "Plan",
+    "Planner",
+    "Step",
+    "TensorInfo",
+]
 
 R = relax.op
 NN = relax.op.nn
@@ -259,12 +270,12 @@ def values(
                 data = data * rng.choice([-1.0, 1.0], shape)
         return np.asarray(data, dtype=dtype)
     if domain is None:
-        data = rng.integers(-4, 5, shape)
+        ints = rng.integers(-4, 5, shape)
     else:
-        data = rng.integers(1, 5, shape)
+        ints = rng.integers(1, 5, shape)
         if domain == "nonzero":
-            data = data * rng.choice([-1, 1], shape)
-    return np.asarray(data, dtype=dtype)
+            ints = ints * rng.choice([-1, 1], shape)
+    return np.asarray(ints, dtype=dtype)
 
 
 # -- op plans -----------------------------------------------------------------------------------
@@ -324,8 +335,10 @@ def _reduction(fn: Callable[..., Any], arg: bool = False) -> tuple[Any, Any]:
         keep = p.flag()
         axes: list[int] | None = None
         if shape and p.flag():
-            axes = [p.choice(range(len(shape)))] if arg else sorted(
-                p.draw(st.sets(st.sampled_from(range(len(shape))), min_size=1))
+            axes = (
+                [p.choice(range(len(shape)))]
+                if arg
+                else sorted(p.draw(st.sets(st.sampled_from(range(len(shape))), min_size=1)))
             )
         attr = axes[0] if arg and axes else axes
         out = _reduced(shape, axes, keep)
@@ -503,7 +516,9 @@ def _permute(p: Planner, spec: OpSpec) -> Step:
     x = p.operand(dt, _nd(1))
     shape = p.info(x).shape
     axes = p.draw(st.permutations(range(len(shape))))
-    return Step(spec.name, [x], {"axes": list(axes)}, [TensorInfo(tuple(shape[a] for a in axes), dt)])
+    return Step(
+        spec.name, [x], {"axes": list(axes)}, [TensorInfo(tuple(shape[a] for a in axes), dt)]
+    )
 
 
 def _concat(p: Planner, spec: OpSpec) -> Step | None:
@@ -516,10 +531,15 @@ def _concat(p: Planner, spec: OpSpec) -> Step | None:
     parts = [x]
     for _ in range(p.integer(1, 2)):
         other = (*shape[:axis], p.integer(1, 3), *shape[axis + 1 :])
-        same = lambda i: len(i.shape) == len(shape) and all(  # noqa: E731
-            a == axis or d == shape[a] for a, d in enumerate(i.shape)
-        ) and isinstance(i.shape[axis], int)
-        parts.append(p.operand(dt, same, lambda o=other: o))
+
+        def same(i: TensorInfo) -> bool:
+            return (
+                len(i.shape) == len(shape)
+                and all(a == axis or d == shape[a] for a, d in enumerate(i.shape))
+                and isinstance(i.shape[axis], int)
+            )
+
+        parts.append(p.operand(dt, same, lambda o=other: o))  # type: ignore[misc]
     size = sum(p.info(a).shape[axis] for a in parts)
     out = (*shape[:axis], size, *shape[axis + 1 :])
     return Step(spec.name, [("list", parts)], {"axis": axis}, [TensorInfo(out, dt)])
@@ -540,7 +560,7 @@ def _split(p: Planner, spec: OpSpec) -> Step | None:
     else:
         cuts = sorted(p.draw(st.sets(st.integers(1, size - 1), min_size=1, max_size=2)))
         bounds = [0, *cuts, size]
-        sizes = [b - a for a, b in zip(bounds, bounds[1:])]
+        sizes = [b - a for a, b in itertools.pairwise(bounds)]
         spec_value = cuts
     outs = [TensorInfo((*shape[:axis], s, *shape[axis + 1 :]), dt) for s in sizes]
     return Step(spec.name, [x], {"indices_or_sections": spec_value, "axis": axis}, outs)
@@ -582,7 +602,9 @@ def _where(p: Planner, spec: OpSpec) -> Step | None:
     dt = p.dtype(spec)
     x = p.operand(dt)
     shape = p.info(x).shape
-    cond = p.operand("bool", lambda i: broadcast(i.shape, shape) is not None, lambda: p.broadcastable(shape))
+    cond = p.operand(
+        "bool", lambda i: broadcast(i.shape, shape) is not None, lambda: p.broadcastable(shape)
+    )
     y = p.partner(dt, shape)
     args = [cond, x, y] if p.flag() else [cond, y, x]
     out = broadcast(*(p.info(a).shape for a in args))
@@ -626,7 +648,10 @@ def _sort(p: Planner, spec: OpSpec) -> Step:
     dt = p.dtype(spec)
     x = p.operand(dt, _nd(1))
     shape = p.info(x).shape
-    attrs: dict[str, Any] = {"axis": p.choice(range(-len(shape), len(shape))), "descending": p.flag()}
+    attrs: dict[str, Any] = {
+        "axis": p.choice(range(-len(shape), len(shape))),
+        "descending": p.flag(),
+    }
     out_dt = dt
     if spec.name == "argsort":
         out_dt = attrs["dtype"] = p.choice(["int32", "int64"])
@@ -716,7 +741,10 @@ def _repeat(p: Planner, spec: OpSpec) -> Step | None:
     reps = p.integer(1, 3)
     if _static(tuple(shape)) and p.flag():
         return Step(
-            spec.name, [x], {"repeats": reps, "axis": None}, [TensorInfo((math.prod(shape) * reps,), dt)]
+            spec.name,
+            [x],
+            {"repeats": reps, "axis": None},
+            [TensorInfo((math.prod(shape) * reps,), dt)],
         )
     axis = p.axis(tuple(shape), need_static=True)
     if axis is None:
@@ -782,7 +810,12 @@ _BINARY_NUMERIC = {
     "maximum": R.maximum,
     "minimum": R.minimum,
 }
-_COMPARE = {"equal": R.equal, "not_equal": R.not_equal, "less": R.less, "greater_equal": R.greater_equal}
+_COMPARE = {
+    "equal": R.equal,
+    "not_equal": R.not_equal,
+    "less": R.less,
+    "greater_equal": R.greater_equal,
+}
 
 _SPECS: list[OpSpec] = [
     # "add" first: hypothesis' simplest example is the first op, so every run exercises it.

@@ -26,7 +26,7 @@ once, while TVM rounds inside reductions and norms.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +86,8 @@ def compare(actual: np.ndarray, expected: np.ndarray, tolerances: dict[str, Tole
         if not bad.any():
             return ""
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        return f"{int(bad.sum())} element(s) differ, first at {index}: {actual[index]} != {expected[index]}"
+        first = f"{actual[index]} != {expected[index]}"
+        return f"{int(bad.sum())} element(s) differ, first at {index}: {first}"
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     if not np.array_equal(np.isnan(a), np.isnan(e)):
         return "NaN at different places"
@@ -103,8 +104,8 @@ def compare(actual: np.ndarray, expected: np.ndarray, tolerances: dict[str, Tole
         return ""
     worst = int(np.argmax(err - allowed))
     return (
-        f"{int((err > allowed).sum())} element(s) beyond rtol={tol.rtol}, atol={tol.atol}*{scale:g};"
-        f" worst {a[finite][worst]!r} vs {e[finite][worst]!r}"
+        f"{int((err > allowed).sum())} element(s) beyond rtol={tol.rtol}, "
+        f"atol={tol.atol}*{scale:g}; worst {a[finite][worst]!r} vs {e[finite][worst]!r}"
     )
 
 
@@ -256,7 +257,7 @@ def format_report(
     arrays: Sequence[np.ndarray],
     seed: Any,
     problems: Sequence[str],
-    outputs: dict[str, Sequence[np.ndarray] | None],
+    outputs: Mapping[str, Sequence[np.ndarray] | None],
 ) -> str:
     """The failure report: problems, seed, inputs, the function's TVMScript and all outputs."""
     lines = ["the shim and the modern path disagree:"]
@@ -270,7 +271,9 @@ def format_report(
         if outs is None:
             continue
         for i, o in enumerate(outs):
-            lines.append(f"{label} output {i} ({np.asarray(o).dtype}{list(np.shape(o))}): {_show(o)}")
+            lines.append(
+                f"{label} output {i} ({np.asarray(o).dtype}{list(np.shape(o))}): {_show(o)}"
+            )
     return "\n".join(lines)
 
 

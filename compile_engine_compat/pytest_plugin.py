@@ -9,3 +9,5 @@ Importing this module does not import TVM.
 """
 
 from __future__ import annotations
+
+from ._pytest_equivalence import compile_engine_equivalence  # noqa: F401

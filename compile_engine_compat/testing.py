@@ -67,7 +67,9 @@ def _select(ops: Iterable[str] | None, dtypes: Sequence[str]) -> list[Any]:
     names = list(OPS) if ops is None else [o.removeprefix("relax.") for o in ops]
     unknown = [n for n in names if n not in OPS]
     if unknown:
-        raise ValueError(f"unknown ops {unknown}; choose from compile_engine_compat.testing.OP_NAMES")
+        raise ValueError(
+            f"unknown ops {unknown}; choose from compile_engine_compat.testing.OP_NAMES"
+        )
     bad = [d for d in dtypes if d not in ALL_DTYPES]
     if bad or not dtypes:
         raise ValueError(f"dtypes must be a non-empty subset of {ALL_DTYPES}, got {list(dtypes)}")

@@ -30,3 +30,30 @@ def _legacy_warnings_are_expected(request):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
         yield
+
+
+def _register_hypothesis_profiles() -> None:
+    """Register the profiles of ``[tool.compile_engine_compat.hypothesis]`` in pyproject.toml.
+
+    Deadlines are off (a cold compile takes 0.1-0.5 s and varies with load) and the slow-data
+    health checks are suppressed for the same reason. ``--hypothesis-profile`` (applied later,
+    in hypothesis' own pytest_configure) and ``HYPOTHESIS_PROFILE`` override the default.
+    """
+    import os
+    import pathlib
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    from hypothesis import HealthCheck, settings
+
+    pyproject = pathlib.Path(__file__).resolve().parent.parent / "pyproject.toml"
+    table = tomllib.loads(pyproject.read_text())["tool"]["compile_engine_compat"]["hypothesis"]
+    relaxed = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    for name, options in table["profiles"].items():
+        settings.register_profile(name, deadline=None, suppress_health_check=relaxed, **options)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", table["default"]))
+
+
+_register_hypothesis_profiles()
