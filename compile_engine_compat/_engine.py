@@ -18,7 +18,7 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from . import _lowering, _schedule, _shadow, _shape_func, _trace
+from . import _lowering, _shadow, _shape_func, _trace
 from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target
 from ._deprecation import warn_legacy
 
@@ -319,10 +319,6 @@ class CompileEngine:
         outputs = _lowering.distinct_outputs(arguments, traced.outputs)
         prim_func = _lowering.to_prim_func(arguments, outputs, name)
         schedule = _lowering.inline_injective(prim_func, name)
-        # Default rules for the target; blocks a user schedule (the hook below) takes are skipped.
-        schedule = _schedule.schedule_for_target(
-            schedule, key.target, _schedule.user_scheduled_blocks(outputs)
-        )
         if self.schedule_hook is not None:
             self.schedule_hook(schedule, outputs)
         funcs = schedule.mod
