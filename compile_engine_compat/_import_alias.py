@@ -102,7 +102,9 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         if fullname in _ALIASES:
             return importlib.machinery.ModuleSpec(fullname, self)
-        raise RelayRemovedImportError(_message(fullname), name=fullname)
+        # name=None: with the missing module's name, ``from tvm.relay import var`` would swallow
+        # this error and raise a bare "cannot import name 'var'" instead.
+        raise RelayRemovedImportError(_message(fullname), name=None)
 
     def create_module(self, spec: Any) -> types.ModuleType:
         if spec.name in _ALIASES:

@@ -1,0 +1,159 @@
+"""The opt-in import alias, its ``tvm.relay`` stub, feature detection, and legacy programs."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pathlib
+import runpy
+import sys
+import warnings
+
+import pytest
+import tvm
+
+import compile_engine_compat
+from compile_engine_compat import _import_alias
+
+PROGRAMS = pathlib.Path(__file__).parent / "legacy_programs"
+
+
+@pytest.fixture
+def alias():
+    compile_engine_compat.install()
+    yield
+    compile_engine_compat.uninstall()
+
+
+def test_off_by_default():
+    assert not _import_alias.installed()
+    assert not hasattr(tvm, "relay")
+    with pytest.raises(ModuleNotFoundError, match=r"No module named 'tvm\.relay'"):
+        importlib.import_module("tvm.relay.backend.compile_engine")
+
+
+def test_every_legacy_import_form_resolves_to_the_shim(alias):
+    import tvm.relay.backend.compile_engine as ce
+    from tvm.relay.backend import compile_engine, te_compiler
+
+    assert compile_engine is ce is compile_engine_compat.compile_engine
+    assert te_compiler is compile_engine_compat.te_compiler
+    assert tvm.relay.backend.te_compiler is te_compiler
+    # The shim modules keep their own identity.
+    assert ce.__spec__.name == "compile_engine_compat.compile_engine"
+    assert ce.__name__ == "compile_engine_compat.compile_engine"
+
+
+def test_relay_attribute_access_goes_through_the_stub(alias):
+    from tvm import relay
+
+    assert relay.backend.compile_engine is compile_engine_compat.compile_engine
+    assert sorted(k for k in vars(relay.backend) if not k.startswith("__")) in (
+        [],
+        ["compile_engine"],
+        ["compile_engine", "te_compiler"],
+        ["te_compiler"],
+    )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "tvm.relay.build",
+        "tvm.relay.var",
+        "tvm.relay.backend.executor",
+    ],
+)
+def test_other_attributes_name_the_replacement(alias, statement):
+    import tvm.relay.backend
+
+    with pytest.raises(AttributeError) as info:
+        eval(statement, {"tvm": tvm})
+    assert isinstance(info.value, _import_alias.RelayRemovedError)
+    _assert_helpful(str(info.value))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import tvm.relay.testing",
+        "from tvm.relay import var",
+        "from tvm.relay.backend import executor",
+        "from tvm.relay.transform import InferType",
+    ],
+)
+def test_other_modules_name_the_replacement(alias, source):
+    with pytest.raises(ModuleNotFoundError) as info:
+        exec(source, {})
+    assert isinstance(info.value, _import_alias.RelayRemovedImportError)
+    _assert_helpful(str(info.value))
+
+
+def _assert_helpful(message: str) -> None:
+    assert "Relay was removed in TVM 0.20" in message
+    assert "compile_engine_compat.compile_engine" in message
+    assert "tvm.compile" in message and "relax" in message
+
+
+def test_feature_detection_while_installed(alias):
+    # Documented: hasattr(tvm, "relay") turns True once tvm.relay is imported, and
+    # "from tvm import relay" succeeds; attribute probes on the stub stay False.
+    assert not hasattr(tvm, "relay")
+    from tvm import relay
+
+    assert hasattr(tvm, "relay")
+    assert not hasattr(relay, "build")
+    assert hasattr(relay, "backend") and hasattr(relay.backend, "compile_engine")
+    assert hasattr(tvm, "relax")  # the reliable probe for modern TVM
+
+
+def test_uninstall_restores_everything():
+    compile_engine_compat.install()
+    compile_engine_compat.install()  # idempotent
+    from tvm.relay.backend import compile_engine  # noqa: F401
+
+    compile_engine_compat.uninstall()
+    assert not hasattr(tvm, "relay")
+    assert not any(n == "tvm.relay" or n.startswith("tvm.relay.") for n in sys.modules)
+    assert not _import_alias.installed()
+    with pytest.raises(ModuleNotFoundError, match=r"No module named 'tvm\.relay'"):
+        importlib.import_module("tvm.relay")
+    assert (
+        sys.modules["compile_engine_compat.compile_engine"] is compile_engine_compat.compile_engine
+    )
+
+
+# -- legacy programs, untouched but for their Relax sources ------------------------------------
+
+
+def _run(name: str) -> dict:
+    namespace = runpy.run_path(str(PROGRAMS / name))
+    return namespace["main"]()
+
+
+def test_legacy_te_compiler_program(alias, engine):
+    result = _run("te_compiler_program.py")
+    assert result["names"][0].startswith("tvmgen_default_fused_add_add")
+    assert result["use_counts"] == [1, 3]  # te_compiler counts from 1: 2 lowers + 1 jit
+
+
+def test_legacy_alter_layout_program(alias, caplog):
+    with caplog.at_level(logging.INFO, logger="compile_engine"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the once-per-process use_autotvm note
+        impl_name, shape = _run("alter_layout_program.py")
+    assert (impl_name, shape) == ("conv2d_nchw_wide.x86", [1, 8, 5, 5])
+    assert "Using conv2d_nchw_wide.x86 for relax.nn.conv2d based on highest priority (20)" in (
+        caplog.text
+    )
+
+
+def test_legacy_build_script_program(alias, engine):
+    result = _run("build_script_program.py")
+    assert result["cached_inside"] == 0 and result["distinct"]
+    assert result["names"][0] != result["names"][1]
+
+
+def test_legacy_ffi_program(alias, engine):
+    result = _run("ffi_program.py")
+    assert result["out"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    assert result["items"] == 1
