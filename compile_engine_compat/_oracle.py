@@ -241,6 +241,8 @@ def _widen(value: Any) -> Any:
 def _cast(value: Any, ty: Any) -> Any:
     if isinstance(ty, relax.TupleType):
         return [_cast(v, t) for v, t in zip(value, ty.fields)]
+    if isinstance(value, list) and len(value) == 1:  # Relax types a one-piece split as a tensor
+        value = value[0]
     with np.errstate(all="ignore"):
         return np.asarray(value).astype(str(ty.dtype))
 

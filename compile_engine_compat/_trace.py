@@ -167,7 +167,11 @@ class _Tracer:
             kwargs.pop(reserved, None)
         te_args = [self.to_te(bb, a) for a in args]
         te_kwargs = {k: self.to_te(bb, v) for k, v in kwargs.items()}
-        return self._placeholder_var(func(*te_args, **te_kwargs))
+        result = func(*te_args, **te_kwargs)
+        if isinstance(result, list | tuple | tvm_ffi.Array) and len(result) == 1:
+            # As relax's call_te: a one-tensor list is typed as that tensor (split into 1).
+            result = result[0]
+        return self._placeholder_var(result)
 
     def _placeholder_var(self, value: TEValue) -> relax.Var:
         var = relax.Var("traced", _relax_type(value))

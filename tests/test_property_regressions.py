@@ -42,6 +42,15 @@ def test_tensor_constant_feeding_argmax_keeps_int64(engine):
     assert_matches_new_path(func, np.array(0.5, "float32"))
 
 
+def test_split_into_one_section_is_a_tensor_not_a_tuple(engine):
+    # Found by the property suite: topi.split returns a one-tensor list, which Relax's call_te
+    # types as that tensor; the tracer kept the list and lower() failed.
+    func = build("main", [("x", (2, 3), "float32")], lambda bb, x: R.split(x, 1, axis=1))
+    cached = engine.lower(func, "llvm")
+    assert len(cached.outputs) == 1
+    assert_matches_new_path(func, np.arange(6, dtype="float32").reshape(2, 3))
+
+
 def _rms_norm_all_axes() -> relax.Function:
     return build(
         "main",
