@@ -480,15 +480,24 @@ def engine_op_lowering(
     return _traced_value(outputs, call)
 
 
-def apply_schedules(schedule: Any, outputs: Sequence[te.Tensor]) -> None:
-    """Run the schedules of the implementations that made ``outputs`` (the engine's hook).
+def scheduled_ops(outputs: Sequence[te.Tensor], pop: bool = False) -> dict[Any, list[str]]:
+    """Map each pending user schedule to the names of its ops in ``outputs``' graph.
 
-    Each schedule receives ``schedule`` and the names of its implementation's output blocks that
-    are still in the function (injective stages may have been inlined away).
+    Parameters
+    ----------
+    outputs : sequence of te.Tensor
+        A traced function's outputs.
+    pop : bool
+        Forget the entries found (the engine's hook does, once it has run them).
+
+    Returns
+    -------
+    dict
+        ``schedule function -> [op name, ...]``; empty when no user implementation was used.
     """
-    if not _pending_schedules:
-        return
     found: dict[Any, list[str]] = {}
+    if not _pending_schedules:
+        return found
     seen: set[int] = set()
     stack = [t.op for t in outputs]
     while stack:
@@ -498,11 +507,20 @@ def apply_schedules(schedule: Any, outputs: Sequence[te.Tensor]) -> None:
             continue
         seen.add(handle)
         with _pending_lock:
-            entry = _pending_schedules.pop(handle, None)
+            entry = _pending_schedules.pop(handle, None) if pop else _pending_schedules.get(handle)
         if entry is not None:
             found.setdefault(entry[1], []).append(op.name)
         stack.extend(t.op for t in getattr(op, "input_tensors", []))
-    for schedule_fn, names in found.items():
+    return found
+
+
+def apply_schedules(schedule: Any, outputs: Sequence[te.Tensor]) -> None:
+    """Run the schedules of the implementations that made ``outputs`` (the engine's hook).
+
+    Each schedule receives ``schedule`` and the names of its implementation's output blocks that
+    are still in the function (injective stages may have been inlined away).
+    """
+    for schedule_fn, names in scheduled_ops(outputs, pop=True).items():
         present = [n for n in names if _has_block(schedule, n)]
         schedule_fn(schedule, present)
 
