@@ -48,6 +48,10 @@ class LegacyApi:
         Stable anchor in MIGRATION.md.
     note : str
         What differs from the legacy behaviour, if anything.
+    rewrite : str
+        Template of the modern call that ``compile-engine-compat fix --unsafe`` writes in place of
+        a call of this name: ``{0}``, ``{1}``... are the call's positional arguments; an empty
+        template drops a call that stands alone as a statement. ``None``: no mechanical rewrite.
     """
 
     name: str
@@ -60,6 +64,7 @@ class LegacyApi:
     fix: Fix
     anchor: str
     note: str = ""
+    rewrite: str | None = None
 
     @property
     def docs(self) -> str:
@@ -75,6 +80,7 @@ def _row(
     note: str = "",
     old_paths: tuple[str, ...] | None = None,
     shim: str | None = None,
+    rewrite: str | None = None,
 ) -> LegacyApi:
     te_era = name.startswith(("te_compiler", "relay.backend._TECompiler"))
     since = TE_COMPILER_REMOVED_IN_TVM if te_era else COMPILE_ENGINE_REMOVED_IN_TVM
@@ -93,6 +99,7 @@ def _row(
         fix=fix,
         anchor=name.replace(".", "-").replace("_", "-").lower(),
         note=note,
+        rewrite=rewrite,
     )
 
 
@@ -140,6 +147,8 @@ _ENGINE_ROWS = (
         "nothing to clear: tvm.compile keeps no global cache",
         ("tvm.compile",),
         fix="safe",
+        note="The unsafe rewrite deletes the call; the shim's cache then keeps its entries.",
+        rewrite="",
     ),
     _row(
         "compile_engine.CompileEngine.items",
@@ -201,6 +210,8 @@ _ENGINE_ROWS = (
         "shapes are already int64 PrimExprs: list(tensor_type.shape.values)",
         ("tvm.relax.TensorType",),
         fix="safe",
+        note="The unsafe rewrite list(shape) keeps int64 dims; legacy narrowed them to int32.",
+        rewrite="list({0})",
     ),
     _row(
         "compile_engine.select_implementation",
@@ -226,6 +237,7 @@ _TE_COMPILER_ROWS = tuple(
         row.replacement_symbols,
         fix=row.fix,
         note=row.note,
+        rewrite=row.rewrite,
     )
     for row in _ENGINE_ROWS
     if row.name.rsplit(".", 1)[-1]
@@ -312,6 +324,41 @@ API_TABLE: dict[str, LegacyApi] = {
     row.name: row
     for row in (*_ENGINE_ROWS, *_TE_COMPILER_ROWS, *_GLOBAL_ROWS, *_CONFIG_ROWS, *_SHIM_ROWS)
 }
+
+
+#: Legacy module path -> the row-name prefix of its members. ``_backend`` was the FFI namespace
+#: ``relay.backend``: ``_backend._CompileEngineLower`` is the global ``relay.backend._CompileEngineLower``.
+LEGACY_MODULES: dict[str, str] = {
+    "tvm.relay.backend.compile_engine": "compile_engine",
+    "tvm.relay.backend.te_compiler": "te_compiler",
+    "tvm.relay.backend._backend": "relay.backend",
+}
+#: The shim's drop-in modules -> the row-name prefix of their members.
+SHIM_MODULES: dict[str, str] = {
+    "compile_engine_compat.compile_engine": "compile_engine",
+    "compile_engine_compat.te_compiler": "te_compiler",
+}
+#: Row names of the engine singletons' getters -> the row-name prefix of the engine's methods.
+ENGINE_GETTERS: dict[str, str] = {
+    "compile_engine.get": "compile_engine.CompileEngine",
+    "te_compiler.get": "te_compiler.TECompiler",
+}
+
+
+def string_rows() -> dict[str, LegacyApi]:
+    """Rows used as string literals: registered global names and pass-config keys.
+
+    Returns
+    -------
+    dict of str to LegacyApi
+        Literal string value -> row.
+    """
+    return {
+        path: row
+        for row in API_TABLE.values()
+        for path in row.old_paths
+        if path.startswith("relay.backend.")
+    }
 
 
 def lookup(name: str) -> LegacyApi:
