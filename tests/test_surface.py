@@ -59,3 +59,13 @@ def test_demo_runs_and_matches_the_new_path(capsys):
     assert "OK: every kernel matches the new path" in out
     assert "legacy-call ledger" in out
     assert "legacy_demo.py" in out  # calls are attributed to the legacy program's lines
+
+
+def test_top_level_get_registers_the_legacy_globals():
+    code = (
+        "import compile_engine_compat as c, tvm; c.get;"
+        "print(tvm.get_global_func('relay.backend._CompileEngineGlobal', allow_missing=True)"
+        " is not None)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().endswith("True")
