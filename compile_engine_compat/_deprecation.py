@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import deprecation
 
+from . import _ledger_io
 from ._api_table import LegacyApi, lookup
 
 __all__ = [
@@ -121,6 +122,12 @@ class LedgerEntry:
 
 _ledger_lock = threading.Lock()
 _ledger: dict[tuple[str, str, int], int] = {}
+# A fork while another thread holds the lock would leave the child's copy locked forever.
+os.register_at_fork(
+    before=_ledger_lock.acquire,
+    after_in_parent=_ledger_lock.release,
+    after_in_child=_ledger_lock.release,
+)
 
 
 def ledger() -> list[LedgerEntry]:
@@ -243,6 +250,9 @@ def warn_legacy(api: str) -> None:
 
 
 _DISPLAY = _display_enabled()
+
+# COMPILE_ENGINE_COMPAT_LEDGER=path.jsonl: append this process's ledger at exit.
+_ledger_io.install_from_env()
 
 F = TypeVar("F", bound=Callable[..., Any])
 

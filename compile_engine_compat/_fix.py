@@ -1,0 +1,425 @@
+"""``compile-engine-compat fix``: move legacy code onto the shim (or, with ``--unsafe``, past it).
+
+Usage::
+
+    compile-engine-compat fix PATH... [--diff] [--unsafe]
+
+Built on libcst, so formatting and comments survive. The safe fix re-points every legacy import
+and attribute chain at the shim, after which the program runs unchanged on modern TVM::
+
+    from tvm.relay.backend import compile_engine          -> from compile_engine_compat import compile_engine
+    import tvm.relay.backend.compile_engine as ce         -> from compile_engine_compat import compile_engine as ce
+    from tvm.relay.backend.te_compiler import get         -> from compile_engine_compat.te_compiler import get
+    tvm.relay.backend.compile_engine.get()                -> compile_engine_compat.compile_engine.get()
+
+Imports of ``tvm.relay`` left unused afterwards are removed. ``--unsafe`` also rewrites calls that
+the API table gives a modern rewrite for (``LegacyApi.rewrite``), through the legacy path or the
+shim. Code under ``try/except ImportError`` is left alone. Running it twice changes nothing the
+second time. The report follows tf_upgrade_v2: counts first, then ``file:line:col`` per change and
+per item that needs a person. ``--diff`` prints a unified diff and writes nothing (exit 1 if there
+would be changes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import string
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.metadata as md
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+from ._api_table import LEGACY_MODULES
+from ._legacy_uses import Use, dotted, find_uses
+from ._sources import iter_sources
+
+__all__ = ["Change", "FileFix", "fix_code", "main"]
+
+#: Legacy module -> shim module (the ``_backend`` FFI namespace has no drop-in).
+_SHIM_OF = {
+    "tvm.relay.backend.compile_engine": "compile_engine_compat.compile_engine",
+    "tvm.relay.backend.te_compiler": "compile_engine_compat.te_compiler",
+}
+_RELAY_PACKAGE = "tvm.relay.backend"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One edit (``kind`` ``safe``/``unsafe``) or one item left for a person (``manual``)."""
+
+    line: int
+    col: int
+    kind: str
+    message: str
+
+
+@dataclass
+class FileFix:
+    """The outcome for one file."""
+
+    display: str
+    before: str
+    after: str
+    changes: list[Change] = field(default_factory=list)
+    manual: list[Change] = field(default_factory=list)
+    skipped: str = ""
+
+
+def _expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def _line(code: str) -> cst.SimpleStatementLine:
+    statement = cst.parse_statement(code + "\n")
+    assert isinstance(statement, cst.SimpleStatementLine)
+    return statement
+
+
+def _alias_text(name: str, asname: cst.AsName | None) -> str:
+    alias = dotted(asname.name) if asname is not None else ""
+    return f"{name} as {alias}" if alias and alias != name else name
+
+
+def _drop_trailing_comma(names: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    if names:
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return names
+
+
+class _Plan:
+    """What to change, keyed by nodes of the original module."""
+
+    def __init__(self, module: cst.Module, positions: dict[cst.CSTNode, md.CodeRange]) -> None:
+        self.module = module
+        self.positions = positions
+        # statement -> (rewritten statement or None to drop it, extra import lines)
+        self.statements: dict[cst.CSTNode, tuple[cst.BaseSmallStatement | None, list[str]]] = {}
+        self.chains: dict[cst.CSTNode, cst.BaseExpression] = {}
+        self.calls: dict[cst.CSTNode, str] = {}
+        self.drop_calls: set[cst.CSTNode] = set()
+        self.needed: set[str] = set()
+        self.changes: list[Change] = []
+
+    def note(self, node: cst.CSTNode, kind: str, message: str) -> None:
+        start = self.positions[node].start
+        self.changes.append(Change(start.line, start.column + 1, kind, message))
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    # -- imports --------------------------------------------------------------------------------
+
+    def plan_import(self, statement: cst.Import, aliases: list[cst.ImportAlias]) -> None:
+        kept = [alias for alias in statement.names if alias not in aliases]
+        lines = []
+        for alias in aliases:
+            shim = _SHIM_OF.get(dotted(alias.name))
+            if shim is None:
+                return
+            if alias.asname is None:
+                # ``import tvm.relay.backend.compile_engine``: its chains are re-pointed.
+                self.needed.add(shim)
+            else:
+                package, name = shim.rsplit(".", 1)
+                lines.append(f"from {package} import {_alias_text(name, alias.asname)}")
+        new = statement.with_changes(names=_drop_trailing_comma(kept)) if kept else None
+        self._replace(statement, new, lines)
+
+    def plan_import_from(self, statement: cst.ImportFrom, aliases: list[cst.ImportAlias]) -> None:
+        module = dotted(statement.module) if statement.module else ""
+        if module in _SHIM_OF:  # from tvm.relay.backend.compile_engine import ...
+            self._replace(statement, statement.with_changes(module=_expr(_SHIM_OF[module])), [])
+            return
+        if module != _RELAY_PACKAGE or not isinstance(statement.names, Sequence):
+            return
+        moved = [a for a in aliases if f"{module}.{dotted(a.name)}" in _SHIM_OF]
+        kept = [a for a in statement.names if a not in moved]
+        if not kept:
+            self._replace(statement, statement.with_changes(module=_expr("compile_engine_compat")), [])
+            return
+        names = ", ".join(_alias_text(dotted(a.name), a.asname) for a in moved)
+        new = statement.with_changes(names=_drop_trailing_comma(kept))
+        self._replace(statement, new, [f"from compile_engine_compat import {names}"])
+
+    def _replace(
+        self, statement: cst.BaseSmallStatement, new: cst.BaseSmallStatement | None, lines: list[str]
+    ) -> None:
+        self.statements[statement] = (new, lines)
+        after = [self.code(new)] if new is not None else []
+        after += lines
+        replacement = "; ".join(after) if after else "(removed; chains re-pointed)"
+        self.note(statement, "safe", f"Replaced '{self.code(statement)}' with '{replacement}'")
+
+    # -- references and calls -------------------------------------------------------------------
+
+    def plan_chain(self, use: Use) -> None:
+        node = use.module_node
+        if not isinstance(node, cst.Attribute) or node in self.chains:
+            return
+        for legacy, shim in _SHIM_OF.items():
+            if use.row.name.split(".")[0] == LEGACY_MODULES[legacy]:
+                self.chains[node] = _expr(shim)
+                self.needed.add(shim)
+                self.note(node, "safe", f"Re-pointed '{self.code(node)}' to '{shim}'")
+
+    def plan_rewrite(self, use: Use, parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        template = use.row.rewrite
+        call = parents.get(use.node)
+        if template is None or not isinstance(call, cst.Call) or call.func is not use.node:
+            return
+        if any(arg.keyword is not None or arg.star for arg in call.args):
+            return
+        fields = [int(f) for _, f, _, _ in string.Formatter().parse(template) if f]
+        if len(call.args) != (max(fields) + 1 if fields else 0):
+            return
+        if template == "":
+            if isinstance(parents.get(call), cst.Expr):
+                self.drop_calls.add(call)
+                self.note(call, "unsafe", f"Removed '{self.code(call)}' ({use.row.note})")
+            return
+        self.calls[call] = template
+        args = [self.code(arg.value) for arg in call.args]
+        new = template.format(*args)
+        self.note(call, "unsafe", f"Rewrote '{self.code(call)}' as '{new}' ({use.row.note})")
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        return self.plan.chains.get(original_node, updated_node)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        template = self.plan.calls.get(original_node)
+        if template is None:
+            return updated_node
+        args = [cst.Module([]).code_for_node(arg.value) for arg in updated_node.args]
+        return _expr(template.format(*args))
+
+    def leave_Expr(
+        self, original_node: cst.Expr, updated_node: cst.Expr
+    ) -> cst.Expr | cst.RemovalSentinel:
+        if original_node.value in self.plan.drop_calls:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
+        body: list[cst.BaseSmallStatement] = []
+        extra: list[cst.BaseStatement] = []
+        for original, updated in zip(original_node.body, updated_node.body, strict=False):
+            new, lines = self.plan.statements.get(original, (updated, []))
+            if new is not None:
+                body.append(new)
+            extra += [_line(text) for text in lines]
+        if len(updated_node.body) != len(original_node.body):  # a dropped call
+            body = list(updated_node.body)
+        if body:
+            body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+            lines_out: list[cst.BaseStatement] = [updated_node.with_changes(body=body), *extra]
+        elif extra:
+            lines_out = [extra[0].with_changes(leading_lines=updated_node.leading_lines), *extra[1:]]
+        else:
+            return cst.RemovalSentinel.REMOVE
+        return cst.FlattenSentinel(lines_out) if len(lines_out) > 1 else lines_out[0]
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        if not updated_node.body:  # every statement was a dropped call
+            return updated_node.with_changes(body=[_line("pass")])
+        return updated_node
+
+
+class _NameUse(cst.CSTVisitor):
+    """Does any code (not an import) use the name ``tvm``?"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value == "tvm"
+
+
+def _shim_imports(module: cst.Module) -> list[cst.ImportFrom]:
+    """Top-level ``from compile_engine_compat[.x] import ...`` statements."""
+    found = []
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for statement in line.body:
+            if isinstance(statement, cst.ImportFrom) and statement.module is not None:
+                if dotted(statement.module).split(".")[0] == "compile_engine_compat":
+                    found.append(statement)
+    return found
+
+
+def _tidy_imports(module: cst.Module, plan: _Plan, bare_tvm_dropped: bool) -> cst.Module:
+    context = CodemodContext()
+    for needed in sorted(plan.needed):
+        AddImportsVisitor.add_needed_import(context, needed)
+    if bare_tvm_dropped:
+        finder = _NameUse()
+        module.visit(finder)
+        if finder.found:
+            AddImportsVisitor.add_needed_import(context, "tvm")
+    module = AddImportsVisitor(context).transform_module(module)
+    context = CodemodContext()
+    for package, name in (("tvm", "relay"), ("tvm.relay", "backend")):
+        RemoveImportsVisitor.remove_unused_import(context, package, name)
+    if plan.calls or plan.drop_calls:
+        # A rewritten call may leave its shim import unused: ``get_shape`` or the module itself.
+        for statement in _shim_imports(module):
+            package = dotted(statement.module) if statement.module else ""
+            for alias in statement.names if isinstance(statement.names, Sequence) else ():
+                asname = dotted(alias.asname.name) if alias.asname else None
+                RemoveImportsVisitor.remove_unused_import(
+                    context, package, dotted(alias.name), asname
+                )
+    return RemoveImportsVisitor(context).transform_module(module)
+
+
+def fix_code(code: str, unsafe: bool = False) -> tuple[str, list[Change], list[Change]]:
+    """Fix one module's source.
+
+    Parameters
+    ----------
+    code : str
+        Python source.
+    unsafe : bool
+        Also apply the table's modern rewrites.
+
+    Returns
+    -------
+    new_code : str
+    changes : list of Change
+        The edits made, in source order.
+    manual : list of Change
+        Legacy uses left for a person.
+
+    Raises
+    ------
+    libcst.ParserSyntaxError
+        If ``code`` does not parse.
+    """
+    wrapper = md.MetadataWrapper(cst.parse_module(code))
+    uses = [use for use in find_uses(wrapper) if not use.guarded]
+    plan = _Plan(wrapper.module, dict(wrapper.resolve(md.PositionProvider)))
+    parents = dict(wrapper.resolve(md.ParentNodeProvider))
+    by_statement: dict[cst.CSTNode, list[Use]] = {}
+    manual: list[Change] = []
+    for use in uses:
+        if use.origin == "legacy" and use.kind == "import" and use.statement is not None:
+            by_statement.setdefault(use.statement, []).append(use)
+        elif use.origin == "legacy" and use.kind == "reference":
+            plan.plan_chain(use)
+        if unsafe:
+            plan.plan_rewrite(use, parents)
+        if use.origin == "legacy" and use.row.fix == "manual":
+            text = f"{use.row.name} needs a manual port: {use.row.replacement} ({use.row.docs})"
+            manual.append(Change(use.line, use.col, "manual", text))
+    bare_tvm_dropped = False
+    for statement, stmt_uses in by_statement.items():
+        aliases = [use.node for use in stmt_uses if isinstance(use.node, cst.ImportAlias)]
+        if isinstance(statement, cst.Import):
+            bare_tvm_dropped |= any(a.asname is None for a in aliases)
+            plan.plan_import(statement, aliases)  # type: ignore[arg-type]
+        elif isinstance(statement, cst.ImportFrom):
+            plan.plan_import_from(statement, aliases)  # type: ignore[arg-type]
+    if not plan.changes:
+        return code, [], manual
+    module = wrapper.module.visit(_Apply(plan))
+    module = _tidy_imports(module, plan, bare_tvm_dropped)
+    changes = sorted(plan.changes, key=lambda c: (c.line, c.col))
+    return module.code, changes, manual
+
+
+def fix_file(path: str, display: str, unsafe: bool) -> FileFix:
+    """Fix one file in memory (nothing is written)."""
+    with open(path, encoding="utf-8") as handle:
+        before = handle.read()
+    if path.endswith(".ipynb"):
+        return FileFix(display, before, before, skipped="notebooks are scanned, not fixed")
+    try:
+        after, changes, manual = fix_code(before, unsafe)
+    except cst.ParserSyntaxError as exc:
+        return FileFix(display, before, before, skipped=f"failed to parse: {exc.message}")
+    return FileFix(display, before, after, changes, manual)
+
+
+def report(results: list[FileFix]) -> str:
+    """The tf_upgrade_v2-style report: counts, then ``file:line:col`` per change and item."""
+    changed = [r for r in results if r.changes]
+    n_changes = sum(len(r.changes) for r in results)
+    n_manual = sum(len(r.manual) for r in results)
+    lines = [
+        "compile-engine-compat fix",
+        f"Changed {len(changed)} of {len(results)} files: {n_changes} changes.",
+        f"Detected {n_manual} legacy uses that need a manual port.",
+    ]
+    skipped = [r for r in results if r.skipped]
+    lines += [f"Skipped {r.display}: {r.skipped}" for r in skipped]
+    for result in results:
+        if not (result.changes or result.manual):
+            continue
+        lines.append(f"\nFile: {result.display}")
+        for item in [*result.changes, *result.manual]:
+            severity = "WARNING" if item.kind == "manual" else "INFO"
+            lines.append(f"{result.display}:{item.line}:{item.col}: {severity}: {item.message}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``compile-engine-compat fix``; with ``--diff`` returns 1 when there are changes."""
+    parser = argparse.ArgumentParser(
+        prog="compile-engine-compat fix",
+        description="Swap legacy compile_engine imports to the shim (libcst; keeps formatting).",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help=".py files or folders")
+    parser.add_argument("--diff", action="store_true", help="print a diff, write nothing")
+    parser.add_argument("--unsafe", action="store_true", help="also rewrite calls to modern TVM")
+    args = parser.parse_args(list(argv))
+    try:
+        sources = list(iter_sources(args.paths))
+    except FileNotFoundError as exc:
+        print(f"compile-engine-compat fix: {exc}", file=sys.stderr)
+        return 2
+    results = [fix_file(str(path), display, args.unsafe) for path, display in sources]
+    for (path, _), result in zip(sources, results):
+        if result.after == result.before:
+            continue
+        if args.diff:
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    result.before.splitlines(keepends=True),
+                    result.after.splitlines(keepends=True),
+                    f"a/{result.display}",
+                    f"b/{result.display}",
+                )
+            )
+        else:
+            path.write_text(result.after, encoding="utf-8")
+    print(report(results), file=sys.stderr if args.diff else sys.stdout)
+    if args.diff:
+        return 1 if any(r.after != r.before for r in results) else 0
+    return 0
