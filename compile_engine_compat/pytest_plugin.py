@@ -11,3 +11,10 @@ Importing this module does not import TVM.
 from __future__ import annotations
 
 from ._pytest_equivalence import compile_engine_equivalence  # noqa: F401
+from ._pytest_report import (  # noqa: F401
+    pytest_addoption,
+    pytest_configure,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+    pytest_testnodedown,
+)
