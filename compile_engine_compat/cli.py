@@ -18,6 +18,18 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "compile_engine_compat.examples.legacy_demo:main",
         "run a legacy-style program through the shim and check it against the new path",
     ),
+    "scan": (
+        "compile_engine_compat._scan:main",
+        "find uses of the legacy API in .py/.ipynb files (exit 1 if any)",
+    ),
+    "fix": (
+        "compile_engine_compat._fix:main",
+        "swap legacy imports to the shim (--unsafe: rewrite calls to modern TVM)",
+    ),
+    "docs": (
+        "compile_engine_compat._docs:main",
+        "print or check MIGRATION.md, generated from the API table",
+    ),
 }
 
 

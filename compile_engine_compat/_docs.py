@@ -1,0 +1,158 @@
+"""Generate MIGRATION.md from the API table: ``compile-engine-compat docs [--check] [-o FILE]``.
+
+The hand-written parts (intro, behaviours that differ, fix kinds) live here as text, so that
+regenerating the file loses nothing; every row section comes from :data:`API_TABLE`. A test keeps
+the committed MIGRATION.md equal to :func:`generate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._api_table import (
+    API_TABLE,
+    COMPILE_ENGINE_REMOVED_IN_TVM,
+    SHIM_REMOVAL_VERSION,
+    TE_COMPILER_REMOVED_IN_TVM,
+    LegacyApi,
+)
+
+__all__ = ["generate", "main"]
+
+_INTRO = f"""\
+# Migration guide: `tvm.relay.backend.compile_engine` and `te_compiler`
+
+<!-- Generated from compile_engine_compat/_api_table.py by `compile-engine-compat docs -o \
+MIGRATION.md`. Do not edit by hand: change the table or compile_engine_compat/_docs.py. -->
+
+TVM removed `relay.backend.compile_engine` in {COMPILE_ENGINE_REMOVED_IN_TVM}, and `te_compiler`
+with the rest of Relay in {TE_COMPILER_REMOVED_IN_TVM}. compile-engine-compat keeps both APIs
+working on modern TVM (Relax, TE, `tvm.compile`) so that a legacy project moves in two steps:
+
+1. **Swap the imports** (`compile-engine-compat fix PATH`): the code then runs unchanged through
+   the shim, and every legacy call warns with its modern replacement.
+2. **Port each call** to the modern code listed below, at your own pace; the pytest report and its
+   baseline keep the count from growing. The shim drops the legacy surface in
+   compile-engine-compat {SHIM_REMOVAL_VERSION}.
+
+Each legacy name has a section below (the warning's link points at it): the old spelling, the
+shim's drop-in, the modern code, what the fixer can do, and what differs.
+"""
+
+_DIFFERENCES = """\
+## Legacy behaviours that differ
+
+The shim keeps the legacy call signatures and results, except where modern TVM has no
+equivalent object:
+
+- **Source functions are Relax functions.** Relay no longer exists: `lower`, `jit`,
+  `lower_shape_func` and `CCacheKey` take a `relax.Function` (built with `relax.BlockBuilder` or
+  TVMScript) or an `IRModule` holding one. A `CCacheKey` built from anything else raises
+  `TypeError`.
+- **`CachedFunc.schedule` is a `tvm.s_tir.Schedule`**, not a `te.Schedule`: TE schedules
+  (`te.create_schedule`, `s[op].split`) are gone. Schedule hooks receive the `s_tir.Schedule` and
+  the block names.
+- **`target=None` uses `tvm.target.Target.current()`** (the enclosing `with target:` scope), as the
+  legacy C++ did; with no scope, lowering raises `ValueError` ("Need target ..."), as does an
+  empty string.
+- **One PrimFunc per function.** The whole Relax function is traced to one TE graph through each
+  op's legalization (`FLegalize`); that is also each op's default strategy implementation.
+- **No AutoTVM or auto-scheduler.** `select_implementation(..., use_autotvm=True)` selects by
+  priority and says so once; `relay.backend.use_auto_scheduler` is accepted but schedules nothing.
+- **The two `relay.backend.*` pass-config keys never reach C++**: read them with
+  `compile_engine_compat._passconfig.current_config()`, not `PassContext.current().config`.
+- **`te_compiler`'s `use_count` counts from 1**, as upstream; `compile_engine`'s from 0. Both views
+  share one cache.
+- **Kernels** from `jit` are destination-passing callables that accept `tvm.runtime.Tensor` or
+  NumPy arrays (NumPy inputs are copied into aligned memory).
+"""
+
+_FIX_KINDS = """\
+## Fix kinds
+
+| kind | meaning |
+|---|---|
+| safe | `compile-engine-compat fix` swaps the import (or attribute chain) to the shim; behaviour is kept |
+| unsafe | `compile-engine-compat fix --unsafe` rewrites the call to modern code, which may behave differently (see the note) |
+| manual | no mechanical fix: port it by hand (registered global names, pass-config keys, shim-only methods) |
+
+`compile-engine-compat scan --include-shim` lists the calls that still go through the shim; those
+with a table rewrite show as `unsafe`, the rest as `manual`.
+"""
+
+_GROUPS = (
+    ("compile_engine (removed in TVM 0.8)", "compile_engine"),
+    ("te_compiler (TVM 0.8-0.19, removed in 0.20)", "te_compiler"),
+    ("Registered global functions and pass-config keys", "relay.backend"),
+)
+_SHIM_ONLY = ("compile_engine.CompileEngine.lower_many", "compile_engine.CompileEngine.jit_many")
+
+
+def _group(row: LegacyApi) -> str:
+    if row.name in _SHIM_ONLY:
+        return "shim"
+    return next(prefix for _, prefix in _GROUPS if row.name.split(".")[0] == prefix.split(".")[0])
+
+
+def _section(row: LegacyApi) -> str:
+    fix = row.fix
+    if row.rewrite is not None:
+        rewrite = f"`{row.rewrite}`" if row.rewrite else "delete the call"
+        fix += f"; `fix --unsafe` rewrites calls as {rewrite}"
+    lines = [
+        f'<a id="{row.anchor}"></a>',
+        f"### `{row.name}`",
+        "",
+        f"- **Old:** {', '.join(f'`{p}`' for p in row.old_paths)}",
+        f"- **Drop-in:** `{row.shim}`",
+        f"- **Modern:** `{row.replacement}`",
+        f"- **Fix:** {fix}",
+        f"- **Since:** TVM {row.since}; removed in compile-engine-compat {row.removed_in}",
+    ]
+    if row.note:
+        lines.append(f"- **Note:** {row.note}")
+    return "\n".join(lines) + "\n"
+
+
+def _index() -> str:
+    lines = ["## Index", "", "| legacy name | modern code | fix |", "|---|---|---|"]
+    for row in API_TABLE.values():
+        modern = row.replacement.replace("|", "\\|")
+        lines.append(f"| [`{row.name}`](#{row.anchor}) | `{modern}` | {row.fix} |")
+    return "\n".join(lines) + "\n"
+
+
+def generate() -> str:
+    """The full text of MIGRATION.md."""
+    parts = [_INTRO, _DIFFERENCES, _FIX_KINDS, _index()]
+    titled = [*_GROUPS, ("Shim additions on the legacy engine", "shim")]
+    for title, prefix in titled:
+        rows = [row for row in API_TABLE.values() if _group(row) == prefix]
+        parts.append(f"## {title}\n")
+        parts += [_section(row) for row in rows]
+    return "\n".join(parts)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Print MIGRATION.md, write it (``-o``), or check a file is current (``--check``)."""
+    parser = argparse.ArgumentParser(
+        prog="compile-engine-compat docs", description="MIGRATION.md from the API table."
+    )
+    parser.add_argument("-o", "--output", help="write here instead of printing")
+    parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE is not current")
+    args = parser.parse_args(list(argv))
+    text = generate()
+    if args.check:
+        current = Path(args.check).read_text(encoding="utf-8") if Path(args.check).exists() else ""
+        if current != text:
+            print(f"{args.check} is out of date: run compile-engine-compat docs -o {args.check}")
+            return 1
+        return 0
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
