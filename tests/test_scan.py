@@ -1,0 +1,138 @@
+"""The static scanner: every import and call form, exactness, formats, notebooks, exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from compile_engine_compat import cli
+from compile_engine_compat._scan import scan_paths
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scan"
+_EXPECT = re.compile(r"# expect: (.*)$")
+_ITEM = re.compile(r"([\w.]+)\[(safe|unsafe|manual)\]")
+
+
+def _expected_py(path: Path) -> Counter:
+    expected: Counter = Counter()
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        match = _EXPECT.search(line)
+        if match:
+            for api, fix in _ITEM.findall(match.group(1)):
+                expected[(None, number, api, fix)] += 1
+    return expected
+
+
+def _expected_notebook(path: Path) -> Counter:
+    expected: Counter = Counter()
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        for number, line in enumerate("".join(cell["source"]).split("\n"), start=1):
+            match = _EXPECT.search(line)
+            if match:
+                for api, fix in _ITEM.findall(match.group(1)):
+                    expected[(index, number, api, fix)] += 1
+    return expected
+
+
+def _found(path: Path) -> Counter:
+    findings, errors = scan_paths([str(path)])
+    assert errors == []
+    return Counter((f.cell, f.line, f.api, f.fix) for f in findings)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".py", ".ipynb"))
+)
+def test_fixture_findings_match_expect_comments(name):
+    path = FIXTURES / name
+    expected = _expected_notebook(path) if path.suffix == ".ipynb" else _expected_py(path)
+    assert _found(path) == expected
+
+
+def test_negative_and_guarded_fixtures_really_are_empty():
+    # The parametrized test would pass vacuously if a fixture lost its content.
+    for name in ("negatives.py", "guarded.py"):
+        source = (FIXTURES / name).read_text()
+        assert "compile_engine" in source and "relay.backend" in source
+        assert _found(FIXTURES / name) == Counter()
+
+
+def test_every_fixture_form_is_covered():
+    apis = {f.api for f in scan_paths([str(FIXTURES)])[0]}
+    for required in (
+        "compile_engine",
+        "te_compiler",
+        "compile_engine.get",
+        "compile_engine.CompileEngine.jit",
+        "te_compiler.TECompiler.jit",
+        "relay.backend._CompileEngineGlobal",
+        "relay.backend.use_auto_scheduler",
+        "relay.backend.disable_compile_engine_cache",
+    ):
+        assert required in apis
+
+
+def test_columns_are_one_based_and_point_at_the_name():
+    findings, _ = scan_paths([str(FIXTURES / "import_as.py")])
+    first = findings[0]
+    assert (first.line, first.col, first.api) == (1, 8, "compile_engine")  # "import " is 7 chars
+    call = next(f for f in findings if f.api == "compile_engine.CCacheKey")
+    line = (FIXTURES / "import_as.py").read_text().splitlines()[call.line - 1]
+    assert line[call.col - 1 :].startswith("ce.CCacheKey")
+
+
+def test_json_output_schema_and_relative_paths(tmp_path, capsys):
+    code = cli.main(["scan", "--format", "json", str(FIXTURES)])
+    assert code == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data and all(
+        set(d) in ({"path", "line", "col", "api", "replacement", "fix"},
+                   {"path", "line", "col", "api", "replacement", "fix", "cell"})
+        for d in data
+    )
+    assert {d["path"] for d in data} >= {"import_as.py", "relay_chain.py", "notebook.ipynb"}
+    assert {d["fix"] for d in data} == {"safe", "manual"}
+    assert all(d["replacement"] for d in data)
+
+
+def test_exit_codes(tmp_path, capsys):
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    shutil.copy(FIXTURES / "negatives.py", clean)
+    assert cli.main(["scan", str(clean)]) == 0
+    (clean / "broken.py").write_text("def (:\n")
+    assert cli.main(["scan", str(clean)]) == 2
+    assert "broken.py: failed to parse" in capsys.readouterr().err
+    assert cli.main(["scan", str(tmp_path / "missing")]) == 2
+
+
+def test_sarif_and_github_formats(tmp_path, capsys):
+    out = tmp_path / "scan.sarif"
+    assert cli.main(["scan", "--format", "sarif", "-o", str(out), str(FIXTURES)]) == 1
+    sarif = json.loads(out.read_text())
+    run = sarif["runs"][0]
+    assert sarif["version"] == "2.1.0"
+    rules = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]] == result["ruleId"]
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+    capsys.readouterr()
+    assert cli.main(["scan", "--format", "github", str(FIXTURES / "pass_config.py")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("::warning file=") and ",line=3,col=11," in lines[0]
+
+
+def test_text_format_summary(capsys):
+    assert cli.main(["scan", str(FIXTURES / "global_funcs.py")]) == 1
+    out = capsys.readouterr().out
+    assert "global_funcs.py:6:34: relay.backend._CompileEngineGlobal [manual]" in out
+    assert "Found 3 legacy uses in 1 files (0 safe, 0 unsafe, 3 manual)." in out
