@@ -124,6 +124,7 @@ class _Plan:
             if alias.asname is None:
                 # ``import tvm.relay.backend.compile_engine``: its chains are re-pointed.
                 self.needed.add(shim)
+                lines.append(f"import {shim}")
             else:
                 package, name = shim.rsplit(".", 1)
                 lines.append(f"from {package} import {_alias_text(name, alias.asname)}")
@@ -152,7 +153,7 @@ class _Plan:
         self.statements[statement] = (new, lines)
         after = [self.code(new)] if new is not None else []
         after += lines
-        replacement = "; ".join(after) if after else "(removed; chains re-pointed)"
+        replacement = "; ".join(after)
         self.note(statement, "safe", f"Replaced '{self.code(statement)}' with '{replacement}'")
 
     # -- references and calls -------------------------------------------------------------------
@@ -228,7 +229,11 @@ class _Apply(cst.CSTTransformer):
             body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
             lines_out: list[cst.BaseStatement] = [updated_node.with_changes(body=body), *extra]
         elif extra:
-            lines_out = [extra[0].with_changes(leading_lines=updated_node.leading_lines), *extra[1:]]
+            first = extra[0].with_changes(
+                leading_lines=updated_node.leading_lines,
+                trailing_whitespace=updated_node.trailing_whitespace,
+            )
+            lines_out = [first, *extra[1:]]
         else:
             return cst.RemovalSentinel.REMOVE
         return cst.FlattenSentinel(lines_out) if len(lines_out) > 1 else lines_out[0]
