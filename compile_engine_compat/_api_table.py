@@ -107,7 +107,10 @@ _LOWER = (
     "mod = relax.transform.LegalizeOps()(IRModule({'main': func})); "
     "or trace to TE and te.create_prim_func(inputs + outputs)"
 )
-_JIT = "ex = tvm.compile(IRModule({'main': func}), target); relax.VirtualMachine(ex, dev)['main'](*args)"
+_JIT = (
+    "ex = tvm.compile(IRModule({'main': func}), target); "
+    "relax.VirtualMachine(ex, dev)['main'](*args)"
+)
 
 _ENGINE_ROWS = (
     _row(
@@ -228,21 +231,22 @@ _ENGINE_ROWS = (
 )
 
 # te_compiler (v0.8-v0.19) mirrors compile_engine under new names.
-_TE_COMPILER_ROWS = tuple(
-    _row(
-        row.name.replace("compile_engine.CompileEngine", "te_compiler.TECompiler").replace(
-            "compile_engine", "te_compiler"
-        ),
-        row.replacement,
-        row.replacement_symbols,
-        fix=row.fix,
-        note=row.note,
-        rewrite=row.rewrite,
-    )
-    for row in _ENGINE_ROWS
-    if row.name.rsplit(".", 1)[-1]
-    not in ("lower_shape_func", "shape_func_items", "get_current_ccache_key", "dump")
-) + (
+_TE_COMPILER_ROWS = (
+    *(
+        _row(
+            row.name.replace("compile_engine.CompileEngine", "te_compiler.TECompiler").replace(
+                "compile_engine", "te_compiler"
+            ),
+            row.replacement,
+            row.replacement_symbols,
+            fix=row.fix,
+            note=row.note,
+            rewrite=row.rewrite,
+        )
+        for row in _ENGINE_ROWS
+        if row.name.rsplit(".", 1)[-1]
+        not in ("lower_shape_func", "shape_func_items", "get_current_ccache_key", "dump")
+    ),
     _row(
         "te_compiler.lower_to_primfunc",
         "relax.transform.LegalizeOps() then mod[name] (a tirx.PrimFunc), or te.create_prim_func",
@@ -327,7 +331,7 @@ API_TABLE: dict[str, LegacyApi] = {
 
 
 #: Legacy module path -> the row-name prefix of its members. ``_backend`` was the FFI namespace
-#: ``relay.backend``: ``_backend._CompileEngineLower`` is the global ``relay.backend._CompileEngineLower``.
+#: ``relay.backend``: ``_backend._CompileEngineLower`` is the global of that name.
 LEGACY_MODULES: dict[str, str] = {
     "tvm.relay.backend.compile_engine": "compile_engine",
     "tvm.relay.backend.te_compiler": "te_compiler",

@@ -75,9 +75,12 @@ _FIX_KINDS = """\
 
 | kind | meaning |
 |---|---|
-| safe | `compile-engine-compat fix` swaps the import (or attribute chain) to the shim; behaviour is kept |
-| unsafe | `compile-engine-compat fix --unsafe` rewrites the call to modern code, which may behave differently (see the note) |
-| manual | no mechanical fix: port it by hand (registered global names, pass-config keys, shim-only methods) |
+| safe | `compile-engine-compat fix` swaps the import (or attribute chain) to the shim; \
+behaviour is kept |
+| unsafe | `compile-engine-compat fix --unsafe` rewrites the call to modern code, which may \
+behave differently (see the note) |
+| manual | no mechanical fix: port it by hand (registered global names, pass-config keys, \
+shim-only methods) |
 
 `compile-engine-compat scan --include-shim` lists the calls that still go through the shim; those
 with a table rewrite show as `unsafe`, the rest as `manual`.
@@ -98,7 +101,7 @@ def _group(row: LegacyApi) -> str:
 
 
 def _section(row: LegacyApi) -> str:
-    fix = row.fix
+    fix: str = row.fix
     if row.rewrite is not None:
         rewrite = f"`{row.rewrite}`" if row.rewrite else "delete the call"
         fix += f"; `fix --unsafe` rewrites calls as {rewrite}"

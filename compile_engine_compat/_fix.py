@@ -7,10 +7,14 @@ Usage::
 Built on libcst, so formatting and comments survive. The safe fix re-points every legacy import
 and attribute chain at the shim, after which the program runs unchanged on modern TVM::
 
-    from tvm.relay.backend import compile_engine          -> from compile_engine_compat import compile_engine
-    import tvm.relay.backend.compile_engine as ce         -> from compile_engine_compat import compile_engine as ce
-    from tvm.relay.backend.te_compiler import get         -> from compile_engine_compat.te_compiler import get
-    tvm.relay.backend.compile_engine.get()                -> compile_engine_compat.compile_engine.get()
+    from tvm.relay.backend import compile_engine
+    # -> from compile_engine_compat import compile_engine
+    import tvm.relay.backend.compile_engine as ce
+    # -> from compile_engine_compat import compile_engine as ce
+    from tvm.relay.backend.te_compiler import get
+    # -> from compile_engine_compat.te_compiler import get
+    tvm.relay.backend.compile_engine.get()
+    # -> compile_engine_compat.compile_engine.get()  (and imports that module)
 
 Imports of ``tvm.relay`` left unused afterwards are removed. ``--unsafe`` also rewrites calls that
 the API table gives a modern rewrite for (``LegacyApi.rewrite``), through the legacy path or the
@@ -141,14 +145,19 @@ class _Plan:
         moved = [a for a in aliases if f"{module}.{dotted(a.name)}" in _SHIM_OF]
         kept = [a for a in statement.names if a not in moved]
         if not kept:
-            self._replace(statement, statement.with_changes(module=_expr("compile_engine_compat")), [])
+            self._replace(
+                statement, statement.with_changes(module=_expr("compile_engine_compat")), []
+            )
             return
         names = ", ".join(_alias_text(dotted(a.name), a.asname) for a in moved)
         new = statement.with_changes(names=_drop_trailing_comma(kept))
         self._replace(statement, new, [f"from compile_engine_compat import {names}"])
 
     def _replace(
-        self, statement: cst.BaseSmallStatement, new: cst.BaseSmallStatement | None, lines: list[str]
+        self,
+        statement: cst.BaseSmallStatement,
+        new: cst.BaseSmallStatement | None,
+        lines: list[str],
     ) -> None:
         self.statements[statement] = (new, lines)
         after = [self.code(new)] if new is not None else []

@@ -121,9 +121,8 @@ def read_ledger(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             continue
         key = (record["api"], record["path"], int(record["line"]))
         totals[key] = totals.get(key, 0) + int(record["count"])
-    rows = [{"api": a, "path": p, "line": ln, "count": c} for (a, p, ln), c in totals.items()]
-    rows.sort(key=lambda r: (-r["count"], r["path"], r["line"], r["api"]))
-    return rows
+    keys = sorted(totals, key=lambda k: (-totals[k], k[1], k[2], k[0]))
+    return [{"api": a, "path": p, "line": ln, "count": totals[(a, p, ln)]} for a, p, ln in keys]
 
 
 class _ForkToken:

@@ -117,7 +117,7 @@ def guards_import(node: cst.Try) -> bool:
 
 
 class _EngineTargets(cst.CSTVisitor):
-    """First pass: assignment targets bound to an engine singleton (``e = compile_engine.get()``)."""
+    """First pass: names bound to an engine singleton (``e = compile_engine.get()``)."""
 
     METADATA_DEPENDENCIES = (md.QualifiedNameProvider,)
 

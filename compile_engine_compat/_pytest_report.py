@@ -110,7 +110,7 @@ def _relative(path: str, root: Path) -> str:
 
 def build_report(counts: Counter[Key], root: Path) -> dict[str, Any]:
     """The JSON report for ``counts`` (``(api, file, line) -> calls``), paths relative to root."""
-    sites = []
+    sites: list[dict[str, Any]] = []
     for (api, path, line), count in counts.items():
         row = API_TABLE.get(api)
         sites.append(
@@ -251,16 +251,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def summary_line(report: dict[str, Any]) -> str:
     """``N legacy calls from M sites; top sites: path:line api (count), ...``."""
     top = ", ".join(
-        f"{s['path']}:{s['line']} {s['api']} ({s['count']})"
-        for s in report["sites"][:_TOP_SITES]
+        f"{s['path']}:{s['line']} {s['api']} ({s['count']})" for s in report["sites"][:_TOP_SITES]
     )
     line = f"{report['total_calls']} legacy calls from {len(report['sites'])} sites"
     return f"{line}; top sites: {top}" if top else line
 
 
-def pytest_terminal_summary(
-    terminalreporter: Any, exitstatus: int, config: pytest.Config
-) -> None:
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """Print the one-line summary, github annotations, and any strict/baseline failure."""
     state = config.stash.get(_STATE, None)
     if state is None or state.report is None:

@@ -101,9 +101,7 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
     return findings
 
 
-def scan_paths(
-    paths: Sequence[str], include_shim: bool = False
-) -> tuple[list[Finding], list[str]]:
+def scan_paths(paths: Sequence[str], include_shim: bool = False) -> tuple[list[Finding], list[str]]:
     """Scan every source under ``paths``.
 
     Returns

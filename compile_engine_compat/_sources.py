@@ -68,7 +68,7 @@ def _cell_lines(cell: dict[str, object]) -> list[str]:
     out = []
     for line in lines:
         stripped = line.lstrip()
-        if stripped.startswith(("%", "!")) or stripped.endswith("?") and not stripped.startswith("#"):
+        if stripped.startswith(("%", "!")) or (stripped.endswith("?") and stripped[:1] != "#"):
             line = line[: len(line) - len(stripped)] + "pass"
         out.append(line)
     return out

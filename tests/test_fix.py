@@ -135,14 +135,7 @@ def test_unsafe_rewrites_through_legacy_and_shim():
     assert "get_shape(shape)" in safe and "clear()" in safe
     new, changes, _ = fix_code(code, unsafe=True)
     assert new == (
-        "\n"
-        "\n"
-        "def f(shape):\n"
-        "    pass\n"
-        "\n"
-        "\n"
-        "def g(shape):\n"
-        "    return list(shape), list(shape)\n"
+        "\n\ndef f(shape):\n    pass\n\n\ndef g(shape):\n    return list(shape), list(shape)\n"
     )
     assert sorted(c.kind for c in changes) == ["safe", "unsafe", "unsafe", "unsafe"]
     assert fix_code(new, unsafe=True)[0] == new
@@ -167,7 +160,8 @@ def test_cli_diff_writes_nothing_and_report_lists_changes(tmp_path, capsys):
     assert report[1] == "Changed 1 of 1 files: 1 changes."
     assert report[2] == "Detected 3 legacy uses that need a manual port."
     assert "app.py:1:1: INFO: Replaced 'from tvm.relay.backend import compile_engine'" in report[5]
-    assert any(line.startswith("app.py:7:34: WARNING: relay.backend._CompileEngineGlobal") for line in report)
+    warning = "app.py:7:34: WARNING: relay.backend._CompileEngineGlobal"
+    assert any(line.startswith(warning) for line in report)
     assert cli.main(["fix", str(FIXTURES / "scan" / "notebook.ipynb"), "--diff"]) == 0
     assert "notebooks are scanned, not fixed" in capsys.readouterr().err
 

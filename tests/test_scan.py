@@ -93,8 +93,11 @@ def test_json_output_schema_and_relative_paths(tmp_path, capsys):
     assert code == 1
     data = json.loads(capsys.readouterr().out)
     assert data and all(
-        set(d) in ({"path", "line", "col", "api", "replacement", "fix"},
-                   {"path", "line", "col", "api", "replacement", "fix", "cell"})
+        set(d)
+        in (
+            {"path", "line", "col", "api", "replacement", "fix"},
+            {"path", "line", "col", "api", "replacement", "fix", "cell"},
+        )
         for d in data
     )
     assert {d["path"] for d in data} >= {"import_as.py", "relay_chain.py", "notebook.ipynb"}
