@@ -139,3 +139,20 @@ def test_text_format_summary(capsys):
     out = capsys.readouterr().out
     assert "global_funcs.py:6:34: relay.backend._CompileEngineGlobal [manual]" in out
     assert "Found 3 legacy uses in 1 files (0 safe, 0 unsafe, 3 manual)." in out
+
+
+def test_include_shim_lists_what_still_goes_through_the_shim(tmp_path):
+    code = (
+        "from compile_engine_compat import compile_engine\n"
+        "engine = compile_engine.get()\n"
+        "engine.clear()\n"
+        "shape = compile_engine.get_shape(s)\n"
+    )
+    (tmp_path / "app.py").write_text(code)
+    assert scan_paths([str(tmp_path)]) == ([], [])
+    findings, _ = scan_paths([str(tmp_path)], include_shim=True)
+    assert [(f.line, f.api, f.fix) for f in findings] == [
+        (2, "compile_engine.get", "manual"),
+        (3, "compile_engine.CompileEngine.clear", "unsafe"),
+        (4, "compile_engine.get_shape", "unsafe"),
+    ]
