@@ -275,6 +275,24 @@ _GLOBAL_NAMES = (
     "_TECompilerListItems",
     "lower_call",
 )
+# What each registered global does differently from its C++ original.
+_GLOBAL_NOTES = {
+    "_CompileEngineJIT": "Returns the shim's kernel converted to an FFI function (a PackedFunc).",
+    "_TECompilerJIT": "Returns the shim's kernel converted to an FFI function (a PackedFunc).",
+    "_CompileLowerExternalFunctions": (
+        "Always returns an empty list: the shim never caches external (BYOC) functions."
+    ),
+    "_CompileEngineLower": "mod_name is the already-mangled prefix, as C++ received it.",
+}
+_REGISTERED = "registered on import of compile_engine_compat.compile_engine or .te_compiler"
+_ACCEPTED = (
+    "accepted in tvm.transform.PassContext(config=...) once compile_engine_compat.compile_engine "
+    "or .te_compiler is imported"
+)
+_CONFIG_NOTE = (
+    "The key never reaches C++: PassContext.current().config does not show it; the shim reads "
+    "it from its own per-thread stack. COMPILE_ENGINE_COMPAT_PASSCONFIG=off turns this off."
+)
 _GLOBAL_ROWS = tuple(
     _row(
         f"relay.backend.{name}",
@@ -283,7 +301,8 @@ _GLOBAL_ROWS = tuple(
         ("tvm.compile", "tvm.register_global_func"),
         fix="manual",
         old_paths=(f"relay.backend.{name}",),
-        shim=f"relay.backend.{name} (registered when compile_engine_compat is imported)",
+        shim=f"relay.backend.{name} ({_REGISTERED})",
+        note=_GLOBAL_NOTES.get(name, ""),
     )
     for name in _GLOBAL_NAMES
 )
@@ -295,7 +314,8 @@ _CONFIG_ROWS = (
         ("tvm.s_tir.Schedule",),
         fix="manual",
         old_paths=("relay.backend.use_auto_scheduler",),
-        shim="accepted in tvm.transform.PassContext(config=...) once the shim is imported",
+        shim=_ACCEPTED,
+        note=_CONFIG_NOTE,
     ),
     _row(
         "relay.backend.disable_compile_engine_cache",
@@ -303,7 +323,8 @@ _CONFIG_ROWS = (
         ("tvm.compile",),
         fix="manual",
         old_paths=("relay.backend.disable_compile_engine_cache",),
-        shim="accepted in tvm.transform.PassContext(config=...) once the shim is imported",
+        shim=_ACCEPTED,
+        note=_CONFIG_NOTE + " Inside such a context lower/jit store nothing in the cache.",
     ),
 )
 
