@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tvm
 from _builders import build
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from tvm import relax, tirx, topi
 
@@ -90,14 +90,10 @@ def test_dtypes_restrict_the_parameters(func):
 
 
 def _find(predicate: Any, **kwargs: Any) -> relax.Function:
-    from hypothesis import find
-
     return find(
         relax_functions(**kwargs),
         predicate,
-        settings=settings(
-            max_examples=300, database=None, phases=[__import__("hypothesis").Phase.generate]
-        ),
+        settings=settings(max_examples=300, database=None, phases=[Phase.generate]),
     )
 
 
