@@ -12,13 +12,13 @@ import hashlib
 import re
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import tvm
 from tvm import relax
 
-from . import _lowering, _shadow, _shape_func, _trace
+from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _trace
 from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target
 from ._deprecation import warn_legacy
 
@@ -182,6 +182,61 @@ class CompileEngine:
             return _shadow.wrap(self._kernel(value), key.source_func, key.target)
         return self._kernel(value)
 
+    def lower_many(
+        self, funcs: Sequence[Any], target: Any = None, mod_name: str = "default"
+    ) -> list[CachedFunc]:
+        """Lower several functions; each fills the cache entry ``lower`` would.
+
+        Parameters
+        ----------
+        funcs : sequence of tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+        mod_name : str
+
+        Returns
+        -------
+        list of CachedFunc
+            In the order of ``funcs``; put their ``funcs`` modules together to build them at once.
+        """
+        warn_legacy("compile_engine.CompileEngine.lower_many")
+        return [self._lower_wrapped(f, target, mod_name).cached_func for f in funcs]
+
+    def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[_lowering.Kernel]:
+        """JIT several functions with ONE ``tvm.compile`` of one IRModule.
+
+        Each function fills the cache entry ``jit`` would: a later ``jit`` of one of them returns
+        the same kernel. Already built kernels and persistent-cache hits are not rebuilt.
+
+        Parameters
+        ----------
+        funcs : sequence of tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        list of Kernel
+            In the order of ``funcs``.
+        """
+        warn_legacy("compile_engine.CompileEngine.jit_many")
+        values = [self._lower_wrapped(_get_cache_key(f, target), None, "") for f in funcs]
+        pending: dict[int, CCacheValue] = {id(v): v for v in values if v._kernel is None}
+        by_target: dict[str, list[CCacheValue]] = {}
+        for value in pending.values():
+            by_target.setdefault(str(value.cached_func.target), []).append(value)
+        for group in by_target.values():
+            cacheds = [v.cached_func for v in group]
+            try:
+                kernels = _disk_cache.kernels_for(cacheds)
+            except _disk_cache.CacheDirectoryError:
+                raise
+            except Exception as err:
+                raise _build_failure(*[c.funcs for c in cacheds]) from err
+            for value, kernel in zip(group, kernels):
+                with value._build_lock:  # a concurrent jit may have built it meanwhile
+                    if value._kernel is None:
+                        value._kernel = kernel
+        return [self._kernel(v) for v in values]
+
     def clear(self) -> None:
         """clear the existing cached functions"""
         warn_legacy("compile_engine.CompileEngine.clear")
@@ -319,6 +374,10 @@ class CompileEngine:
         outputs = _lowering.distinct_outputs(arguments, traced.outputs)
         prim_func = _lowering.to_prim_func(arguments, outputs, name)
         schedule = _lowering.inline_injective(prim_func, name)
+        # Default rules for the target; blocks a user schedule (the hook below) takes are skipped.
+        schedule = _schedule.schedule_for_target(
+            schedule, key.target, _schedule.user_scheduled_blocks(outputs)
+        )
         if self.schedule_hook is not None:
             self.schedule_hook(schedule, outputs)
         funcs = schedule.mod
@@ -341,20 +400,21 @@ class CompileEngine:
             if value._kernel is None:
                 cached = value.cached_func
                 try:
-                    value._kernel = _lowering.build_kernel(
-                        cached.funcs,
-                        cached.prim_fn_var.name_hint,
-                        cached.target,
-                        len(cached.inputs),
-                        len(cached.outputs),
-                        [v for _, v in cached.constants],
-                    )
+                    # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
+                    value._kernel = _disk_cache.kernel_for(cached)
+                except _disk_cache.CacheDirectoryError:
+                    raise  # an unsafe cache directory is the user's to fix: say so plainly
                 except Exception as err:
-                    raise LoweringError(
-                        f"{traceback.format_exc()}Error during compile func\n{_RULE}"
-                        f"{cached.funcs.script()}\n{_RULE}"
-                    ) from err
+                    raise _build_failure(cached.funcs) from err
             return value._kernel
+
+
+def _build_failure(*modules: tvm.IRModule) -> LoweringError:
+    """The legacy "Error during compile func" error for a failed build (call inside ``except``)."""
+    scripts = "".join(f"{funcs.script()}\n" for funcs in modules)
+    return LoweringError(
+        f"{traceback.format_exc()}Error during compile func\n{_RULE}{scripts}{_RULE}"
+    )
 
 
 def _dump_item(key: CCacheKey, value: CCacheValue) -> str:

@@ -203,6 +203,7 @@ def build_kernel(
     num_inputs: int,
     num_outputs: int,
     constants: Sequence[Any] = (),
+    module: Any = None,
 ) -> Kernel:
     """Build ``funcs`` with ``tvm.compile`` and return its ``name`` function as a :class:`Kernel`.
 
@@ -218,6 +219,10 @@ def build_kernel(
         The caller-visible arity (constants excluded).
     constants : sequence of tvm.runtime.Tensor
         Values bound after the inputs.
+    module : tvm.runtime.Module, optional
+        An already built module holding ``name`` (loaded from the persistent cache, or built for
+        many functions at once): no compile then.
     """
-    module = tvm.compile(funcs, target=target)
+    if module is None:
+        module = tvm.compile(funcs, target=target)
     return Kernel(module, name, num_inputs, num_outputs, constants, device_for(target))
