@@ -15,6 +15,11 @@ float32       rtol 1e-5, atol 1e-5   rtol 1e-4, atol 1e-4
 float16       rtol 4e-3, atol 4e-3   rtol 3e-2, atol 3e-2
 ============  =====================  =====================
 
+NumPy does not judge an output that depends *discontinuously* on a rounded float intermediate
+(a comparison, ``floor``, ``argmax`` or float-to-int cast of a computed float: ``tanh(x) == x``
+in float16 flips on one ulp); the two TVM paths must still agree bit for bit there. See
+:mod:`compile_engine_compat._interpret`.
+
 Why floats are not bit-exact between the two TVM paths: both compute the same TE expressions,
 but the shim builds ONE kernel with injective stages inlined, while the new path runs one kernel
 per op. Inlined, LLVM sees whole expression trees and may keep intermediates in registers
@@ -32,9 +37,9 @@ from typing import Any
 
 import numpy as np
 import tvm
-from tvm import relax, tirx
+from tvm import relax
 
-from ._op_references import REFERENCES, SHAPED_REFERENCES
+from ._interpret import FRAGILE, interpret
 from ._trace import TRACE_LOCK, flatten, source_function
 
 __all__ = [
@@ -164,87 +169,13 @@ def run_jit(
 # -- the NumPy reference ------------------------------------------------------------------------
 
 
-class _NoReference(Exception):
-    pass
-
-
 def numpy_reference(func: Any, arrays: Sequence[np.ndarray]) -> list[np.ndarray] | None:
     """Interpret ``func`` with the registry's NumPy references; None if an op has none.
 
     Each op computes in float64 (or its integer dtype) and is then cast to its Relax dtype.
     """
-    func = source_function(func)
-    from tvm.sym import Analyzer
-
-    analyzer = Analyzer()
-    env: dict[Any, Any] = {}
-    for param, array in zip(func.params, arrays):
-        env[param] = np.asarray(array)
-        for dim, size in zip(param.ty.shape.values, np.shape(array)):
-            if isinstance(dim, tirx.Var):
-                analyzer.bind(dim, tirx.IntImm("int64", size))
-    try:
-        for block in func.body.blocks:
-            for binding in block.bindings:
-                if isinstance(binding, relax.MatchCast):
-                    return None
-                env[binding.var] = _eval(binding.value, env, analyzer)
-        result = _eval(func.body.body, env, analyzer)
-    except _NoReference:
-        return None
-    return [np.asarray(r) for r in flatten(result)]
-
-
-def _eval(expr: Any, env: dict[Any, Any], analyzer: Any) -> Any:
-    if isinstance(expr, relax.Var):
-        return env[expr]
-    if isinstance(expr, relax.Tuple):
-        return [_eval(f, env, analyzer) for f in expr.fields]
-    if isinstance(expr, relax.TupleGetItem):
-        return _eval(expr.tuple_value, env, analyzer)[int(expr.index)]
-    if isinstance(expr, relax.ShapeExpr):
-        return [int(analyzer.simplify(v)) for v in expr.values]
-    if isinstance(expr, tvm.ir.GenericConst):
-        return expr.value.numpy()
-    if tvm.ir.is_prim_expr(expr):
-        return expr.value
-    if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op):
-        return _call(expr, env, analyzer)
-    raise _NoReference(type(expr).__name__)
-
-
-def _call(call: Any, env: dict[Any, Any], analyzer: Any) -> Any:
-    name = call.op.name
-    args = [_eval(a, env, analyzer) for a in call.args]
-    wide = [_widen(a) for a in args]
-    if name in SHAPED_REFERENCES:
-        shape = tuple(int(analyzer.simplify(d)) for d in call.ty.shape.values)
-        result = SHAPED_REFERENCES[name](shape, wide[0])
-    elif name in REFERENCES:
-        with np.errstate(all="ignore"):
-            result = REFERENCES[name](call, *wide)
-    else:
-        raise _NoReference(name)
-    if result is None:
-        raise _NoReference(name)
-    return _cast(result, call.ty)
-
-
-def _widen(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_widen(v) for v in value]
-    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-        return value.astype(np.float64)
-    return value
-
-
-def _cast(value: Any, ty: Any) -> Any:
-    if isinstance(ty, relax.TupleType):
-        return [_cast(v, t) for v, t in zip(value, ty.fields)]
-    if isinstance(value, list) and len(value) == 1:  # Relax types a one-piece split as a tensor
-        value = value[0]
-    with np.errstate(all="ignore"):
-        return np.asarray(value).astype(str(ty.dtype))
+    found = interpret(func, arrays)
+    return None if found is None else found[0]
 
 
 # -- the report ---------------------------------------------------------------------------------
@@ -284,12 +215,13 @@ def compare_all(
     want: Sequence[np.ndarray],
     names: tuple[str, str],
     tolerances: dict[str, Tolerance],
+    indices: Sequence[int] | None = None,
 ) -> list[str]:
-    """Compare two output lists; one line per differing output."""
+    """Compare two output lists; one line per differing output (numbered by ``indices``)."""
     if len(got) != len(want):
         return [f"{names[0]} gives {len(got)} outputs, {names[1]} gives {len(want)}"]
     problems = []
-    for i, (g, w) in enumerate(zip(got, want)):
+    for i, g, w in zip(indices or range(len(got)), got, want):
         reason = compare(g, w, tolerances)
         if reason:
             problems.append(f"output {i}: {names[0]} vs {names[1]}: {reason}")
@@ -335,10 +267,19 @@ def assert_matches_new_path(
     expected = run_new_path(func, arrays, target)
     actual = run_jit(func, arrays, expected, target)
     problems = compare_all(actual, expected, ("jit", "new path"), PATH_TOLERANCES)
-    ref = numpy_reference(func, arrays) if reference else None
-    if ref is not None:
-        problems += compare_all(actual, ref, ("jit", "NumPy"), REFERENCE_TOLERANCES)
-        problems += compare_all(expected, ref, ("new path", "NumPy"), REFERENCE_TOLERANCES)
+    found = interpret(func, arrays) if reference else None
+    ref = None
+    if found is not None:
+        ref, statuses = found
+        # Outputs that hinge on one ulp of a rounded intermediate are the two paths' to agree on.
+        keep = [i for i, s in enumerate(statuses) if s != FRAGILE]
+        pick = [[outs[i] for i in keep] for outs in (actual, expected, ref)]
+        if len(ref) != len(actual):
+            problems.append(f"jit gives {len(actual)} outputs, NumPy gives {len(ref)}")
+        else:
+            for got, label in ((pick[0], "jit"), (pick[1], "new path")):
+                names = (label, "NumPy")
+                problems += compare_all(got, pick[2], names, REFERENCE_TOLERANCES, keep)
     if problems:
         outputs = {"jit": actual, "new path": expected, "NumPy": ref}
         raise EquivalenceError(format_report(func, arrays, seed, problems, outputs))
