@@ -104,7 +104,8 @@ def relax_plans(
         planner = Planner(draw, dtypes, symbolic)
         for _ in range(draw(st.integers(1, max_ops))):
             for _attempt in range(4):
-                spec = draw(st.sampled_from(specs))
+                # Uniform over the ops (sampled_from favours some indices); shrinks to the first.
+                spec = specs[draw(st.integers(0, 2**20)) % len(specs)]
                 try:
                     step = spec.plan(planner, spec)
                 except CannotApply:
