@@ -125,9 +125,9 @@ def _checked_root() -> Path | None:
 
 
 def _check_owner_and_mode(path: Path) -> None:
-    info_ = path.lstat()
-    if stat.S_ISLNK(info_.st_mode) or not stat.S_ISDIR(info_.st_mode):
-        raise CacheDirectoryError(f"{CACHE_DIR_ENV}: {path} is not a plain directory")
+    info_ = path.stat()  # a symlink to a safe directory is fine: its target is what is checked
+    if not stat.S_ISDIR(info_.st_mode):
+        raise CacheDirectoryError(f"{CACHE_DIR_ENV}: {path} is not a directory")
     if info_.st_uid != os.getuid():
         raise CacheDirectoryError(
             f"{CACHE_DIR_ENV}: {path} belongs to uid {info_.st_uid}, not to the current user "
@@ -323,13 +323,22 @@ def _size_limit() -> int:
 
 
 def _entries(layout: Path) -> Iterator[tuple[Path, float, int]]:
-    """Yield ``(entry, last use, size)`` for every whole entry."""
+    """Yield ``(entry, last use, size)`` for every whole entry.
+
+    A library hard-linked into several entries (``jit_many``) counts once, in the first entry.
+    """
+    seen: set[tuple[int, int]] = set()
     for entry in layout.iterdir():
         if entry.name.startswith("."):
             continue
         try:
             used = (entry / _META).stat().st_mtime
-            size = sum(f.stat().st_size for f in entry.iterdir())
+            size = 0
+            for file in entry.iterdir():
+                status = file.stat()
+                if (status.st_dev, status.st_ino) not in seen:
+                    seen.add((status.st_dev, status.st_ino))
+                    size += status.st_size
         except OSError:
             continue
         yield entry, used, size

@@ -18,6 +18,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "compile_engine_compat.examples.legacy_demo:main",
         "run a legacy-style program through the shim and check it against the new path",
     ),
+    "cache": (
+        "compile_engine_compat._cli_cache:main",
+        "info|clear: inspect or empty the persistent compile cache",
+    ),
     "scan": (
         "compile_engine_compat._scan:main",
         "find uses of the legacy API in .py/.ipynb files (exit 1 if any)",

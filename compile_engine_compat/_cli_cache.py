@@ -1,0 +1,53 @@
+"""``compile-engine-compat cache info|clear``: inspect or empty the persistent compile cache."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+_USAGE = (
+    "usage: compile-engine-compat cache info|clear\n\n"
+    "  info   show the cache directory, its entries, size and size limit\n"
+    "  clear  remove every cached kernel\n\n"
+    "The cache is on when COMPILE_ENGINE_COMPAT_CACHE_DIR is set; "
+    "COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB bounds it (default 1024)."
+)
+_MIB = 1024 * 1024
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``cache info`` or ``cache clear``.
+
+    Parameters
+    ----------
+    argv : sequence of str
+        The arguments after ``cache``.
+
+    Returns
+    -------
+    int
+        0 on success, 1 for an unsafe cache directory, 2 for a usage error.
+    """
+    args = list(argv)
+    if len(args) != 1 or args[0] not in ("info", "clear"):
+        print(_USAGE, file=sys.stderr if args[:1] not in (["-h"], ["--help"]) else sys.stdout)
+        return 0 if args[:1] in (["-h"], ["--help"]) else 2
+    from . import _disk_cache  # late: imports TVM
+
+    try:
+        if args[0] == "info":
+            details = _disk_cache.info()
+            if details["directory"] is None:
+                print(f"cache: off ({_disk_cache.CACHE_DIR_ENV} is not set)")
+                return 0
+            print(f"cache directory: {details['directory']}")
+            print(f"entries: {details['entries']}")
+            used, limit = details["bytes"] / _MIB, details["limit_bytes"] / _MIB
+            print(f"size: {used:.1f} MiB of {limit:.0f} MiB")
+            return 0
+        removed = _disk_cache.clear()
+        print(f"removed {removed} cached kernel(s)")
+        return 0
+    except _disk_cache.CacheDirectoryError as err:
+        print(f"compile-engine-compat cache: {err}", file=sys.stderr)
+        return 1
