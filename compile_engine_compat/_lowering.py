@@ -92,8 +92,9 @@ def inline_injective(prim_func: tirx.PrimFunc, name: str) -> s_tir.Schedule:
             continue
         try:
             sch.compute_inline(block_rv)
-        except s_tir.ScheduleError:
-            # Not inlinable (e.g. a non-affine read); keeping the stage is always correct.
+        except (s_tir.ScheduleError, TypeError):
+            # Not inlinable (e.g. a non-affine read), or TVM's inliner trips on mixed int32/int64
+            # indices (an int32 `take` index into a concat); keeping the stage is always correct.
             continue
     return sch
 

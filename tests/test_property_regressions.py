@@ -51,6 +51,28 @@ def test_split_into_one_section_is_a_tensor_not_a_tuple(engine):
     assert_matches_new_path(func, np.arange(6, dtype="float32").reshape(2, 3))
 
 
+@pytest.mark.parametrize("dtype", ["bool", "float32"])
+def test_take_with_int32_indices_from_a_concat(engine, dtype):
+    # Found by the thorough profile: inlining the concat into a take with int32 constant indices
+    # made s_tir's compute_inline raise TypeError ("mismatched types int32 vs int64"), which
+    # inline_injective did not catch, so lower() failed where the new path works.
+    index = relax.const(np.array([1, 0], "int32"), "int32")
+    func = build(
+        "main",
+        [("x", (1,), dtype)],
+        lambda bb, x: R.take(
+            bb.emit(
+                R.concat(
+                    [x, bb.emit(R.logical_not(x) if dtype == "bool" else R.negative(x))], axis=0
+                )
+            ),
+            index,
+            axis=0,
+        ),
+    )
+    assert_matches_new_path(func, np.ones(1, dtype))
+
+
 def _rms_norm_all_axes() -> relax.Function:
     return build(
         "main",
