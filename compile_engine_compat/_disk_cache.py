@@ -248,31 +248,24 @@ def store(key: EntryKey, module: Any) -> None:
     _evict(layout, _size_limit())
 
 
-def store_shared(keys: list[EntryKey], module: Any) -> None:
-    """Store one library built for several keys (``jit_many``): exported once, then linked."""
+def store_shared(keys: list[EntryKey], library: Path) -> None:
+    """Store one exported library built for several keys (``jit_many``), linked into each."""
     layout = _checked_root()
     if layout is None or not keys:
         return
-    missing = [k for k in keys if not (layout / k.digest).exists()]
-    if not missing:
-        return
-    staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=layout))
-    try:
-        library = staging / _LIBRARY
-        module.export_library(str(library))
-        for key in missing:
-            entry = Path(tempfile.mkdtemp(prefix=".tmp-", dir=layout))
-            try:
-                _link_or_copy(library, entry / _LIBRARY)
-                (entry / _SOURCE).write_text(key.source)
-                _write_meta(entry, key)
-                with contextlib.suppress(OSError):
-                    entry.rename(layout / key.digest)
-            finally:
-                if entry.exists():
-                    shutil.rmtree(entry, ignore_errors=True)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    for key in keys:
+        if (layout / key.digest).exists():
+            continue
+        entry = Path(tempfile.mkdtemp(prefix=".tmp-", dir=layout))
+        try:
+            _link_or_copy(library, entry / _LIBRARY)
+            (entry / _SOURCE).write_text(key.source)
+            _write_meta(entry, key)
+            with contextlib.suppress(OSError):
+                entry.rename(layout / key.digest)
+        finally:
+            if entry.exists():
+                shutil.rmtree(entry, ignore_errors=True)
     _evict(layout, _size_limit())
 
 
@@ -443,6 +436,19 @@ def kernel_for(cached: CachedFunc) -> Kernel:
     return kernel
 
 
+def _exported(module: Any, also: Callable[[Path], None]) -> Any:
+    """Export ``module`` to a temporary library, hand its path to ``also``, load it back."""
+    with tempfile.TemporaryDirectory(prefix="compile-engine-compat-") as tmp:
+        library = Path(tmp) / _LIBRARY
+        module.export_library(str(library))
+        also(library)
+        return tvm.runtime.load_module(str(library))  # dlopen keeps it mapped once deleted
+
+
+def _export_and_store(keys: list[EntryKey], module: Any) -> None:
+    _exported(module, lambda library: store_shared(keys, library))
+
+
 def kernels_for(cacheds: Sequence[CachedFunc]) -> list[Kernel]:
     """Return the kernels of ``cacheds`` (one target): cache hits loaded, the rest built at once.
 
@@ -464,10 +470,13 @@ def kernels_for(cacheds: Sequence[CachedFunc]) -> list[Kernel]:
             cacheds[i].prim_fn_var.name_hint: cacheds[i].funcs[cacheds[i].prim_fn_var]
             for i in misses
         }
-        module = tvm.compile(tvm.IRModule(funcs), target=cacheds[misses[0]].target)
+        target = cacheds[misses[0]].target
+        module = tvm.compile(tvm.IRModule(funcs), target=target)
+        stored = [k for i in misses if (k := keys[i]) is not None]
+        # Measured: exporting the batch and loading it back (to skip the LLVM JIT's ~25 ms per
+        # function looked up) costs more than the JIT here, so the compiled module is used as is.
+        if stored:
+            _store_quietly(lambda: _export_and_store(stored, module))
         for i in misses:
             kernels[i] = _kernel(cacheds[i], module)
-        if use_cache:
-            stored = [k for i in misses if (k := keys[i]) is not None]
-            _store_quietly(lambda: store_shared(stored, module))
     return [k for k in kernels if k is not None]

@@ -32,6 +32,8 @@ from typing import Any
 import tvm
 from tvm import s_tir, te, tirx
 
+from . import _threads
+
 __all__ = ["GPU_KINDS", "RULES_VERSION", "schedule_for_target", "user_scheduled_blocks"]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
@@ -50,6 +52,9 @@ _TILE_ROWS = (6, 4, 8, 2)
 _TILE_COLS = (16, 8)
 _VECTOR_LANES = 8
 _REDUCTION_CHUNKS = (256, 128, 64)
+
+# Parallel loops need a thread pool as wide as the machine; set it before TVM's pool starts.
+_threads.configure()
 
 _Rule = Callable[[s_tir.Schedule, str], None]
 # ScheduleError and TVM's FFI errors are RuntimeError/ValueError/TypeError/IndexError subclasses.

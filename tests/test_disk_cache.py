@@ -233,3 +233,19 @@ def _rewrite_meta(entry: Path, **changes: object) -> None:
     meta = json.loads((entry / "meta.json").read_text())
     meta.update(changes)
     (entry / "meta.json").write_text(json.dumps(meta))
+
+
+def test_jit_many_stores_one_library_for_all_and_loads_it_back(engine, cache_root):
+    funcs = [_func(w) for w in (8, 16, 24)]
+    engine.clear()
+    assert not any(_was_loaded(k) for k in engine.jit_many(funcs, "llvm"))
+    entries = _entries(cache_root)
+    assert len(entries) == 3
+    assert len({(e / "kernel.so").stat().st_ino for e in entries}) == 1  # one library, linked
+    engine.clear()
+    kernels = engine.jit_many(funcs, "llvm")
+    assert all(_was_loaded(k) for k in kernels)
+    x = np.full((4, 16), -1.5, "float32")
+    out = np.empty_like(x)
+    kernels[1](x, out)
+    np.testing.assert_array_equal(out, np.zeros_like(x))

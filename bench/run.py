@@ -1,0 +1,415 @@
+"""Benchmark: the shim against bare TVM, the new path, NumPy and (if installed) PyTorch.
+
+Run ``python bench/run.py`` (``--quick`` for a smoke run). One process measures everything
+except the persistent-cache rows, which need fresh processes by definition. It prints a Markdown
+table (shim time, other time, ratio, goal); ``bench/RESULTS.md`` keeps a run's output.
+
+PyTorch is optional and only used here (``pip install torch``); its rows are skipped without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import relax
+
+# Importing the shim sets TVM_NUM_THREADS (all physical cores) unless the user did, before TVM
+# starts its thread pool: the shim rows and the bare-TVM rows share that pool.
+from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine
+
+warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
+R = relax.op
+AVX2 = {"kind": "llvm", "mcpu": "x86-64-v3"}
+QUICK = False
+
+
+# -- Relax functions ------------------------------------------------------------------------------
+
+
+def build(name: str, params: list[tuple[str, tuple[int, ...]]], body: Callable[..., Any]) -> Any:
+    """``name(params) = body(bb, *vars)`` in one dataflow block, float32 parameters."""
+    vars_ = [relax.Var(n, relax.TensorType(list(s), "float32")) for n, s in params]
+    bb = relax.BlockBuilder()
+    with bb.function(name, vars_):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, *vars_))
+        bb.emit_func_output(out)
+    return bb.get()[name]
+
+
+# tanh is left out: a long inlined tanh chain makes LLVM's compile time explode (see RESULTS.md).
+_CHAIN_OPS: list[Callable[[Any, Any], Any]] = [
+    lambda v, y: R.add(v, y),
+    lambda v, y: R.exp(v),
+    lambda v, y: R.multiply(v, y),
+    lambda v, y: R.negative(v),
+    lambda v, y: R.sigmoid(v),
+    lambda v, y: R.subtract(v, y),
+    lambda v, y: R.abs(v),
+]
+
+
+def chain(n_ops: int, shape: tuple[int, ...] = (64, 64)) -> Any:
+    """A chain of ``n_ops`` elementwise ops on ``x`` with a second input ``y``."""
+
+    def body(bb: Any, x: Any, y: Any) -> Any:
+        v = x
+        for i in range(n_ops - 1):
+            v = bb.emit(_CHAIN_OPS[i % len(_CHAIN_OPS)](v, y))
+        return _CHAIN_OPS[(n_ops - 1) % len(_CHAIN_OPS)](v, y)
+
+    return build("main", [("x", shape), ("y", shape)], body)
+
+
+def matmul(n: int) -> Any:
+    return build("main", [("a", (n, n)), ("b", (n, n))], lambda bb, a, b: R.matmul(a, b))
+
+
+def conv2d() -> Any:
+    return build(
+        "main",
+        [("x", (1, 64, 56, 56)), ("w", (64, 64, 3, 3))],
+        lambda bb, x, w: R.nn.conv2d(x, w, padding=[1, 1]),
+    )
+
+
+def ew_chain(shape: tuple[int, int] = (1024, 1024)) -> Any:
+    """out = max(x * y + x, 0) * y - x: five elementwise ops."""
+
+    def body(bb: Any, x: Any, y: Any) -> Any:
+        v = bb.emit(R.add(bb.emit(R.multiply(x, y)), x))
+        v = bb.emit(R.multiply(bb.emit(R.maximum(v, relax.const(0.0, "float32"))), y))
+        return R.subtract(v, x)
+
+    return build("main", [("x", shape), ("y", shape)], body)
+
+
+# -- timing ---------------------------------------------------------------------------------------
+
+
+def per_call(fn: Callable[[], Any], budget: float = 0.5, repeat: int = 5) -> float:
+    """Median over ``repeat`` rounds of the mean time per call, in seconds."""
+    fn()  # warm-up
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(budget / repeat / once))
+    if QUICK:
+        number, repeat = max(1, number // 10), 2
+    rounds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        rounds.append((time.perf_counter() - start) / number)
+    return statistics.median(rounds)
+
+
+def once(fn: Callable[[], Any], repeat: int = 3) -> float:
+    """Median wall time of ``repeat`` single runs (cold operations), in seconds."""
+    times = []
+    for _ in range(1 if QUICK else repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def tensors(*shapes: tuple[int, ...], seed: int = 0) -> list[Any]:
+    rng = np.random.default_rng(seed)
+    return [tvm.runtime.tensor(rng.standard_normal(s).astype("float32")) for s in shapes]
+
+
+def out_like(cached: Any) -> list[Any]:
+    return [
+        tvm.runtime.empty([int(d) for d in t.shape], str(t.dtype), tvm.cpu())
+        for t in cached.outputs
+    ]
+
+
+def vm_for(func: Any, target: Any = "llvm") -> Any:
+    ex = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target)
+    return relax.VirtualMachine(ex, tvm.cpu())["main"]
+
+
+# -- the rows -------------------------------------------------------------------------------------
+
+Row = tuple[str, float, str, float, str]  # what, shim s, against, other s, goal
+ROWS: list[Row] = []
+
+
+def row(what: str, shim: float, against: str, other: float, goal: str = "") -> None:
+    ROWS.append((what, shim, against, other, goal))
+    print(f"  {what}: {_fmt(shim)} vs {against} {_fmt(other)}", file=sys.stderr, flush=True)
+
+
+def bench_cache_hit(engine: Any) -> None:
+    f, g = chain(10), chain(10)  # structurally equal, distinct objects
+    engine.lower(f, "llvm")
+    hit = per_call(lambda: engine.lower(g, "llvm"))
+    stripped = f.without_attr("global_symbol")
+
+    def bare() -> None:
+        tvm_ffi.structural_hash(g.without_attr("global_symbol"))
+        tvm_ffi.structural_equal(g.without_attr("global_symbol"), stripped)
+
+    row("cache-hit `lower`, 10-op chain", hit, "bare structural_hash+equal", per_call(bare))
+
+
+def bench_cold_jit(engine: Any) -> None:
+    def shim() -> None:
+        engine.clear()
+        engine.jit(chain(10), "llvm")
+
+    def new_path() -> None:
+        vm_for(chain(10))
+
+    row("cold `jit`, 10-op chain", once(shim), "tvm.compile + VM creation", once(new_path))
+    kernel = engine.jit(chain(10), "llvm")
+    cached = engine.lower(chain(10), "llvm")
+    x, y = tensors((64, 64), (64, 64))
+    (out,) = out_like(cached)
+    vm = vm_for(chain(10))
+    row(
+        "jitted call, 10-op chain 64x64",
+        per_call(lambda: kernel(x, y, out)),
+        "VM call",
+        per_call(lambda: vm(x, y)),
+    )
+
+
+def bench_matmul(engine: Any) -> None:
+    for n in (256, 512, 1024):
+        a, b = tensors((n, n), (n, n))
+        an, bn = a.numpy(), b.numpy()
+        numpy_time = per_call(lambda an=an, bn=bn: an @ bn)
+        for label, target in (("llvm", "llvm"), ("llvm x86-64-v3", AVX2)):
+            cached = engine.lower(matmul(n), target)
+            kernel = engine.jit(matmul(n), target)
+            (out,) = out_like(cached)
+            kernel(a, b, out)
+            np.testing.assert_allclose(out.numpy(), an @ bn, rtol=1e-3, atol=1e-3)
+            goal = "<= 1.5x" if n == 512 else ""
+            t = per_call(lambda k=kernel, o=out, a=a, b=b: k(a, b, o))
+            row(f"matmul {n}x{n} f32, target {label}", t, "NumPy", numpy_time, goal)
+
+
+def bench_conv2d(engine: Any) -> None:
+    x, w = tensors((1, 64, 56, 56), (64, 64, 3, 3))
+    func = conv2d()
+    vm = vm_for(func)
+    new_path = per_call(lambda: vm(x, w), budget=1.0, repeat=3)
+    expected = vm(x, w).numpy()
+    torch_time = _torch_conv(x.numpy(), w.numpy(), expected)
+    for label, target in (("llvm", "llvm"), ("llvm x86-64-v3", AVX2)):
+        cached = engine.lower(func, target)
+        kernel = engine.jit(func, target)
+        (out,) = out_like(cached)
+        kernel(x, w, out)
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-3)
+        t = per_call(lambda k=kernel, o=out: k(x, w, o))
+        what = f"conv2d 3x3 1x64x56x56, target {label}"
+        row(what, t, "new path (VM, same target llvm)", new_path, "<= 1.0x")
+        if torch_time is not None:
+            row(what, t, "PyTorch CPU conv2d", torch_time, "<= 3x")
+
+
+def _torch_conv(x: np.ndarray, w: np.ndarray, expected: np.ndarray) -> float | None:
+    try:
+        import torch
+    except ImportError:
+        print("  PyTorch not installed: its conv2d row is skipped", file=sys.stderr)
+        return None
+    tx, tw = torch.from_numpy(x), torch.from_numpy(w)
+    with torch.no_grad():
+        got = torch.nn.functional.conv2d(tx, tw, padding=1).numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
+        return per_call(lambda: torch.nn.functional.conv2d(tx, tw, padding=1))
+
+
+def bench_elementwise(engine: Any) -> None:
+    x, y = tensors((1024, 1024), (1024, 1024))
+    xn, yn = x.numpy(), y.numpy()
+    func = ew_chain()
+    cached = engine.lower(func, "llvm")
+    kernel = engine.jit(func, "llvm")
+    (out,) = out_like(cached)
+    kernel(x, y, out)
+    expected = np.maximum(xn * yn + xn, 0) * yn - xn
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-5)
+    row(
+        "elementwise chain (5 ops) 1024x1024",
+        per_call(lambda: kernel(x, y, out)),
+        "NumPy",
+        per_call(lambda: np.maximum(xn * yn + xn, 0) * yn - xn),
+    )
+
+
+def bench_jit_many(engine: Any) -> None:
+    count = 10 if QUICK else 50
+
+    def funcs(offset: int) -> list[Any]:
+        return [chain(3, (16, offset + i)) for i in range(count)]
+
+    separate, batched = funcs(1), funcs(1000)  # distinct shapes: nothing is shared
+
+    def one_by_one() -> None:
+        for f in separate:
+            engine.jit(f, "llvm")
+
+    engine.clear()
+    t_separate = once(one_by_one, repeat=1)
+    engine.clear()
+    t_many = once(lambda: engine.jit_many(batched, "llvm"), repeat=1)
+    row(
+        f"`jit_many` of {count} functions",
+        t_many,
+        f"{count} separate `jit`s",
+        t_separate,
+        ">= 3x faster",
+    )
+
+
+def bench_lower_growth(engine: Any) -> None:
+    def cold_lower(n: int) -> Callable[[], None]:
+        def run() -> None:
+            engine.clear()
+            engine.lower(chain(n), "llvm")
+
+        return run
+
+    small = once(cold_lower(10))
+    large = once(cold_lower(200))
+    row("`lower` 200-op chain", large, "`lower` 10-op chain", small, "<= 25x")
+
+
+_CHILD = """
+import json, os, sys, time, warnings
+sys.path.insert(0, {bench!r})
+import run as bench
+engine = bench.compile_engine.get()
+func = bench.chain(10)
+start = time.perf_counter()
+engine.jit(func, "llvm")
+print(json.dumps({{"jit": time.perf_counter() - start}}))
+"""
+
+
+def bench_persistent_cache() -> None:
+    child = _CHILD.format(bench=str(Path(__file__).parent))
+
+    def run(cache: str | None) -> float:
+        env = dict(os.environ)
+        env.pop("COMPILE_ENGINE_COMPAT_CACHE_DIR", None)
+        if cache:
+            env["COMPILE_ENGINE_COMPAT_CACHE_DIR"] = cache
+        out = subprocess.run(
+            [sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True
+        ).stdout
+        return float(json.loads(out.strip().splitlines()[-1])["jit"])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = str(Path(tmp) / "cache")
+        cold = run(None)
+        storing = run(cache)
+        warm = run(cache)
+    row(
+        "warm persistent-cache `jit` (2nd process)",
+        warm,
+        "cold `jit`, no cache",
+        cold,
+        ">= 20x faster",
+    )
+    row("warm persistent-cache `jit` (2nd process)", warm, "cold `jit` that stores", storing)
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+
+def _fmt(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def _numpy_threads() -> str:
+    for knob in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        if os.environ.get(knob):
+            return f"{os.environ[knob]} ({knob})"
+    return f"{os.cpu_count()} (OpenBLAS default: logical CPUs)"
+
+
+def header() -> str:
+    lines = [
+        f"- machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs,"
+        f" {platform.platform()}",
+        f"- Python {platform.python_version()}, TVM {tvm.__version__}, NumPy {np.__version__}",
+        f"- TVM threads: {tvm.runtime.num_threads()} (TVM_NUM_THREADS="
+        f"{os.environ.get('TVM_NUM_THREADS', 'unset')}); NumPy threads: {_numpy_threads()}",
+        f"- CPU affinity of this process after TVM started: {sorted(os.sched_getaffinity(0))}",
+    ]
+    try:
+        import torch
+
+        lines.append(f"- PyTorch {torch.__version__}, {torch.get_num_threads()} threads")
+    except ImportError:
+        lines.append("- PyTorch: not installed (its rows are skipped)")
+    return "\n".join(lines)
+
+
+def table() -> str:
+    lines = [
+        "| what | shim | against | other | ratio (shim/other) | goal |",
+        "|---|---|---|---|---|---|",
+    ]
+    for what, shim, against, other, goal in ROWS:
+        ratio = shim / other if other else float("nan")
+        speed = f"{ratio:.2f}x" + (f" ({1 / ratio:.1f}x faster)" if ratio < 1 else "")
+        lines.append(f"| {what} | {_fmt(shim)} | {against} | {_fmt(other)} | {speed} | {goal} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    global QUICK
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
+    QUICK = parser.parse_args().quick
+    engine = compile_engine.get()
+    started = time.perf_counter()
+    for step in (
+        bench_cache_hit,
+        bench_cold_jit,
+        bench_matmul,
+        bench_conv2d,
+        bench_elementwise,
+        bench_jit_many,
+        bench_lower_growth,
+    ):
+        print(f"{step.__name__} ...", file=sys.stderr, flush=True)
+        step(engine)
+    print("bench_persistent_cache ...", file=sys.stderr, flush=True)
+    bench_persistent_cache()
+    print(header())
+    print(f"- total benchmark time: {time.perf_counter() - started:.0f} s\n")
+    print(table())
+
+
+if __name__ == "__main__":
+    main()
