@@ -59,12 +59,42 @@ def _is_spatial(block: Any) -> bool:
     )
 
 
+# Intrinsics that code generation emits as one instruction or one libm call, each using its
+# argument once. Every other call (tanh, erf, sinh, atanh, isnan, ...) may be expanded by TVM's
+# intrinsic lowering into a formula that uses its argument several times: nesting k of them in one
+# expression makes the generated code grow like c**k (8 nested tanh: 150 s of LLVM time).
+_SINGLE_USE_CALLS = frozenset(
+    f"tirx.{name}"
+    for name in (
+        "exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "fabs",
+        "floor", "ceil", "round", "nearbyint", "trunc", "pow", "fma", "sigmoid", "if_then_else",
+        "likely", "popcount", "clz", "copysign",
+    )
+)  # fmt: skip
+_CHILDREN = ("a", "b", "value", "condition", "true_value", "false_value")
+
+
+def _expanding_calls(expr: Any) -> int:
+    """Count the calls in ``expr`` that intrinsic lowering may expand (see _SINGLE_USE_CALLS)."""
+    if isinstance(expr, tvm.ir.Call):
+        own = 0 if getattr(expr.op, "name", "") in _SINGLE_USE_CALLS else 1
+        return own + sum(_expanding_calls(arg) for arg in expr.args)
+    return sum(_expanding_calls(getattr(expr, f)) for f in _CHILDREN if hasattr(expr, f))
+
+
+def _stage_expanding_calls(block: Any) -> int:
+    body = block.body
+    return _expanding_calls(body.value) if isinstance(body, tirx.BufferStore) else 0
+
+
 def inline_injective(prim_func: tirx.PrimFunc, name: str) -> s_tir.Schedule:
     """Return a schedule of ``prim_func`` with injective stages inlined into their consumers.
 
     This is what the legacy injective schedule did. It keeps compile time linear in the number of
     ops. A stage is inlined only when every consumer is itself spatial: inlining into a reduction
-    would recompute the whole producer chain once per reduction step.
+    would recompute the whole producer chain once per reduction step. And at most one
+    possibly-expanding intrinsic call (tanh, erf, ...) ends up in any stage: nesting them makes
+    code generation time exponential.
 
     Parameters
     ----------
@@ -84,14 +114,26 @@ def inline_injective(prim_func: tirx.PrimFunc, name: str) -> s_tir.Schedule:
         root = sch.get_sblock("root")
     except s_tir.ScheduleError:
         return sch  # a single (extern) stage has no root block and nothing to inline
+    # Expanding calls per stage, kept up to date as stages are inlined into their consumers.
+    expanding: dict[str, int] = {}
     for block_rv in sch.get_child_blocks(root):
-        if not _is_spatial(sch.get(block_rv)):
+        block = sch.get(block_rv)
+        if not _is_spatial(block):
             continue
-        consumers = sch.get_consumers(block_rv)
-        if not consumers or not all(_is_spatial(sch.get(c)) for c in consumers):
+        calls = expanding.setdefault(block.name_hint, _stage_expanding_calls(block))
+        consumers = [sch.get(c) for c in sch.get_consumers(block_rv)]
+        if not consumers or not all(_is_spatial(c) for c in consumers):
             continue
+        if calls:
+            counts = [
+                expanding.setdefault(c.name_hint, _stage_expanding_calls(c)) for c in consumers
+            ]
+            if any(counts):
+                continue
         try:
             sch.compute_inline(block_rv)
+            for consumer in consumers:
+                expanding[consumer.name_hint] = expanding.get(consumer.name_hint, 0) + calls
         except (s_tir.ScheduleError, TypeError):
             # Not inlinable (e.g. a non-affine read), or TVM's inliner trips on mixed int32/int64
             # indices (an int32 `take` index into a concat); keeping the stage is always correct.

@@ -234,3 +234,28 @@ def test_dump_has_the_legacy_layout(engine):
 
 def test_jit_is_memoized(engine):
     assert engine.jit(add3((4,)), "llvm") is engine.jit(add3((4,)), "llvm")
+
+
+def test_expanding_intrinsics_are_not_nested_by_inlining(engine):
+    """tanh lowers to a formula using its argument several times: nesting 8 of them in one
+    expression took LLVM 150 s. Each such call keeps its own stage; cheap ops still inline."""
+
+    def chain(bb, x):
+        for _ in range(8):
+            x = bb.emit(relax.op.add(bb.emit(relax.op.tanh(x)), x))
+        return x
+
+    func = build("main", [("x", (4, 4), "float32")], chain)
+    cached = engine.lower(func, "llvm")
+    script = cached.funcs.script()
+    blocks = script.split("T.sblock(")[1:]
+    assert all(block.count("T.tanh(") <= 1 for block in blocks)
+    assert script.count("T.tanh(") == 8
+    assert len(blocks) < cached.prim_func.script().count("T.sblock(")  # the adds were inlined
+    x = np.random.default_rng(0).standard_normal((4, 4)).astype("float32")
+    out = np.empty((4, 4), "float32")
+    engine.jit(func, "llvm")(x, out)
+    expected = x
+    for _ in range(8):
+        expected = np.tanh(expected) + expected
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)

@@ -4,6 +4,7 @@ project taken through scan -> fix -> run on modern TVM -> scan."""
 from __future__ import annotations
 
 import importlib
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -196,7 +197,8 @@ def test_legacy_project_scan_fix_run_scan(tmp_path):
         a = rng.standard_normal((4, 8)).astype("float32")
         w = rng.standard_normal((8, 5)).astype("float32")
         np.testing.assert_allclose(te_path.dense_relu(a, w), np.maximum(a @ w, 0), rtol=1e-5)
-        assert lowering.lowered_name(7).endswith("fused_add_add")
+        # The name map is per process and survives clear(): a repeat gets a _N suffix.
+        assert re.search(r"fused_add_add(_\d+)?$", lowering.lowered_name(7))
         assert lowering.cache_size() >= 1
         assert registry.engine_via_global() is lowering.ce.get()
         with registry.uncached_context():
