@@ -158,7 +158,17 @@ class Kernel:
         The calling arity.
     """
 
-    __slots__ = ("_constants", "_device", "_func", "module", "name", "num_inputs", "num_outputs")
+    __slots__ = (
+        "_arity",
+        "_constants",
+        "_device",
+        "_func",
+        "_run",
+        "module",
+        "name",
+        "num_inputs",
+        "num_outputs",
+    )
 
     def __init__(
         self,
@@ -176,29 +186,37 @@ class Kernel:
         self.num_outputs = num_outputs
         self._constants = tuple(tvm.runtime.tensor(c.numpy(), device) for c in constants)
         self._device = device
+        self._arity = num_inputs + num_outputs
+        # The fast path calls this with the caller's arguments: the raw function itself when
+        # there are no constants to splice in after the inputs.
+        self._run = self._with_constants if self._constants else self._func
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name}: {self.num_inputs} inputs, {self.num_outputs} outputs>"
 
     def __call__(self, *args: Any) -> None:
-        if len(args) != self.num_inputs + self.num_outputs:
+        # Hot path: kept to a length test, a type test per argument and the call itself.
+        if len(args) == self._arity:
+            for arg in args:
+                if arg.__class__ is not _TENSOR:
+                    break
+            else:
+                self._run(*args)
+                return None
+        self._call_checked(args)
+        return None
+
+    def _with_constants(self, *args: Any) -> None:
+        n = self.num_inputs
+        self._func(*args[:n], *self._constants, *args[n:])
+
+    def _call_checked(self, args: Sequence[Any]) -> None:
+        if len(args) != self._arity:
             raise TypeError(
                 f"{self.name} takes {self.num_inputs} input(s) followed by {self.num_outputs} "
                 f"output(s) (destination-passing style), got {len(args)} argument(s)"
             )
-        for arg in args:
-            if type(arg) is not _TENSOR:
-                self._call_converting(args)
-                return None
-        self._invoke(args)
-        return None
-
-    def _invoke(self, args: Sequence[Any]) -> None:
-        if self._constants:
-            n = self.num_inputs
-            self._func(*args[:n], *self._constants, *args[n:])
-        else:
-            self._func(*args)
+        self._call_converting(args)
 
     def _call_converting(self, args: Sequence[Any]) -> None:
         converted: list[Any] = []
@@ -225,7 +243,7 @@ class Kernel:
                     f"{self.name}: {kind} argument {index} must be a tvm.runtime.Tensor or a "
                     f"numpy.ndarray, got {type(arg).__module__}.{type(arg).__qualname__}"
                 )
-        self._invoke(converted)
+        self._run(*converted)
         for target_array, staged in write_back:
             np.copyto(target_array, staged.numpy())
 
