@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import tvm
 from tvm import s_tir, te, tirx
+from tvm.s_tir.schedule import _ffi_api as _schedule_api
 
 __all__ = ["Kernel", "build_kernel", "distinct_outputs", "inline_injective", "to_prim_func"]
 
@@ -114,26 +115,35 @@ def inline_injective(prim_func: tirx.PrimFunc, name: str) -> s_tir.Schedule:
         root = sch.get_sblock("root")
     except s_tir.ScheduleError:
         return sch  # a single (extern) stage has no root block and nothing to inline
-    # Expanding calls per stage, kept up to date as stages are inlined into their consumers.
+    # Expanding calls per stage, kept up to date as stages are inlined into their consumers. Each
+    # stage's own expression is walked once, before anything is inlined into it: linear time.
     expanding: dict[str, int] = {}
-    for block_rv in sch.get_child_blocks(root):
-        block = sch.get(block_rv)
+
+    def calls_in(block: Any) -> int:
+        if block.name_hint not in expanding:
+            expanding[block.name_hint] = _stage_expanding_calls(block)
+        return expanding[block.name_hint]
+
+    # The FFI entry points directly: the Python methods' argument type checks cost more than the
+    # schedule primitives themselves on long chains.
+    for block_rv in _schedule_api.ScheduleGetChildBlocks(sch, root):
+        block = _schedule_api.ScheduleGet(sch, block_rv)
         if not _is_spatial(block):
             continue
-        calls = expanding.setdefault(block.name_hint, _stage_expanding_calls(block))
-        consumers = [sch.get(c) for c in sch.get_consumers(block_rv)]
+        consumers = [
+            _schedule_api.ScheduleGet(sch, c)
+            for c in _schedule_api.ScheduleGetConsumers(sch, block_rv)
+        ]
         if not consumers or not all(_is_spatial(c) for c in consumers):
             continue
-        if calls:
-            counts = [
-                expanding.setdefault(c.name_hint, _stage_expanding_calls(c)) for c in consumers
-            ]
-            if any(counts):
-                continue
+        calls = calls_in(block)
+        consumer_calls = [calls_in(c) for c in consumers]
+        if calls and any(consumer_calls):
+            continue
         try:
-            sch.compute_inline(block_rv)
+            _schedule_api.ScheduleComputeInline(sch, block_rv)
             for consumer in consumers:
-                expanding[consumer.name_hint] = expanding.get(consumer.name_hint, 0) + calls
+                expanding[consumer.name_hint] += calls
         except (s_tir.ScheduleError, TypeError):
             # Not inlinable (e.g. a non-affine read), or TVM's inliner trips on mixed int32/int64
             # indices (an int32 `take` index into a concat); keeping the stage is always correct.
