@@ -267,7 +267,26 @@ class _Tracer:
                 f"op {name} legalizes to a prebuilt kernel ({lowered.op.name}), not to a TE "
                 "compute that can be composed into one PrimFunc"
             )
-        return self.eval(bb, lowered)
+        return _as_relax_dtype(self.eval(bb, lowered), call.ty)
+
+
+def _as_relax_dtype(value: TEValue, ty: Any) -> TEValue:
+    """Cast a traced value to the dtype Relax types the call with.
+
+    Some topi kernels take their result dtype from the index dtype of their input's shape
+    (argmax/argmin: int32 dims give int32). Composed, an input's dims can be int32 where the new
+    path hands the kernel an int64-shaped buffer, so the result dtype would differ.
+    """
+    if isinstance(ty, relax.TupleType) and isinstance(value, list):
+        return [_as_relax_dtype(v, t) for v, t in zip(value, ty.fields)]
+    if not isinstance(ty, relax.TensorType) or not isinstance(value, te.Tensor):
+        return value
+    dtype = str(ty.dtype)
+    if not dtype or dtype == "void" or str(value.dtype) == dtype:
+        return value
+    return te.compute(
+        value.shape, lambda *i: value(*i).astype(dtype), name=f"{value.op.name}_{dtype}"
+    )
 
 
 def _relax_type(value: TEValue) -> Any:

@@ -73,6 +73,21 @@ def test_take_with_int32_indices_from_a_concat(engine, dtype):
     assert_matches_new_path(func, np.ones(1, dtype))
 
 
+def test_argmax_of_a_conv1d_output_is_int64(engine):
+    # Found by the thorough profile: topi conv1d computes its output dims as int32 and
+    # topi.argmax takes its index dtype from them, so the shim gave int32 where Relax (and the
+    # VM, which hands argmax an int64-shaped buffer) give int64.
+    weight = relax.const(np.ones((1, 2, 1), "float16"), "float16")
+    func = build(
+        "main",
+        [("x", (1, 2, 2), "float16")],
+        lambda bb, x: R.argmax(bb.emit(R.nn.conv1d(x, weight)), axis=None),
+    )
+    cached = engine.lower(func, "llvm")
+    assert [str(t.dtype) for t in cached.outputs] == ["int64"]
+    assert_matches_new_path(func, np.array([[[1, 3], [2, -1]]], "float16"))
+
+
 def _rms_norm_all_axes() -> relax.Function:
     return build(
         "main",
