@@ -100,24 +100,7 @@ def user_scheduled_blocks(outputs: Sequence[te.Tensor]) -> set[str]:
     """
     from . import _strategy  # late: the strategy module imports the tracer
 
-    pending = getattr(_strategy, "_pending_schedules", None)
-    lock = getattr(_strategy, "_pending_lock", None)
-    if not pending or lock is None:
-        return set()
-    names: set[str] = set()
-    seen: set[int] = set()
-    stack = [t.op for t in outputs]
-    while stack:
-        op = stack.pop()
-        handle = op.__chandle__()
-        if handle in seen:
-            continue
-        seen.add(handle)
-        with lock:
-            if handle in pending:
-                names.add(op.name)
-        stack.extend(t.op for t in getattr(op, "input_tensors", []))
-    return names
+    return {name for names in _strategy.scheduled_ops(outputs).values() for name in names}
 
 
 # -- CPU ------------------------------------------------------------------------------------------
