@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import tvm
@@ -213,21 +214,54 @@ class CCacheValue(_LegacyObject):
     Attributes
     ----------
     cached_func : CachedFunc
-        The lowered function.
+        The lowered function. A ``jit`` kernel loaded from the persistent cache's index comes
+        without one: it is lowered on first access, so a warm ``jit`` skips tracing.
     use_count : int
         Cache hits since it was lowered (``compile_engine``: starts at 0).
     """
 
-    __slots__ = ("_build_lock", "_kernel", "cached_func", "use_count")
+    __slots__ = ("_build_lock", "_cached_func", "_kernel", "_lower", "_source_key", "use_count")
 
     def __init__(self, cached_func: CachedFunc, use_count: int = 0) -> None:
-        self.cached_func = cached_func
+        self._init(cached_func, None, None, use_count)
+
+    @classmethod
+    def _deferred(cls, lower: Callable[[], CachedFunc], kernel: Any) -> CCacheValue:
+        """A value that has its kernel already; ``lower()`` makes its CachedFunc when asked."""
+        value = cls.__new__(cls)
+        value._init(None, lower, kernel, 0)
+        return value
+
+    def _init(
+        self,
+        cached_func: CachedFunc | None,
+        lower: Callable[[], CachedFunc] | None,
+        kernel: Any,
+        use_count: int,
+    ) -> None:
+        self._cached_func = cached_func
+        self._lower = lower
+        self._kernel = kernel
+        self._source_key: Any = None  # the persistent cache's index key, set by the engine
         self.use_count = use_count
-        self._kernel: Any = None
-        self._build_lock = threading.Lock()
+        # Re-entrant: building a kernel under this lock reads ``cached_func``, which takes it.
+        self._build_lock = threading.RLock()
+
+    @property
+    def cached_func(self) -> CachedFunc:
+        cached = self._cached_func
+        if cached is None:
+            with self._build_lock:
+                if self._cached_func is None:
+                    assert self._lower is not None
+                    self._cached_func = self._lower()
+                    self._lower = None
+                cached = self._cached_func
+        return cached
 
     def __repr__(self) -> str:
-        return f"CCacheValue({self.cached_func!r}, use_count={self.use_count})"
+        lowered = repr(self._cached_func) if self._cached_func is not None else "<not lowered yet>"
+        return f"CCacheValue({lowered}, use_count={self.use_count})"
 
 
 def _first_line(func: Any) -> str:

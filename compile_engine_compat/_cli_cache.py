@@ -42,6 +42,7 @@ def main(argv: Sequence[str]) -> int:
                 return 0
             print(f"cache directory: {details['directory']}")
             print(f"entries: {details['entries']}")
+            print(f"indexed source functions: {details['indexed_functions']}")
             used, limit = details["bytes"] / _MIB, details["limit_bytes"] / _MIB
             print(f"size: {used:.1f} MiB of {limit:.0f} MiB")
             return 0

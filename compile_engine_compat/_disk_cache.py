@@ -7,7 +7,17 @@ the compile once.
 Layout: ``<dir>/v1/<digest>/`` holds ``kernel.so``, ``source.tvmscript`` (the scheduled PrimFunc,
 its name stripped) and ``meta.json`` (the key material, the kernel's symbol and the SHA-256 of the
 other two files). ``digest`` is the SHA-256 of the key material: the PrimFunc's structural hash,
-the target, the TVM version, the shim version and the schedule rules version.
+the target, the TVM version, the shim version, the schedule rules version and the PassContext
+that ``tvm.compile`` runs under.
+
+``<dir>/index-v1/<digest>.json`` maps a *Relax source function* to the kernel entry it was built
+into, so that a warm ``jit`` loads the kernel without tracing and scheduling the function first
+(that takes 10-20 ms; loading takes ~1 ms). Its key material is the Relax function's structural
+hash with the same target, versions and PassContext; the record holds the function's TVMScript
+(the collision check), the kernel entry's digest, the kernel's arity and a SHA-256 of all that.
+The engine uses the index only while no user strategy or ``lower_call`` override is registered,
+since those change what a source function lowers to, and only for functions without tensor
+constants (their values are bound in the process, not stored).
 
 Safety:
 
@@ -54,13 +64,18 @@ __all__ = [
     "CacheDirectoryError",
     "CompileCacheWarning",
     "EntryKey",
+    "IndexHit",
+    "SourceKey",
     "cache_dir",
     "clear",
+    "enabled",
     "entry_key",
     "info",
     "kernel_for",
     "kernels_for",
     "load",
+    "load_by_source",
+    "source_key",
     "store",
 ]
 
@@ -68,6 +83,7 @@ CACHE_DIR_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
 CACHE_SIZE_ENV = "COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB"
 DEFAULT_SIZE_MB = 1024
 LAYOUT = "v1"
+INDEX = "index-v1"
 _LIBRARY = "kernel.so"
 _SOURCE = "source.tvmscript"
 _META = "meta.json"
@@ -90,7 +106,7 @@ class EntryKey:
     digest : str
         SHA-256 hex of ``material``: the entry's directory name.
     material : str
-        The key text: structural hash, target, versions, arity.
+        The key text: structural hash, target, versions, PassContext, arity.
     source : str
         TVMScript of the scheduled PrimFunc without its name: the collision check.
     symbol : str
@@ -103,10 +119,48 @@ class EntryKey:
     symbol: str
 
 
+@dataclass(frozen=True)
+class SourceKey:
+    """Identifies a Relax source function in the index.
+
+    Attributes
+    ----------
+    digest : str
+        SHA-256 hex of ``material``: the index record's file name.
+    material : str
+        The key text: the function's structural hash, target, versions, PassContext.
+    function : tvm.relax.Function
+        The function, without its ``global_symbol``; its TVMScript is the collision check.
+    """
+
+    digest: str
+    material: str
+    function: Any
+
+    def source(self) -> str:
+        """Return the function's TVMScript (printed on demand: it costs ~0.5 ms)."""
+        return str(self.function.script(show_meta=False))
+
+
+@dataclass(frozen=True)
+class IndexHit:
+    """A kernel found through the index: its module, symbol and arity."""
+
+    module: Any
+    symbol: str
+    num_inputs: int
+    num_outputs: int
+
+
 def cache_dir() -> Path | None:
     """Return the configured cache root, or None when the cache is off."""
     value = os.environ.get(CACHE_DIR_ENV, "")
     return Path(value).expanduser() if value else None
+
+
+def enabled() -> bool:
+    """Return True when ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` is set (the cache is on)."""
+    return bool(os.environ.get(CACHE_DIR_ENV, ""))
 
 
 def _checked_root() -> Path | None:
@@ -117,9 +171,11 @@ def _checked_root() -> Path | None:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         layout = root / LAYOUT
         layout.mkdir(mode=0o700, exist_ok=True)
+        index = root / INDEX
+        index.mkdir(mode=0o700, exist_ok=True)
     except OSError as err:
         raise CacheDirectoryError(f"{CACHE_DIR_ENV}={root}: cannot create it ({err})") from err
-    for path in (root, layout):
+    for path in (root, layout, index):
         _check_owner_and_mode(path)
     return layout
 
@@ -156,11 +212,50 @@ def entry_key(funcs: tvm.IRModule, symbol: str, target: Any, arity: tuple[int, i
             f"tvm={tvm.__version__}",
             f"shim={__version__}",
             f"rules={RULES_VERSION}",
+            f"pass_context={pass_context_text()}",
             f"arity={arity[0]},{arity[1]}",
         ]
     )
     digest = hashlib.sha256(material.encode()).hexdigest()
     return EntryKey(digest, material, str(prim_func.script()), symbol)
+
+
+def source_key(function: Any, structural_hash: int, target: Any) -> SourceKey:
+    """Key the Relax source ``function`` (``global_symbol`` already stripped) for ``target``.
+
+    Parameters
+    ----------
+    function : tvm.relax.Function
+    structural_hash : int
+        ``tvm_ffi.structural_hash(function)``; the engine has it already from its own key.
+    target : tvm.target.Target
+    """
+    material = "\n".join(
+        [
+            "kind=relax-source",
+            f"structural_hash={structural_hash}",
+            f"target={target_text(target)}",
+            f"tvm={tvm.__version__}",
+            f"shim={__version__}",
+            f"rules={RULES_VERSION}",
+            f"pass_context={pass_context_text()}",
+        ]
+    )
+    return SourceKey(hashlib.sha256(material.encode()).hexdigest(), material, function)
+
+
+def pass_context_text() -> str:
+    """Describe the current PassContext: ``tvm.compile`` output depends on it."""
+    context = tvm.transform.PassContext.current()
+    config = sorted((str(k), str(v)) for k, v in context.config.items())
+    return json.dumps(
+        [
+            int(context.opt_level),
+            config,
+            sorted(str(p) for p in context.required_pass),
+            sorted(str(p) for p in context.disabled_pass),
+        ]
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -172,7 +267,29 @@ def load(key: EntryKey) -> tuple[Any, str] | None:
     layout = _checked_root()
     if layout is None:
         return None
-    entry = layout / key.digest
+    found = _verified_entry(layout / key.digest)
+    if found is None:
+        return None
+    entry, meta = found
+    if (entry / _SOURCE).read_text() != key.source:
+        # Same key material (a structural hash collision), another function: never load it.
+        # The entry stays: it is a valid kernel for that other function.
+        _warn_collision(entry)
+        return None
+    return _load_library(entry, meta)
+
+
+def _warn_collision(path: Path) -> None:
+    warnings.warn(
+        f"compile cache: {path} holds another function with the same structural hash; "
+        "compiling instead of loading it",
+        CompileCacheWarning,
+        stacklevel=3,
+    )
+
+
+def _verified_entry(entry: Path) -> tuple[Path, dict[str, Any]] | None:
+    """Return ``(entry, meta)`` for a whole entry of this layout; discard a damaged one."""
     try:
         meta = json.loads((entry / _META).read_text())
     except FileNotFoundError:
@@ -184,16 +301,10 @@ def load(key: EntryKey) -> tuple[Any, str] | None:
     if problem:
         _discard(entry, problem)
         return None
-    if (entry / _SOURCE).read_text() != key.source:
-        # Same key material (a structural hash collision), another function: never load it.
-        # The entry stays: it is a valid kernel for that other function.
-        warnings.warn(
-            f"compile cache: {entry} holds another function with the same structural hash; "
-            "compiling instead of loading it",
-            CompileCacheWarning,
-            stacklevel=2,
-        )
-        return None
+    return entry, meta
+
+
+def _load_library(entry: Path, meta: dict[str, Any]) -> tuple[Any, str] | None:
     try:
         module = tvm.runtime.load_module(str(entry / _LIBRARY))
         symbol = str(meta["symbol"])
@@ -204,6 +315,74 @@ def load(key: EntryKey) -> tuple[Any, str] | None:
     with contextlib.suppress(OSError):
         os.utime(entry / _META)  # recency for the LRU eviction
     return module, symbol
+
+
+def load_by_source(key: SourceKey) -> IndexHit | None:
+    """Return the kernel the index maps ``key``'s function to, or None.
+
+    None on a miss, on a record whose function text differs (a structural hash collision), and
+    on a damaged record or kernel entry, which is discarded with a :class:`CompileCacheWarning`.
+    """
+    layout = _checked_root()
+    if layout is None:
+        return None
+    path = layout.parent / INDEX / f"{key.digest}.json"
+    try:
+        record = _verified_record(json.loads(path.read_text()), key)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        _discard(path, f"unreadable index record ({type(err).__name__}: {err})")
+        return None
+    if record["source"] != key.source():
+        _warn_collision(path)
+        return None
+    found = _verified_entry(layout / str(record["kernel"]))
+    loaded = _load_library(*found) if found is not None else None
+    if loaded is None:
+        return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
+    num_inputs, num_outputs = record["arity"]
+    return IndexHit(loaded[0], loaded[1], int(num_inputs), int(num_outputs))
+
+
+def _record_digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _verified_record(record: Any, key: SourceKey) -> dict[str, Any]:
+    """Return the record's payload; raise ValueError when it is damaged or foreign."""
+    payload = record["payload"]
+    if record["sha256"] != _record_digest(payload):
+        raise ValueError("checksum mismatch")
+    if payload["layout"] != INDEX or payload["material"] != key.material:
+        raise ValueError("foreign record (its key material does not match its name)")
+    if not isinstance(payload["source"], str) or len(payload["arity"]) != 2:
+        raise ValueError("malformed record")
+    return dict(payload)
+
+
+def store_index(key: SourceKey, kernel: EntryKey, arity: tuple[int, int]) -> None:
+    """Record that ``key``'s function is built into ``kernel``'s entry; atomic."""
+    layout = _checked_root()
+    if layout is None:
+        return
+    payload = {
+        "layout": INDEX,
+        "material": key.material,
+        "source": key.source(),
+        "kernel": kernel.digest,
+        "arity": list(arity),
+    }
+    record = json.dumps({"payload": payload, "sha256": _record_digest(payload)}, indent=1)
+    index = layout.parent / INDEX
+    handle, staging = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=index)
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(record)
+        os.replace(staging, index / f"{key.digest}.json")  # atomic; equal records race harmlessly
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
 
 
 def _verify(entry: Path, meta: Any) -> str:
@@ -303,7 +482,11 @@ def _remove(entry: Path) -> None:
         entry.rename(trash)
     except OSError:
         return
-    shutil.rmtree(trash, ignore_errors=True)
+    if trash.is_dir():
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            trash.unlink()
 
 
 def _size_limit() -> int:
@@ -340,11 +523,18 @@ def _entries(layout: Path) -> Iterator[tuple[Path, float, int]]:
 def _evict(layout: Path, limit: int) -> None:
     entries = sorted(_entries(layout), key=lambda e: e[1])
     total = sum(size for _, _, size in entries)
+    evicted: set[str] = set()
     for entry, _, size in entries:
         if total <= limit:
             break
         _remove(entry)
+        evicted.add(entry.name)
         total -= size
+    if evicted:  # index records of evicted kernels would only ever miss: drop them too
+        for record in _index_records(layout.parent / INDEX):
+            with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+                if json.loads(record.read_text())["payload"]["kernel"] in evicted:
+                    record.unlink()
 
 
 def info() -> dict[str, Any]:
@@ -357,14 +547,25 @@ def info() -> dict[str, Any]:
     """
     layout = _checked_root()
     if layout is None:
-        return {"directory": None, "entries": 0, "bytes": 0, "limit_bytes": _size_limit()}
+        return {
+            "directory": None,
+            "entries": 0,
+            "indexed_functions": 0,
+            "bytes": 0,
+            "limit_bytes": _size_limit(),
+        }
     entries = list(_entries(layout))
     return {
         "directory": str(layout.parent),
         "entries": len(entries),
+        "indexed_functions": len(_index_records(layout.parent / INDEX)),
         "bytes": sum(size for _, _, size in entries),
         "limit_bytes": _size_limit(),
     }
+
+
+def _index_records(index: Path) -> list[Path]:
+    return [p for p in index.glob("*.json") if not p.name.startswith(".")]
 
 
 def clear() -> int:
@@ -379,6 +580,9 @@ def clear() -> int:
         else:
             count += 1
             _remove(entry)
+    for record in list((layout.parent / INDEX).iterdir()):
+        with contextlib.suppress(OSError):
+            record.unlink()
     return count
 
 
@@ -415,10 +619,26 @@ def _store_quietly(write: Callable[[], None]) -> None:
         )
 
 
-def kernel_for(cached: CachedFunc) -> Kernel:
+def _arity(cached: CachedFunc) -> tuple[int, int]:
+    return len(cached.inputs), len(cached.outputs)
+
+
+def _index(source: SourceKey | None, cached: CachedFunc, key: EntryKey) -> None:
+    # A kernel with bound tensor constants cannot be rebuilt from the index: it holds no values.
+    if source is not None and not cached.constants:
+        store_index(source, key, _arity(cached))
+
+
+def kernel_for(cached: CachedFunc, source: SourceKey | None = None) -> Kernel:
     """Return ``cached``'s kernel: loaded from the persistent cache, else compiled and stored.
 
     Without ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` this is a plain compile.
+
+    Parameters
+    ----------
+    cached : CachedFunc
+    source : SourceKey, optional
+        The source function's index key: the stored kernel is indexed under it too.
 
     Raises
     ------
@@ -430,32 +650,41 @@ def kernel_for(cached: CachedFunc) -> Kernel:
     key = _key_of(cached)
     hit = load(key)
     if hit is not None:
+        _store_quietly(lambda: _index(source, cached, key))
         return _kernel(cached, *hit)
     kernel = _kernel(cached)
-    _store_quietly(lambda: store(key, kernel.module))
+
+    def write() -> None:
+        store(key, kernel.module)
+        _index(source, cached, key)
+
+    _store_quietly(write)
     return kernel
 
 
-def _exported(module: Any, also: Callable[[Path], None]) -> Any:
-    """Export ``module`` to a temporary library, hand its path to ``also``, load it back."""
+def _export_and_store(keys: list[EntryKey], module: Any) -> None:
     with tempfile.TemporaryDirectory(prefix="compile-engine-compat-") as tmp:
         library = Path(tmp) / _LIBRARY
         module.export_library(str(library))
-        also(library)
-        return tvm.runtime.load_module(str(library))  # dlopen keeps it mapped once deleted
+        store_shared(keys, library)
 
 
-def _export_and_store(keys: list[EntryKey], module: Any) -> None:
-    _exported(module, lambda library: store_shared(keys, library))
-
-
-def kernels_for(cacheds: Sequence[CachedFunc]) -> list[Kernel]:
+def kernels_for(
+    cacheds: Sequence[CachedFunc], sources: Sequence[SourceKey | None] | None = None
+) -> list[Kernel]:
     """Return the kernels of ``cacheds`` (one target): cache hits loaded, the rest built at once.
 
     The misses go into ONE IRModule and ONE ``tvm.compile``; the library is stored once and
     linked into each miss's entry.
+
+    Parameters
+    ----------
+    cacheds : sequence of CachedFunc
+    sources : sequence of SourceKey or None, optional
+        Index keys, one per ``cacheds`` item (None: not indexed).
     """
     use_cache = _checked_root() is not None
+    sources = list(sources) if sources is not None else [None] * len(cacheds)
     kernels: list[Kernel | None] = [None] * len(cacheds)
     keys: list[EntryKey | None] = [None] * len(cacheds)
     for index, cached in enumerate(cacheds):
@@ -479,4 +708,12 @@ def kernels_for(cacheds: Sequence[CachedFunc]) -> list[Kernel]:
             _store_quietly(lambda: _export_and_store(stored, module))
         for i in misses:
             kernels[i] = _kernel(cacheds[i], module)
+    if use_cache:
+
+        def index_all() -> None:
+            for cached, entry, source in zip(cacheds, keys, sources):
+                if entry is not None:
+                    _index(source, cached, entry)
+
+        _store_quietly(index_all)
     return [k for k in kernels if k is not None]

@@ -3,7 +3,9 @@
 Data flow of ``lower``: source function -> :class:`CCacheKey` -> cache lookup -> (miss) trace to
 TE (:mod:`._trace`) -> one PrimFunc, injective stages inlined (:mod:`._lowering`) ->
 :class:`CachedFunc`.
-``jit`` adds ``tvm.compile`` of that PrimFunc, memoized on the cache value.
+``jit`` adds ``tvm.compile`` of that PrimFunc, memoized on the cache value. With the persistent
+cache on, ``jit`` first asks its index for the source function: a hit loads the kernel and
+leaves the CachedFunc to be lowered on first access.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import tvm
 from tvm import relax
 
 from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _trace
-from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target
+from ._build_pool import ChunkedBuilder
+from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target, target_text
 from ._deprecation import warn_legacy
 
 __all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
@@ -93,6 +96,7 @@ class CompileEngine:
     op_lowering: _trace.OpLowering | None
     schedule_hook: Callable[[Any, list[Any]], None] | None
     caching_enabled: Callable[[], bool]
+    lowering_customized: Callable[[], bool]
 
     def __init__(self) -> None:
         raise RuntimeError("Cannot construct a CompileEngine")
@@ -111,6 +115,8 @@ class CompileEngine:
         self.schedule_hook = None
         # Filled by the pass-config support; returns False inside a context that disables caching.
         self.caching_enabled = lambda: True
+        # Filled by the strategy registry; True while user strategies may change a lowering.
+        self.lowering_customized = lambda: False
         return self
 
     def same_as(self, other: object) -> bool:
@@ -177,7 +183,7 @@ class CompileEngine:
         """
         warn_legacy("compile_engine.CompileEngine.jit")
         key = _get_cache_key(source_func, target)
-        value = self._lower_wrapped(key, None, "")
+        value = self._lower_wrapped(key, None, "", for_jit=True)
         if _shadow.ENABLED:  # COMPILE_ENGINE_COMPAT_SHADOW=1: also run the modern path
             return _shadow.wrap(self._kernel(value), key.source_func, key.target)
         return self._kernel(value)
@@ -218,23 +224,22 @@ class CompileEngine:
             In the order of ``funcs``.
         """
         warn_legacy("compile_engine.CompileEngine.jit_many")
-        values = [self._lower_wrapped(_get_cache_key(f, target), None, "") for f in funcs]
-        pending: dict[int, CCacheValue] = {id(v): v for v in values if v._kernel is None}
-        by_target: dict[str, list[CCacheValue]] = {}
-        for value in pending.values():
-            by_target.setdefault(str(value.cached_func.target), []).append(value)
-        for group in by_target.values():
-            cacheds = [v.cached_func for v in group]
-            try:
-                kernels = _disk_cache.kernels_for(cacheds)
-            except _disk_cache.CacheDirectoryError:
-                raise
-            except Exception as err:
-                raise _build_failure(*[c.funcs for c in cacheds]) from err
-            for value, kernel in zip(group, kernels):
-                with value._build_lock:  # a concurrent jit may have built it meanwhile
-                    if value._kernel is None:
-                        value._kernel = kernel
+        builder: ChunkedBuilder[CCacheValue, _lowering.Kernel] = ChunkedBuilder(
+            len(funcs), _build_chunk
+        )
+        values: list[CCacheValue] = []
+        queued: set[int] = set()
+        try:
+            for func in funcs:
+                value = self._lower_wrapped(_get_cache_key(func, target), None, "", for_jit=True)
+                values.append(value)
+                if value._kernel is None and id(value) not in queued:
+                    queued.add(id(value))
+                    builder.add(target_text(value.cached_func.target), value)
+        except BaseException:
+            builder.cancel()
+            raise
+        builder.finish(_set_kernel)
         return [self._kernel(v) for v in values]
 
     def clear(self) -> None:
@@ -293,27 +298,37 @@ class CompileEngine:
             key,
             "shape_func",
             "",
-            lambda k, name: _shape_func.lower_shape_func(k.source_func, k.target, name),
+            _shape_func_entry,
             caching=True,  # the disable-cache pass config never applied to shape functions
         )
 
-    def _lower_wrapped(self, source_func: Any, target: Any, mod_name: str) -> CCacheValue:
+    def _lower_wrapped(
+        self, source_func: Any, target: Any, mod_name: str, for_jit: bool = False
+    ) -> CCacheValue:
         try:
             key = _get_cache_key(source_func, target)
             prefix = mangle_module_name(mod_name) if mod_name else ""
-            return self._lower_value(key, prefix)
+            return self._lower_value(key, prefix, self._jit_entry if for_jit else None)
+        except _disk_cache.CacheDirectoryError:
+            raise  # an unsafe cache directory is the user's to fix: say so plainly
         except Exception as err:
-            message = (
-                f"{traceback.format_exc()}Error during compile func\n{_RULE}"
-                f"{_source_text(source_func)}{_RULE}"
-            )
-            raise LoweringError(message) from err
+            raise _lowering_error(source_func) from err
 
-    def _lower_value(self, key: CCacheKey, prefix: str) -> CCacheValue:
+    def _lower_value(
+        self,
+        key: CCacheKey,
+        prefix: str,
+        make: Callable[[CCacheKey, str], CCacheValue] | None = None,
+    ) -> CCacheValue:
         with self._lock:
             self._current_key = key
         return self._lookup_or_build(
-            self._cache, key, "fused", prefix, self._build_cached_func, self.caching_enabled()
+            self._cache,
+            key,
+            "fused",
+            prefix,
+            make or (lambda k, name: CCacheValue(self._build_cached_func(k, name))),
+            self.caching_enabled(),
         )
 
     def _lookup_or_build(
@@ -322,12 +337,12 @@ class CompileEngine:
         key: CCacheKey,
         stem: str,
         prefix: str,
-        build: Callable[[CCacheKey, str], CachedFunc],
+        make: Callable[[CCacheKey, str], CCacheValue],
         caching: bool,
     ) -> CCacheValue:
-        """Return the cached value for ``key`` (counting a hit), or build, store and return it.
+        """Return the cached value for ``key`` (counting a hit), or make, store and return it.
 
-        A key is built once: builders run under the trace lock, and a thread that waited for
+        A key is made once: makers run under the trace lock, and a thread that waited for
         another's build finds it on the second look.
         """
         lookup = key.lookup()
@@ -342,11 +357,44 @@ class CompileEngine:
             base = _legacy_func_name(key.source_func, stem)
             with self._lock:
                 name = self._unique_name(f"{prefix}_{base}" if prefix else base)
-            value = CCacheValue(build(key, name))
+            value = make(key, name)
             if caching:
                 with self._lock:
                     cache[lookup] = (key, value)
         return value
+
+    def _jit_entry(self, key: CCacheKey, name: str) -> CCacheValue:
+        """Make a ``jit`` cache value: from the persistent cache's index when it has the function
+        (no tracing: the CachedFunc is lowered on first access), else lowered now."""
+        source = self._index_key(key)
+        if source is not None:
+            hit = _disk_cache.load_by_source(source)
+            if hit is not None:
+                kernel = _lowering.Kernel(
+                    hit.module,
+                    hit.symbol,
+                    hit.num_inputs,
+                    hit.num_outputs,
+                    (),
+                    _lowering.device_for(key.target),
+                )
+                return CCacheValue._deferred(lambda: self._deferred_lowering(key, name), kernel)
+        value = CCacheValue(self._build_cached_func(key, name))
+        value._source_key = source
+        return value
+
+    def _index_key(self, key: CCacheKey) -> _disk_cache.SourceKey | None:
+        if not _disk_cache.enabled() or self.lowering_customized():
+            return None
+        structural_key = key.lookup()[0]  # the function without its global_symbol
+        return _disk_cache.source_key(structural_key.key, structural_key.hash_i64, key.target)
+
+    def _deferred_lowering(self, key: CCacheKey, name: str) -> CachedFunc:
+        try:
+            with _trace.TRACE_LOCK:
+                return self._build_cached_func(key, name)
+        except Exception as err:
+            raise _lowering_error(key) from err
 
     def _hit(self, cache: dict[Any, tuple[CCacheKey, CCacheValue]], lookup: Any) -> Any:
         with self._lock:
@@ -401,12 +449,42 @@ class CompileEngine:
                 cached = value.cached_func
                 try:
                     # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
-                    value._kernel = _disk_cache.kernel_for(cached)
+                    value._kernel = _disk_cache.kernel_for(cached, value._source_key)
                 except _disk_cache.CacheDirectoryError:
                     raise  # an unsafe cache directory is the user's to fix: say so plainly
                 except Exception as err:
                     raise _build_failure(cached.funcs) from err
             return value._kernel
+
+
+def _lowering_error(source_func: Any) -> LoweringError:
+    """The legacy "Error during compile func" error for ``source_func`` (call inside ``except``)."""
+    message = (
+        f"{traceback.format_exc()}Error during compile func\n{_RULE}"
+        f"{_source_text(source_func)}{_RULE}"
+    )
+    return LoweringError(message)
+
+
+def _build_chunk(values: list[CCacheValue]) -> list[_lowering.Kernel]:
+    """Build the kernels of ``values`` (one target) together; runs on a build-pool thread."""
+    cacheds = [v.cached_func for v in values]
+    try:
+        return _disk_cache.kernels_for(cacheds, [v._source_key for v in values])
+    except _disk_cache.CacheDirectoryError:
+        raise
+    except Exception as err:
+        raise _build_failure(*[c.funcs for c in cacheds]) from err
+
+
+def _shape_func_entry(key: CCacheKey, name: str) -> CCacheValue:
+    return CCacheValue(_shape_func.lower_shape_func(key.source_func, key.target, name))
+
+
+def _set_kernel(value: CCacheValue, kernel: _lowering.Kernel) -> None:
+    with value._build_lock:  # a concurrent jit may have built it meanwhile
+        if value._kernel is None:
+            value._kernel = kernel
 
 
 def _build_failure(*modules: tvm.IRModule) -> LoweringError:

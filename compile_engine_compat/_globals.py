@@ -256,6 +256,7 @@ def register() -> None:
     engine = global_engine()
     engine.op_lowering = _strategy.engine_op_lowering
     engine.schedule_hook = _strategy.apply_schedules
+    engine.lowering_customized = _strategy.customized
     engine.caching_enabled = _passconfig.caching_enabled
     _passconfig.install_from_env()
 

@@ -185,6 +185,19 @@ def has_user_implementations(op_name: str) -> bool:
     return strategy is not None and (bool(strategy.impls) or not strategy.include_default)
 
 
+def customized() -> bool:
+    """Return True when a user implementation or ``lower_call`` override may change a lowering.
+
+    The persistent cache's source index maps a function to the kernel the default lowering
+    made; the engine only uses it while this is False.
+    """
+    if user_lower_call() is not None:
+        return True
+    with _registry_lock:
+        names = list(_registry)
+    return any(has_user_implementations(name) for name in names)
+
+
 def _holds(condition: Condition, inputs: list[Any]) -> bool:
     result = condition(inputs)
     clauses = list(result) if isinstance(result, list | tuple | tvm.ir.Array) else [result]

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import tvm
 from _builders import build
-from tvm import relax
+from tvm import relax, topi
 
-from compile_engine_compat import _disk_cache, cli
+from compile_engine_compat import _disk_cache, _trace, cli
 from compile_engine_compat._disk_cache import CacheDirectoryError, CompileCacheWarning
 
 R = relax.op
@@ -111,10 +111,16 @@ def test_an_entry_moved_under_another_key_is_foreign(engine, cache_root):
         assert not _was_loaded(_jit_and_check(engine, _func(48), width=48))
 
 
+def _index_records(root: Path) -> list[Path]:
+    return sorted((root / _disk_cache.INDEX).glob("*.json"))
+
+
 def test_a_hash_collision_never_loads_the_other_function(engine, cache_root):
     func = _func()
     _jit_and_check(engine, func)
     (entry,) = _entries(cache_root)
+    for record in _index_records(cache_root):  # go through the kernel's own key, not the index
+        record.unlink()
     # Same key material, another function's text (with a valid checksum): a collision.
     (entry / "source.tvmscript").write_text("# another function\n")
     _rewrite_meta(entry, source_sha256=_disk_cache._sha256(entry / "source.tvmscript"))
@@ -172,10 +178,11 @@ def test_the_size_limit_evicts_the_least_recently_used(engine, cache_root, monke
 def test_cli_info_and_clear(engine, cache_root, capsys):
     _jit_and_check(engine, _func())
     assert cli.main(["cache", "info"]) == 0
-    assert "entries: 1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "entries: 1" in out and "indexed source functions: 1" in out
     assert cli.main(["cache", "clear"]) == 0
     assert "removed 1" in capsys.readouterr().out
-    assert _entries(cache_root) == []
+    assert _entries(cache_root) == [] and _index_records(cache_root) == []
     assert cli.main(["cache", "bogus"]) == 2
 
 
@@ -241,7 +248,9 @@ def test_jit_many_stores_one_library_for_all_and_loads_it_back(engine, cache_roo
     assert not any(_was_loaded(k) for k in engine.jit_many(funcs, "llvm"))
     entries = _entries(cache_root)
     assert len(entries) == 3
-    assert len({(e / "kernel.so").stat().st_ino for e in entries}) == 1  # one library, linked
+    modules = {id(k.module) for k in engine.jit_many(funcs, "llvm")}
+    # One library per module built (functions are built in chunks), linked into each entry.
+    assert len({(e / "kernel.so").stat().st_ino for e in entries}) == len(modules) < 3
     engine.clear()
     kernels = engine.jit_many(funcs, "llvm")
     assert all(_was_loaded(k) for k in kernels)
@@ -249,3 +258,138 @@ def test_jit_many_stores_one_library_for_all_and_loads_it_back(engine, cache_roo
     out = np.empty_like(x)
     kernels[1](x, out)
     np.testing.assert_array_equal(out, np.zeros_like(x))
+
+
+# -- the source index: a warm jit loads the kernel without tracing -------------------------------
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """Count the engine's traces of a source function (the real tracer still runs)."""
+    calls: list[object] = []
+    real = _trace.trace
+
+    def counting(source, *args, **kwargs):
+        calls.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(_trace, "trace", counting)
+    return calls
+
+
+def test_a_warm_jit_loads_through_the_index_without_tracing(engine, cache_root, traces):
+    func = _func()
+    cold = _jit_and_check(engine, func)
+    assert len(traces) == 1 and len(_index_records(cache_root)) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileCacheWarning)
+        warm = _jit_and_check(engine, func)
+    assert _was_loaded(warm) and len(traces) == 1  # loaded, never traced
+    assert warm.name == cold.name
+    # The CachedFunc is lowered when asked for (the kernel keeps the library's symbol).
+    ((_, value),) = engine.items()
+    assert value.cached_func.prim_fn_var.name_hint.startswith("fused_add_nn_relu")
+    assert len(traces) == 2
+    assert engine.jit(func, "llvm") is warm and value.use_count == 1
+
+
+def test_the_index_ignores_the_function_name(engine, cache_root, traces):
+    _jit_and_check(engine, _func())
+    renamed = _func().with_attr("global_symbol", "renamed")
+    assert _was_loaded(_jit_and_check(engine, renamed)) and len(traces) == 1
+
+
+def test_an_index_collision_never_loads_the_other_function(engine, cache_root, traces):
+    func = _func()
+    _jit_and_check(engine, func)
+    (record,) = _index_records(cache_root)
+    data = json.loads(record.read_text())
+    data["payload"]["source"] = "# another function\n"
+    data["sha256"] = _disk_cache._record_digest(data["payload"])
+    record.write_text(json.dumps(data))
+    with pytest.warns(CompileCacheWarning, match="same structural hash"):
+        _jit_and_check(engine, func)  # right results: traced and lowered, not the index's kernel
+    assert len(traces) == 2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda r: r.write_text("{not json"), id="corrupt"),
+        pytest.param(lambda r: r.write_text(r.read_text()[:40]), id="truncated"),
+        pytest.param(
+            lambda r: r.write_text(r.read_text().replace('"arity"', '"arity_"')),
+            id="checksum-mismatch",
+        ),
+    ],
+)
+def test_a_damaged_index_record_is_discarded_and_written_again(
+    engine, cache_root, traces, damage
+):
+    func = _func()
+    _jit_and_check(engine, func)
+    (record,) = _index_records(cache_root)
+    damage(record)
+    with pytest.warns(CompileCacheWarning, match="discarding.*index record"):
+        _jit_and_check(engine, func)
+    assert len(traces) == 2
+    assert _was_loaded(_jit_and_check(engine, func)) and len(traces) == 2  # indexed again
+
+
+def test_a_record_whose_kernel_was_removed_is_a_plain_miss(engine, cache_root, traces):
+    func = _func()
+    _jit_and_check(engine, func)
+    (entry,) = _entries(cache_root)
+    _disk_cache._remove(entry)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileCacheWarning)
+        assert not _was_loaded(_jit_and_check(engine, func))
+    assert len(traces) == 2
+
+
+def test_a_user_strategy_turns_the_index_off(engine, cache_root, traces):
+    from compile_engine_compat import compile_engine
+
+    func = _func()
+    _jit_and_check(engine, func)
+    relu = compile_engine.OpImplementation(
+        "relu_user", lambda attrs, inputs, out_type: [topi.nn.relu(inputs[0])], plevel=20
+    )
+    compile_engine.register_implementation("relax.nn.relu", relu)
+    try:
+        _jit_and_check(engine, func)
+    finally:
+        compile_engine.unregister_implementation("relax.nn.relu", relu)
+    assert len(traces) == 2  # traced: the user's implementation decides the kernel
+
+
+def test_functions_with_tensor_constants_are_not_indexed(engine, cache_root, traces):
+    weights = relax.const(np.arange(8, dtype="float32").reshape(2, 4))
+    func = build("main", [("x", (2, 4), "float32")], lambda bb, x: R.add(x, weights))
+    engine.jit(func, "llvm")
+    assert len(_entries(cache_root)) == 1 and _index_records(cache_root) == []
+    engine.clear()
+    kernel = engine.jit(func, "llvm")  # the kernel entry still serves, after a trace
+    x = np.ones((2, 4), "float32")
+    out = np.empty_like(x)
+    kernel(x, out)
+    np.testing.assert_array_equal(out, x + np.arange(8).reshape(2, 4))
+    assert _was_loaded(kernel) and len(traces) == 2
+
+
+def test_the_pass_context_is_part_of_both_keys(engine, cache_root, traces):
+    func = _func()
+    _jit_and_check(engine, func)
+    with tvm.transform.PassContext(config={"tirx.disable_vectorize": True}):
+        assert not _was_loaded(_jit_and_check(engine, func))
+    assert len(_entries(cache_root)) == 2 and len(_index_records(cache_root)) == 2
+
+
+def test_eviction_drops_the_index_records_of_evicted_kernels(engine, cache_root, monkeypatch):
+    _jit_and_check(engine, _func(32))
+    (first,) = _entries(cache_root)
+    size = sum(f.stat().st_size for f in first.iterdir())
+    monkeypatch.setenv(_disk_cache.CACHE_SIZE_ENV, str(1.5 * size / (1024 * 1024)))
+    _jit_and_check(engine, _func(48), width=48)
+    (record,) = _index_records(cache_root)
+    assert json.loads(record.read_text())["payload"]["kernel"] == _entries(cache_root)[0].name

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
+import threading
+
 import numpy as np
 import pytest
+import tvm
 from _builders import build
 from tvm import relax
 
 from compile_engine_compat import ledger, reset_ledger
+from compile_engine_compat._build_pool import MAX_CHUNK, build_threads
 
 R = relax.op
 OPS = [R.exp, R.negative, R.abs, R.sigmoid, R.tanh]
@@ -25,11 +30,13 @@ def _reference(i: int, x: np.ndarray) -> np.ndarray:
     return numpy_ops[i % len(numpy_ops)](x)
 
 
-def test_jit_many_builds_one_module_and_every_kernel_is_right(engine):
+def test_jit_many_builds_modules_of_several_functions_and_every_kernel_is_right(engine):
     funcs = _funcs(8)
     kernels = engine.jit_many(funcs, "llvm")
     assert len(kernels) == 8
-    assert len({id(k.module) for k in kernels}) == 1  # ONE tvm.compile for all of them
+    # One tvm.compile per chunk: a chunk per build thread, MAX_CHUNK functions at most.
+    chunk = max(1, min(MAX_CHUNK, math.ceil(8 / build_threads())))
+    assert len({id(k.module) for k in kernels}) == math.ceil(8 / chunk)
     rng = np.random.default_rng(3)
     for i, kernel in enumerate(kernels):
         x = rng.standard_normal((3, i + 1)).astype("float32")
@@ -81,3 +88,61 @@ def test_lower_many_and_jit_many_are_counted_as_legacy_calls(engine):
         "compile_engine.CompileEngine.lower_many",
         "compile_engine.CompileEngine.jit_many",
     } <= names
+
+
+def test_jit_many_builds_on_threads_under_the_callers_pass_context(engine):
+    seen: list[tuple[str, str]] = []
+
+    @tvm.instrument.pass_instrument
+    class Recorder:
+        def run_before_pass(self, mod, info):
+            seen.append((threading.current_thread().name, info.name))
+
+    funcs = _funcs(6)
+    with tvm.transform.PassContext(instruments=[Recorder()]):
+        kernels = engine.jit_many(funcs, "llvm")
+    assert len(kernels) == 6
+    build_threads_seen = {name for name, _ in seen if name.startswith("compile-engine-compat")}
+    assert build_threads_seen, "the builds ran outside the pool or without the caller's context"
+    assert any(p == "tirx.MakePackedAPI" for _, p in seen)
+
+
+def test_jit_many_refuses_a_wrong_type_as_jit_does(engine):
+    with pytest.raises(TypeError, match="Expect source_func to be CCacheKey.*got builtins.str"):
+        engine.jit_many([*_funcs(3), "not a function"], "llvm")
+    # The functions before it were lowered (and their chunks built or dropped) without harm.
+    assert len(engine.jit_many(_funcs(3), "llvm")) == 3
+
+
+def test_a_failed_chunk_is_a_lowering_error_and_the_other_chunks_keep_their_kernels(engine):
+    from tvm import topi
+
+    from compile_engine_compat import LoweringError, compile_engine
+
+    def gpu_only(sch, names):  # a schedule no CPU build accepts
+        for name in names:
+            sch.bind(sch.get_loops(sch.get_sblock(name))[0], "threadIdx.x")
+
+    exp_gpu = compile_engine.OpImplementation(
+        "exp_gpu_only", lambda attrs, inputs, ty: [topi.exp(inputs[0])], gpu_only, plevel=30
+    )
+    good = [
+        build("main", [("x", (5, i + 1), "float32")], lambda bb, x: R.negative(x)) for i in range(8)
+    ]
+    bad = build("main", [("x", (5, 9), "float32")], lambda bb, x: R.exp(x))
+    compile_engine.register_implementation("relax.exp", exp_gpu)
+    try:
+        with pytest.raises(LoweringError, match="Error during compile func") as info:
+            engine.jit_many([*good, bad], "llvm")
+    finally:
+        compile_engine.unregister_implementation("relax.exp", exp_gpu)
+    assert "threadIdx.x" in str(info.value)
+    # Every good function in a chunk without the bad one was built and kept.
+    chunk = max(1, min(MAX_CHUNK, math.ceil(9 / build_threads())))
+    kept = [v for _, v in engine.items() if v._kernel is not None]
+    assert len(kept) == len(good) // chunk * chunk
+    kernels = engine.jit_many(good, "llvm")
+    x = np.ones((5, 3), "float32")
+    out = np.empty_like(x)
+    kernels[2](x, out)
+    np.testing.assert_array_equal(out, -x)
