@@ -10,6 +10,7 @@ PyTorch is optional and only used here (``pip install torch``); its rows are ski
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -391,26 +392,41 @@ def table() -> str:
     return "\n".join(lines)
 
 
+_ENGINE_STEPS = (
+    bench_cache_hit,
+    bench_cold_jit,
+    bench_matmul,
+    bench_conv2d,
+    bench_elementwise,
+    bench_jit_many,
+    bench_lower_growth,
+)
+
+
 def main() -> None:
     global QUICK
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a fast smoke run")
-    QUICK = parser.parse_args().quick
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="run only the steps whose name contains one of these (e.g. jit_many persistent)",
+    )
+    args = parser.parse_args()
+    QUICK = args.quick
     engine = compile_engine.get()
     started = time.perf_counter()
-    for step in (
-        bench_cache_hit,
-        bench_cold_jit,
-        bench_matmul,
-        bench_conv2d,
-        bench_elementwise,
-        bench_jit_many,
-        bench_lower_growth,
-    ):
-        print(f"{step.__name__} ...", file=sys.stderr, flush=True)
-        step(engine)
-    print("bench_persistent_cache ...", file=sys.stderr, flush=True)
-    bench_persistent_cache()
+    steps: list[Callable[[], None]] = [
+        *(functools.partial(step, engine) for step in _ENGINE_STEPS),
+        bench_persistent_cache,
+    ]
+    for step in steps:
+        name = getattr(step, "func", step).__name__
+        if args.only and not any(word in name for word in args.only):
+            continue
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        step()
     print(header())
     print(f"- total benchmark time: {time.perf_counter() - started:.0f} s\n")
     print(table())

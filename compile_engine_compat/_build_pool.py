@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 
 import tvm
 
-__all__ = ["MAX_CHUNK", "ChunkedBuilder", "build_threads"]
+__all__ = ["MAX_CHUNK", "ChunkedBuilder", "build_threads", "chunk_sizes"]
 
 #: Most functions in one IRModule; past this, bigger modules cost more per function.
 MAX_CHUNK = 8
@@ -41,6 +41,16 @@ def build_threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def chunk_sizes(expected: int, threads: int) -> list[int]:
+    """Split ``expected`` items into chunks of at most :data:`MAX_CHUNK`, as even as they can be,
+    in a multiple of ``threads`` chunks so that no thread is left with a short tail alone."""
+    if expected <= 0:
+        return [1]
+    rounds = math.ceil(expected / (threads * MAX_CHUNK))
+    count = min(expected, threads * rounds)
+    return [expected // count + (1 if i < expected % count else 0) for i in range(count)]
+
+
 class ChunkedBuilder(Generic[Item, Built]):
     """Collect items by group; build each full chunk on the pool; :meth:`finish` waits for all.
 
@@ -54,7 +64,7 @@ class ChunkedBuilder(Generic[Item, Built]):
 
     def __init__(self, expected: int, build: Callable[[list[Item]], list[Built]]) -> None:
         threads = build_threads()
-        self._chunk = max(1, min(MAX_CHUNK, math.ceil(expected / threads)))
+        self._sizes = chunk_sizes(expected, threads)
         self._build = build
         self._context = tvm.transform.PassContext.current()
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="compile-engine-compat-build")
@@ -65,7 +75,7 @@ class ChunkedBuilder(Generic[Item, Built]):
         """Queue ``item`` in ``group`` (items of one group may share a module)."""
         items = self._groups.setdefault(group, [])
         items.append(item)
-        if len(items) >= self._chunk:
+        if len(items) >= self._sizes[min(len(self._submitted), len(self._sizes) - 1)]:
             self._submit(self._groups.pop(group))
 
     def _submit(self, items: list[Item]) -> None:

@@ -323,9 +323,7 @@ def test_an_index_collision_never_loads_the_other_function(engine, cache_root, t
         ),
     ],
 )
-def test_a_damaged_index_record_is_discarded_and_written_again(
-    engine, cache_root, traces, damage
-):
+def test_a_damaged_index_record_is_discarded_and_written_again(engine, cache_root, traces, damage):
     func = _func()
     _jit_and_check(engine, func)
     (record,) = _index_records(cache_root)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 
 import numpy as np
@@ -12,7 +11,7 @@ from _builders import build
 from tvm import relax
 
 from compile_engine_compat import ledger, reset_ledger
-from compile_engine_compat._build_pool import MAX_CHUNK, build_threads
+from compile_engine_compat._build_pool import MAX_CHUNK, build_threads, chunk_sizes
 
 R = relax.op
 OPS = [R.exp, R.negative, R.abs, R.sigmoid, R.tanh]
@@ -35,8 +34,7 @@ def test_jit_many_builds_modules_of_several_functions_and_every_kernel_is_right(
     kernels = engine.jit_many(funcs, "llvm")
     assert len(kernels) == 8
     # One tvm.compile per chunk: a chunk per build thread, MAX_CHUNK functions at most.
-    chunk = max(1, min(MAX_CHUNK, math.ceil(8 / build_threads())))
-    assert len({id(k.module) for k in kernels}) == math.ceil(8 / chunk)
+    assert len({id(k.module) for k in kernels}) == len(chunk_sizes(8, build_threads()))
     rng = np.random.default_rng(3)
     for i, kernel in enumerate(kernels):
         x = rng.standard_normal((3, i + 1)).astype("float32")
@@ -108,7 +106,7 @@ def test_jit_many_builds_on_threads_under_the_callers_pass_context(engine):
 
 
 def test_jit_many_refuses_a_wrong_type_as_jit_does(engine):
-    with pytest.raises(TypeError, match="Expect source_func to be CCacheKey.*got builtins.str"):
+    with pytest.raises(TypeError, match=r"Expect source_func to be CCacheKey.*got builtins\.str"):
         engine.jit_many([*_funcs(3), "not a function"], "llvm")
     # The functions before it were lowered (and their chunks built or dropped) without harm.
     assert len(engine.jit_many(_funcs(3), "llvm")) == 3
@@ -138,11 +136,20 @@ def test_a_failed_chunk_is_a_lowering_error_and_the_other_chunks_keep_their_kern
         compile_engine.unregister_implementation("relax.exp", exp_gpu)
     assert "threadIdx.x" in str(info.value)
     # Every good function in a chunk without the bad one was built and kept.
-    chunk = max(1, min(MAX_CHUNK, math.ceil(9 / build_threads())))
+    sizes = chunk_sizes(9, build_threads())
     kept = [v for _, v in engine.items() if v._kernel is not None]
-    assert len(kept) == len(good) // chunk * chunk
+    assert len(kept) == sum(sizes[:-1])  # the bad function came last, in the last chunk
     kernels = engine.jit_many(good, "llvm")
     x = np.ones((5, 3), "float32")
     out = np.empty_like(x)
     kernels[2](x, out)
     np.testing.assert_array_equal(out, -x)
+
+
+@pytest.mark.parametrize("expected", [1, 2, 3, 8, 9, 17, 50, 100])
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_chunks_are_even_bounded_and_a_multiple_of_the_threads(expected, threads):
+    sizes = chunk_sizes(expected, threads)
+    assert sum(sizes) == expected
+    assert max(sizes) <= MAX_CHUNK and max(sizes) - min(sizes) <= 1
+    assert len(sizes) % threads == 0 or len(sizes) == expected
