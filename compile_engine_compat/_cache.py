@@ -157,7 +157,8 @@ class CachedFunc(_LegacyObject):
         A schedule over ``funcs`` (``te.Schedule`` no longer exists): reschedule with it and read
         ``schedule.mod``.
     prim_func : tvm.tirx.PrimFunc
-        The PrimFunc as ``te.create_prim_func`` made it, before any scheduling.
+        The PrimFunc as ``te.create_prim_func`` makes it from ``inputs`` and ``outputs``, before
+        any inlining or scheduling (made on first access).
     funcs : tvm.IRModule
         Holds the scheduled PrimFunc under ``prim_fn_var``.
     shape_func_param_states : list of int
@@ -168,12 +169,12 @@ class CachedFunc(_LegacyObject):
     """
 
     __slots__ = (
+        "_prim_func",
         "constants",
         "funcs",
         "inputs",
         "outputs",
         "prim_fn_var",
-        "prim_func",
         "schedule",
         "shape_func_param_states",
         "target",
@@ -186,7 +187,7 @@ class CachedFunc(_LegacyObject):
         inputs: list[Any],
         outputs: list[Any],
         schedule: Any,
-        prim_func: Any,
+        prim_func: Any,  # a PrimFunc, or a function that makes it when first asked for
         funcs: tvm.IRModule,
         shape_func_param_states: list[int] | None = None,
         constants: list[tuple[Any, Any]] | None = None,
@@ -196,10 +197,16 @@ class CachedFunc(_LegacyObject):
         self.inputs = inputs
         self.outputs = outputs
         self.schedule = schedule
-        self.prim_func = prim_func
+        self._prim_func = prim_func
         self.funcs = funcs
         self.shape_func_param_states = shape_func_param_states or []
         self.constants = constants or []
+
+    @property
+    def prim_func(self) -> Any:
+        if not isinstance(self._prim_func, tvm.tirx.PrimFunc):  # a PrimFunc is callable too
+            self._prim_func = self._prim_func()
+        return self._prim_func
 
     def __repr__(self) -> str:
         return (

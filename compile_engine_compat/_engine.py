@@ -1,7 +1,8 @@
 """The CompileEngine facade: legacy semantics over the tracer, the lowering and the cache.
 
 Data flow of ``lower``: source function -> :class:`CCacheKey` -> cache lookup -> (miss) trace to
-TE (:mod:`._trace`) -> one PrimFunc, injective stages inlined (:mod:`._lowering`) ->
+TE (:mod:`._trace`) -> injective stages inlined (:mod:`._te_fusion`) -> one PrimFunc
+(:mod:`._lowering`) -> scheduled for the target (:mod:`._schedule`) ->
 :class:`CachedFunc`.
 ``jit`` adds ``tvm.compile`` of that PrimFunc, memoized on the cache value. With the persistent
 cache on, ``jit`` first asks its index for the source function: a hit loads the kernel and
@@ -20,7 +21,7 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _trace
+from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _te_fusion, _trace
 from ._build_pool import ChunkedBuilder
 from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target, target_text
 from ._deprecation import warn_legacy
@@ -420,8 +421,10 @@ class CompileEngine:
         constant_inputs = [placeholder for placeholder, _ in traced.constants]
         arguments = traced.inputs + constant_inputs
         outputs = _lowering.distinct_outputs(arguments, traced.outputs)
-        prim_func = _lowering.to_prim_func(arguments, outputs, name)
-        schedule = _lowering.inline_injective(prim_func, name)
+        # Injective stages are inlined on the TE graph first (linear time); the s_tir pass then
+        # only sees what that pass leaves (graphs with extern kernels).
+        fused = _te_fusion.fuse_injective(outputs)
+        schedule = _lowering.inline_injective(_lowering.to_prim_func(arguments, fused, name), name)
         # Default rules for the target; blocks a user schedule (the hook below) takes are skipped.
         schedule = _schedule.schedule_for_target(
             schedule, key.target, _schedule.user_scheduled_blocks(outputs)
@@ -435,7 +438,7 @@ class CompileEngine:
             inputs=traced.inputs,
             outputs=outputs,
             schedule=schedule,
-            prim_func=prim_func,
+            prim_func=lambda: _lowering.to_prim_func(arguments, outputs, name),
             funcs=funcs,
             constants=traced.constants,
         )

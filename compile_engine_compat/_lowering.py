@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,7 +10,14 @@ import tvm
 from tvm import s_tir, te, tirx
 from tvm.s_tir.schedule import _ffi_api as _schedule_api
 
-__all__ = ["Kernel", "build_kernel", "distinct_outputs", "inline_injective", "to_prim_func"]
+__all__ = [
+    "Kernel",
+    "build_kernel",
+    "distinct_outputs",
+    "expanding_calls",
+    "inline_injective",
+    "to_prim_func",
+]
 
 
 def distinct_outputs(
@@ -75,17 +82,21 @@ _SINGLE_USE_CALLS = frozenset(
 _CHILDREN = ("a", "b", "value", "condition", "true_value", "false_value")
 
 
-def _expanding_calls(expr: Any) -> int:
-    """Count the calls in ``expr`` that intrinsic lowering may expand (see _SINGLE_USE_CALLS)."""
+def expanding_calls(expr: Any, recurse: Callable[[Any], int] | None = None) -> int:
+    """Count the calls in ``expr`` that intrinsic lowering may expand (see _SINGLE_USE_CALLS).
+
+    ``recurse`` counts the sub-expressions (default: this function).
+    """
+    recurse = recurse or expanding_calls
     if isinstance(expr, tvm.ir.Call):
         own = 0 if getattr(expr.op, "name", "") in _SINGLE_USE_CALLS else 1
-        return own + sum(_expanding_calls(arg) for arg in expr.args)
-    return sum(_expanding_calls(getattr(expr, f)) for f in _CHILDREN if hasattr(expr, f))
+        return own + sum(recurse(arg) for arg in expr.args)
+    return sum(recurse(getattr(expr, f)) for f in _CHILDREN if hasattr(expr, f))
 
 
 def _stage_expanding_calls(block: Any) -> int:
     body = block.body
-    return _expanding_calls(body.value) if isinstance(body, tirx.BufferStore) else 0
+    return expanding_calls(body.value) if isinstance(body, tirx.BufferStore) else 0
 
 
 def inline_injective(prim_func: tirx.PrimFunc, name: str) -> s_tir.Schedule:
