@@ -37,7 +37,7 @@ from . import _threads
 __all__ = ["GPU_KINDS", "RULES_VERSION", "schedule_for_target", "user_scheduled_blocks"]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
 
@@ -51,6 +51,7 @@ _VECTOR_WIDTHS = (16, 8, 4)
 _TILE_ROWS = (6, 4, 8, 2)
 _TILE_COLS = (16, 8)
 _VECTOR_LANES = 8
+_L1_BYTES = 32 * 1024  # the smallest L1 data cache of current x86 cores
 _REDUCTION_CHUNKS = (256, 128, 64)
 
 # Parallel loops need a thread pool as wide as the machine; set it before TVM's pool starts.
@@ -212,8 +213,11 @@ def _parallel_reduction(sch: s_tir.Schedule, name: str) -> None:
 class _TilePlan:
     """Loop indices and factors of a register-tiled reduction."""
 
-    def __init__(self, col: int, cols: int, row: int | None, rows: int, chunk: int | None):
+    def __init__(
+        self, col: int, cols: int, row: int | None, rows: int, chunk: int | None, panel_bytes: int
+    ) -> None:
         self.col, self.cols, self.row, self.rows, self.chunk = col, cols, row, rows, chunk
+        self.panel_bytes = panel_bytes
 
 
 def _tile_plan(info: _BlockInfo) -> _TilePlan | None:
@@ -252,7 +256,15 @@ def _tile_plan(info: _BlockInfo) -> _TilePlan | None:
     chunk = None
     if first_reduction is not None and first_reduction > _REDUCTION_CHUNKS[0]:
         chunk = _divisor(first_reduction, _REDUCTION_CHUNKS)
-    return _TilePlan(col, cols, row if rows > 1 else None, rows, chunk)
+    reduction_extent = 1
+    for extent in info.extents[n_spatial:]:
+        reduction_extent *= extent or 1
+    panel_bytes = reduction_extent * cols * _dtype_bytes(vector_read.source.dtype)
+    return _TilePlan(col, cols, row if rows > 1 else None, rows, chunk, panel_bytes)
+
+
+def _dtype_bytes(dtype: Any) -> int:
+    return max(1, tvm.runtime.DataType(str(dtype)).bits // 8)
 
 
 def _tiled_reduction(sch: s_tir.Schedule, name: str) -> None:
@@ -267,11 +279,19 @@ def _tiled_reduction(sch: s_tir.Schedule, name: str) -> None:
     col_lanes_outer, col_lanes = sch.split(col_inner, [None, min(_VECTOR_LANES, plan.cols)])
     outer_spatial = [loops[i] for i in range(n_spatial) if i not in (plan.col, plan.row)]
     tile_loops: list[Any] = []
+    # Column tile outside the row tiles when the vector-read input's column panel (the whole
+    # reduction x one column tile) fits in L1: consecutive row tiles then reuse it from L1.
+    # Measured on 512x512 matmul: ~10% faster; at 1024 the panel no longer fits and this order
+    # was ~7% slower, so there the row tiles stay outside.
+    column_first = plan.panel_bytes <= _L1_BYTES
+    if column_first:
+        outer_spatial.append(col_outer)
     if plan.row is not None:
         row_outer, row_inner = sch.split(loops[plan.row], [None, plan.rows])
         outer_spatial.append(row_outer)
         tile_loops.append(row_inner)
-    outer_spatial.append(col_outer)
+    if not column_first:
+        outer_spatial.append(col_outer)
     reduction = loops[n_spatial:]
     if plan.chunk is not None:
         chunk_outer, chunk_inner = sch.split(reduction[0], [None, plan.chunk])
@@ -279,9 +299,9 @@ def _tiled_reduction(sch: s_tir.Schedule, name: str) -> None:
     sch.reorder(*outer_spatial, *reduction, *tile_loops, col_lanes_outer, col_lanes)
     # Accumulate the tile in registers; write it back (and run the epilogue) per tile.
     write_back = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(write_back, col_outer)
+    sch.reverse_compute_at(write_back, outer_spatial[-1])
     sch.vectorize(sch.get_loops(write_back)[-1])
-    _fuse_epilogue(sch, write_back, col_outer)
+    _fuse_epilogue(sch, write_back, outer_spatial[-1])
     sch.parallel(sch.fuse(*outer_spatial) if len(outer_spatial) > 1 else outer_spatial[0])
     sch.vectorize(col_lanes)
     sch.unroll(col_lanes_outer)
