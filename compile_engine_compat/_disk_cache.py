@@ -674,8 +674,8 @@ def kernels_for(
 ) -> list[Kernel]:
     """Return the kernels of ``cacheds`` (one target): cache hits loaded, the rest built at once.
 
-    The misses go into ONE IRModule and ONE ``tvm.compile``; the library is stored once and
-    linked into each miss's entry.
+    The misses go into one IRModule and one ``tvm.compile`` (``jit_many`` calls this once per
+    chunk); the library is stored once and linked into each miss's entry.
 
     Parameters
     ----------

@@ -209,10 +209,12 @@ class CompileEngine:
         return [self._lower_wrapped(f, target, mod_name).cached_func for f in funcs]
 
     def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[_lowering.Kernel]:
-        """JIT several functions with ONE ``tvm.compile`` of one IRModule.
+        """JIT several functions, building them as IRModules of several functions at once.
 
         Each function fills the cache entry ``jit`` would: a later ``jit`` of one of them returns
-        the same kernel. Already built kernels and persistent-cache hits are not rebuilt.
+        the same kernel. Already built kernels and persistent-cache hits are not rebuilt. The
+        others go into IRModules of up to :data:`._build_pool.MAX_CHUNK` functions, each built
+        with one ``tvm.compile`` on a pool of threads while the next functions are lowered.
 
         Parameters
         ----------
