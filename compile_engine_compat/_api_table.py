@@ -335,12 +335,14 @@ _SHIM_ROWS = (
         "put the functions in one IRModule and call tvm.compile(mod, target) once",
         ("tvm.compile", "tvm.ir.IRModule"),
         fix="manual",
+        old_paths=(),
     ),
     _row(
         "compile_engine.CompileEngine.jit_many",
         "put the functions in one IRModule and call tvm.compile(mod, target) once",
         ("tvm.compile", "tvm.ir.IRModule"),
         fix="manual",
+        old_paths=(),
     ),
 )
 

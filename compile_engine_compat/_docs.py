@@ -91,11 +91,10 @@ _GROUPS = (
     ("te_compiler (TVM 0.8-0.19, removed in 0.20)", "te_compiler"),
     ("Registered global functions and pass-config keys", "relay.backend"),
 )
-_SHIM_ONLY = ("compile_engine.CompileEngine.lower_many", "compile_engine.CompileEngine.jit_many")
 
 
 def _group(row: LegacyApi) -> str:
-    if row.name in _SHIM_ONLY:
+    if not row.old_paths:  # added by the shim: no legacy path to group it under
         return "shim"
     return next(prefix for _, prefix in _GROUPS if row.name.split(".")[0] == prefix.split(".")[0])
 
@@ -105,15 +104,22 @@ def _section(row: LegacyApi) -> str:
     if row.rewrite is not None:
         rewrite = f"`{row.rewrite}`" if row.rewrite else "delete the call"
         fix += f"; `fix --unsafe` rewrites calls as {rewrite}"
+    if row.old_paths:
+        old = ", ".join(f"`{path}`" for path in row.old_paths)
+        since = f"TVM {row.since}"
+    else:
+        # Added by the shim: nothing old to name; it warns because the engine it hangs on does.
+        old = "none; added by compile-engine-compat on the legacy engine"
+        since = f"warns as the engine does (deprecated since TVM {row.since})"
     lines = [
         f'<a id="{row.anchor}"></a>',
         f"### `{row.name}`",
         "",
-        f"- **Old:** {', '.join(f'`{p}`' for p in row.old_paths)}",
+        f"- **Old:** {old}",
         f"- **Drop-in:** `{row.shim}`",
         f"- **Modern:** `{row.replacement}`",
         f"- **Fix:** {fix}",
-        f"- **Since:** TVM {row.since}; removed in compile-engine-compat {row.removed_in}",
+        f"- **Since:** {since}; removed in compile-engine-compat {row.removed_in}",
     ]
     if row.note:
         lines.append(f"- **Note:** {row.note}")

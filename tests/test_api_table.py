@@ -105,3 +105,14 @@ def test_docs_check_reports_a_stale_file(tmp_path, capsys):
     assert "out of date" in capsys.readouterr().out
     assert cli.main(["docs", "-o", str(stale)]) == 0
     assert stale.read_text() == generate()
+
+
+def test_shim_additions_claim_no_legacy_path():
+    """lower_many/jit_many never existed in TVM: MIGRATION.md must not say they did."""
+    text = generate()
+    for method in ("lower_many", "jit_many"):
+        name = f"compile_engine.CompileEngine.{method}"
+        assert API_TABLE[name].old_paths == ()
+        assert f"tvm.relay.backend.{name}" not in text
+    section = text.split("## Shim additions on the legacy engine", 1)[1]
+    assert section.count("- **Old:** none; added by compile-engine-compat") == 2
