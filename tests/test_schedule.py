@@ -151,6 +151,37 @@ def test_small_kernels_stay_single_threaded(engine):
     assert "T.parallel" not in engine.lower(func, "llvm").funcs.script()
 
 
+def _loop_extents(cached) -> list[int]:
+    """The loop extents of the scheduled function's only block."""
+    sch = cached.schedule
+    (block,) = sch.get_child_blocks(sch.get_sblock("root"))
+    return [int(sch.get(loop).extent) for loop in sch.get_loops(block)]
+
+
+def test_small_elementwise_kernels_run_one_flat_loop(engine):
+    # Left as a 16x40 nest, LLVM unrolled every row: ~5x the build time for the same speed.
+    func = build(
+        "main",
+        [("x", (16, 40), F32), ("y", (16, 40), F32)],
+        lambda bb, x, y: R.multiply(bb.emit(R.exp(bb.emit(R.add(x, y)))), y),
+    )
+    assert _loop_extents(engine.lower(func, "llvm")) == [16 * 40]
+    assert_matches_new_path(func, f32(16, 40), f32(16, 40))
+
+
+@pytest.mark.parametrize(
+    "other", [(40,), (16, 1), (40, 16)], ids=["row_broadcast", "column_broadcast", "transpose"]
+)
+def test_small_broadcasts_and_transposes_keep_their_loop_nest(engine, other):
+    # Fused, their accesses would need a division per element (measured up to 2x slower).
+    def body(bb, x, y):
+        return R.add(x, R.permute_dims(y) if len(other) == 2 and other[0] == 40 else y)
+
+    func = build("main", [("x", (16, 40), F32), ("y", other, F32)], body)
+    assert len(_loop_extents(engine.lower(func, "llvm"))) >= 2
+    assert_matches_new_path(func, f32(16, 40), f32(*other))
+
+
 def test_cached_func_keeps_the_unscheduled_prim_func_and_a_live_schedule(engine):
     cached = engine.lower(_matmul_bias_relu(), "llvm")
     assert "T.parallel" not in cached.prim_func.script()
