@@ -169,6 +169,7 @@ class CachedFunc(_LegacyObject):
     """
 
     __slots__ = (
+        "_plain_fallback",
         "_prim_func",
         "constants",
         "funcs",
@@ -191,6 +192,7 @@ class CachedFunc(_LegacyObject):
         funcs: tvm.IRModule,
         shape_func_param_states: list[int] | None = None,
         constants: list[tuple[Any, Any]] | None = None,
+        plain_fallback: bool = False,
     ) -> None:
         self.target = target
         self.prim_fn_var = prim_fn_var
@@ -201,6 +203,9 @@ class CachedFunc(_LegacyObject):
         self.funcs = funcs
         self.shape_func_param_states = shape_func_param_states or []
         self.constants = constants or []
+        # Only the shim's own inlining and default rules lie between prim_func and funcs (no
+        # user schedule): jit may build prim_func when TVM fails to build funcs.
+        self._plain_fallback = plain_fallback
 
     @property
     def prim_func(self) -> Any:

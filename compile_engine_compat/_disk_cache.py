@@ -603,6 +603,7 @@ def _kernel(cached: CachedFunc, module: Any = None, symbol: str | None = None) -
         len(cached.outputs),
         [value for _, value in cached.constants],
         module=module,
+        plain=(lambda: cached.prim_func) if cached._plain_fallback else None,
     )
 
 
@@ -700,7 +701,12 @@ def kernels_for(
             for i in misses
         }
         target = cacheds[misses[0]].target
-        module = tvm.compile(tvm.IRModule(funcs), target=target)
+        try:
+            module = tvm.compile(tvm.IRModule(funcs), target=target)
+        except Exception:
+            # One function TVM cannot build fails the whole module: build each alone, so that
+            # the others still get their kernels and a failing one gets build_kernel's fallback.
+            return [kernel_for(cached, source) for cached, source in zip(cacheds, sources)]
         stored = [k for i in misses if (k := keys[i]) is not None]
         # Measured: exporting the batch and loading it back (to skip the LLVM JIT's ~25 ms per
         # function looked up) costs more than the JIT here, so the compiled module is used as is.

@@ -428,9 +428,8 @@ class CompileEngine:
         fused = _te_fusion.fuse_injective(outputs)
         schedule = _lowering.inline_injective(_lowering.to_prim_func(arguments, fused, name), name)
         # Default rules for the target; blocks a user schedule (the hook below) takes are skipped.
-        schedule = _schedule.schedule_for_target(
-            schedule, key.target, _schedule.user_scheduled_blocks(outputs)
-        )
+        user_blocks = _schedule.user_scheduled_blocks(outputs)
+        schedule = _schedule.schedule_for_target(schedule, key.target, user_blocks)
         if self.schedule_hook is not None:
             self.schedule_hook(schedule, outputs)
         funcs = schedule.mod
@@ -443,6 +442,7 @@ class CompileEngine:
             prim_func=lambda: _lowering.to_prim_func(arguments, outputs, name),
             funcs=funcs,
             constants=traced.constants,
+            plain_fallback=not user_blocks,
         )
 
     def _kernel(self, value: CCacheValue) -> _lowering.Kernel:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -9,6 +10,8 @@ import numpy as np
 import tvm
 from tvm import s_tir, te, tirx
 from tvm.s_tir.schedule import _ffi_api as _schedule_api
+
+logger = logging.getLogger("compile_engine")
 
 __all__ = [
     "Kernel",
@@ -286,6 +289,7 @@ def build_kernel(
     num_outputs: int,
     constants: Sequence[Any] = (),
     module: Any = None,
+    plain: Callable[[], tirx.PrimFunc] | None = None,
 ) -> Kernel:
     """Build ``funcs`` with ``tvm.compile`` and return its ``name`` function as a :class:`Kernel`.
 
@@ -304,7 +308,47 @@ def build_kernel(
     module : tvm.runtime.Module, optional
         An already built module holding ``name`` (loaded from the persistent cache, or built for
         many functions at once): no compile then.
+    plain : callable, optional
+        Returns the same function before inlining and scheduling (``CachedFunc.prim_func``),
+        built instead when TVM fails to build ``funcs``; its failure re-raises the first one.
     """
     if module is None:
-        module = tvm.compile(funcs, target=target)
+        module = _compile(funcs, name, target, plain)
     return Kernel(module, name, num_inputs, num_outputs, constants, device_for(target))
+
+
+def _compile(
+    funcs: tvm.IRModule,
+    name: str,
+    target: tvm.target.Target,
+    plain: Callable[[], tirx.PrimFunc] | None,
+) -> Any:
+    # LLVM's optimizer can emit invalid IR for some inlined index arithmetic (adaptive pooling
+    # with uneven windows: "Instruction does not dominate all uses") where the same function
+    # with its stages apart builds; the new path then builds too, so the shim must not fail.
+    try:
+        return tvm.compile(funcs, target=target)
+    except Exception as err:
+        if plain is None:
+            raise
+        fallback = _compile_or_none(plain, name, target)
+        if fallback is None:
+            raise
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        logger.warning(
+            "%s: TVM failed to build the scheduled kernel (%s); built the PrimFunc before "
+            "inlining and scheduling instead: same results, unscheduled speed",
+            name,
+            reason,
+        )
+        return fallback
+
+
+def _compile_or_none(
+    plain: Callable[[], tirx.PrimFunc], name: str, target: tvm.target.Target
+) -> Any | None:
+    try:
+        func = plain().with_attr("global_symbol", name)
+        return tvm.compile(tvm.IRModule({name: func}), target=target)
+    except Exception:  # the caller re-raises the scheduled kernel's error, the one to report
+        return None

@@ -139,3 +139,66 @@ def test_numpy_does_not_judge_a_comparison_of_rounded_intermediates():
     [_], [status] = interpret(func, [x])
     assert status == FRAGILE
     assert_matches_new_path(func, x)
+
+
+def _pool_then_compare() -> relax.Function:
+    # Adaptive pooling with uneven windows (5 rows into 2), its mean compared with a broadcast
+    # parameter: inlined into one loop, LLVM's optimizer emits invalid IR for the window-size
+    # arithmetic ("Instruction does not dominate all uses"); the new path builds it.
+    return build(
+        "main",
+        [("p0", (1,), "float32"), ("p1", (1, 4, 5, 6), "float32")],
+        lambda bb, p0, p1: R.equal(bb.emit(R.nn.adaptive_avg_pool2d(p1, output_size=[2, 6])), p0),
+    )
+
+
+def _pool_inputs() -> list[np.ndarray]:
+    x = np.random.default_rng(3).standard_normal((1, 4, 5, 6)).astype("float32")
+    return [x[0, 0, :3, :1].mean(keepdims=True).reshape(1), x]  # one True in the output
+
+
+def test_a_kernel_tvm_cannot_build_scheduled_is_built_from_the_plain_prim_func(engine, caplog):
+    # Found by the property suite (long float chains, thorough): jit raised LoweringError
+    # where the new path works.
+    with caplog.at_level("WARNING", logger="compile_engine"):
+        outputs = assert_matches_new_path(_pool_then_compare(), *_pool_inputs())
+    assert outputs[0].any()
+    assert "TVM failed to build the scheduled kernel" in caplog.text
+
+
+def test_jit_many_builds_the_others_when_one_function_fails_its_module(engine):
+    other = build("main", [("x", (3,), "float32")], lambda bb, x: R.add(x, x))
+    pool_kernel, add_kernel = engine.jit_many([_pool_then_compare(), other], "llvm")
+    out = np.empty((1, 4, 2, 6), "bool")
+    pool_kernel(*_pool_inputs(), out)
+    assert out.any()
+    doubled = np.empty(3, "float32")
+    add_kernel(np.arange(3, dtype="float32"), doubled)
+    np.testing.assert_array_equal(doubled, [0, 2, 4])
+
+
+def _uneven_adaptive_pool() -> relax.Function:
+    return build(
+        "main",
+        [("x", (1, 4, 5, 5), "float32")],
+        lambda bb, x: R.nn.adaptive_avg_pool2d(x, output_size=[2, 5]),
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=tvm.error.InternalError,
+    reason="TVM/LLVM bug: adaptive_avg_pool2d with uneven windows (5 rows into 2, 5 columns) "
+    "fails LLVM module verification after optimization; tvm.compile + VM fails on it too",
+)
+def test_adaptive_avg_pool2d_with_uneven_windows():
+    assert_matches_new_path(_uneven_adaptive_pool(), np.ones((1, 4, 5, 5), "float32"))
+
+
+def test_the_shim_builds_the_uneven_adaptive_pool_the_new_path_cannot(engine):
+    x = np.random.default_rng(5).standard_normal((1, 4, 5, 5)).astype("float32")
+    out = np.empty((1, 4, 2, 5), "float32")
+    engine.jit(_uneven_adaptive_pool(), "llvm")(x, out)
+    # Rows 0-2 and 2-4: adaptive windows overlap when the size does not divide.
+    expected = np.stack([x[:, :, 0:3].mean(axis=2), x[:, :, 2:5].mean(axis=2)], axis=2)
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
