@@ -100,25 +100,47 @@ def _argmax_of_scalar() -> relax.Function:
     return build("main", [("x", (), "float32")], lambda bb, x: R.argmax(x))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=tvm.error.InternalError,
-    reason="TVM bug: topi.nn.rms_norm over all axes of its input fails to lower "
-    "('Tensor dimension mismatch in read'); tvm.compile + VM fails on it too",
-)
-def test_rms_norm_over_all_axes():
-    ones = np.ones(4, "float32")
-    assert_matches_new_path(_rms_norm_all_axes(), ones, ones)
+def _uneven_adaptive_pool() -> relax.Function:
+    return build(
+        "main",
+        [("x", (1, 4, 5, 5), "float32")],
+        lambda bb, x: R.nn.adaptive_avg_pool2d(x, output_size=[2, 5]),
+    )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=tvm.error.InternalError,
-    reason="TVM bug: topi.argmax/argmin reject a 0-d tensor ('Cannot reduce a 0 dim Tensor') "
-    "although Relax type-checks R.argmax on it; tvm.compile + VM fails on it too",
+def _tvm_bug(make, arrays, reason: str, name: str):
+    mark = pytest.mark.xfail(strict=True, raises=tvm.error.InternalError, reason=reason)
+    return pytest.param(make, arrays, marks=mark, id=name)
+
+
+@pytest.mark.parametrize(
+    ("make", "arrays"),
+    [
+        _tvm_bug(
+            _rms_norm_all_axes,
+            lambda: [np.ones(4, "float32")] * 2,
+            "TVM bug: topi.nn.rms_norm over all axes of its input fails to lower "
+            "('Tensor dimension mismatch in read'); tvm.compile + VM fails on it too",
+            "rms_norm_over_all_axes",
+        ),
+        _tvm_bug(
+            _argmax_of_scalar,
+            lambda: [np.array(1.0, "float32")],
+            "TVM bug: topi.argmax/argmin reject a 0-d tensor ('Cannot reduce a 0 dim Tensor') "
+            "although Relax type-checks R.argmax on it; tvm.compile + VM fails on it too",
+            "argmax_of_scalar",
+        ),
+        _tvm_bug(
+            _uneven_adaptive_pool,
+            lambda: [np.ones((1, 4, 5, 5), "float32")],
+            "TVM/LLVM bug: adaptive_avg_pool2d with uneven windows (5 rows into 2, 5 columns) "
+            "fails LLVM module verification after optimization on the new path",
+            "adaptive_avg_pool2d_with_uneven_windows",
+        ),
+    ],
 )
-def test_argmax_of_scalar():
-    assert_matches_new_path(_argmax_of_scalar(), np.array(1.0, "float32"))
+def test_tvm_bugs_on_the_new_path(make, arrays):
+    assert_matches_new_path(make(), *arrays())
 
 
 @pytest.mark.parametrize("make", [_rms_norm_all_axes, _argmax_of_scalar])
@@ -175,24 +197,6 @@ def test_jit_many_builds_the_others_when_one_function_fails_its_module(engine):
     doubled = np.empty(3, "float32")
     add_kernel(np.arange(3, dtype="float32"), doubled)
     np.testing.assert_array_equal(doubled, [0, 2, 4])
-
-
-def _uneven_adaptive_pool() -> relax.Function:
-    return build(
-        "main",
-        [("x", (1, 4, 5, 5), "float32")],
-        lambda bb, x: R.nn.adaptive_avg_pool2d(x, output_size=[2, 5]),
-    )
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=tvm.error.InternalError,
-    reason="TVM/LLVM bug: adaptive_avg_pool2d with uneven windows (5 rows into 2, 5 columns) "
-    "fails LLVM module verification after optimization; tvm.compile + VM fails on it too",
-)
-def test_adaptive_avg_pool2d_with_uneven_windows():
-    assert_matches_new_path(_uneven_adaptive_pool(), np.ones((1, 4, 5, 5), "float32"))
 
 
 def test_the_shim_builds_the_uneven_adaptive_pool_the_new_path_cannot(engine):
