@@ -30,6 +30,7 @@ import pytest
 
 from ._api_table import API_TABLE
 from ._deprecation import ledger
+from ._workflow_commands import workflow_command
 
 __all__ = [
     "pytest_addoption",
@@ -147,8 +148,13 @@ def _markdown(report: dict[str, Any]) -> str:
 
 def _github(report: dict[str, Any]) -> str:
     return "".join(
-        f"::warning file={s['path']},line={s['line']},title=legacy {s['api']}::"
-        f"{s['api']} called {s['count']} times: use {s['replacement']}".replace("\n", "%0A")
+        workflow_command(
+            "warning",
+            f"{s['api']} called {s['count']} times: use {s['replacement']}",
+            file=s["path"],
+            line=s["line"],
+            title=f"legacy {s['api']}",
+        )
         + "\n"
         for s in report["sites"]
     )

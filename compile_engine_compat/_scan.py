@@ -32,6 +32,7 @@ from ._api_table import API_TABLE, DOCS_URL, Fix
 from ._legacy_uses import Use, find_uses
 from ._sources import Source, iter_sources, read_source
 from ._version import __version__
+from ._workflow_commands import workflow_command
 
 __all__ = ["Finding", "format_findings", "main", "scan_paths", "scan_source"]
 
@@ -191,15 +192,16 @@ def _sarif(findings: list[Finding]) -> str:
     return json.dumps(sarif, indent=2)
 
 
-def _escape(text: str) -> str:
-    # GitHub workflow commands: %, CR and LF must be escaped in the message.
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
 def _github(findings: list[Finding]) -> str:
     return "\n".join(
-        f"::warning file={f.path},line={f.line},col={f.col},title=legacy {f.api}::"
-        + _escape(f"{f.api} ({f.fix} fix): use {f.replacement}")
+        workflow_command(
+            "warning",
+            f"{f.api} ({f.fix} fix): use {f.replacement}",
+            file=f.path,
+            line=f.line,
+            col=f.col,
+            title=f"legacy {f.api}",
+        )
         for f in findings
     )
 

@@ -1,0 +1,48 @@
+"""GitHub Actions workflow commands (``::warning file=...::message``), escaped.
+
+A workflow command is one line that the runner parses: an unescaped newline in a file name
+starts a second command (``::error::...`` injected by whoever named the file), and an unescaped
+``,`` or ``:`` in a property value spoofs another property (``a,line=999``). GitHub's runner
+(``actions/toolkit``, ``command.ts``) escapes ``%``, CR and LF in the message, and additionally
+``:`` and ``,`` in property values; this module does the same, and is the one place the scanner
+and the pytest report write such lines.
+"""
+
+from __future__ import annotations
+
+__all__ = ["escape_data", "escape_property", "workflow_command"]
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message: ``%``, CR and LF."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value: the message escapes plus ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(command: str, message: str, **properties: object) -> str:
+    """One escaped workflow command line, without its trailing newline.
+
+    Parameters
+    ----------
+    command : str
+        The command name, e.g. ``"warning"`` or ``"error"``.
+    message : str
+        The annotation text.
+    **properties : object
+        ``file``, ``line``, ``col``, ``title``, ... in the order given; ``None`` is left out.
+
+    Returns
+    -------
+    str
+        ``::command prop=value,...::message`` with every part escaped.
+    """
+    props = ",".join(
+        f"{name}={escape_property(str(value))}"
+        for name, value in properties.items()
+        if value is not None
+    )
+    return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
