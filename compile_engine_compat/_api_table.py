@@ -81,9 +81,11 @@ def _row(
     old_paths: tuple[str, ...] | None = None,
     shim: str | None = None,
     rewrite: str | None = None,
+    since: str | None = None,
 ) -> LegacyApi:
-    te_era = name.startswith(("te_compiler", "relay.backend._TECompiler"))
-    since = TE_COMPILER_REMOVED_IN_TVM if te_era else COMPILE_ENGINE_REMOVED_IN_TVM
+    if since is None:
+        te_era = name.startswith(("te_compiler", "relay.backend._TECompiler"))
+        since = TE_COMPILER_REMOVED_IN_TVM if te_era else COMPILE_ENGINE_REMOVED_IN_TVM
     if old_paths is None:
         old_paths = (f"tvm.relay.backend.{name}",)
     if shim is None:
@@ -328,6 +330,113 @@ _CONFIG_ROWS = (
     ),
 )
 
+# -- TVM <=0.19 pass-config keys and target strings ---------------------------------------------
+_TIRX_KEYS = (
+    "RemoveNoOp", "UnrollLoop", "add_lower_pass", "debug_keep_trivial_loop", "disable_assert",
+    "disable_cse_tir", "disable_storage_rewrite", "disable_vectorize",
+    "enable_buffer_level_predication", "enable_debug", "instrument_bound_checkers",
+    "instrument_lwp", "is_entry_func", "merge_static_smem", "noalias", "use_async_copy",
+    "vtcm_capacity",
+)  # fmt: skip
+_S_TIR_KEYS = (
+    "HoistExpression", "HoistIfThenElse", "InjectDoubleBuffer", "LoopPartition", "instr_siblings",
+    "lwp_disable_func_prof", "lwp_max_depth", "lwp_min_height", "reset_start_id",
+)  # fmt: skip
+_GONE = "removed after TVM 0.19 with no replacement: drop the key"
+#: Every pass-config key of TVM <=0.19 that TVM 0.27 lacks -> (its new key, or None, and a note).
+#: A new key means "renamed": the shim translates it. None means the value cannot be honoured:
+#: ``tir.*`` keys raise (the pass they configured is gone); ``relay.*``/``te.*`` keys configured
+#: Relay or TE-schedule machinery that no longer runs, so they are accepted and dropped.
+LEGACY_CONFIG_KEYS: dict[str, tuple[str | None, str]] = {
+    **{f"tir.{name}": (f"tirx.{name}", "") for name in _TIRX_KEYS},
+    **{f"tir.{name}": (f"s_tir.{name}", "") for name in _S_TIR_KEYS},
+    "tir.Simplify": (
+        "tirx.StmtSimplify",
+        "propagate_knowns_to_prove_conditional and propagate_knowns_to_simplify_expressions are "
+        "gone from the config; TVM rejects them by name",
+    ),
+    "tir.ptx_ldg32": ("tirx.s_tir.ldg32", ""),
+    "tir.ReduceBranchingThroughOvercompute": (None, _GONE),
+    "tir.detect_global_barrier": (None, _GONE),
+    "tir.enable_equiv_terms_in_cse_tir": (None, _GONE),
+    "tir.experimental_dma_bypass_cache": (None, _GONE),
+    "relay.FuseOps.max_depth": ("relax.FuseOps.max_depth", ""),
+    "relay.fallback_device_type": ("relax.fallback_device_type", ""),
+    "relay.FuseOps.link_params": (
+        None, "bind weights with relax.transform.BindParams('main', params) before tvm.compile"
+    ),
+    "relay.backend.use_meta_schedule": (
+        None, "tune with tvm.s_tir.meta_schedule and apply the records before tvm.compile"
+    ),
+    "relay.backend.use_meta_schedule_dispatch": (
+        None, "tune with tvm.s_tir.meta_schedule and apply the records before tvm.compile"
+    ),
+    "relay.backend.tir_converter": (
+        None, "relax.transform.LegalizeOps always lowers TE with te.create_prim_func"
+    ),
+    "relay.ToMixedPrecision.keep_orig_output_dtype": (
+        None, "relax.transform.ToMixedPrecision(out_dtype=...) chooses the output dtype"
+    ),
+    "relay.frontend.fill_span": (None, "the Relay frontends were removed: use tvm.relax.frontend"),
+    "relay.remove_standalone_reshapes.enable": (
+        None, "relax.transform.RemoveRedundantReshape removes reshapes in Relax"
+    ),
+    "relay.collage.byoc_fusion_style": (None, "Collage was removed with Relay"),
+    "relay.collage.byoc_max_depth": (None, "Collage was removed with Relay"),
+    "relay.collage.tvm_max_depth": (None, "Collage was removed with Relay"),
+    "te.keep_schedule_record": (None, "TE schedules were removed: use tvm.s_tir.Schedule"),
+}  # fmt: skip
+
+
+def _config_key_row(key: str, new: str | None, note: str) -> LegacyApi:
+    if new is not None:
+        replacement = f"PassContext(config={{{new!r}: ...}})"
+        fix: Fix = "manual"
+        shim = f"translated to {new!r} (with a warning) by PassContext once the shim is imported"
+    elif key.startswith("tir."):
+        replacement = note
+        fix = "manual"
+        shim = "none: PassContext raises AttributeError naming the key"
+    else:
+        replacement = f"drop the key: {note}"
+        fix = "manual"
+        shim = "accepted and dropped (with a warning) by PassContext once the shim is imported"
+    # Keys of the TVM <=0.19 era; a key the installed TVM still registers passes through as is.
+    return _row(
+        key,
+        replacement,
+        ("tvm.transform.PassContext",),
+        fix=fix,
+        note=note if new else "",
+        old_paths=(key,),
+        shim=shim,
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    )
+
+
+_LEGACY_CONFIG_ROWS = tuple(
+    _config_key_row(key, new, note) for key, (new, note) in LEGACY_CONFIG_KEYS.items()
+)
+
+_TARGET_ROWS = (
+    _row(
+        "target.cli_string",
+        "tvm.target.Target({'kind': 'llvm', 'mcpu': ...}) (the dict form)",
+        ("tvm.target.Target",),
+        fix="manual",
+        old_paths=("target strings such as 'llvm -mcpu=core-avx2'",),
+        shim="any target argument of the shim: translated to the dict form, with a warning",
+        note=(
+            "Each distinct string warns once, with its dict spelling. -system-lib and "
+            "-link-params are dropped (they configured relay.build's packaging); -runtime, "
+            "-executor, -interface-api and -unpacked-api raise; an unknown flag raises "
+            "ValueError naming it. Only strings passed to the shim are translated: "
+            "tvm.target.Target('llvm -mcpu=...') itself still fails in TVM."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+)
+
 # New in the shim, on the legacy engine object (so they warn like the rest of it).
 _SHIM_ROWS = (
     _row(
@@ -349,7 +458,15 @@ _SHIM_ROWS = (
 #: Every legacy name, keyed by :attr:`LegacyApi.name`.
 API_TABLE: dict[str, LegacyApi] = {
     row.name: row
-    for row in (*_ENGINE_ROWS, *_TE_COMPILER_ROWS, *_GLOBAL_ROWS, *_CONFIG_ROWS, *_SHIM_ROWS)
+    for row in (
+        *_ENGINE_ROWS,
+        *_TE_COMPILER_ROWS,
+        *_GLOBAL_ROWS,
+        *_CONFIG_ROWS,
+        *_LEGACY_CONFIG_ROWS,
+        *_TARGET_ROWS,
+        *_SHIM_ROWS,
+    )
 }
 
 

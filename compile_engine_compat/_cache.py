@@ -16,6 +16,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
+from . import _legacy_target
 from ._deprecation import warn_legacy
 
 __all__ = ["CCacheKey", "CCacheValue", "CachedFunc", "as_target"]
@@ -33,7 +34,13 @@ class _LegacyObject:
 
 @functools.lru_cache(maxsize=256)
 def _target_from_str(text: str) -> tvm.target.Target:
-    return tvm.target.Target(text)
+    # A TVM <=0.19 command-line string warns once (this cache), with its dict spelling. Warning
+    # before TVM parses it keeps -W error raising at the caller's line.
+    spelling = _legacy_target.legacy_spelling(text)
+    if spelling is None:
+        return tvm.target.Target(text)
+    warn_legacy("target.cli_string", spelling)
+    return tvm.target.Target(_legacy_target.translate(text))
 
 
 def as_target(target: Any) -> tvm.target.Target | None:
@@ -45,7 +52,10 @@ def as_target(target: Any) -> tvm.target.Target | None:
     ------
     ValueError
         For an empty string (legacy: ``"Need target when source_func is a Function"``) or a
-        string TVM cannot parse.
+        string TVM cannot parse. A TVM <=0.19 command-line string (``"llvm -mcpu=core-avx2"``)
+        is translated to the dict form, warning once per string; an unknown flag raises
+        :class:`~compile_engine_compat._legacy_target.LegacyTargetError` (a ``ValueError``)
+        naming it.
     TypeError
         For any other type.
     """

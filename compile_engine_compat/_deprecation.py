@@ -23,6 +23,7 @@ records every call.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import sys
@@ -88,11 +89,14 @@ class CompileEngineDeprecationWarning(deprecation.DeprecatedWarning):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Warnings cross process boundaries in pytest-xdist; rebuild from the table.
-        return (_warning_for, (self.api,))
+        return (_warning_for, (self.api, self.replacement))
 
 
-def _warning_for(api: str) -> CompileEngineDeprecationWarning:
-    return CompileEngineDeprecationWarning(lookup(api))
+def _warning_for(api: str, replacement: str | None = None) -> CompileEngineDeprecationWarning:
+    row = lookup(api)
+    if replacement is not None and replacement != row.replacement:
+        row = dataclasses.replace(row, replacement=replacement)
+    return CompileEngineDeprecationWarning(row)
 
 
 @functools.cache
@@ -225,7 +229,7 @@ def _user_frame() -> tuple[FrameType | None, int]:
     return frame, level
 
 
-def warn_legacy(api: str) -> None:
+def warn_legacy(api: str, replacement: str | None = None) -> None:
     """Count one call of ``api`` and warn at the user's line.
 
     Call this before any ``try`` that converts errors, so that ``-W error`` is never swallowed.
@@ -234,6 +238,9 @@ def warn_legacy(api: str) -> None:
     ----------
     api : str
         A row name of the API table.
+    replacement : str, optional
+        The modern spelling of this very use, where it depends on the arguments (a target
+        string's dict form); the row's generic replacement otherwise.
     """
     frame, level = _user_frame()
     if frame is None:
@@ -246,7 +253,10 @@ def warn_legacy(api: str) -> None:
         return
     # A fresh instance per call: with an "error" filter it is raised, and a shared instance
     # would accumulate tracebacks.
-    warnings.warn(CompileEngineDeprecationWarning(lookup(api)), stacklevel=level)
+    row = lookup(api)
+    if replacement is not None:
+        row = dataclasses.replace(row, replacement=replacement)
+    warnings.warn(CompileEngineDeprecationWarning(row), stacklevel=level)
 
 
 _DISPLAY = _display_enabled()

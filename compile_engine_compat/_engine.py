@@ -25,6 +25,7 @@ from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _te_fusio
 from ._build_pool import ChunkedBuilder
 from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target, target_text
 from ._deprecation import warn_legacy
+from ._legacy_target import LegacyTargetError
 
 __all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
 
@@ -312,8 +313,9 @@ class CompileEngine:
             key = _get_cache_key(source_func, target)
             prefix = mangle_module_name(mod_name) if mod_name else ""
             return self._lower_value(key, prefix, self._jit_entry if for_jit else None)
-        except _disk_cache.CacheDirectoryError:
-            raise  # an unsafe cache directory is the user's to fix: say so plainly
+        except (_disk_cache.CacheDirectoryError, LegacyTargetError):
+            # An unsafe cache directory or a bad target flag is the user's to fix: say so plainly.
+            raise
         except Exception as err:
             raise _lowering_error(source_func) from err
 

@@ -9,6 +9,13 @@ the change):
   rest to TVM unchanged, and remembers the two values for that context;
 * ``__enter__``/``__exit__`` push and pop those values on a per-thread stack.
 
+The same ``__init__`` translates the pass-config keys of TVM <=0.19 that TVM 0.27 lacks
+(:data:`~compile_engine_compat._api_table.LEGACY_CONFIG_KEYS`): a renamed key
+(``tir.disable_vectorize`` -> ``tirx.disable_vectorize``) is passed on under its new name with a
+warning naming it; a ``relay.*``/``te.*`` key whose machinery is gone is dropped with a warning
+naming its replacement; a ``tir.*`` key whose pass is gone raises ``AttributeError`` (as TVM does
+for an unknown key) saying so. A key the installed TVM still registers is left alone.
+
 A config without these keys goes to TVM exactly as written, so every other behaviour (errors for
 other unknown keys, type checks, ``PassContext.current().config``) is TVM's own. The two keys never
 reach C++: read them with :func:`current_config`, not ``PassContext.current().config``.
@@ -21,12 +28,14 @@ by TVM as usual.
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import threading
 from typing import Any
 
 from tvm.ir import transform
 
+from ._api_table import LEGACY_CONFIG_KEYS
 from ._deprecation import warn_legacy
 
 __all__ = [
@@ -44,6 +53,7 @@ __all__ = [
 USE_AUTO_SCHEDULER = "relay.backend.use_auto_scheduler"
 DISABLE_COMPILE_ENGINE_CACHE = "relay.backend.disable_compile_engine_cache"
 KEYS = (USE_AUTO_SCHEDULER, DISABLE_COMPILE_ENGINE_CACHE)
+_ALL_LEGACY_KEYS = frozenset((*KEYS, *LEGACY_CONFIG_KEYS))
 OFF_ENV = "COMPILE_ENGINE_COMPAT_PASSCONFIG"
 
 _PassContext = transform.PassContext
@@ -68,12 +78,40 @@ def _as_bool(key: str, value: Any) -> bool:
     )
 
 
+@functools.cache
+def _registered_configs() -> frozenset[str]:
+    # Probed once: the keys this TVM registers (a feature probe, not a version test).
+    return frozenset(str(key) for key in _PassContext.list_configs())
+
+
+def _translate_legacy_key(key: str, rest: dict[str, Any]) -> None:
+    """Rename or drop one TVM <=0.19 key in ``rest``, warning; raise for a removed ``tir.*`` key.
+
+    A key the installed TVM still registers is left as it is.
+    """
+    if key in _registered_configs():
+        return
+    new, note = LEGACY_CONFIG_KEYS[key]
+    if new is None and key.startswith("tir."):
+        raise AttributeError(
+            f"Invalid config option '{key}': it was {note} (the pass it configured is gone)"
+        )
+    warn_legacy(key)
+    value = rest.pop(key)
+    if new is not None:
+        rest[new] = value
+
+
 def _split_config(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Return (args, kwargs, legacy values) with the legacy keys removed, or None if absent."""
+    """Return (args, kwargs, legacy values) with the legacy keys handled, or None if absent.
+
+    The two ``relay.backend`` keys of the engine are removed and their values kept; TVM <=0.19
+    keys of :data:`LEGACY_CONFIG_KEYS` are renamed or dropped.
+    """
     index = _INIT_PARAMS.index("config")
     in_kwargs = "config" in kwargs
     config = kwargs["config"] if in_kwargs else (args[index] if len(args) > index else None)
-    if not config or not any(key in config for key in KEYS):
+    if not config or not any(key in _ALL_LEGACY_KEYS for key in config):
         return None
     rest = dict(config)
     legacy = {}
@@ -81,6 +119,8 @@ def _split_config(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, .
         if key in rest:
             warn_legacy(key)
             legacy[key] = _as_bool(key, rest.pop(key))
+    for key in [key for key in rest if key in LEGACY_CONFIG_KEYS]:
+        _translate_legacy_key(key, rest)
     if in_kwargs:
         kwargs = {**kwargs, "config": rest}
     else:
@@ -95,6 +135,8 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         return
     args, kwargs, legacy = split
     _ORIGINALS["__init__"](self, *args, **kwargs)
+    if not legacy:  # only renamed or dropped TVM <=0.19 keys: nothing to remember
+        return
     with _remembered_lock:
         _remembered[self.__chandle__()] = (self, legacy)
         while len(_remembered) > _MAX_REMEMBERED:
