@@ -16,7 +16,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from . import _legacy_target
+from . import _legacy_target, _trace
 from ._deprecation import warn_legacy
 
 __all__ = ["CCacheKey", "CCacheValue", "CachedFunc", "as_target"]
@@ -124,12 +124,15 @@ class CCacheKey(_LegacyObject):
 
     def _init(self, source_func: Any, target: Any) -> None:
         if not isinstance(source_func, relax.Function):
+            source_func = _trace.as_relax_source(source_func)
+        if not isinstance(source_func, relax.Function):
             raise TypeError(
                 "CCacheKey needs a tvm.relax.Function, got "
                 f"{type(source_func).__module__}.{type(source_func).__qualname__}"
             )
         self.source_func = source_func
-        self.target = target
+        # The legacy FFI constructor converted a str to a Target; a dict is the modern spelling.
+        self.target = as_target(target) if isinstance(target, str | dict) else target
         self._lookup: tuple[Any, Any] | None = None
 
     def lookup(self) -> tuple[Any, Any]:

@@ -69,7 +69,9 @@ def _source_text(source_func: Any) -> str:
 
 def _get_cache_key(source_func: Any, target: Any) -> CCacheKey:
     """Legacy ``_get_cache_key``: a Function makes a new key; a CCacheKey is returned as is."""
-    if isinstance(source_func, relax.Function | tvm.IRModule):
+    if isinstance(source_func, relax.Function | tvm.IRModule) or hasattr(
+        type(source_func), "__relax_function__"
+    ):
         func = _trace.source_function(source_func)
         resolved = as_target(target)
         if resolved is None:

@@ -305,13 +305,25 @@ def _short(obj: Any, limit: int = 120) -> str:
 # -- entry points -------------------------------------------------------------------------------
 
 
+def as_relax_source(source: Any) -> Any:
+    """Convert an object that knows its Relax form (``__relax_function__``); pass others through.
+
+    Front ends that build functions in another spelling (the Relay-style builder) implement
+    ``__relax_function__(self) -> relax.Function | IRModule``, so that every entry point that
+    takes a source function takes theirs too, through this one place.
+    """
+    convert = getattr(type(source), "__relax_function__", None)
+    return source if convert is None else convert(source)
+
+
 def source_function(source: Any) -> relax.Function:
     """Return the Relax function to lower from a function or an IRModule.
 
     Parameters
     ----------
     source : relax.Function or tvm.IRModule
-        An IRModule yields its ``main`` function, or its only Relax function.
+        An IRModule yields its ``main`` function, or its only Relax function. An object with
+        ``__relax_function__`` is converted first (:func:`as_relax_source`).
 
     Returns
     -------
@@ -322,6 +334,9 @@ def source_function(source: Any) -> relax.Function:
     TypeError
         If ``source`` is neither, or the module has no single Relax function to pick.
     """
+    if isinstance(source, relax.Function):
+        return source
+    source = as_relax_source(source)
     if isinstance(source, relax.Function):
         return source
     if isinstance(source, tvm.IRModule):
