@@ -15,6 +15,8 @@ into, so that a warm ``jit`` loads the kernel without tracing and scheduling the
 (that takes 10-20 ms; loading takes ~1 ms). Its key material is the Relax function's structural
 hash with the same target, versions and PassContext; the record holds the function's TVMScript
 (the collision check), the kernel entry's digest, the kernel's arity and a SHA-256 of all that.
+The kernel entry attests each function indexed to it: ``<digest>/indexed/<source digest>`` holds
+that function's TVMScript, and a record is followed only when its entry holds the same text.
 The engine uses the index only while no user strategy or ``lower_call`` override is registered,
 since those change what a source function lowers to, and only for functions without tensor
 constants (their values are bound in the process, not stored).
@@ -28,6 +30,12 @@ Safety:
   other's copy is dropped.
 * A structural hash collision is caught by comparing the stored TVMScript text with the
   function's: it never loads the wrong kernel.
+* An index record resolves only to an entry inside ``<dir>/v1``: its kernel must be an entry name
+  (a digest; never ``../``, never an absolute path), the entry must be a real directory (never a
+  symlink) whose library is a regular file, and the entry must attest the record's function. A
+  record pointing anywhere else, or at another function's entry, is discarded with a
+  :class:`CompileCacheWarning`; the function is then traced and compiled (or loaded by its own
+  kernel key) as on a miss.
 * A truncated, corrupt or foreign entry fails its checksum or key check: it is discarded with a
   :class:`CompileCacheWarning` and the kernel is compiled again. Never a crash.
 * ``COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB`` (default 1024) bounds the total size; the least
@@ -40,6 +48,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -87,6 +96,12 @@ INDEX = "index-v1"
 _LIBRARY = "kernel.so"
 _SOURCE = "source.tvmscript"
 _META = "meta.json"
+#: In a kernel entry: ``<source digest>`` files holding the TVMScript of each Relax function the
+#: index maps to this entry. The index trusts a record only when its entry attests the function.
+_INDEXED = "indexed"
+#: An entry's name: a SHA-256 hex digest. An index record naming anything else is refused, so a
+#: record can never resolve outside ``<cache>/v1`` (``../``, an absolute path).
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class CacheDirectoryError(PermissionError):
@@ -289,7 +304,21 @@ def _warn_collision(path: Path) -> None:
 
 
 def _verified_entry(entry: Path) -> tuple[Path, dict[str, Any]] | None:
-    """Return ``(entry, meta)`` for a whole entry of this layout; discard a damaged one."""
+    """Return ``(entry, meta)`` for a whole entry of this layout; discard a damaged one.
+
+    ``entry`` is ``<cache>/v1/<digest>``: a symlink there could resolve anywhere, so it is refused
+    (a library is only ever loaded from a real directory inside the cache).
+    """
+    try:
+        status = entry.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        _discard(entry, f"unreadable entry ({err})")
+        return None
+    if stat.S_ISLNK(status.st_mode):
+        _discard(entry, "a symlink (only entries inside the cache directory are loaded)")
+        return None
     try:
         meta = json.loads((entry / _META).read_text())
     except FileNotFoundError:
@@ -334,11 +363,19 @@ def load_by_source(key: SourceKey) -> IndexHit | None:
     except (OSError, ValueError, TypeError, KeyError) as err:
         _discard(path, f"unreadable index record ({type(err).__name__}: {err})")
         return None
-    if record["source"] != key.source():
+    source = key.source()
+    if record["source"] != source:
         _warn_collision(path)
         return None
-    found = _verified_entry(layout / str(record["kernel"]))
-    loaded = _load_library(*found) if found is not None else None
+    found = _verified_entry(layout / record["kernel"])
+    if found is None:
+        return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
+    if _attested(found[0], key) != source:
+        # A record pointing at a whole entry of another function (forged, or copied from another
+        # cache): never load it. The entry stays: it is a valid kernel for that function.
+        _discard(path, f"index record: {found[0]} was not built from this function")
+        return None
+    loaded = _load_library(*found)
     if loaded is None:
         return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
     num_inputs, num_outputs = record["arity"]
@@ -358,7 +395,46 @@ def _verified_record(record: Any, key: SourceKey) -> dict[str, Any]:
         raise ValueError("foreign record (its key material does not match its name)")
     if not isinstance(payload["source"], str) or len(payload["arity"]) != 2:
         raise ValueError("malformed record")
+    kernel = payload["kernel"]
+    if not isinstance(kernel, str) or not _DIGEST.fullmatch(kernel):
+        raise ValueError(f"its kernel {kernel!r} is outside the cache (not an entry name)")
     return dict(payload)
+
+
+def _attested(entry: Path, key: SourceKey) -> str | None:
+    """Return the function text ``entry`` holds for ``key`` (None: it holds none)."""
+    try:
+        return (entry / _INDEXED / key.digest).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _attest(entry: Path, key: SourceKey, source: str) -> bool:
+    """Record in ``entry`` that ``key``'s function (``source``) is built into it; atomic.
+
+    Returns False when the entry is gone (evicted or discarded meanwhile): nothing to index.
+    """
+    if _attested(entry, key) == source:
+        return True
+    indexed = entry / _INDEXED
+    try:
+        indexed.mkdir(mode=0o700, exist_ok=True)
+    except FileNotFoundError:
+        return False
+    _write_atomically(indexed, key.digest, source)
+    return True
+
+
+def _write_atomically(directory: Path, name: str, text: str) -> None:
+    """Write ``directory/name`` through a staging file and a rename: readers see all or nothing."""
+    handle, staging = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(text)
+        os.replace(staging, directory / name)  # atomic; equal texts race harmlessly
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
 
 
 def store_index(key: SourceKey, kernel: EntryKey, arity: tuple[int, int]) -> None:
@@ -366,23 +442,19 @@ def store_index(key: SourceKey, kernel: EntryKey, arity: tuple[int, int]) -> Non
     layout = _checked_root()
     if layout is None:
         return
+    source = key.source()
+    # The entry's attestation first: a reader that sees the record then always sees it too.
+    if not _attest(layout / kernel.digest, key, source):
+        return
     payload = {
         "layout": INDEX,
         "material": key.material,
-        "source": key.source(),
+        "source": source,
         "kernel": kernel.digest,
         "arity": list(arity),
     }
     record = json.dumps({"payload": payload, "sha256": _record_digest(payload)}, indent=1)
-    index = layout.parent / INDEX
-    handle, staging = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=index)
-    try:
-        with os.fdopen(handle, "w") as file:
-            file.write(record)
-        os.replace(staging, index / f"{key.digest}.json")  # atomic; equal records race harmlessly
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staging)
+    _write_atomically(layout.parent / INDEX, f"{key.digest}.json", record)
 
 
 def _verify(entry: Path, meta: Any) -> str:
@@ -395,6 +467,8 @@ def _verify(entry: Path, meta: Any) -> str:
     ):
         return "foreign entry (its key material does not match its name)"
     try:
+        if not stat.S_ISREG((entry / _LIBRARY).lstat().st_mode):
+            return "foreign entry (its library is not a regular file: a symlink?)"
         if _sha256(entry / _SOURCE) != meta.get("source_sha256"):
             return "corrupt entry (source checksum mismatch)"
         if _sha256(entry / _LIBRARY) != meta.get("library_sha256"):
@@ -482,7 +556,7 @@ def _remove(entry: Path) -> None:
         entry.rename(trash)
     except OSError:
         return
-    if trash.is_dir():
+    if trash.is_dir() and not trash.is_symlink():  # a symlink goes, never what it points to
         shutil.rmtree(trash, ignore_errors=True)
     else:
         with contextlib.suppress(OSError):
@@ -509,15 +583,22 @@ def _entries(layout: Path) -> Iterator[tuple[Path, float, int]]:
             continue
         try:
             used = (entry / _META).stat().st_mtime
-            size = 0
-            for file in entry.iterdir():
-                status = file.stat()
-                if (status.st_dev, status.st_ino) not in seen:
-                    seen.add((status.st_dev, status.st_ino))
-                    size += status.st_size
+            size = _tree_size(entry, seen)
         except OSError:
             continue
         yield entry, used, size
+
+
+def _tree_size(top: Path, seen: set[tuple[int, int]]) -> int:
+    """Return the bytes of the files under ``top``, each inode counted once across ``seen``."""
+    size = 0
+    for directory, _, files in os.walk(top):
+        for name in files:
+            status = os.lstat(os.path.join(directory, name))
+            if (status.st_dev, status.st_ino) not in seen:
+                seen.add((status.st_dev, status.st_ino))
+                size += status.st_size
+    return size
 
 
 def _evict(layout: Path, limit: int) -> None:
