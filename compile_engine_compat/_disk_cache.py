@@ -38,6 +38,11 @@ Safety:
   kernel key) as on a miss.
 * A truncated, corrupt or foreign entry fails its checksum or key check: it is discarded with a
   :class:`CompileCacheWarning` and the kernel is compiled again. Never a crash.
+* Storing never ends the process. LLVM exits the process when a file it writes fails (a file
+  size limit, a full disk, a quota), so it writes none: the kernel's code is printed as assembly
+  in memory, written by Python, and assembled and linked by the system compiler in a child
+  process. A failed store is one :class:`CompileCacheWarning` ("kernel not stored (why)"); the
+  kernel is used from memory. This costs ~7 ms per stored library (~60 ms -> ~67 ms).
 * ``COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB`` (default 1024) bounds the total size; the least
   recently used entries go first.
 """
@@ -45,11 +50,13 @@ Safety:
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import stat
 import tempfile
 import uuid
@@ -60,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 import tvm
+import tvm.support.cc
 import tvm_ffi
 
 from ._cache import CachedFunc, target_text
@@ -74,6 +82,7 @@ __all__ = [
     "CompileCacheWarning",
     "EntryKey",
     "IndexHit",
+    "NotStoredError",
     "SourceKey",
     "cache_dir",
     "clear",
@@ -86,6 +95,7 @@ __all__ = [
     "load_by_source",
     "source_key",
     "store",
+    "store_many",
 ]
 
 CACHE_DIR_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
@@ -96,6 +106,8 @@ INDEX = "index-v1"
 _LIBRARY = "kernel.so"
 _SOURCE = "source.tvmscript"
 _META = "meta.json"
+#: Prefix of staging files and directories: written there, then renamed into place.
+_STAGING = ".tmp-"
 #: In a kernel entry: ``<source digest>`` files holding the TVMScript of each Relax function the
 #: index maps to this entry. The index trusts a record only when its entry attests the function.
 _INDEXED = "indexed"
@@ -427,10 +439,10 @@ def _attest(entry: Path, key: SourceKey, source: str) -> bool:
 
 def _write_atomically(directory: Path, name: str, text: str) -> None:
     """Write ``directory/name`` through a staging file and a rename: readers see all or nothing."""
-    handle, staging = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    handle, staging = tempfile.mkstemp(prefix=_STAGING, dir=directory)
+    os.close(handle)
     try:
-        with os.fdopen(handle, "w") as file:
-            file.write(text)
+        _write_bytes(Path(staging), text.encode())
         os.replace(staging, directory / name)  # atomic; equal texts race harmlessly
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -479,54 +491,131 @@ def _verify(entry: Path, meta: Any) -> str:
 
 
 def store(key: EntryKey, module: Any) -> None:
-    """Export ``module`` as ``key``'s entry; atomic, and a no-op when the entry exists."""
+    """Export ``module`` as ``key``'s entry; atomic, and a no-op when the entry exists.
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
+    store_many([key], module)
+
+
+def store_many(keys: Sequence[EntryKey], module: Any) -> None:
+    """Export ``module`` once and store it as each of ``keys``'s entries (``jit_many``).
+
+    One library is built in a staging directory and hard-linked into every entry; each entry is
+    renamed into place whole (atomic), and entries that exist already are left alone.
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
     layout = _checked_root()
     if layout is None:
         return
-    final = layout / key.digest
-    if final.exists():
+    missing = [key for key in keys if not (layout / key.digest).exists()]
+    if not missing:
         return
-    staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=layout))
+    with _staging(layout) as build:
+        library = _export(module, build)
+        for key in missing:
+            with _staging(layout) as entry:
+                _link_or_copy(library, entry / _LIBRARY)
+                _write_bytes(entry / _SOURCE, key.source.encode())
+                _write_meta(entry, key)
+                with contextlib.suppress(OSError):  # another process renamed its copy first
+                    entry.rename(layout / key.digest)
+    _evict(layout, _size_limit())
+
+
+@contextlib.contextmanager
+def _staging(layout: Path) -> Iterator[Path]:
+    """Yield a new ``.tmp-*`` directory in ``layout``, removed afterwards unless renamed away."""
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=layout))
     try:
-        module.export_library(str(staging / _LIBRARY))
-        (staging / _SOURCE).write_text(key.source)
-        _write_meta(staging, key)
-        try:
-            staging.rename(final)  # atomic; fails when another process renamed its copy first
-        except OSError:
-            return
+        yield staging
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    _evict(layout, _size_limit())
 
 
-def store_shared(keys: list[EntryKey], library: Path) -> None:
-    """Store one exported library built for several keys (``jit_many``), linked into each."""
-    layout = _checked_root()
-    if layout is None or not keys:
-        return
-    for key in keys:
-        if (layout / key.digest).exists():
-            continue
-        entry = Path(tempfile.mkdtemp(prefix=".tmp-", dir=layout))
+class NotStoredError(RuntimeError):
+    """A kernel could not be written to the cache; the message is one line saying why."""
+
+
+def _export(module: Any, directory: Path) -> Path:
+    """Export ``module`` as ``directory/kernel.so`` with no file written by LLVM in this process.
+
+    LLVM ends the whole process (``report_fatal_error``, exit code 1) when a file it writes fails:
+    a file size limit, a full disk, a quota. So no LLVM stream ever touches a file here: the code
+    is printed as assembly in memory, written by Python (a failure is an ``OSError``), then
+    assembled and linked by the system compiler in a child process (a failure is an exit code).
+    This mirrors ``Module.export_library``, whose object files LLVM writes itself.
+    """
+    lib = getattr(module, "mod", module)  # tvm.compile gives an Executable around the library
+    sources: list[Path] = []
+    target = None
+    try:
+        for index, dso in enumerate(lib._collect_dso_modules()):
+            if dso.kind != "llvm":
+                raise NotStoredError(f"a {dso.kind!r} module is not exported through assembly")
+            target = dso.get_function("_get_target_string")()
+            sources.append(_write_assembly(directory / f"lib{index}.s", dso))
+        if lib.imports:  # device code (CUDA, ...): packed into one more LLVM module, as TVM does
+            if target is None:
+                raise NotStoredError("device code without a host LLVM module")
+            pack = tvm.get_global_func("runtime.ModulePackImportsToLLVM")
+            sources.append(_write_assembly(directory / "devc.s", pack(lib, False, target, "")))
+        library = directory / _LIBRARY
         try:
-            _link_or_copy(library, entry / _LIBRARY)
-            (entry / _SOURCE).write_text(key.source)
-            _write_meta(entry, key)
+            tvm.support.cc.create_shared(str(library), [str(path) for path in sources])
+        except RuntimeError as err:  # the compiler's exit code: its first message says why
+            lines = [line for line in str(err).splitlines()[1:] if line.strip()]
+            raise NotStoredError(
+                f"the system compiler could not link it ({lines[0] if lines else err})"
+            ) from err
+        return library
+    finally:
+        for path in sources:
             with contextlib.suppress(OSError):
-                entry.rename(layout / key.digest)
-        finally:
-            if entry.exists():
-                shutil.rmtree(entry, ignore_errors=True)
-    _evict(layout, _size_limit())
+                path.unlink()
+
+
+# GNU as before DWARF 5 support (binutils < 2.35, and >= 2.35 without --gdwarf-5) rejects the
+# `.file N "dir" "name" [md5 ...]` form LLVM prints; `.file N "dir/name"` names the same file.
+_DWARF5_FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"\n]*)"\s+"([^"\n]*)"[^\n]*$', re.MULTILINE)
+
+
+def _write_assembly(path: Path, module: Any) -> Path:
+    text = _DWARF5_FILE.sub(r'\1"\2/\3"', str(module.inspect_source("s")))
+    _write_bytes(path, text.encode())
+    return path
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write a new file ``path`` through Python: a failure is an ``OSError``, never a signal.
+
+    Python ignores SIGXFSZ, so a write past ``RLIMIT_FSIZE`` fails with EFBIG. An interpreter
+    embedded without that (SIGXFSZ at its default action) would be killed instead: the size is
+    checked against the limit first, exactly, since the file is new and ``data`` is all of it.
+    """
+    if hasattr(signal, "SIGXFSZ") and signal.getsignal(signal.SIGXFSZ) != signal.SIG_IGN:
+        import resource  # POSIX only, like SIGXFSZ
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and len(data) > limit:
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
+    with open(path, "wb") as file:
+        file.write(data)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
     try:
         os.link(source, target)
     except OSError:
-        shutil.copyfile(source, target)
+        _write_bytes(target, source.read_bytes())
 
 
 def _write_meta(entry: Path, key: EntryKey) -> None:
@@ -537,7 +626,7 @@ def _write_meta(entry: Path, key: EntryKey) -> None:
         "library_sha256": _sha256(entry / _LIBRARY),
         "source_sha256": _sha256(entry / _SOURCE),
     }
-    (entry / _META).write_text(json.dumps(meta, indent=1))
+    _write_bytes(entry / _META, json.dumps(meta, indent=1).encode())
 
 
 def _discard(entry: Path, why: str) -> None:
@@ -695,10 +784,18 @@ def _store_quietly(write: Callable[[], None]) -> None:
         raise
     except Exception as err:  # a full disk or a failed link must not fail the jit itself
         warnings.warn(
-            f"compile cache: could not store a kernel ({type(err).__name__}: {err})",
+            f"compile cache: kernel not stored ({_reason(err)}); it is used from memory",
             CompileCacheWarning,
             stacklevel=3,
         )
+
+
+def _reason(err: Exception) -> str:
+    """Say in one line why a store failed (a compiler's error can span many lines)."""
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.strerror}: {err.filename}" if err.filename else err.strerror
+    first = (str(err).strip().splitlines() or [""])[0]
+    return first if isinstance(err, NotStoredError) else f"{type(err).__name__}: {first}"
 
 
 def _arity(cached: CachedFunc) -> tuple[int, int]:
@@ -744,13 +841,6 @@ def kernel_for(cached: CachedFunc, source: SourceKey | None = None) -> Kernel:
     return kernel
 
 
-def _export_and_store(keys: list[EntryKey], module: Any) -> None:
-    with tempfile.TemporaryDirectory(prefix="compile-engine-compat-") as tmp:
-        library = Path(tmp) / _LIBRARY
-        module.export_library(str(library))
-        store_shared(keys, library)
-
-
 def kernels_for(
     cacheds: Sequence[CachedFunc], sources: Sequence[SourceKey | None] | None = None
 ) -> list[Kernel]:
@@ -792,7 +882,7 @@ def kernels_for(
         # Measured: exporting the batch and loading it back (to skip the LLVM JIT's ~25 ms per
         # function looked up) costs more than the JIT here, so the compiled module is used as is.
         if stored:
-            _store_quietly(lambda: _export_and_store(stored, module))
+            _store_quietly(lambda: store_many(stored, module))
         for i in misses:
             kernels[i] = _kernel(cacheds[i], module)
     if use_cache:
