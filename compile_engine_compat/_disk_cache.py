@@ -45,6 +45,10 @@ Safety:
   kernel is used from memory. This costs ~7 ms per stored library (~60 ms -> ~67 ms).
 * ``COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB`` (default 1024) bounds the total size; the least
   recently used entries go first.
+* A writer killed mid-store leaves a ``.tmp-*`` staging directory (or a ``.del-*`` one, killed
+  mid-delete). ``cache info`` counts them, ``cache clear`` removes them all, and the LRU pass
+  after each store reclaims those untouched for :data:`LEFTOVER_AGE_S` (10 minutes): never a live
+  writer's, which it keeps touching.
 """
 
 from __future__ import annotations
@@ -59,12 +63,13 @@ import shutil
 import signal
 import stat
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import tvm
 import tvm.support.cc
@@ -79,6 +84,7 @@ __all__ = [
     "CACHE_DIR_ENV",
     "CACHE_SIZE_ENV",
     "CacheDirectoryError",
+    "Cleared",
     "CompileCacheWarning",
     "EntryKey",
     "IndexHit",
@@ -108,6 +114,11 @@ _SOURCE = "source.tvmscript"
 _META = "meta.json"
 #: Prefix of staging files and directories: written there, then renamed into place.
 _STAGING = ".tmp-"
+#: Prefix of an entry being deleted: renamed first, so no reader sees it half-deleted.
+_TRASH = ".del-"
+#: Leftovers untouched for this long belong to a killed writer: the LRU pass reclaims them.
+#: A live writer touches its staging directory all along (files created, the linker writing).
+LEFTOVER_AGE_S = 600
 #: In a kernel entry: ``<source digest>`` files holding the TVMScript of each Relax function the
 #: index maps to this entry. The index trusts a record only when its entry attests the function.
 _INDEXED = "indexed"
@@ -640,16 +651,21 @@ def _discard(entry: Path, why: str) -> None:
 
 def _remove(entry: Path) -> None:
     # Rename first: other processes then see the entry gone at once, never half-deleted.
-    trash = entry.with_name(f".del-{entry.name}-{uuid.uuid4().hex[:8]}")
+    trash = entry.with_name(f"{_TRASH}{entry.name}-{uuid.uuid4().hex[:8]}")
     try:
         entry.rename(trash)
     except OSError:
         return
-    if trash.is_dir() and not trash.is_symlink():  # a symlink goes, never what it points to
-        shutil.rmtree(trash, ignore_errors=True)
+    _delete(trash)
+
+
+def _delete(path: Path) -> None:
+    """Delete a file or a directory tree; a symlink goes, never what it points to."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
     else:
         with contextlib.suppress(OSError):
-            trash.unlink()
+            path.unlink()
 
 
 def _size_limit() -> int:
@@ -672,25 +688,60 @@ def _entries(layout: Path) -> Iterator[tuple[Path, float, int]]:
             continue
         try:
             used = (entry / _META).stat().st_mtime
-            size = _tree_size(entry, seen)
+            _, size = _tree_usage(entry, seen)
         except OSError:
             continue
         yield entry, used, size
 
 
-def _tree_size(top: Path, seen: set[tuple[int, int]]) -> int:
-    """Return the bytes of the files under ``top``, each inode counted once across ``seen``."""
-    size = 0
+def _tree_usage(top: Path, seen: set[tuple[int, int]]) -> tuple[float, int]:
+    """Return ``(latest mtime, bytes)`` of ``top`` and the files under it.
+
+    Each inode's bytes count once across ``seen``. The latest mtime is the last activity: a
+    writer adding files to a directory, or a linker writing a file in it, moves it forward.
+    """
+    status = os.lstat(top)
+    if not stat.S_ISDIR(status.st_mode):
+        seen.add((status.st_dev, status.st_ino))
+        return status.st_mtime, status.st_size
+    latest, size = status.st_mtime, 0
     for directory, _, files in os.walk(top):
         for name in files:
             status = os.lstat(os.path.join(directory, name))
+            latest = max(latest, status.st_mtime)
             if (status.st_dev, status.st_ino) not in seen:
                 seen.add((status.st_dev, status.st_ino))
                 size += status.st_size
-    return size
+    return latest, size
+
+
+def _leftovers(root: Path) -> list[tuple[Path, float, int]]:
+    """Return ``(path, last activity, bytes)`` for each staging or trash leftover.
+
+    A writer stages an entry (``v1/.tmp-*``) or an index record (``index-v1/.tmp-*``) and renames
+    it into place; a deleted entry is renamed to ``v1/.del-*`` first. A process killed meanwhile
+    leaves them behind, and nothing else ever removes them.
+    """
+    found = []
+    seen: set[tuple[int, int]] = set()
+    for directory in (root / LAYOUT, root / INDEX):
+        for path in directory.iterdir():
+            if path.name.startswith((_STAGING, _TRASH)):
+                with contextlib.suppress(OSError):  # gone meanwhile: renamed or removed
+                    found.append((path, *_tree_usage(path, seen)))
+    return found
+
+
+def _reclaim_stale_leftovers(root: Path) -> None:
+    # Only those untouched for LEFTOVER_AGE_S: a live writer's staging directory is younger.
+    stale_before = time.time() - LEFTOVER_AGE_S
+    for path, last_activity, _ in _leftovers(root):
+        if last_activity < stale_before:
+            _delete(path)
 
 
 def _evict(layout: Path, limit: int) -> None:
+    _reclaim_stale_leftovers(layout.parent)
     entries = sorted(_entries(layout), key=lambda e: e[1])
     total = sum(size for _, _, size in entries)
     evicted: set[str] = set()
@@ -708,7 +759,14 @@ def _evict(layout: Path, limit: int) -> None:
 
 
 def info() -> dict[str, Any]:
-    """Describe the cache: directory, entry count, total bytes, size limit.
+    """Describe the cache.
+
+    Returns
+    -------
+    dict
+        ``directory`` (None when the cache is off), ``entries``, ``indexed_functions``,
+        ``bytes`` (all of it on disk, leftovers included), ``leftovers`` and ``leftover_bytes``
+        (staging and trash left by killed writers) and ``limit_bytes``.
 
     Raises
     ------
@@ -722,14 +780,20 @@ def info() -> dict[str, Any]:
             "entries": 0,
             "indexed_functions": 0,
             "bytes": 0,
+            "leftovers": 0,
+            "leftover_bytes": 0,
             "limit_bytes": _size_limit(),
         }
     entries = list(_entries(layout))
+    leftovers = _leftovers(layout.parent)
+    leftover_bytes = sum(size for _, _, size in leftovers)
     return {
         "directory": str(layout.parent),
         "entries": len(entries),
         "indexed_functions": len(_index_records(layout.parent / INDEX)),
-        "bytes": sum(size for _, _, size in entries),
+        "bytes": sum(size for _, _, size in entries) + leftover_bytes,
+        "leftovers": len(leftovers),
+        "leftover_bytes": leftover_bytes,
         "limit_bytes": _size_limit(),
     }
 
@@ -738,22 +802,29 @@ def _index_records(index: Path) -> list[Path]:
     return [p for p in index.glob("*.json") if not p.name.startswith(".")]
 
 
-def clear() -> int:
-    """Remove every entry (and leftover temporary directories); return how many entries went."""
+class Cleared(NamedTuple):
+    """What :func:`clear` removed: kernel entries, and leftovers of killed writers."""
+
+    entries: int
+    leftovers: int
+
+
+def clear() -> Cleared:
+    """Remove every entry, index record and leftover (however recent); say how many went."""
     layout = _checked_root()
     if layout is None:
-        return 0
+        return Cleared(0, 0)
+    leftovers = _leftovers(layout.parent)
+    for path, _, _ in leftovers:
+        _delete(path)
     count = 0
     for entry in list(layout.iterdir()):
-        if entry.name.startswith("."):
-            shutil.rmtree(entry, ignore_errors=True)  # leftover staging or trash
-        else:
+        if not entry.name.startswith("."):
             count += 1
             _remove(entry)
     for record in list((layout.parent / INDEX).iterdir()):
-        with contextlib.suppress(OSError):
-            record.unlink()
-    return count
+        _delete(record)
+    return Cleared(count, len(leftovers))
 
 
 # -- kernels through the cache ------------------------------------------------------------------

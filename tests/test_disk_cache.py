@@ -469,3 +469,56 @@ def test_an_index_record_pointing_at_another_functions_entry_is_refused(engine, 
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileCacheWarning)
         assert _was_loaded(_jit_and_check(engine, func)) and len(traces) == 3  # indexed again
+
+
+# -- leftovers of killed writers: counted, cleared, and reclaimed once stale ---------------------
+
+
+def _leftovers(root: Path, age_s: float) -> list[Path]:
+    """Make what writers killed at various points leave behind, last touched ``age_s`` ago."""
+    layout, index = root / _disk_cache.LAYOUT, root / _disk_cache.INDEX
+    for directory in (layout, index):
+        directory.mkdir(mode=0o700, exist_ok=True)
+    staging = layout / ".tmp-killedwriter"
+    staging.mkdir()
+    (staging / "lib0.s").write_bytes(b"x" * 3000)
+    trash = layout / f".del-{'0' * 64}-deadbeef"  # killed while deleting an entry
+    trash.mkdir()
+    (trash / "kernel.so").write_bytes(b"y" * 1000)
+    record = index / ".tmp-abcdef.json"  # killed while writing an index record
+    record.write_text("{")
+    made = [staging, trash, record]
+    then = time.time() - age_s
+    for path in made:
+        for part in [path, *path.iterdir()] if path.is_dir() else [path]:
+            os.utime(part, (then, then))
+    return made
+
+
+def test_cache_info_counts_staging_leftovers(engine, cache_root, capsys):
+    _jit_and_check(engine, _func())
+    _leftovers(cache_root, age_s=3600)
+    details = _disk_cache.info()
+    assert details["leftovers"] == 3 and details["leftover_bytes"] == 4001
+    assert cli.main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "staging leftovers: 3 (killed writers; reclaimed after 10 min)" in out
+
+
+def test_cache_clear_reclaims_staging_leftovers(engine, cache_root, capsys):
+    _jit_and_check(engine, _func())
+    made = _leftovers(cache_root, age_s=0)  # clear takes them all, however recent
+    assert cli.main(["cache", "clear"]) == 0
+    assert "removed 1 cached kernel(s) and 3 staging leftover(s)" in capsys.readouterr().out
+    assert not any(path.exists() for path in made)
+
+
+def test_the_lru_pass_reclaims_stale_leftovers_only(engine, cache_root):
+    stale = _leftovers(cache_root, age_s=11 * 60)
+    live = cache_root / _disk_cache.LAYOUT / ".tmp-livewriter"  # a writer at work right now
+    live.mkdir()
+    (live / "lib0.s").write_text("in progress")
+    _jit_and_check(engine, _func())  # a store runs the LRU pass
+    assert not any(path.exists() for path in stale)
+    assert (live / "lib0.s").exists()
+    assert _disk_cache.info()["leftovers"] == 1
