@@ -43,11 +43,20 @@ def main(argv: Sequence[str]) -> int:
             print(f"cache directory: {details['directory']}")
             print(f"entries: {details['entries']}")
             print(f"indexed source functions: {details['indexed_functions']}")
+            if details["leftovers"]:
+                minutes = _disk_cache.LEFTOVER_AGE_S // 60
+                print(
+                    f"staging leftovers: {details['leftovers']} (killed writers; "
+                    f"reclaimed after {minutes} min)"
+                )
             used, limit = details["bytes"] / _MIB, details["limit_bytes"] / _MIB
             print(f"size: {used:.1f} MiB of {limit:.0f} MiB")
             return 0
         removed = _disk_cache.clear()
-        print(f"removed {removed} cached kernel(s)")
+        print(
+            f"removed {removed.entries} cached kernel(s) and {removed.leftovers} staging "
+            "leftover(s)"
+        )
         return 0
     except _disk_cache.CacheDirectoryError as err:
         print(f"compile-engine-compat cache: {err}", file=sys.stderr)

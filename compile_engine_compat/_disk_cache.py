@@ -15,6 +15,8 @@ into, so that a warm ``jit`` loads the kernel without tracing and scheduling the
 (that takes 10-20 ms; loading takes ~1 ms). Its key material is the Relax function's structural
 hash with the same target, versions and PassContext; the record holds the function's TVMScript
 (the collision check), the kernel entry's digest, the kernel's arity and a SHA-256 of all that.
+The kernel entry attests each function indexed to it: ``<digest>/indexed/<source digest>`` holds
+that function's TVMScript, and a record is followed only when its entry holds the same text.
 The engine uses the index only while no user strategy or ``lower_call`` override is registered,
 since those change what a source function lowers to, and only for functions without tensor
 constants (their values are bound in the process, not stored).
@@ -28,29 +30,49 @@ Safety:
   other's copy is dropped.
 * A structural hash collision is caught by comparing the stored TVMScript text with the
   function's: it never loads the wrong kernel.
+* An index record resolves only to an entry inside ``<dir>/v1``: its kernel must be an entry name
+  (a digest; never ``../``, never an absolute path), the entry must be a real directory (never a
+  symlink) whose library is a regular file, and the entry must attest the record's function. A
+  record pointing anywhere else, or at another function's entry, is discarded with a
+  :class:`CompileCacheWarning`; the function is then traced and compiled (or loaded by its own
+  kernel key) as on a miss.
 * A truncated, corrupt or foreign entry fails its checksum or key check: it is discarded with a
   :class:`CompileCacheWarning` and the kernel is compiled again. Never a crash.
+* Storing never ends the process. LLVM exits the process when a file it writes fails (a file
+  size limit, a full disk, a quota), so it writes none: the kernel's code is printed as assembly
+  in memory, written by Python, and assembled and linked by the system compiler in a child
+  process. A failed store is one :class:`CompileCacheWarning` ("kernel not stored (why)"); the
+  kernel is used from memory. This costs ~7 ms per stored library (~60 ms -> ~67 ms).
 * ``COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB`` (default 1024) bounds the total size; the least
   recently used entries go first.
+* A writer killed mid-store leaves a ``.tmp-*`` staging directory (or a ``.del-*`` one, killed
+  mid-delete). ``cache info`` counts them, ``cache clear`` removes them all, and the LRU pass
+  after each store reclaims those untouched for :data:`LEFTOVER_AGE_S` (10 minutes): never a live
+  writer's, which it keeps touching.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import stat
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import tvm
+import tvm.support.cc
 import tvm_ffi
 
 from ._cache import CachedFunc, target_text
@@ -62,9 +84,11 @@ __all__ = [
     "CACHE_DIR_ENV",
     "CACHE_SIZE_ENV",
     "CacheDirectoryError",
+    "Cleared",
     "CompileCacheWarning",
     "EntryKey",
     "IndexHit",
+    "NotStoredError",
     "SourceKey",
     "cache_dir",
     "clear",
@@ -77,6 +101,7 @@ __all__ = [
     "load_by_source",
     "source_key",
     "store",
+    "store_many",
 ]
 
 CACHE_DIR_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
@@ -87,6 +112,19 @@ INDEX = "index-v1"
 _LIBRARY = "kernel.so"
 _SOURCE = "source.tvmscript"
 _META = "meta.json"
+#: Prefix of staging files and directories: written there, then renamed into place.
+_STAGING = ".tmp-"
+#: Prefix of an entry being deleted: renamed first, so no reader sees it half-deleted.
+_TRASH = ".del-"
+#: Leftovers untouched for this long belong to a killed writer: the LRU pass reclaims them.
+#: A live writer touches its staging directory all along (files created, the linker writing).
+LEFTOVER_AGE_S = 600
+#: In a kernel entry: ``<source digest>`` files holding the TVMScript of each Relax function the
+#: index maps to this entry. The index trusts a record only when its entry attests the function.
+_INDEXED = "indexed"
+#: An entry's name: a SHA-256 hex digest. An index record naming anything else is refused, so a
+#: record can never resolve outside ``<cache>/v1`` (``../``, an absolute path).
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class CacheDirectoryError(PermissionError):
@@ -289,7 +327,21 @@ def _warn_collision(path: Path) -> None:
 
 
 def _verified_entry(entry: Path) -> tuple[Path, dict[str, Any]] | None:
-    """Return ``(entry, meta)`` for a whole entry of this layout; discard a damaged one."""
+    """Return ``(entry, meta)`` for a whole entry of this layout; discard a damaged one.
+
+    ``entry`` is ``<cache>/v1/<digest>``: a symlink there could resolve anywhere, so it is refused
+    (a library is only ever loaded from a real directory inside the cache).
+    """
+    try:
+        status = entry.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        _discard(entry, f"unreadable entry ({err})")
+        return None
+    if stat.S_ISLNK(status.st_mode):
+        _discard(entry, "a symlink (only entries inside the cache directory are loaded)")
+        return None
     try:
         meta = json.loads((entry / _META).read_text())
     except FileNotFoundError:
@@ -334,11 +386,19 @@ def load_by_source(key: SourceKey) -> IndexHit | None:
     except (OSError, ValueError, TypeError, KeyError) as err:
         _discard(path, f"unreadable index record ({type(err).__name__}: {err})")
         return None
-    if record["source"] != key.source():
+    source = key.source()
+    if record["source"] != source:
         _warn_collision(path)
         return None
-    found = _verified_entry(layout / str(record["kernel"]))
-    loaded = _load_library(*found) if found is not None else None
+    found = _verified_entry(layout / record["kernel"])
+    if found is None:
+        return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
+    if _attested(found[0], key) != source:
+        # A record pointing at a whole entry of another function (forged, or copied from another
+        # cache): never load it. The entry stays: it is a valid kernel for that function.
+        _discard(path, f"index record: {found[0]} was not built from this function")
+        return None
+    loaded = _load_library(*found)
     if loaded is None:
         return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
     num_inputs, num_outputs = record["arity"]
@@ -358,7 +418,46 @@ def _verified_record(record: Any, key: SourceKey) -> dict[str, Any]:
         raise ValueError("foreign record (its key material does not match its name)")
     if not isinstance(payload["source"], str) or len(payload["arity"]) != 2:
         raise ValueError("malformed record")
+    kernel = payload["kernel"]
+    if not isinstance(kernel, str) or not _DIGEST.fullmatch(kernel):
+        raise ValueError(f"its kernel {kernel!r} is outside the cache (not an entry name)")
     return dict(payload)
+
+
+def _attested(entry: Path, key: SourceKey) -> str | None:
+    """Return the function text ``entry`` holds for ``key`` (None: it holds none)."""
+    try:
+        return (entry / _INDEXED / key.digest).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _attest(entry: Path, key: SourceKey, source: str) -> bool:
+    """Record in ``entry`` that ``key``'s function (``source``) is built into it; atomic.
+
+    Returns False when the entry is gone (evicted or discarded meanwhile): nothing to index.
+    """
+    if _attested(entry, key) == source:
+        return True
+    indexed = entry / _INDEXED
+    try:
+        indexed.mkdir(mode=0o700, exist_ok=True)
+    except FileNotFoundError:
+        return False
+    _write_atomically(indexed, key.digest, source)
+    return True
+
+
+def _write_atomically(directory: Path, name: str, text: str) -> None:
+    """Write ``directory/name`` through a staging file and a rename: readers see all or nothing."""
+    handle, staging = tempfile.mkstemp(prefix=_STAGING, dir=directory)
+    os.close(handle)
+    try:
+        _write_bytes(Path(staging), text.encode())
+        os.replace(staging, directory / name)  # atomic; equal texts race harmlessly
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
 
 
 def store_index(key: SourceKey, kernel: EntryKey, arity: tuple[int, int]) -> None:
@@ -366,23 +465,19 @@ def store_index(key: SourceKey, kernel: EntryKey, arity: tuple[int, int]) -> Non
     layout = _checked_root()
     if layout is None:
         return
+    source = key.source()
+    # The entry's attestation first: a reader that sees the record then always sees it too.
+    if not _attest(layout / kernel.digest, key, source):
+        return
     payload = {
         "layout": INDEX,
         "material": key.material,
-        "source": key.source(),
+        "source": source,
         "kernel": kernel.digest,
         "arity": list(arity),
     }
     record = json.dumps({"payload": payload, "sha256": _record_digest(payload)}, indent=1)
-    index = layout.parent / INDEX
-    handle, staging = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=index)
-    try:
-        with os.fdopen(handle, "w") as file:
-            file.write(record)
-        os.replace(staging, index / f"{key.digest}.json")  # atomic; equal records race harmlessly
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staging)
+    _write_atomically(layout.parent / INDEX, f"{key.digest}.json", record)
 
 
 def _verify(entry: Path, meta: Any) -> str:
@@ -395,6 +490,8 @@ def _verify(entry: Path, meta: Any) -> str:
     ):
         return "foreign entry (its key material does not match its name)"
     try:
+        if not stat.S_ISREG((entry / _LIBRARY).lstat().st_mode):
+            return "foreign entry (its library is not a regular file: a symlink?)"
         if _sha256(entry / _SOURCE) != meta.get("source_sha256"):
             return "corrupt entry (source checksum mismatch)"
         if _sha256(entry / _LIBRARY) != meta.get("library_sha256"):
@@ -405,54 +502,131 @@ def _verify(entry: Path, meta: Any) -> str:
 
 
 def store(key: EntryKey, module: Any) -> None:
-    """Export ``module`` as ``key``'s entry; atomic, and a no-op when the entry exists."""
+    """Export ``module`` as ``key``'s entry; atomic, and a no-op when the entry exists.
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
+    store_many([key], module)
+
+
+def store_many(keys: Sequence[EntryKey], module: Any) -> None:
+    """Export ``module`` once and store it as each of ``keys``'s entries (``jit_many``).
+
+    One library is built in a staging directory and hard-linked into every entry; each entry is
+    renamed into place whole (atomic), and entries that exist already are left alone.
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
     layout = _checked_root()
     if layout is None:
         return
-    final = layout / key.digest
-    if final.exists():
+    missing = [key for key in keys if not (layout / key.digest).exists()]
+    if not missing:
         return
-    staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=layout))
+    with _staging(layout) as build:
+        library = _export(module, build)
+        for key in missing:
+            with _staging(layout) as entry:
+                _link_or_copy(library, entry / _LIBRARY)
+                _write_bytes(entry / _SOURCE, key.source.encode())
+                _write_meta(entry, key)
+                with contextlib.suppress(OSError):  # another process renamed its copy first
+                    entry.rename(layout / key.digest)
+    _evict(layout, _size_limit())
+
+
+@contextlib.contextmanager
+def _staging(layout: Path) -> Iterator[Path]:
+    """Yield a new ``.tmp-*`` directory in ``layout``, removed afterwards unless renamed away."""
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=layout))
     try:
-        module.export_library(str(staging / _LIBRARY))
-        (staging / _SOURCE).write_text(key.source)
-        _write_meta(staging, key)
-        try:
-            staging.rename(final)  # atomic; fails when another process renamed its copy first
-        except OSError:
-            return
+        yield staging
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    _evict(layout, _size_limit())
 
 
-def store_shared(keys: list[EntryKey], library: Path) -> None:
-    """Store one exported library built for several keys (``jit_many``), linked into each."""
-    layout = _checked_root()
-    if layout is None or not keys:
-        return
-    for key in keys:
-        if (layout / key.digest).exists():
-            continue
-        entry = Path(tempfile.mkdtemp(prefix=".tmp-", dir=layout))
+class NotStoredError(RuntimeError):
+    """A kernel could not be written to the cache; the message is one line saying why."""
+
+
+def _export(module: Any, directory: Path) -> Path:
+    """Export ``module`` as ``directory/kernel.so`` with no file written by LLVM in this process.
+
+    LLVM ends the whole process (``report_fatal_error``, exit code 1) when a file it writes fails:
+    a file size limit, a full disk, a quota. So no LLVM stream ever touches a file here: the code
+    is printed as assembly in memory, written by Python (a failure is an ``OSError``), then
+    assembled and linked by the system compiler in a child process (a failure is an exit code).
+    This mirrors ``Module.export_library``, whose object files LLVM writes itself.
+    """
+    lib = getattr(module, "mod", module)  # tvm.compile gives an Executable around the library
+    sources: list[Path] = []
+    target = None
+    try:
+        for index, dso in enumerate(lib._collect_dso_modules()):
+            if dso.kind != "llvm":
+                raise NotStoredError(f"a {dso.kind!r} module is not exported through assembly")
+            target = dso.get_function("_get_target_string")()
+            sources.append(_write_assembly(directory / f"lib{index}.s", dso))
+        if lib.imports:  # device code (CUDA, ...): packed into one more LLVM module, as TVM does
+            if target is None:
+                raise NotStoredError("device code without a host LLVM module")
+            pack = tvm.get_global_func("runtime.ModulePackImportsToLLVM")
+            sources.append(_write_assembly(directory / "devc.s", pack(lib, False, target, "")))
+        library = directory / _LIBRARY
         try:
-            _link_or_copy(library, entry / _LIBRARY)
-            (entry / _SOURCE).write_text(key.source)
-            _write_meta(entry, key)
+            tvm.support.cc.create_shared(str(library), [str(path) for path in sources])
+        except RuntimeError as err:  # the compiler's exit code: its first message says why
+            lines = [line for line in str(err).splitlines()[1:] if line.strip()]
+            raise NotStoredError(
+                f"the system compiler could not link it ({lines[0] if lines else err})"
+            ) from err
+        return library
+    finally:
+        for path in sources:
             with contextlib.suppress(OSError):
-                entry.rename(layout / key.digest)
-        finally:
-            if entry.exists():
-                shutil.rmtree(entry, ignore_errors=True)
-    _evict(layout, _size_limit())
+                path.unlink()
+
+
+# GNU as before DWARF 5 support (binutils < 2.35, and >= 2.35 without --gdwarf-5) rejects the
+# `.file N "dir" "name" [md5 ...]` form LLVM prints; `.file N "dir/name"` names the same file.
+_DWARF5_FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"\n]*)"\s+"([^"\n]*)"[^\n]*$', re.MULTILINE)
+
+
+def _write_assembly(path: Path, module: Any) -> Path:
+    text = _DWARF5_FILE.sub(r'\1"\2/\3"', str(module.inspect_source("s")))
+    _write_bytes(path, text.encode())
+    return path
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write a new file ``path`` through Python: a failure is an ``OSError``, never a signal.
+
+    Python ignores SIGXFSZ, so a write past ``RLIMIT_FSIZE`` fails with EFBIG. An interpreter
+    embedded without that (SIGXFSZ at its default action) would be killed instead: the size is
+    checked against the limit first, exactly, since the file is new and ``data`` is all of it.
+    """
+    if hasattr(signal, "SIGXFSZ") and signal.getsignal(signal.SIGXFSZ) != signal.SIG_IGN:
+        import resource  # POSIX only, like SIGXFSZ
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and len(data) > limit:
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
+    with open(path, "wb") as file:
+        file.write(data)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
     try:
         os.link(source, target)
     except OSError:
-        shutil.copyfile(source, target)
+        _write_bytes(target, source.read_bytes())
 
 
 def _write_meta(entry: Path, key: EntryKey) -> None:
@@ -463,7 +637,7 @@ def _write_meta(entry: Path, key: EntryKey) -> None:
         "library_sha256": _sha256(entry / _LIBRARY),
         "source_sha256": _sha256(entry / _SOURCE),
     }
-    (entry / _META).write_text(json.dumps(meta, indent=1))
+    _write_bytes(entry / _META, json.dumps(meta, indent=1).encode())
 
 
 def _discard(entry: Path, why: str) -> None:
@@ -477,16 +651,21 @@ def _discard(entry: Path, why: str) -> None:
 
 def _remove(entry: Path) -> None:
     # Rename first: other processes then see the entry gone at once, never half-deleted.
-    trash = entry.with_name(f".del-{entry.name}-{uuid.uuid4().hex[:8]}")
+    trash = entry.with_name(f"{_TRASH}{entry.name}-{uuid.uuid4().hex[:8]}")
     try:
         entry.rename(trash)
     except OSError:
         return
-    if trash.is_dir():
-        shutil.rmtree(trash, ignore_errors=True)
+    _delete(trash)
+
+
+def _delete(path: Path) -> None:
+    """Delete a file or a directory tree; a symlink goes, never what it points to."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
     else:
         with contextlib.suppress(OSError):
-            trash.unlink()
+            path.unlink()
 
 
 def _size_limit() -> int:
@@ -509,18 +688,60 @@ def _entries(layout: Path) -> Iterator[tuple[Path, float, int]]:
             continue
         try:
             used = (entry / _META).stat().st_mtime
-            size = 0
-            for file in entry.iterdir():
-                status = file.stat()
-                if (status.st_dev, status.st_ino) not in seen:
-                    seen.add((status.st_dev, status.st_ino))
-                    size += status.st_size
+            _, size = _tree_usage(entry, seen)
         except OSError:
             continue
         yield entry, used, size
 
 
+def _tree_usage(top: Path, seen: set[tuple[int, int]]) -> tuple[float, int]:
+    """Return ``(latest mtime, bytes)`` of ``top`` and the files under it.
+
+    Each inode's bytes count once across ``seen``. The latest mtime is the last activity: a
+    writer adding files to a directory, or a linker writing a file in it, moves it forward.
+    """
+    status = os.lstat(top)
+    if not stat.S_ISDIR(status.st_mode):
+        seen.add((status.st_dev, status.st_ino))
+        return status.st_mtime, status.st_size
+    latest, size = status.st_mtime, 0
+    for directory, _, files in os.walk(top):
+        for name in files:
+            status = os.lstat(os.path.join(directory, name))
+            latest = max(latest, status.st_mtime)
+            if (status.st_dev, status.st_ino) not in seen:
+                seen.add((status.st_dev, status.st_ino))
+                size += status.st_size
+    return latest, size
+
+
+def _leftovers(root: Path) -> list[tuple[Path, float, int]]:
+    """Return ``(path, last activity, bytes)`` for each staging or trash leftover.
+
+    A writer stages an entry (``v1/.tmp-*``) or an index record (``index-v1/.tmp-*``) and renames
+    it into place; a deleted entry is renamed to ``v1/.del-*`` first. A process killed meanwhile
+    leaves them behind, and nothing else ever removes them.
+    """
+    found = []
+    seen: set[tuple[int, int]] = set()
+    for directory in (root / LAYOUT, root / INDEX):
+        for path in directory.iterdir():
+            if path.name.startswith((_STAGING, _TRASH)):
+                with contextlib.suppress(OSError):  # gone meanwhile: renamed or removed
+                    found.append((path, *_tree_usage(path, seen)))
+    return found
+
+
+def _reclaim_stale_leftovers(root: Path) -> None:
+    # Only those untouched for LEFTOVER_AGE_S: a live writer's staging directory is younger.
+    stale_before = time.time() - LEFTOVER_AGE_S
+    for path, last_activity, _ in _leftovers(root):
+        if last_activity < stale_before:
+            _delete(path)
+
+
 def _evict(layout: Path, limit: int) -> None:
+    _reclaim_stale_leftovers(layout.parent)
     entries = sorted(_entries(layout), key=lambda e: e[1])
     total = sum(size for _, _, size in entries)
     evicted: set[str] = set()
@@ -538,7 +759,14 @@ def _evict(layout: Path, limit: int) -> None:
 
 
 def info() -> dict[str, Any]:
-    """Describe the cache: directory, entry count, total bytes, size limit.
+    """Describe the cache.
+
+    Returns
+    -------
+    dict
+        ``directory`` (None when the cache is off), ``entries``, ``indexed_functions``,
+        ``bytes`` (all of it on disk, leftovers included), ``leftovers`` and ``leftover_bytes``
+        (staging and trash left by killed writers) and ``limit_bytes``.
 
     Raises
     ------
@@ -552,14 +780,20 @@ def info() -> dict[str, Any]:
             "entries": 0,
             "indexed_functions": 0,
             "bytes": 0,
+            "leftovers": 0,
+            "leftover_bytes": 0,
             "limit_bytes": _size_limit(),
         }
     entries = list(_entries(layout))
+    leftovers = _leftovers(layout.parent)
+    leftover_bytes = sum(size for _, _, size in leftovers)
     return {
         "directory": str(layout.parent),
         "entries": len(entries),
         "indexed_functions": len(_index_records(layout.parent / INDEX)),
-        "bytes": sum(size for _, _, size in entries),
+        "bytes": sum(size for _, _, size in entries) + leftover_bytes,
+        "leftovers": len(leftovers),
+        "leftover_bytes": leftover_bytes,
         "limit_bytes": _size_limit(),
     }
 
@@ -568,22 +802,29 @@ def _index_records(index: Path) -> list[Path]:
     return [p for p in index.glob("*.json") if not p.name.startswith(".")]
 
 
-def clear() -> int:
-    """Remove every entry (and leftover temporary directories); return how many entries went."""
+class Cleared(NamedTuple):
+    """What :func:`clear` removed: kernel entries, and leftovers of killed writers."""
+
+    entries: int
+    leftovers: int
+
+
+def clear() -> Cleared:
+    """Remove every entry, index record and leftover (however recent); say how many went."""
     layout = _checked_root()
     if layout is None:
-        return 0
+        return Cleared(0, 0)
+    leftovers = _leftovers(layout.parent)
+    for path, _, _ in leftovers:
+        _delete(path)
     count = 0
     for entry in list(layout.iterdir()):
-        if entry.name.startswith("."):
-            shutil.rmtree(entry, ignore_errors=True)  # leftover staging or trash
-        else:
+        if not entry.name.startswith("."):
             count += 1
             _remove(entry)
     for record in list((layout.parent / INDEX).iterdir()):
-        with contextlib.suppress(OSError):
-            record.unlink()
-    return count
+        _delete(record)
+    return Cleared(count, len(leftovers))
 
 
 # -- kernels through the cache ------------------------------------------------------------------
@@ -614,10 +855,18 @@ def _store_quietly(write: Callable[[], None]) -> None:
         raise
     except Exception as err:  # a full disk or a failed link must not fail the jit itself
         warnings.warn(
-            f"compile cache: could not store a kernel ({type(err).__name__}: {err})",
+            f"compile cache: kernel not stored ({_reason(err)}); it is used from memory",
             CompileCacheWarning,
             stacklevel=3,
         )
+
+
+def _reason(err: Exception) -> str:
+    """Say in one line why a store failed (a compiler's error can span many lines)."""
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.strerror}: {err.filename}" if err.filename else err.strerror
+    first = (str(err).strip().splitlines() or [""])[0]
+    return first if isinstance(err, NotStoredError) else f"{type(err).__name__}: {first}"
 
 
 def _arity(cached: CachedFunc) -> tuple[int, int]:
@@ -663,13 +912,6 @@ def kernel_for(cached: CachedFunc, source: SourceKey | None = None) -> Kernel:
     return kernel
 
 
-def _export_and_store(keys: list[EntryKey], module: Any) -> None:
-    with tempfile.TemporaryDirectory(prefix="compile-engine-compat-") as tmp:
-        library = Path(tmp) / _LIBRARY
-        module.export_library(str(library))
-        store_shared(keys, library)
-
-
 def kernels_for(
     cacheds: Sequence[CachedFunc], sources: Sequence[SourceKey | None] | None = None
 ) -> list[Kernel]:
@@ -711,7 +953,7 @@ def kernels_for(
         # Measured: exporting the batch and loading it back (to skip the LLVM JIT's ~25 ms per
         # function looked up) costs more than the JIT here, so the compiled module is used as is.
         if stored:
-            _store_quietly(lambda: _export_and_store(stored, module))
+            _store_quietly(lambda: store_many(stored, module))
         for i in misses:
             kernels[i] = _kernel(cacheds[i], module)
     if use_cache:

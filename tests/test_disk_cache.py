@@ -63,7 +63,12 @@ def test_a_stored_kernel_is_loaded_instead_of_compiled(engine, cache_root):
     func = _func()
     assert not _was_loaded(_jit_and_check(engine, func))
     (entry,) = _entries(cache_root)
-    assert {p.name for p in entry.iterdir()} == {"kernel.so", "meta.json", "source.tvmscript"}
+    assert {p.name for p in entry.iterdir()} == {
+        "kernel.so",
+        "meta.json",
+        "source.tvmscript",
+        "indexed",  # the source functions the index maps here, attested by the entry
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileCacheWarning)
         assert _was_loaded(_jit_and_check(engine, func))
@@ -384,3 +389,136 @@ def test_the_pass_context_is_part_of_both_keys(engine, cache_root, traces):
     with tvm.transform.PassContext(config={"tirx.disable_vectorize": True}):
         assert not _was_loaded(_jit_and_check(engine, func))
     assert len(_entries(cache_root)) == 2 and len(_index_records(cache_root)) == 2
+
+
+# -- the index resolves only to entries inside <cache>/v1, attested for the function -------------
+
+
+def _forge_record(record: Path, kernel: str) -> None:
+    """Point ``record`` at ``kernel``, with a valid checksum: a consistent forgery."""
+    data = json.loads(record.read_text())
+    data["payload"]["kernel"] = kernel
+    data["sha256"] = _disk_cache._record_digest(data["payload"])
+    record.write_text(json.dumps(data))
+
+
+def _mapped(path: Path) -> bool:
+    """True when a file under ``path`` is mapped into this process (a loaded library)."""
+    return str(path) in Path("/proc/self/maps").read_text()
+
+
+@pytest.mark.parametrize("where", ["relative", "absolute"])
+def test_an_index_record_pointing_outside_the_cache_is_refused(
+    engine, cache_root, traces, tmp_path, where
+):
+    func = _func()
+    _jit_and_check(engine, func)
+    (entry,) = _entries(cache_root)
+    (record,) = _index_records(cache_root)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # A whole, valid entry outside the cache (as if dropped into a world-writable directory).
+    outside = elsewhere / entry.name
+    outside.mkdir()
+    for file in entry.iterdir():
+        if file.is_file():
+            (outside / file.name).write_bytes(file.read_bytes())
+    _disk_cache._remove(entry)  # only the outside copy could serve the record now
+    _forge_record(record, f"../../elsewhere/{entry.name}" if where == "relative" else str(outside))
+    with pytest.warns(CompileCacheWarning, match="outside"):
+        _jit_and_check(engine, func)  # right result: traced and compiled again
+    assert len(traces) == 2
+    assert not _mapped(elsewhere)
+    assert (outside / "kernel.so").exists()  # what lies outside the cache is never touched
+
+
+def test_an_entry_that_is_a_symlink_out_of_the_cache_is_refused(
+    engine, cache_root, traces, tmp_path
+):
+    func = _func()
+    _jit_and_check(engine, func)
+    (entry,) = _entries(cache_root)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    outside = elsewhere / entry.name
+    entry.rename(outside)
+    entry.symlink_to(outside)
+    with pytest.warns(CompileCacheWarning, match="symlink"):
+        assert not _was_loaded(_jit_and_check(engine, func))
+    assert not _mapped(elsewhere)
+    assert (outside / "kernel.so").exists()  # the link is removed, never its target
+    assert _was_loaded(_jit_and_check(engine, func))  # stored again, as a real entry
+
+
+def test_an_index_record_pointing_at_another_functions_entry_is_refused(engine, cache_root, traces):
+    _jit_and_check(engine, _func(48), width=48)
+    (other,) = _entries(cache_root)
+    func = _func(32)
+    _jit_and_check(engine, func)
+    assert len(traces) == 2
+    (record,) = [
+        r
+        for r in _index_records(cache_root)
+        if json.loads(r.read_text())["payload"]["kernel"] != other.name
+    ]
+    # A valid record for the 32-wide function, pointing at the 48-wide function's valid entry.
+    _forge_record(record, other.name)
+    with pytest.warns(CompileCacheWarning, match="not built from this function"):
+        _jit_and_check(engine, func)  # right result: the 32-wide kernel, not the 48-wide one
+    assert len(traces) == 3  # traced: the index was not trusted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileCacheWarning)
+        assert _was_loaded(_jit_and_check(engine, func)) and len(traces) == 3  # indexed again
+
+
+# -- leftovers of killed writers: counted, cleared, and reclaimed once stale ---------------------
+
+
+def _leftovers(root: Path, age_s: float) -> list[Path]:
+    """Make what writers killed at various points leave behind, last touched ``age_s`` ago."""
+    layout, index = root / _disk_cache.LAYOUT, root / _disk_cache.INDEX
+    for directory in (layout, index):
+        directory.mkdir(mode=0o700, exist_ok=True)
+    staging = layout / ".tmp-killedwriter"
+    staging.mkdir()
+    (staging / "lib0.s").write_bytes(b"x" * 3000)
+    trash = layout / f".del-{'0' * 64}-deadbeef"  # killed while deleting an entry
+    trash.mkdir()
+    (trash / "kernel.so").write_bytes(b"y" * 1000)
+    record = index / ".tmp-abcdef.json"  # killed while writing an index record
+    record.write_text("{")
+    made = [staging, trash, record]
+    then = time.time() - age_s
+    for path in made:
+        for part in [path, *path.iterdir()] if path.is_dir() else [path]:
+            os.utime(part, (then, then))
+    return made
+
+
+def test_cache_info_counts_staging_leftovers(engine, cache_root, capsys):
+    _jit_and_check(engine, _func())
+    _leftovers(cache_root, age_s=3600)
+    details = _disk_cache.info()
+    assert details["leftovers"] == 3 and details["leftover_bytes"] == 4001
+    assert cli.main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "staging leftovers: 3 (killed writers; reclaimed after 10 min)" in out
+
+
+def test_cache_clear_reclaims_staging_leftovers(engine, cache_root, capsys):
+    _jit_and_check(engine, _func())
+    made = _leftovers(cache_root, age_s=0)  # clear takes them all, however recent
+    assert cli.main(["cache", "clear"]) == 0
+    assert "removed 1 cached kernel(s) and 3 staging leftover(s)" in capsys.readouterr().out
+    assert not any(path.exists() for path in made)
+
+
+def test_the_lru_pass_reclaims_stale_leftovers_only(engine, cache_root):
+    stale = _leftovers(cache_root, age_s=11 * 60)
+    live = cache_root / _disk_cache.LAYOUT / ".tmp-livewriter"  # a writer at work right now
+    live.mkdir()
+    (live / "lib0.s").write_text("in progress")
+    _jit_and_check(engine, _func())  # a store runs the LRU pass
+    assert not any(path.exists() for path in stale)
+    assert (live / "lib0.s").exists()
+    assert _disk_cache.info()["leftovers"] == 1
