@@ -132,7 +132,7 @@ class CCacheKey(_LegacyObject):
             )
         self.source_func = source_func
         # The legacy FFI constructor converted a str to a Target; a dict is the modern spelling.
-        self.target = as_target(target) if isinstance(target, str | dict) else target
+        self.target: Any = as_target(target) if isinstance(target, str | dict) else target
         self._lookup: tuple[Any, Any] | None = None
 
     def lookup(self) -> tuple[Any, Any]:
