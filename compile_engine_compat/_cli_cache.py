@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 
 _USAGE = (
@@ -34,8 +35,27 @@ def main(argv: Sequence[str]) -> int:
         return 0 if args[:1] in (["-h"], ["--help"]) else 2
     from . import _disk_cache  # late: imports TVM
 
+    # A cache warning (a bad COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB, a discarded entry) is one line
+    # on stderr here, not Python's two-line warning display.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", _disk_cache.CompileCacheWarning)
+        status = _run(args[0])
+    for warning in caught:
+        if issubclass(warning.category, _disk_cache.CompileCacheWarning):
+            message = str(warning.message).removeprefix("compile cache: ")
+            print(f"compile-engine-compat cache: warning: {message}", file=sys.stderr)
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return status
+
+
+def _run(command: str) -> int:
+    from . import _disk_cache
+
     try:
-        if args[0] == "info":
+        if command == "info":
             details = _disk_cache.info()
             if details["directory"] is None:
                 print(f"cache: off ({_disk_cache.CACHE_DIR_ENV} is not set)")

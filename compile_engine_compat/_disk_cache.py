@@ -57,6 +57,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -107,6 +108,7 @@ __all__ = [
 CACHE_DIR_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
 CACHE_SIZE_ENV = "COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB"
 DEFAULT_SIZE_MB = 1024
+_MIB = 1024 * 1024
 LAYOUT = "v1"
 INDEX = "index-v1"
 _LIBRARY = "kernel.so"
@@ -669,12 +671,28 @@ def _delete(path: Path) -> None:
 
 
 def _size_limit() -> int:
+    """Return the size limit in bytes from ``COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB``.
+
+    A value that is not a finite number >= 0 (``nan``, ``inf``, ``1e400``, ``-5``, ``abc``) gives
+    one :class:`CompileCacheWarning` naming it and the default: like the package's other
+    settings, a bad one never fails a ``jit``, and eviction always runs with a real limit.
+    """
     value = os.environ.get(CACHE_SIZE_ENV, "")
+    if not value.strip():
+        return DEFAULT_SIZE_MB * _MIB
     try:
-        megabytes = float(value) if value else DEFAULT_SIZE_MB
+        megabytes = float(value)
     except ValueError:
-        megabytes = DEFAULT_SIZE_MB
-    return int(megabytes * 1024 * 1024)
+        megabytes = math.nan
+    if not (math.isfinite(megabytes) and megabytes >= 0):
+        warnings.warn(
+            f"compile cache: {CACHE_SIZE_ENV}={value!r} is not a size in MiB (a finite number "
+            f">= 0); using the default, {DEFAULT_SIZE_MB}",
+            CompileCacheWarning,
+            stacklevel=2,
+        )
+        return DEFAULT_SIZE_MB * _MIB
+    return int(megabytes * _MIB)
 
 
 def _entries(layout: Path) -> Iterator[tuple[Path, float, int]]:

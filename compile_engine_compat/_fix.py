@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import string
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 import libcst.metadata as md
@@ -40,7 +42,16 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._api_table import LEGACY_MODULES
 from ._legacy_uses import Use, dotted, find_uses
-from ._sources import iter_sources
+from ._scan import print_safely, skipped_for
+from ._sources import (
+    SkipFile,
+    Source,
+    SourceFile,
+    call_with_deep_stack,
+    check_nesting,
+    iter_sources,
+    read_source,
+)
 
 __all__ = ["Change", "FileFix", "fix_code", "main"]
 
@@ -71,7 +82,12 @@ class FileFix:
     after: str
     changes: list[Change] = field(default_factory=list)
     manual: list[Change] = field(default_factory=list)
+    #: Why the file was not fixed (or not written), ``""`` if it was.
     skipped: str = ""
+    #: The skip is a bug of ours (exit code 2), not a bad file.
+    internal: bool = False
+    #: What was read, for writing back in the same encoding.
+    source: Source | None = None
 
 
 def _expr(code: str) -> cst.BaseExpression:
@@ -333,9 +349,17 @@ def fix_code(code: str, unsafe: bool = False) -> tuple[str, list[Change], list[C
 
     Raises
     ------
+    SkipFile
+        If ``code`` nests too deeply for the parser (see ``_sources.check_nesting``).
     libcst.ParserSyntaxError
         If ``code`` does not parse.
     """
+    check_nesting(code)
+    # libcst recurses per nesting level: a valid 400-term chain needs more than 1,000 frames.
+    return call_with_deep_stack(_fix_code, code, unsafe)
+
+
+def _fix_code(code: str, unsafe: bool) -> tuple[str, list[Change], list[Change]]:
     wrapper = md.MetadataWrapper(cst.parse_module(code))
     uses = [use for use in find_uses(wrapper) if not use.guarded]
     plan = _Plan(wrapper.module, dict(wrapper.resolve(md.PositionProvider)))
@@ -368,22 +392,60 @@ def fix_code(code: str, unsafe: bool = False) -> tuple[str, list[Change], list[C
     return module.code, changes, manual
 
 
-def fix_file(path: str, display: str, unsafe: bool) -> FileFix:
-    """Fix one file in memory (nothing is written)."""
-    with open(path, encoding="utf-8") as handle:
-        before = handle.read()
-    if path.endswith(".ipynb"):
-        return FileFix(display, before, before, skipped="notebooks are scanned, not fixed")
+def _outside(file: SourceFile) -> str:
+    """Why ``fix`` must not write ``file`` (a symlink), or ``""`` when it may."""
+    if not file.path.is_symlink():
+        return ""
+    real = Path(os.path.realpath(file.path))
+    root = Path(os.path.realpath(file.root))
+    where = "inside" if real.is_relative_to(root) else "outside"
+    # Never written through: a link out of the tree would let fix edit vendored or system
+    # files; a link inside it points at a file that is fixed on its own.
+    return f"symlink to a file {where} {file.root.as_posix() or '.'}: not followed"
+
+
+def fix_file(file: SourceFile, unsafe: bool) -> FileFix:
+    """Fix one file in memory (nothing is written); a file that cannot be fixed is skipped."""
+    link = _outside(file)
+    if link:
+        return FileFix(file.display, "", "", skipped=link)
+    try:
+        source = read_source(file.path, file.display)
+    except SkipFile as exc:
+        return FileFix(file.display, "", "", skipped=str(exc))
+    before = source.code
+    if source.is_notebook:
+        return FileFix(file.display, before, before, skipped="notebooks are scanned, not fixed")
     try:
         after, changes, manual = fix_code(before, unsafe)
-    except cst.ParserSyntaxError as exc:
-        return FileFix(display, before, before, skipped=f"failed to parse: {exc.message}")
-    return FileFix(display, before, after, changes, manual)
+    except Exception as exc:  # one bad file never ends the run; same words as scan
+        skip = skipped_for(file.display, exc)
+        return FileFix(file.display, before, before, skipped=skip.reason, internal=skip.internal)
+    return FileFix(file.display, before, after, changes, manual, source=source)
+
+
+def write_back(result: FileFix) -> str:
+    """Write a fixed file in its original encoding; returns ``""`` or why it was not written."""
+    source = result.source
+    assert source is not None
+    try:
+        data = source.encode(result.after)
+    except UnicodeEncodeError as exc:
+        return f"not written: the fix needs characters {source.encoding} cannot encode ({exc})"
+    try:
+        # O_NOFOLLOW: the path was checked not to be a symlink; never write through one that
+        # replaced it since.
+        fd = os.open(source.path, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+    except OSError as exc:
+        return f"not written: {exc.strerror or exc}"
+    return ""
 
 
 def report(results: list[FileFix]) -> str:
     """The tf_upgrade_v2-style report: counts, then ``file:line:col`` per change and item."""
-    changed = [r for r in results if r.changes]
+    changed = [r for r in results if r.changes and not r.skipped]
     n_changes = sum(len(r.changes) for r in results)
     n_manual = sum(len(r.manual) for r in results)
     lines = [
@@ -418,8 +480,8 @@ def main(argv: Sequence[str]) -> int:
     except FileNotFoundError as exc:
         print(f"compile-engine-compat fix: {exc}", file=sys.stderr)
         return 2
-    results = [fix_file(str(path), display, args.unsafe) for path, display in sources]
-    for (path, _), result in zip(sources, results):
+    results = [fix_file(file, args.unsafe) for file in sources]
+    for result in results:
         if result.after == result.before:
             continue
         if args.diff:
@@ -432,8 +494,10 @@ def main(argv: Sequence[str]) -> int:
                 )
             )
         else:
-            path.write_text(result.after, encoding="utf-8")
-    print(report(results), file=sys.stderr if args.diff else sys.stdout)
+            result.skipped = write_back(result)
+    print_safely(report(results), sys.stderr if args.diff else sys.stdout)
+    if any(r.internal for r in results):
+        return 2
     if args.diff:
         return 1 if any(r.after != r.before for r in results) else 0
     return 0

@@ -13,7 +13,12 @@ calls that go through ``compile_engine_compat`` (the next step of the burn-down)
 
 Each finding's ``fix`` says what ``compile-engine-compat fix`` can do: ``safe`` (the default fix
 removes it and keeps behaviour), ``unsafe`` (only ``fix --unsafe``, a modern rewrite), ``manual``.
-The exit code is 1 when there are findings, 2 when a file could not be parsed, else 0.
+Exit codes follow ruff: 0 no findings, 1 findings, 2 a usage error (a missing path, bad
+arguments) or an internal error. A file that cannot be read -- not a regular file, too large, not
+decodable, not parsable, a notebook that is not one, nested too deep for the parser -- is
+*skipped*: it is listed with its reason in every output format, the rest of the run goes on, and
+it does not change the exit code (ruff likewise exits 0 on a clean run that skipped files it could
+not read; the report makes the skip visible).
 """
 
 from __future__ import annotations
@@ -21,20 +26,29 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TextIO
 
 import libcst as cst
 import libcst.metadata as md
 
 from ._api_table import API_TABLE, DOCS_URL, Fix
 from ._legacy_uses import Use, find_uses
-from ._sources import Source, iter_sources, read_source
+from ._sources import (
+    SkipFile,
+    Source,
+    call_with_deep_stack,
+    check_nesting,
+    iter_sources,
+    read_source,
+)
 from ._version import __version__
 from ._workflow_commands import workflow_command
 
-__all__ = ["Finding", "format_findings", "main", "scan_paths", "scan_source"]
+__all__ = ["Finding", "Skipped", "format_findings", "main", "scan_paths", "scan_source"]
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -66,6 +80,35 @@ class Finding:
         return out
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A file that was not scanned, and why (``internal``: a bug of ours, exit code 2)."""
+
+    path: str
+    reason: str
+    internal: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.path}: skipped: {self.reason}"
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON form: ``{"path": ..., "skipped": reason}``."""
+        return {"path": self.path, "skipped": self.reason}
+
+
+def skipped_for(display: str, exc: BaseException) -> Skipped:
+    """The :class:`Skipped` record for an exception raised while reading or parsing a file.
+
+    Shared by ``scan`` and ``fix`` so that both report a bad file with the same words.
+    """
+    if isinstance(exc, SkipFile):
+        return Skipped(display, str(exc))
+    if isinstance(exc, cst.ParserSyntaxError):
+        return Skipped(display, f"failed to parse: {exc.message} (line {exc.raw_line})")
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return Skipped(display, f"internal error: {type(exc).__name__}: {first}", internal=True)
+
+
 def finding_fix(use: Use) -> Fix:
     """What the fixer does about ``use`` (see the module docstring)."""
     if use.origin == "legacy":
@@ -78,13 +121,16 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
 
     Raises
     ------
+    SkipFile
+        If the code nests too deeply for the parser.
     libcst.ParserSyntaxError
         If the code does not parse.
     """
-    wrapper = md.MetadataWrapper(cst.parse_module(source.code))
+    check_nesting(source.code)
+    uses = call_with_deep_stack(_parse_and_find, source.code)
     origins = ("legacy", "shim") if include_shim else ("legacy",)
     findings = []
-    for use in find_uses(wrapper):
+    for use in uses:
         if use.guarded or use.origin not in origins:
             continue
         line, cell = source.locate(use.line)
@@ -102,23 +148,34 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
     return findings
 
 
-def scan_paths(paths: Sequence[str], include_shim: bool = False) -> tuple[list[Finding], list[str]]:
-    """Scan every source under ``paths``.
+def _parse_and_find(code: str) -> list[Use]:
+    return find_uses(md.MetadataWrapper(cst.parse_module(code)))
+
+
+def scan_paths(
+    paths: Sequence[str], include_shim: bool = False
+) -> tuple[list[Finding], list[Skipped]]:
+    """Scan every source under ``paths``; a file that cannot be scanned is skipped, not fatal.
 
     Returns
     -------
     findings : list of Finding
-    errors : list of str
-        ``path: message`` for files that could not be read or parsed.
+    skipped : list of Skipped
+        The files not scanned, with the reason.
+
+    Raises
+    ------
+    FileNotFoundError
+        If one of ``paths`` does not exist (a usage error).
     """
     findings: list[Finding] = []
-    errors: list[str] = []
-    for path, display in iter_sources(paths):
+    skipped: list[Skipped] = []
+    for file in iter_sources(paths):
         try:
-            findings += scan_source(read_source(path, display), include_shim)
-        except (OSError, ValueError, cst.ParserSyntaxError) as exc:
-            errors.append(f"{display}: failed to parse: {str(exc).splitlines()[0]}")
-    return findings, errors
+            findings += scan_source(read_source(file.path, file.display), include_shim)
+        except Exception as exc:  # one bad file never ends the run
+            skipped.append(skipped_for(file.display, exc))
+    return findings, skipped
 
 
 # -- output formats -----------------------------------------------------------------------------
@@ -129,27 +186,32 @@ def _where(finding: Finding) -> str:
     return f"{finding.path}{cell}:{finding.line}:{finding.col}"
 
 
-def _text(findings: list[Finding]) -> str:
+def _text(findings: list[Finding], skipped: list[Skipped]) -> str:
     lines = [
         f"{_where(f)}: {f.api} [{f.fix}] use {f.replacement} ({API_TABLE[f.api].docs})"
         for f in findings
     ]
+    lines += [str(skip) for skip in skipped]
     kinds = Counter(f.fix for f in findings)
     files = len({f.path for f in findings})
-    lines.append(
+    summary = (
         f"Found {len(findings)} legacy uses in {files} files "
         f"({kinds['safe']} safe, {kinds['unsafe']} unsafe, {kinds['manual']} manual)."
     )
+    if skipped:
+        summary += f" Skipped {len(skipped)} files that could not be scanned."
+    lines.append(summary)
     if kinds["safe"] or kinds["unsafe"]:
         lines.append("Run `compile-engine-compat fix PATH` (add --unsafe for unsafe fixes).")
     return "\n".join(lines)
 
 
-def _json(findings: list[Finding]) -> str:
-    return json.dumps([f.as_dict() for f in findings], indent=2)
+def _json(findings: list[Finding], skipped: list[Skipped]) -> str:
+    # One flat list, as ruff's: findings, then one {"path", "skipped"} entry per skipped file.
+    return json.dumps([f.as_dict() for f in findings] + [s.as_dict() for s in skipped], indent=2)
 
 
-def _sarif(findings: list[Finding]) -> str:
+def _sarif(findings: list[Finding], skipped: list[Skipped]) -> str:
     apis = sorted({f.api for f in findings})
     rules = [
         {
@@ -169,7 +231,7 @@ def _sarif(findings: list[Finding]) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": f.path},
+                        "artifactLocation": {"uri": _uri(f.path)},
                         "region": {"startLine": f.line, "startColumn": f.col},
                     }
                 }
@@ -178,22 +240,42 @@ def _sarif(findings: list[Finding]) -> str:
         }
         for f in findings
     ]
+    # SARIF's place for "this file was not analysed": the invocation's notifications.
+    notifications = [
+        {
+            "level": "error" if skip.internal else "warning",
+            "message": {"text": f"skipped: {skip.reason}"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(skip.path)}}}],
+        }
+        for skip in skipped
+    ]
     driver = {
         "name": "compile-engine-compat",
         "version": __version__,
         "informationUri": DOCS_URL,
         "rules": rules,
     }
+    invocation = {
+        "executionSuccessful": not any(skip.internal for skip in skipped),
+        "toolExecutionNotifications": notifications,
+    }
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results}],
+        "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
     }
+    # ensure_ascii (the default): any name, even one with control characters or lone
+    # surrogates from undecodable bytes, becomes a valid JSON escape.
     return json.dumps(sarif, indent=2)
 
 
-def _github(findings: list[Finding]) -> str:
-    return "\n".join(
+def _uri(path: str) -> str:
+    """A SARIF artifact URI: a relative reference, percent-encoded (RFC 3986)."""
+    return urllib.parse.quote(path.encode("utf-8", "surrogateescape"), safe="/")
+
+
+def _github(findings: list[Finding], skipped: list[Skipped]) -> str:
+    lines = [
         workflow_command(
             "warning",
             f"{f.api} ({f.fix} fix): use {f.replacement}",
@@ -203,10 +285,20 @@ def _github(findings: list[Finding]) -> str:
             title=f"legacy {f.api}",
         )
         for f in findings
-    )
+    ]
+    lines += [
+        workflow_command(
+            "error" if skip.internal else "warning",
+            f"skipped: {skip.reason}",
+            file=skip.path,
+            title="compile-engine-compat could not scan this file",
+        )
+        for skip in skipped
+    ]
+    return "\n".join(lines)
 
 
-_FORMATTERS: dict[str, Callable[[list[Finding]], str]] = {
+_FORMATTERS: dict[str, Callable[[list[Finding], list[Skipped]], str]] = {
     "text": _text,
     "json": _json,
     "sarif": _sarif,
@@ -214,13 +306,15 @@ _FORMATTERS: dict[str, Callable[[list[Finding]], str]] = {
 }
 
 
-def format_findings(findings: Iterable[Finding], fmt: str = "text") -> str:
-    """Render findings as ``text``, ``json``, ``sarif`` or ``github``."""
-    return _FORMATTERS[fmt](list(findings))
+def format_findings(
+    findings: Iterable[Finding], fmt: str = "text", skipped: Iterable[Skipped] = ()
+) -> str:
+    """Render findings (and the skipped files) as ``text``, ``json``, ``sarif`` or ``github``."""
+    return _FORMATTERS[fmt](list(findings), list(skipped))
 
 
 def main(argv: Sequence[str]) -> int:
-    """Run ``compile-engine-compat scan``; returns 1 with findings, 2 on unreadable files."""
+    """Run ``compile-engine-compat scan``; returns 0 clean, 1 findings, 2 usage/internal error."""
     parser = argparse.ArgumentParser(
         prog="compile-engine-compat scan",
         description="Find uses of the legacy compile_engine / te_compiler API.",
@@ -233,18 +327,30 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--output", "-o", help="write the report here instead of stdout")
     args = parser.parse_args(list(argv))
     try:
-        findings, errors = scan_paths(args.paths, args.include_shim)
+        findings, skipped = scan_paths(args.paths, args.include_shim)
     except FileNotFoundError as exc:
         print(f"compile-engine-compat scan: {exc}", file=sys.stderr)
         return 2
-    report = format_findings(findings, args.format)
+    report = format_findings(findings, args.format, skipped)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.write(report + "\n")
+        try:
+            with open(args.output, "w", encoding="utf-8", errors="surrogateescape") as out:
+                out.write(report + "\n")
+        except OSError as exc:
+            print(f"compile-engine-compat scan: cannot write {args.output}: {exc}", file=sys.stderr)
+            return 2
     elif report:
-        print(report)
-    for error in errors:
-        print(f"{error}", file=sys.stderr)
-    if errors:
+        print_safely(report)
+    if args.format != "text":  # the machine formats carry the skips; say so to a person too
+        for skip in skipped:
+            print_safely(str(skip), sys.stderr)
+    if any(skip.internal for skip in skipped):
         return 2
     return 1 if findings else 0
+
+
+def print_safely(text: str, stream: TextIO | None = None) -> None:
+    """Print, never failing on a file name the terminal cannot encode (a lone surrogate)."""
+    stream = stream or sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")

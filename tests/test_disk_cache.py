@@ -522,3 +522,52 @@ def test_the_lru_pass_reclaims_stale_leftovers_only(engine, cache_root):
     assert not any(path.exists() for path in stale)
     assert (live / "lib0.s").exists()
     assert _disk_cache.info()["leftovers"] == 1
+
+
+# -- COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB: a bad value is one warning and the default -------------
+
+_BAD_SIZES = ["nan", "inf", "-inf", "1e400", "-5", "abc", "", " ", "12MB"]
+
+
+@pytest.mark.parametrize("value", _BAD_SIZES)
+def test_a_bad_size_limit_warns_once_and_uses_the_default(engine, cache_root, monkeypatch, value):
+    monkeypatch.setenv(_disk_cache.CACHE_SIZE_ENV, value)
+    func = _func()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CompileCacheWarning)
+        _jit_and_check(engine, func)
+    messages = [str(w.message) for w in caught if w.category is CompileCacheWarning]
+    if value.strip():  # an empty value is unset: the default, silently
+        (message,) = messages
+        assert message == (
+            f"compile cache: {_disk_cache.CACHE_SIZE_ENV}={value!r} is not a size in MiB (a "
+            "finite number >= 0); using the default, 1024"
+        )
+    else:
+        assert messages == []
+    # Stored, indexed and kept: eviction ran with the default limit, it neither failed nor
+    # emptied the cache (-5 used to evict every entry, the new one included).
+    assert len(_entries(cache_root)) == 1 and len(_index_records(cache_root)) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileCacheWarning)  # the same warning, checked above
+        assert _disk_cache.info()["limit_bytes"] == 1024 * 1024 * 1024
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e400", "-5", "abc"])
+def test_cache_info_with_a_bad_size_limit_prints_one_line(cache_root, monkeypatch, capsys, value):
+    monkeypatch.setenv(_disk_cache.CACHE_SIZE_ENV, value)
+    assert cli.main(["cache", "info"]) == 0
+    out, err = capsys.readouterr()
+    assert "size: 0.0 MiB of 1024 MiB" in out
+    assert err.splitlines() == [
+        f"compile-engine-compat cache: warning: {_disk_cache.CACHE_SIZE_ENV}={value!r} is not "
+        "a size in MiB (a finite number >= 0); using the default, 1024"
+    ]
+
+
+@pytest.mark.parametrize("value", ["0", "0.5", "2048", " 16 ", "1e3"])
+def test_a_valid_size_limit_is_used_silently(cache_root, monkeypatch, value):
+    monkeypatch.setenv(_disk_cache.CACHE_SIZE_ENV, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileCacheWarning)
+        assert _disk_cache.info()["limit_bytes"] == int(float(value) * 1024 * 1024)
