@@ -386,7 +386,7 @@ def load_by_source(key: SourceKey) -> IndexHit | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, TypeError, KeyError) as err:
-        _discard(path, f"unreadable index record ({type(err).__name__}: {err})")
+        _discard(path, f"bad index record ({type(err).__name__}: {err})")
         return None
     source = key.source()
     if record["source"] != source:
@@ -437,16 +437,19 @@ def _attested(entry: Path, key: SourceKey) -> str | None:
 def _attest(entry: Path, key: SourceKey, source: str) -> bool:
     """Record in ``entry`` that ``key``'s function (``source``) is built into it; atomic.
 
-    Returns False when the entry is gone (evicted or discarded meanwhile): nothing to index.
+    Returns False when the entry is gone (evicted or discarded meanwhile) or is no real
+    directory (a symlink would take the write outside the cache): nothing to index then.
     """
-    if _attested(entry, key) == source:
-        return True
-    indexed = entry / _INDEXED
     try:
+        if not stat.S_ISDIR(entry.lstat().st_mode):
+            return False
+        if _attested(entry, key) == source:
+            return True
+        indexed = entry / _INDEXED
         indexed.mkdir(mode=0o700, exist_ok=True)
+        _write_atomically(indexed, key.digest, source)
     except FileNotFoundError:
         return False
-    _write_atomically(indexed, key.digest, source)
     return True
 
 
@@ -866,14 +869,16 @@ def _kernel(cached: CachedFunc, module: Any = None, symbol: str | None = None) -
     )
 
 
-def _store_quietly(write: Callable[[], None]) -> None:
+def _store_quietly(write: Callable[[], None], what: str = "kernel") -> None:
+    """Run ``write``; a failure (a full disk, a size limit) is one one-line warning."""
     try:
         write()
     except CacheDirectoryError:
         raise
-    except Exception as err:  # a full disk or a failed link must not fail the jit itself
+    except Exception as err:  # a cache is an optimisation: it must not fail the jit itself
+        consequence = "it is used from memory" if what == "kernel" else "the next jit traces it"
         warnings.warn(
-            f"compile cache: kernel not stored ({_reason(err)}); it is used from memory",
+            f"compile cache: {what} not stored ({_reason(err)}); {consequence}",
             CompileCacheWarning,
             stacklevel=3,
         )
@@ -918,15 +923,12 @@ def kernel_for(cached: CachedFunc, source: SourceKey | None = None) -> Kernel:
     key = _key_of(cached)
     hit = load(key)
     if hit is not None:
-        _store_quietly(lambda: _index(source, cached, key))
+        _store_quietly(lambda: _index(source, cached, key), "index record")
         return _kernel(cached, *hit)
     kernel = _kernel(cached)
-
-    def write() -> None:
-        store(key, kernel.module)
-        _index(source, cached, key)
-
-    _store_quietly(write)
+    _store_quietly(lambda: store(key, kernel.module))
+    # After a failed store this finds no entry and indexes nothing, silently: one warning.
+    _store_quietly(lambda: _index(source, cached, key), "index record")
     return kernel
 
 
@@ -981,5 +983,5 @@ def kernels_for(
                 if entry is not None:
                     _index(source, cached, entry)
 
-        _store_quietly(index_all)
+        _store_quietly(index_all, "index record")
     return [k for k in kernels if k is not None]

@@ -471,6 +471,18 @@ def test_an_index_record_pointing_at_another_functions_entry_is_refused(engine, 
         assert _was_loaded(_jit_and_check(engine, func)) and len(traces) == 3  # indexed again
 
 
+def test_indexing_never_writes_through_a_symlinked_entry(tmp_path):
+    # A record is written after its entry's attestation; through a symlink that would land
+    # outside the cache, so nothing is written and nothing is indexed.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = tmp_path / ("e" * 64)
+    link.symlink_to(outside)
+    key = _disk_cache.SourceKey("a" * 64, "material", None)
+    assert not _disk_cache._attest(link, key, "def main(): ...")
+    assert list(outside.iterdir()) == []
+
+
 # -- leftovers of killed writers: counted, cleared, and reclaimed once stale ---------------------
 
 
