@@ -185,7 +185,7 @@ def _compile_engine_get_current_ccache_key(engine: Any) -> CCacheKey | None:
 
 def _te_compiler_global() -> Any:
     warn_legacy("relay.backend._TECompilerGlobal")
-    from .te_compiler import global_compiler  # late: te_compiler imports this module
+    from ._te_compiler import global_compiler  # late: _te_compiler imports this module
 
     return global_compiler()
 
