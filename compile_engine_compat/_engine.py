@@ -23,7 +23,14 @@ from tvm import relax
 
 from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _te_fusion, _trace
 from ._build_pool import ChunkedBuilder
-from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target, target_text
+from ._cache import (
+    CachedFunc,
+    CCacheKey,
+    CCacheValue,
+    as_target,
+    pass_context_text,
+    target_text,
+)
 from ._deprecation import warn_legacy
 
 __all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
@@ -296,9 +303,11 @@ class CompileEngine:
     # -- internals -------------------------------------------------------------------------------
 
     def _shape_func_value(self, key: CCacheKey) -> CCacheValue:
+        # Shape functions are lowered, never built: the PassContext cannot change them.
         return self._lookup_or_build(
             self._shape_cache,
             key,
+            key.lookup(),
             "shape_func",
             "",
             _shape_func_entry,
@@ -325,9 +334,12 @@ class CompileEngine:
     ) -> CCacheValue:
         with self._lock:
             self._current_key = key
+        # The PassContext is in the dict key, not in CCacheKey (legacy keys compare without it):
+        # a kernel built under ``tirx.disable_assert`` must never be handed out elsewhere.
         return self._lookup_or_build(
             self._cache,
             key,
+            (*key.lookup(), pass_context_text()),
             "fused",
             prefix,
             make or (lambda k, name: CCacheValue(self._build_cached_func(k, name))),
@@ -338,17 +350,18 @@ class CompileEngine:
         self,
         cache: dict[Any, tuple[CCacheKey, CCacheValue]],
         key: CCacheKey,
+        lookup: Any,
         stem: str,
         prefix: str,
         make: Callable[[CCacheKey, str], CCacheValue],
         caching: bool,
     ) -> CCacheValue:
-        """Return the cached value for ``key`` (counting a hit), or make, store and return it.
+        """Return the value stored under ``lookup`` (counting a hit), or make, store and return
+        ``key``'s.
 
         A key is made once: makers run under the trace lock, and a thread that waited for
         another's build finds it on the second look.
         """
-        lookup = key.lookup()
         hit = self._hit(cache, lookup)
         if hit is not None:
             return hit
