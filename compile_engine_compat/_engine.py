@@ -12,6 +12,7 @@ leaves the CachedFunc to be lowered on first access.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import traceback
@@ -21,7 +22,16 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _te_fusion, _trace
+from . import (
+    _disk_cache,
+    _lowering,
+    _schedule,
+    _shadow,
+    _shape_func,
+    _te_fusion,
+    _threads,
+    _trace,
+)
 from ._build_pool import ChunkedBuilder
 from ._cache import (
     CachedFunc,
@@ -554,3 +564,24 @@ def global_engine() -> CompileEngine:
                 CompileEngine._instance = CompileEngine._create()
             engine = CompileEngine._instance
     return engine
+
+
+def _reset_locks_in_child() -> None:
+    """After ``os.fork()``: free every lock of the engine (see :func:`._threads.reset_lock`).
+
+    A fork while another thread is inside ``jit`` would otherwise leave the child waiting forever
+    for the trace lock, the engine's lock or the entry's build lock. The cache itself is always
+    whole: entries are inserted under the GIL only once made.
+    """
+    _threads.reset_lock(_engine_lock)
+    _threads.reset_lock(_trace.TRACE_LOCK)
+    engine = CompileEngine._instance
+    if engine is None:
+        return
+    _threads.reset_lock(engine._lock)
+    for cache in (engine._cache, engine._shape_cache):
+        for _, value in cache.values():
+            _threads.reset_lock(value._build_lock)
+
+
+os.register_at_fork(after_in_child=_reset_locks_in_child)
