@@ -8,6 +8,7 @@ registered global function comes back as the same object), so C++ callers of the
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,14 @@ from tvm import relax
 from . import _legacy_target, _trace
 from ._deprecation import warn_legacy
 
-__all__ = ["CCacheKey", "CCacheValue", "CachedFunc", "as_target"]
+__all__ = [
+    "CCacheKey",
+    "CCacheValue",
+    "CachedFunc",
+    "as_target",
+    "pass_context_text",
+    "target_text",
+]
 
 
 class _LegacyObject:
@@ -91,6 +99,44 @@ def target_text(target: tvm.target.Target) -> str:
     return text
 
 
+# PassContext handle -> (context, text). The context is held so that its handle is not reused
+# while it is a key here. Contexts are few (one per ``with`` a user writes); bounded anyway.
+_context_texts: dict[int, tuple[Any, str]] = {}
+_MAX_CONTEXTS = 256
+
+
+def pass_context_text() -> str:
+    """Describe the current PassContext: everything in it that changes the code ``tvm.compile``
+    builds (opt level, config, required and disabled passes; not the instruments).
+
+    The one build-context fingerprint: the in-memory cache key and the persistent cache's keys
+    both hold it. Memoized per PassContext object (a context's fields never change), so a cache
+    hit pays one ``PassContext.current()`` and a dict lookup.
+
+    Returns
+    -------
+    str
+        JSON text, equal for contexts that build the same code.
+    """
+    context = tvm.transform.PassContext.current()
+    handle = context.__chandle__()
+    entry = _context_texts.get(handle)
+    if entry is not None:
+        return entry[1]
+    text = json.dumps(
+        [
+            int(context.opt_level),
+            sorted((str(k), str(v)) for k, v in context.config.items()),
+            sorted(str(p) for p in context.required_pass),
+            sorted(str(p) for p in context.disabled_pass),
+        ]
+    )
+    if len(_context_texts) >= _MAX_CONTEXTS:
+        _context_texts.clear()
+    _context_texts[handle] = (context, text)
+    return text
+
+
 class CCacheKey(_LegacyObject):
     """Key in the CompileEngine.
 
@@ -104,7 +150,10 @@ class CCacheKey(_LegacyObject):
     Notes
     -----
     Two keys look up the same cache entry when their functions are structurally equal (their
-    ``global_symbol`` is ignored, as a Relay function had none) and their targets are equal.
+    ``global_symbol`` is ignored, as a Relay function had none), their targets are equal and they
+    are looked up under PassContexts that build the same code (:func:`pass_context_text`). The
+    legacy key ignored the PassContext; the engine adds it at each lookup, so one key looked up
+    inside and outside ``PassContext(config=...)`` finds two entries (two kernels).
     Like the legacy object, ``==`` and ``hash()`` are identity-based; the engine hands back the
     stored key objects from ``items()`` and ``get_current_ccache_key()``.
     """

@@ -76,7 +76,7 @@ import tvm
 import tvm.support.cc
 import tvm_ffi
 
-from ._cache import CachedFunc, target_text
+from ._cache import CachedFunc, pass_context_text, target_text  # the shared build fingerprint
 from ._lowering import Kernel, build_kernel
 from ._schedule import RULES_VERSION
 from ._version import __version__
@@ -282,20 +282,6 @@ def source_key(function: Any, structural_hash: int, target: Any) -> SourceKey:
         ]
     )
     return SourceKey(hashlib.sha256(material.encode()).hexdigest(), material, function)
-
-
-def pass_context_text() -> str:
-    """Describe the current PassContext: ``tvm.compile`` output depends on it."""
-    context = tvm.transform.PassContext.current()
-    config = sorted((str(k), str(v)) for k, v in context.config.items())
-    return json.dumps(
-        [
-            int(context.opt_level),
-            config,
-            sorted(str(p) for p in context.required_pass),
-            sorted(str(p) for p in context.disabled_pass),
-        ]
-    )
 
 
 def _sha256(path: Path) -> str:

@@ -12,6 +12,7 @@ leaves the CachedFunc to be lowered on first access.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import traceback
@@ -21,9 +22,25 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from . import _disk_cache, _lowering, _schedule, _shadow, _shape_func, _te_fusion, _trace
+from . import (
+    _disk_cache,
+    _lowering,
+    _schedule,
+    _shadow,
+    _shape_func,
+    _te_fusion,
+    _threads,
+    _trace,
+)
 from ._build_pool import ChunkedBuilder
-from ._cache import CachedFunc, CCacheKey, CCacheValue, as_target, target_text
+from ._cache import (
+    CachedFunc,
+    CCacheKey,
+    CCacheValue,
+    as_target,
+    pass_context_text,
+    target_text,
+)
 from ._deprecation import warn_legacy
 from ._legacy_target import LegacyTargetError
 
@@ -299,9 +316,11 @@ class CompileEngine:
     # -- internals -------------------------------------------------------------------------------
 
     def _shape_func_value(self, key: CCacheKey) -> CCacheValue:
+        # Shape functions are lowered, never built: the PassContext cannot change them.
         return self._lookup_or_build(
             self._shape_cache,
             key,
+            key.lookup(),
             "shape_func",
             "",
             _shape_func_entry,
@@ -329,9 +348,12 @@ class CompileEngine:
     ) -> CCacheValue:
         with self._lock:
             self._current_key = key
+        # The PassContext is in the dict key, not in CCacheKey (legacy keys compare without it):
+        # a kernel built under ``tirx.disable_assert`` must never be handed out elsewhere.
         return self._lookup_or_build(
             self._cache,
             key,
+            (*key.lookup(), pass_context_text()),
             "fused",
             prefix,
             make or (lambda k, name: CCacheValue(self._build_cached_func(k, name))),
@@ -342,17 +364,18 @@ class CompileEngine:
         self,
         cache: dict[Any, tuple[CCacheKey, CCacheValue]],
         key: CCacheKey,
+        lookup: Any,
         stem: str,
         prefix: str,
         make: Callable[[CCacheKey, str], CCacheValue],
         caching: bool,
     ) -> CCacheValue:
-        """Return the cached value for ``key`` (counting a hit), or make, store and return it.
+        """Return the value stored under ``lookup`` (counting a hit), or make, store and return
+        ``key``'s.
 
         A key is made once: makers run under the trace lock, and a thread that waited for
         another's build finds it on the second look.
         """
-        lookup = key.lookup()
         hit = self._hit(cache, lookup)
         if hit is not None:
             return hit
@@ -545,3 +568,24 @@ def global_engine() -> CompileEngine:
                 CompileEngine._instance = CompileEngine._create()
             engine = CompileEngine._instance
     return engine
+
+
+def _reset_locks_in_child() -> None:
+    """After ``os.fork()``: free every lock of the engine (see :func:`._threads.reset_lock`).
+
+    A fork while another thread is inside ``jit`` would otherwise leave the child waiting forever
+    for the trace lock, the engine's lock or the entry's build lock. The cache itself is always
+    whole: entries are inserted under the GIL only once made.
+    """
+    _threads.reset_lock(_engine_lock)
+    _threads.reset_lock(_trace.TRACE_LOCK)
+    engine = CompileEngine._instance
+    if engine is None:
+        return
+    _threads.reset_lock(engine._lock)
+    for cache in (engine._cache, engine._shape_cache):
+        for _, value in cache.values():
+            _threads.reset_lock(value._build_lock)
+
+
+os.register_at_fork(after_in_child=_reset_locks_in_child)

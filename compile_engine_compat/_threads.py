@@ -6,14 +6,22 @@ threads per core). On a VM without SMT that is half the machine: 1 thread of 2 h
 pool included) inherits that pin. So, unless the user chose (``TVM_NUM_THREADS`` or
 ``OMP_NUM_THREADS`` set), the shim sets ``TVM_NUM_THREADS`` to the number of physical cores this
 process may run on, before TVM's pool starts. A pool TVM already started is left as it is.
+
+After ``os.fork()`` the child runs kernels on one thread. TVM's pool belongs to the thread that
+first ran a parallel kernel; a child forked from it inherits the pool's state but none of its
+worker threads, and its first parallel kernel waits for them forever. TVM exposes no way to
+rebuild a pool (``runtime.config_threadpool`` reconfigures the same, dead workers), but it reads
+``TVM_NUM_THREADS`` at every parallel launch and, at 1, runs the work inline in the caller. So
+the child gets ``TVM_NUM_THREADS=1``, as PyTorch and OpenBLAS children fall back to one thread.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-__all__ = ["configure", "physical_cores"]
+__all__ = ["configure", "physical_cores", "reset_lock"]
 
 _USER_KNOBS = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -38,3 +46,21 @@ def configure() -> None:
     if any(os.environ.get(knob) for knob in _USER_KNOBS):
         return
     os.environ["TVM_NUM_THREADS"] = str(physical_cores())
+
+
+def reset_lock(lock: Any) -> None:
+    """Make ``lock`` (a ``threading.Lock`` or ``RLock``) free again, in place, in a forked child.
+
+    A lock a parent thread held at fork time stays held in the child, by a thread the child does
+    not have. Resetting it in place (CPython's own ``threading`` does so after a fork) keeps every
+    module that imported it by name on the same, now usable, object.
+    """
+    lock._at_fork_reinit()
+
+
+def _one_thread_in_child() -> None:
+    # Also for a user's own TVM_NUM_THREADS: any value above 1 reaches the dead pool.
+    os.environ["TVM_NUM_THREADS"] = "1"
+
+
+os.register_at_fork(after_in_child=_one_thread_in_child)
