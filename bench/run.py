@@ -235,6 +235,34 @@ def bench_conv2d(engine: Any) -> None:
             row(what, t, "PyTorch CPU conv2d", torch_time, "<= 3x")
 
 
+def bench_modern_pipeline(engine: Any) -> None:
+    """tvm.compile with ``schedules.relax_pipeline`` (the migration target) against the shim."""
+    from compile_engine_compat import schedules
+
+    cases = (
+        ("conv2d 3x3 1x64x56x56", conv2d(), ((1, 64, 56, 56), (64, 64, 3, 3))),
+        ("matmul 512x512", matmul(512), ((512, 512), (512, 512))),
+    )
+    for what, func, shapes in cases:
+        args = tensors(*shapes)
+        mod = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+        fast = relax.VirtualMachine(
+            tvm.compile(mod, "llvm", relax_pipeline=schedules.relax_pipeline("llvm")), tvm.cpu()
+        )["main"]
+        plain = vm_for(func)
+        np.testing.assert_array_equal(fast(*args).numpy(), plain(*args).numpy())
+        cached = engine.lower(func, "llvm")
+        kernel = engine.jit(func, "llvm")
+        (out,) = out_like(cached)
+        shim = per_call(functools.partial(kernel, *args, out))
+        pipeline = per_call(functools.partial(fast, *args))
+        row(
+            f"{what}: tvm.compile + schedules.relax_pipeline", pipeline, "shim jit", shim, "<= 1.1x"
+        )
+        row(f"{what}: tvm.compile + schedules.relax_pipeline", pipeline, "tvm.compile default",
+            per_call(functools.partial(plain, *args), budget=1.0, repeat=3))  # fmt: skip
+
+
 def _torch_conv(x: np.ndarray, w: np.ndarray, expected: np.ndarray) -> float | None:
     try:
         import torch
@@ -399,6 +427,7 @@ _ENGINE_STEPS = (
     bench_cold_jit,
     bench_matmul,
     bench_conv2d,
+    bench_modern_pipeline,
     bench_elementwise,
     bench_jit_many,
     bench_lower_growth,
