@@ -47,7 +47,9 @@ __all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
 
 _RULE = "-" * 26 + "\n"
 _MAX_NAME = 80
-_VALID_MOD_NAME = re.compile(r"^[A-Za-z0-9_]*$")
+# ASCII letters, digits and "_" only (it becomes part of C symbol names), matched against the
+# whole name: "$" alone would accept a trailing newline.
+_VALID_MOD_NAME = re.compile(r"[A-Za-z0-9_]*")
 
 
 class LoweringError(RuntimeError):
@@ -61,8 +63,8 @@ def mangle_module_name(mod_name: str) -> str:
     """Return the legacy symbol prefix for ``mod_name``: ``tvmgen_<mod_name>``, or ``tvmgen``."""
     if not isinstance(mod_name, str):
         raise TypeError(f"mod_name must be a str, got {type(mod_name).__qualname__}")
-    if not _VALID_MOD_NAME.match(mod_name):
-        raise ValueError(mod_name + " contains invalid characters")
+    if not _VALID_MOD_NAME.fullmatch(mod_name):
+        raise ValueError(f"{mod_name!r} contains invalid characters")
     return f"tvmgen_{mod_name}" if mod_name else "tvmgen"
 
 
