@@ -250,18 +250,26 @@ class CompileEngine:
             len(funcs), _build_chunk
         )
         values: list[CCacheValue] = []
-        queued: set[int] = set()
+        # Kernels this call builds. Another thread's jit or jit_many of the same functions
+        # waits for them (and this one for its claims): each kernel is built once.
+        claimed: list[CCacheValue] = []
         try:
-            for func in funcs:
-                value = self._lower_wrapped(_get_cache_key(func, target), None, "", for_jit=True)
-                values.append(value)
-                if value._kernel is None and id(value) not in queued:
-                    queued.add(id(value))
-                    builder.add(target_text(value.cached_func.target), value)
-        except BaseException:
-            builder.cancel()
-            raise
-        builder.finish(_set_kernel)
+            try:
+                for func in funcs:
+                    value = self._lower_wrapped(
+                        _get_cache_key(func, target), None, "", for_jit=True
+                    )
+                    values.append(value)
+                    if value._claim():
+                        claimed.append(value)
+                        builder.add(target_text(value.cached_func.target), value)
+            except BaseException:
+                builder.cancel()
+                raise
+            builder.finish(_set_kernel)
+        finally:
+            for value in claimed:
+                value._release()
         return [self._kernel(v) for v in values]
 
     def clear(self) -> None:
@@ -474,17 +482,24 @@ class CompileEngine:
         kernel = value._kernel
         if kernel is not None:
             return kernel
-        with value._build_lock:  # one build per entry, other threads wait for it
-            if value._kernel is None:
-                cached = value.cached_func
-                try:
-                    # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
-                    value._kernel = _disk_cache.kernel_for(cached, value._source_key)
-                except _disk_cache.CacheDirectoryError:
-                    raise  # an unsafe cache directory is the user's to fix: say so plainly
-                except Exception as err:
-                    raise _build_failure(cached.funcs) from err
-            return value._kernel
+        while True:
+            with value._build_lock:  # one build per entry, other threads wait for it
+                if value._kernel is not None:
+                    return value._kernel
+                pending = value._pending
+                if pending is None:
+                    cached = value.cached_func
+                    try:
+                        # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
+                        value._kernel = _disk_cache.kernel_for(cached, value._source_key)
+                    except _disk_cache.CacheDirectoryError:
+                        raise  # an unsafe cache directory is the user's to fix: say so plainly
+                    except Exception as err:
+                        raise _build_failure(cached.funcs) from err
+                    return value._kernel
+            # A jit_many build pool is building it: wait, then look again (if its chunk failed,
+            # this thread builds the kernel itself and reports its own error).
+            pending.wait()
 
 
 def _lowering_error(source_func: Any) -> LoweringError:
@@ -584,6 +599,7 @@ def _reset_locks_in_child() -> None:
     for cache in (engine._cache, engine._shape_cache):
         for _, value in cache.values():
             _threads.reset_lock(value._build_lock)
+            value._pending = None  # its builder thread is gone: the child builds it itself
 
 
 os.register_at_fork(after_in_child=_reset_locks_in_child)
