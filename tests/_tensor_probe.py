@@ -2,7 +2,7 @@
 
 Before the kernel checked alignment, these crashed the process (SIGSEGV), so they run out of the
 test process. Prints one line per wrong case and exits 1 if there was any; 0 when every case
-computed the right result or was refused with a ValueError.
+computed the right result, and every argument TVM refuses was refused with a ValueError.
 """
 
 from __future__ import annotations
@@ -69,6 +69,24 @@ def main() -> int:
     kernel(shifted, out)
     if not np.array_equal(out.numpy(), 3 * np.arange(1, N + 1, dtype="float32")):
         wrong.append("view with a byte offset")
+    # What TVM's generated code checks itself: a clean ValueError, never a crash.
+    aligned_strided = misaligned(64, stride=2)[1]
+    refusals = {
+        "aligned strided output": lambda: kernel(tvm.runtime.tensor(x), aligned_strided),
+        "output on another device": lambda: kernel(
+            tvm.runtime.tensor(x), tvm.runtime.empty((N,), "float32", tvm.cpu(1))
+        ),
+        "aligned view with a byte offset": lambda: kernel(
+            base._create_view((N,), "float32", 64), out
+        ),
+    }
+    for name, call in refusals.items():
+        for _ in range(2):
+            try:
+                call()
+                wrong.append(f"{name}: accepted")
+            except ValueError:
+                pass
     for line in wrong:
         print(line)
     print(f"{len(wrong)} wrong")
