@@ -294,7 +294,15 @@ class CCacheValue(_LegacyObject):
         Cache hits since it was lowered (``compile_engine``: starts at 0).
     """
 
-    __slots__ = ("_build_lock", "_cached_func", "_kernel", "_lower", "_source_key", "use_count")
+    __slots__ = (
+        "_build_lock",
+        "_cached_func",
+        "_kernel",
+        "_lower",
+        "_pending",
+        "_source_key",
+        "use_count",
+    )
 
     def __init__(self, cached_func: CachedFunc, use_count: int = 0) -> None:
         self._init(cached_func, None, None, use_count)
@@ -320,6 +328,27 @@ class CCacheValue(_LegacyObject):
         self.use_count = use_count
         # Re-entrant: building a kernel under this lock reads ``cached_func``, which takes it.
         self._build_lock = threading.RLock()
+        # Set while a ``jit_many`` build pool builds this kernel: other callers wait for it
+        # instead of building it again (see :meth:`_claim`).
+        self._pending: threading.Event | None = None
+
+    def _claim(self) -> bool:
+        """Take the build of this kernel for a ``jit_many``: False when it is built or claimed.
+
+        The claimer must call :meth:`_release` once its build ended, built or failed.
+        """
+        with self._build_lock:
+            if self._kernel is not None or self._pending is not None:
+                return False
+            self._pending = threading.Event()
+            return True
+
+    def _release(self) -> None:
+        """End a claim: callers waiting for the build look at ``_kernel`` again."""
+        with self._build_lock:
+            pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.set()
 
     @property
     def cached_func(self) -> CachedFunc:

@@ -48,7 +48,9 @@ __all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
 
 _RULE = "-" * 26 + "\n"
 _MAX_NAME = 80
-_VALID_MOD_NAME = re.compile(r"^[A-Za-z0-9_]*$")
+# ASCII letters, digits and "_" only (it becomes part of C symbol names), matched against the
+# whole name: "$" alone would accept a trailing newline.
+_VALID_MOD_NAME = re.compile(r"[A-Za-z0-9_]*")
 
 
 class LoweringError(RuntimeError):
@@ -62,8 +64,8 @@ def mangle_module_name(mod_name: str) -> str:
     """Return the legacy symbol prefix for ``mod_name``: ``tvmgen_<mod_name>``, or ``tvmgen``."""
     if not isinstance(mod_name, str):
         raise TypeError(f"mod_name must be a str, got {type(mod_name).__qualname__}")
-    if not _VALID_MOD_NAME.match(mod_name):
-        raise ValueError(mod_name + " contains invalid characters")
+    if not _VALID_MOD_NAME.fullmatch(mod_name):
+        raise ValueError(f"{mod_name!r} contains invalid characters")
     return f"tvmgen_{mod_name}" if mod_name else "tvmgen"
 
 
@@ -251,18 +253,26 @@ class CompileEngine:
             len(funcs), _build_chunk
         )
         values: list[CCacheValue] = []
-        queued: set[int] = set()
+        # Kernels this call builds. Another thread's jit or jit_many of the same functions
+        # waits for them (and this one for its claims): each kernel is built once.
+        claimed: list[CCacheValue] = []
         try:
-            for func in funcs:
-                value = self._lower_wrapped(_get_cache_key(func, target), None, "", for_jit=True)
-                values.append(value)
-                if value._kernel is None and id(value) not in queued:
-                    queued.add(id(value))
-                    builder.add(target_text(value.cached_func.target), value)
-        except BaseException:
-            builder.cancel()
-            raise
-        builder.finish(_set_kernel)
+            try:
+                for func in funcs:
+                    value = self._lower_wrapped(
+                        _get_cache_key(func, target), None, "", for_jit=True
+                    )
+                    values.append(value)
+                    if value._claim():
+                        claimed.append(value)
+                        builder.add(target_text(value.cached_func.target), value)
+            except BaseException:
+                builder.cancel()
+                raise
+            builder.finish(_set_kernel)
+        finally:
+            for value in claimed:
+                value._release()
         return [self._kernel(v) for v in values]
 
     def clear(self) -> None:
@@ -476,17 +486,24 @@ class CompileEngine:
         kernel = value._kernel
         if kernel is not None:
             return kernel
-        with value._build_lock:  # one build per entry, other threads wait for it
-            if value._kernel is None:
-                cached = value.cached_func
-                try:
-                    # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
-                    value._kernel = _disk_cache.kernel_for(cached, value._source_key)
-                except _disk_cache.CacheDirectoryError:
-                    raise  # an unsafe cache directory is the user's to fix: say so plainly
-                except Exception as err:
-                    raise _build_failure(cached.funcs) from err
-            return value._kernel
+        while True:
+            with value._build_lock:  # one build per entry, other threads wait for it
+                if value._kernel is not None:
+                    return value._kernel
+                pending = value._pending
+                if pending is None:
+                    cached = value.cached_func
+                    try:
+                        # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
+                        value._kernel = _disk_cache.kernel_for(cached, value._source_key)
+                    except _disk_cache.CacheDirectoryError:
+                        raise  # an unsafe cache directory is the user's to fix: say so plainly
+                    except Exception as err:
+                        raise _build_failure(cached.funcs) from err
+                    return value._kernel
+            # A jit_many build pool is building it: wait, then look again (if its chunk failed,
+            # this thread builds the kernel itself and reports its own error).
+            pending.wait()
 
 
 def _lowering_error(source_func: Any) -> LoweringError:
@@ -586,6 +603,7 @@ def _reset_locks_in_child() -> None:
     for cache in (engine._cache, engine._shape_cache):
         for _, value in cache.values():
             _threads.reset_lock(value._build_lock)
+            value._pending = None  # its builder thread is gone: the child builds it itself
 
 
 os.register_at_fork(after_in_child=_reset_locks_in_child)

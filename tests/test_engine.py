@@ -203,9 +203,14 @@ def test_every_lower_failure_is_a_runtime_error_with_the_source(engine, source, 
         assert "R.add(x, x)" in str(info.value)
 
 
-def test_invalid_mod_name_is_a_lowering_error(engine):
-    with pytest.raises(RuntimeError, match="contains invalid characters"):
-        engine.lower(add3((3,)), "llvm", mod_name="bad name!")
+@pytest.mark.parametrize(
+    "mod_name", ["bad name!", "a\n", "\na", "a\x00", "\x00", "caf\u00e9", "\u540d", "a\r"]
+)
+def test_invalid_mod_name_is_a_lowering_error(engine, mod_name):
+    with pytest.raises(RuntimeError, match="contains invalid characters") as info:
+        engine.lower(add3((3,)), "llvm", mod_name=mod_name)
+    assert repr(mod_name) in str(info.value.__cause__)  # printable, even a newline or a NUL
+    assert not engine.items()
 
 
 def test_jit_bad_source_is_a_type_error(engine):

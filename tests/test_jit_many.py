@@ -153,3 +153,75 @@ def test_chunks_are_even_bounded_and_a_multiple_of_the_threads(expected, threads
     assert sum(sizes) == expected
     assert max(sizes) <= MAX_CHUNK and max(sizes) - min(sizes) <= 1
     assert len(sizes) % threads == 0 or len(sizes) == expected
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """Count the kernels the engine builds, by the shim's own build functions (not TVM's)."""
+    from compile_engine_compat import _disk_cache
+
+    built: list[str] = []
+    lock = threading.Lock()
+    kernel_for, kernels_for = _disk_cache.kernel_for, _disk_cache.kernels_for
+
+    def counted_kernel_for(cached, *args, **kwargs):
+        with lock:
+            built.append(cached.prim_fn_var.name_hint)
+        return kernel_for(cached, *args, **kwargs)
+
+    def counted_kernels_for(cacheds, *args, **kwargs):
+        with lock:
+            built.extend(c.prim_fn_var.name_hint for c in cacheds)
+        return kernels_for(cacheds, *args, **kwargs)
+
+    monkeypatch.setattr(_disk_cache, "kernel_for", counted_kernel_for)
+    monkeypatch.setattr(_disk_cache, "kernels_for", counted_kernels_for)
+    return built
+
+
+def _in_threads(work, count):
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+    errors: list[BaseException] = []
+
+    def run(i):
+        barrier.wait()
+        try:
+            results[i] = work(i)
+        except BaseException as err:  # re-raised in the test's thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def test_jit_many_from_four_threads_builds_each_function_once(engine, builds):
+    funcs = _funcs(6)
+    results = _in_threads(lambda _: engine.jit_many(funcs, "llvm"), 4)
+    assert sorted(builds) == sorted(set(builds)) and len(builds) == 6
+    for kernels in results[1:]:
+        assert all(a is b for a, b in zip(kernels, results[0]))
+
+
+def test_jit_and_jit_many_from_threads_build_each_function_once(engine, builds):
+    funcs = _funcs(6)
+
+    def work(i):
+        if i % 2:
+            return engine.jit_many(funcs, "llvm")
+        return [engine.jit(f, "llvm") for f in reversed(funcs)][::-1]
+
+    results = _in_threads(work, 4)
+    assert len(builds) == 6, builds
+    for kernels in results[1:]:
+        assert all(a is b for a, b in zip(kernels, results[0]))
+    x = np.ones((3, 1), "float32")
+    out = np.empty_like(x)
+    results[0][0](x, out)
+    np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
