@@ -111,7 +111,8 @@ class _Emitter:
         op: RelayOp = node.op
         try:
             attrs = node.attrs if node.attrs is not None else op.row.default_attrs()
-            return op.row.emit(self.bb, args, attrs)
+            # Normalizing runs Relax's type inference here, so a shape error names the Relay op.
+            return self.bb.normalize(op.row.emit(self.bb, args, attrs))
         except UnsupportedRelayError:
             raise
         except Exception as err:  # TVM's own message, made to name the Relay op
@@ -176,6 +177,8 @@ class _Emitter:
 
 def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
     relax_params = [_param(p) for p in params]
+    for p, rp in zip(params, relax_params):
+        p._checked_type = from_struct_info(rp.ty)
     with TRACE_LOCK:  # BlockBuilder keeps one process-wide scope stack
         bb = relax.BlockBuilder()
         with bb.function(name, relax_params):
@@ -183,10 +186,7 @@ def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
             with bb.dataflow():
                 out = emitter.output(body)
             bb.emit_func_output(out)
-        func = bb.get()[name]
-    for p, rp in zip(params, relax_params):
-        p._checked_type = from_struct_info(rp.ty)
-    return func
+        return bb.get()[name]
 
 
 def function_to_relax(func: Function) -> relax.Function:

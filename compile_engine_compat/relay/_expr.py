@@ -59,7 +59,8 @@ def _dim(value: AnyT) -> AnyT:
         return tirx.IntImm("int64", int(value))
     if isinstance(value, tirx.IntImm):
         return tirx.IntImm("int64", int(value.value))
-    if isinstance(value, tvm.ir.PrimExpr):
+    # A symbolic dimension: any expression whose type is a PrimType (a tirx.Var, n * 2).
+    if isinstance(getattr(value, "ty", None), tvm.ir.PrimType):
         return value
     raise TypeError(f"a shape entry must be an int or a PrimExpr, got {value!r}")
 
