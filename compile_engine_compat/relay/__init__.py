@@ -93,13 +93,8 @@ REMOVED: dict[str, str] = {
 
 
 def __getattr__(name: str) -> _AnyT:
-    if name in REMOVED:
-        from .._import_alias import RelayRemovedError
+    if name.startswith("_"):
+        raise AttributeError(f"module 'compile_engine_compat.relay' has no attribute {name!r}")
+    from .._import_alias import RelayRemovedError, _message
 
-        raise RelayRemovedError(
-            f"tvm.relay.{name} does not exist: Relay was removed in TVM 0.20 and "
-            f"compile-engine-compat's Relay front end does not provide it. {REMOVED[name]}."
-        )
-    raise AttributeError(
-        f"module 'tvm.relay' (compile_engine_compat.relay) has no attribute {name!r}"
-    )
+    raise RelayRemovedError(_message(f"tvm.relay.{name}", REMOVED.get(name)))
