@@ -40,6 +40,7 @@ import types
 from typing import Any
 
 __all__ = [
+    "LEGACY_MODULES",
     "REFUSED_MODULES",
     "RelayRemovedError",
     "RelayRemovedImportError",
@@ -54,13 +55,20 @@ _ALIASES = {
     "tvm.relay.backend.te_compiler": "compile_engine_compat.te_compiler",
 }
 _FRONT_END = "compile_engine_compat.relay"
+#: Other TVM <=0.19 modules Relay-era code imports -> the module serving them.
+LEGACY_MODULES: dict[str, str] = {
+    "tvm.autotvm": "compile_engine_compat.relay.legacy.autotvm",
+    "tvm.nd": "compile_engine_compat.relay.legacy.nd",
+    "tvm.contrib.graph_executor": "compile_engine_compat.relay.legacy.graph_executor",
+    "tvm.tir": "tvm.tirx",
+}
 
 #: tvm.relay submodules the front end does not provide, and why (longest prefix wins).
 REFUSED_MODULES: dict[str, str] = {
     "tvm.relay.frontend": "Relay's model importers are gone: use tvm.relax.frontend "
     "(onnx.from_onnx, torch.from_exported_program, ...)",
-    "tvm.relay.qnn": "QNN (quantized Relay ops) has no Relax front end here: quantize in the "
-    "source framework, or use relax.op.quantize/dequantize",
+    "tvm.relay.qnn.op": "QNN (quantized Relay ops) has no Relax front end here: quantize in "
+    "the source framework, or use relax.op.quantize/dequantize",
     "tvm.relay.vm": "the Relay VM is gone: ex = tvm.compile(mod, target); "
     "relax.VirtualMachine(ex, dev)",
     "tvm.relay.backend.vm": "the Relay VM is gone: ex = tvm.compile(mod, target); "
@@ -107,6 +115,8 @@ def _target(fullname: str) -> str | None:
     """The module serving ``fullname``, or None when nothing does."""
     if fullname in _ALIASES:
         return _ALIASES[fullname]
+    if fullname in LEGACY_MODULES:
+        return LEGACY_MODULES[fullname]
     if _refusal(fullname) is not None:
         return None
     name = _FRONT_END + fullname.removeprefix("tvm.relay")
@@ -132,13 +142,17 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if reason is None and importlib.machinery.PathFinder.find_spec(fullname, path):
                 return None  # a real module of the front end: the path finder loads it
             raise RelayRemovedImportError(_message(legacy, reason), name=None)
-        if fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
+        if fullname in LEGACY_MODULES:
+            name: str | None = LEGACY_MODULES[fullname]
+        elif fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
             return None
-        name = _target(fullname)
+        else:
+            name = _target(fullname)
         if name is None:
             # name=None: with the missing module's name, ``from tvm.relay import x`` would
             # swallow this error and raise a bare "cannot import name 'x'" instead.
             raise RelayRemovedImportError(_message(fullname, _refusal(fullname)), name=None)
+        assert name is not None
         self._targets[fullname] = name
         module = importlib.import_module(name)
         return importlib.machinery.ModuleSpec(
@@ -167,7 +181,9 @@ def installed() -> bool:
 
 
 def install() -> None:
-    """Serve ``tvm.relay`` (the Relay front end) and the legacy engine modules on import.
+    """Serve ``tvm.relay`` (the Relay front end), the legacy engine modules and the TVM <=0.19
+    names around them (:data:`LEGACY_MODULES`, ``tvm.context``, ``tvm.te.SpecializedCondition``,
+    ``tvm.target.generic_func``) on import.
 
     Off by default; idempotent; undone by :func:`uninstall`. See the module docstring for the
     effect on feature detection (``hasattr(tvm, "relay")`` and friends).
@@ -178,6 +194,11 @@ def install() -> None:
             _finder = _RelayFinder()
         if _finder not in sys.meta_path:
             sys.meta_path.insert(0, _finder)
+    # The legacy attributes (tvm.context, tvm.te.SpecializedCondition...) live on TVM's own
+    # modules, so TVM is imported here.
+    from .relay import legacy
+
+    legacy.patch()
 
 
 def uninstall() -> None:
@@ -185,6 +206,9 @@ def uninstall() -> None:
 
     The shim modules and the front end stay imported under their own names.
     """
+    legacy = sys.modules.get(_FRONT_END + ".legacy")
+    if legacy is not None:
+        legacy.unpatch()  # type: ignore[attr-defined]
     with _lock:
         if _finder is not None and _finder in sys.meta_path:
             sys.meta_path.remove(_finder)

@@ -76,7 +76,7 @@ def test_relay_era_imports_resolve_to_the_front_end(alias):
     ("statement", "why"),
     [
         ("tvm.relay.frontend", "tvm.relax.frontend"),
-        ("tvm.relay.qnn", "QNN"),
+        ("tvm.relay.qnn.op", "QNN"),
         ("tvm.relay.vm", "relax.VirtualMachine"),
         ("tvm.relay.If", "relax.If"),
         ("tvm.relay.no_such_thing", "does not provide it"),
@@ -98,7 +98,7 @@ def test_other_attributes_name_the_replacement(alias, statement, why):
         ("import tvm.relay.frontend.onnx", "tvm.relax.frontend"),
         ("from tvm.relay import frontend", "tvm.relax.frontend"),
         ("from tvm.relay.frontend import from_onnx", "tvm.relax.frontend"),
-        ("import tvm.relay.qnn", "QNN"),
+        ("import tvm.relay.qnn.op", "QNN"),
         ("from tvm.relay.qnn.op import quantize", "QNN"),
         ("from tvm.relay.backend import vm", "Relay VM"),
         ("import tvm.relay.vm", "Relay VM"),

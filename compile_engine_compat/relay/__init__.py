@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any as _AnyT
 
-from . import analysis, backend, expr, function, op, testing, transform, ty
+from . import analysis, backend, expr, function, op, qnn, testing, transform, ty
 from ._emit import free_vars
 from ._expr import (
     Any,
@@ -36,6 +36,7 @@ from ._expr import (
     var,
 )
 from ._ops import OP_TABLE, REFUSED_OPS, UnsupportedRelayError, namespace
+from .build_module import build, create_executor
 from .op import image, nn
 
 globals().update(namespace(""))
@@ -61,13 +62,16 @@ __all__ = [
     "Var",
     "analysis",
     "backend",
+    "build",
     "const",
+    "create_executor",
     "expr",
     "free_vars",
     "function",
     "image",
     "nn",
     "op",
+    "qnn",
     "testing",
     "transform",
     "ty",
@@ -79,8 +83,6 @@ __all__ += sorted(namespace(""))
 REMOVED: dict[str, str] = {
     "frontend": "Relay's model importers are gone: use tvm.relax.frontend (from_onnx, "
     "torch.from_exported_program, ...)",
-    "qnn": "QNN (quantized Relay ops) has no Relax front end here: quantize in the source "
-    "framework, or use relax.op.quantize/dequantize",
     "vm": "the Relay VM is gone: ex = tvm.compile(mod, target); relax.VirtualMachine(ex, dev)",
     "adt": "ADTs and Relay control flow (If, Match, recursion) are not mapped: use relax.If "
     "in a relax.BlockBuilder function",

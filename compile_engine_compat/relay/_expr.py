@@ -421,7 +421,8 @@ def const(value: AnyT, dtype: str | None = None) -> Constant:
             array = array.astype("int32")
     if array.dtype == object:
         raise TypeError(f"relay.const takes a number or an array, got {value!r}")
-    return Constant(tvm.runtime.tensor(np.ascontiguousarray(array)))
+    # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it 1-d).
+    return Constant(tvm.runtime.tensor(np.require(array, requirements="C")))
 
 
 class Tuple(Expr):

@@ -151,12 +151,24 @@ class RelayOp:
         return self._attrs.get(attr_name)
 
     def set_attr(self, attr_name: str, value: Any, plevel: int = 10) -> None:
-        """Set an op attribute on the Relay op object."""
+        """Set an op attribute; ``FTVMStrategy`` becomes the Relax op's strategy in the engine.
+
+        Several Relay ops can become one Relax op (``nn.dense`` and ``nn.matmul`` are both
+        ``relax.matmul``): a strategy applies to every call of that Relax op.
+        """
         self._attrs[attr_name] = value
+        if attr_name == "FTVMStrategy":
+            from .. import _strategy
+            from .op.op import strategy_function
+
+            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value))
 
     def reset_attr(self, attr_name: str) -> None:
-        """Remove an op attribute."""
-        self._attrs.pop(attr_name, None)
+        """Remove an op attribute (and the engine strategy it set)."""
+        if self._attrs.pop(attr_name, None) is not None and attr_name == "FTVMStrategy":
+            from .. import _strategy
+
+            _strategy.set_strategy_function(self.row.relax_op, None)
 
     def __str__(self) -> str:
         return self.name
