@@ -455,6 +455,99 @@ _SHIM_ROWS = (
     ),
 )
 
+# The Relay front end's legacy entry points (compile_engine_compat.relay; tvm.relay under
+# install()), and the TVM <=0.19 names around Relay that install() serves.
+_RELAY_NOTE = (
+    "compile_engine_compat.relay builds the Relax function of the Relay graph; see the README's "
+    "Relay-era code section."
+)
+_RELAY_ROWS = (
+    _row(
+        "relay.build",
+        "ex = tvm.compile(mod, target); vm = relax.VirtualMachine(ex, dev); vm['main'](*args)",
+        ("tvm.compile", "tvm.relax.VirtualMachine"),
+        old_paths=("tvm.relay.build",),
+        shim="compile_engine_compat.relay.build",
+        note=(
+            "Compiles with tvm.compile for the Relax VM. lib['default'](dev) feeds "
+            "graph_executor.GraphModule, and graph, lib, params = relay.build(...) still unpacks, "
+            "but there is no executor graph: get_graph_json() describes the inputs only. "
+            "target_host, executor and runtime are ignored. " + _RELAY_NOTE
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.create_executor",
+        "ex = tvm.compile(mod, target); relax.VirtualMachine(ex, dev)['main'](*args)",
+        ("tvm.compile", "tvm.relax.VirtualMachine"),
+        old_paths=("tvm.relay.create_executor",),
+        shim="compile_engine_compat.relay.create_executor",
+        note="Every kind (debug, graph, vm, aot) runs on the Relax VM. " + _RELAY_NOTE,
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.op.strategy.wrap_topi_schedule",
+        "OpImplementation(name, compute, schedule=fn(sch: tvm.s_tir.Schedule, block_names))",
+        ("tvm.s_tir.Schedule",),
+        old_paths=("tvm.relay.op.strategy.wrap_topi_schedule",),
+        shim="compile_engine_compat.relay.op.strategy.wrap_topi_schedule",
+        note=(
+            "TE schedules (te.create_schedule, topi.generic.schedule_*) are gone: an "
+            "implementation of a Relay strategy is used with its compute only, and this warns "
+            "once per call site. Its name, plevel and SpecializedCondition are kept."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+)
+_TVM_ROWS = (
+    _row(
+        "tvm.contrib.graph_executor.GraphModule",
+        "vm = relax.VirtualMachine(tvm.compile(mod, target), dev); outs = vm['main'](*inputs)",
+        ("tvm.compile", "tvm.relax.VirtualMachine"),
+        old_paths=("tvm.contrib.graph_executor.GraphModule",),
+        shim="compile_engine_compat.relay.legacy.graph_executor.GraphModule",
+        note=(
+            "Served by install(); runs the result of relay.build on the Relax VM (set_input, "
+            "run, get_output, get_num_outputs). Outputs are flattened."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.autotvm.apply_history_best",
+        "drop it: modern TVM has no AutoTVM records; schedule with tvm.s_tir.Schedule",
+        ("tvm.s_tir.Schedule",),
+        old_paths=("tvm.autotvm.apply_history_best",),
+        shim="compile_engine_compat.relay.legacy.autotvm.apply_history_best",
+        note=(
+            "Served by install() so that Relay-era files import; the records are not applied "
+            "and selection stays by plevel. register_topi_compute keeps its compute (called with "
+            "a fallback config); register_topi_schedule's schedule never runs."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.nd",
+        "tvm.runtime.tensor(array, dev) / tvm.runtime.empty(shape, dtype, dev); .numpy()",
+        ("tvm.runtime.tensor", "tvm.runtime.empty"),
+        old_paths=("tvm.nd.array", "tvm.nd.empty"),
+        shim="compile_engine_compat.relay.legacy.nd.array",
+        note="Served by install(); the arrays keep asnumpy() and pass wherever a tensor does.",
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.context",
+        "tvm.device(kind, index) with kind 'cpu', 'cuda', ... (not a target name like 'llvm')",
+        ("tvm.device",),
+        old_paths=("tvm.context", "tvm.device('llvm')"),
+        shim="compile_engine_compat.relay.legacy.context",
+        note=(
+            "Served by install(), which also lets tvm.device take the target names TVM 0.19 "
+            "accepted ('llvm', 'c' -> cpu)."
+        ),
+        since="0.8",
+    ),
+)
+
 #: Every legacy name, keyed by :attr:`LegacyApi.name`.
 API_TABLE: dict[str, LegacyApi] = {
     row.name: row
@@ -466,6 +559,8 @@ API_TABLE: dict[str, LegacyApi] = {
         *_LEGACY_CONFIG_ROWS,
         *_TARGET_ROWS,
         *_SHIM_ROWS,
+        *_RELAY_ROWS,
+        *_TVM_ROWS,
     )
 }
 

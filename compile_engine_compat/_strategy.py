@@ -82,6 +82,10 @@ class OpImplementation:
 
 
 def _op_name(op: Any) -> str:
+    # A front end's op object (relay.op.get("nn.dense")) names the Relax op it becomes.
+    relax_name = getattr(op, "relax_op_name", None)
+    if isinstance(relax_name, str):
+        return relax_name
     name = op.name if isinstance(op, tvm.ir.Op) else str(op)
     return name if name.startswith("relax.") else f"relax.{name}"
 
@@ -108,6 +112,35 @@ class _Strategy:
 
 _registry_lock = threading.Lock()
 _registry: dict[str, _Strategy] = {}
+
+#: ``fn(attrs, inputs, out_type, target) -> implementations``: a strategy computed per call, as
+#: Relay's ``FTVMStrategy`` functions were. While set for an op it replaces the op's
+#: implementations (its legalization included), as ``TempOpAttr(op, "FTVMStrategy", fn)`` did.
+StrategyFunction = Callable[[Any, list[Any], Any, Any], Sequence[OpImplementation]]
+_strategy_functions: dict[str, StrategyFunction] = {}
+
+
+def set_strategy_function(op: Any, fn: StrategyFunction | None) -> StrategyFunction | None:
+    """Set (or with None, remove) ``op``'s per-call strategy function; return the previous one.
+
+    Parameters
+    ----------
+    op : tvm.ir.Op or str
+        The Relax op (or its name).
+    fn : callable or None
+        ``fn(attrs, inputs, out_type, target)`` returning the op's implementations.
+
+    Returns
+    -------
+    callable or None
+        The function it replaces.
+    """
+    name = _op_name(op)
+    with _registry_lock:
+        previous = _strategy_functions.pop(name, None)
+        if fn is not None:
+            _strategy_functions[name] = fn
+    return previous
 
 
 def register_implementation(op: Any, impl: OpImplementation) -> OpImplementation:
@@ -181,6 +214,8 @@ def registered_implementations(op: Any) -> list[OpImplementation]:
 
 def has_user_implementations(op_name: str) -> bool:
     """Return True when ``op_name`` has implementations beyond its legalization."""
+    if _op_name(op_name) in _strategy_functions:
+        return True
     strategy = _registry.get(_op_name(op_name))
     return strategy is not None and (bool(strategy.impls) or not strategy.include_default)
 
@@ -194,7 +229,7 @@ def customized() -> bool:
     if user_lower_call() is not None:
         return True
     with _registry_lock:
-        names = list(_registry)
+        names = [*_registry, *_strategy_functions]
     return any(has_user_implementations(name) for name in names)
 
 
@@ -212,22 +247,38 @@ def _holds(condition: Condition, inputs: list[Any]) -> bool:
     return True
 
 
-def valid_implementations(op: Any, inputs: Sequence[Any]) -> list[OpImplementation]:
-    """Implementations of ``op`` whose condition holds for ``inputs`` (no warning)."""
+def valid_implementations(
+    op: Any,
+    inputs: Sequence[Any],
+    attrs: Any = None,
+    out_type: Any = None,
+    target: Any = None,
+) -> list[OpImplementation]:
+    """Implementations of ``op`` whose condition holds for ``inputs`` (no warning).
+
+    ``attrs``, ``out_type`` and ``target`` reach the op's strategy function, if it has one.
+    """
     tensors = list(inputs)
-    return [
-        i
-        for i in registered_implementations(op)
-        if i.condition is None or _holds(i.condition, tensors)
-    ]
+    fn = _strategy_functions.get(_op_name(op))
+    if fn is not None:
+        impls = list(fn(attrs, tensors, out_type, target))
+    else:
+        impls = registered_implementations(op)
+    return [i for i in impls if i.condition is None or _holds(i.condition, tensors)]
 
 
-def best_implementation(op: Any, inputs: Sequence[Any], target: Any = None) -> OpImplementation:
+def best_implementation(
+    op: Any,
+    inputs: Sequence[Any],
+    target: Any = None,
+    attrs: Any = None,
+    out_type: Any = None,
+) -> OpImplementation:
     """The valid implementation with the highest plevel; the first one wins a tie (legacy ``max``).
 
     Logs "Using <impl> for <op> based on highest priority (<plevel>)" at INFO.
     """
-    impls = valid_implementations(op, inputs)
+    impls = valid_implementations(op, inputs, attrs, out_type, target)
     if not impls:
         where = target.kind.name if isinstance(target, tvm.target.Target) else target
         raise RuntimeError(f"No valid {_op_name(op)} implementations for {where}")
@@ -259,6 +310,12 @@ def _warn_autotvm_once() -> None:
     autotvm_logger.debug(_AUTOTVM_MESSAGE)
 
 
+#: Called by ``select`` when ``use_autotvm=True``, before selecting; a check raises when tuning
+#: records are in force that selection by plevel would silently ignore (the served
+#: ``tvm.autotvm.apply_history_best`` registers one).
+autotvm_checks: list[Callable[[], None]] = []
+
+
 def _auto_scheduler_enabled() -> bool:
     from . import _passconfig  # late: the pass-config support imports the engine
 
@@ -287,8 +344,10 @@ def select(
 ) -> tuple[OpImplementation, list[te.Tensor]]:
     """``select_implementation`` without the legacy warning (shared by both legacy modules)."""
     if use_autotvm and not _auto_scheduler_enabled():
+        for check in autotvm_checks:
+            check()
         _warn_autotvm_once()
-    best = best_implementation(op, inputs, target)
+    best = best_implementation(op, inputs, target, attrs, out_type)
     outputs = _as_tensors(
         best.compute(attrs, list(inputs), out_type), f"implementation {best.name}"
     )
@@ -299,8 +358,8 @@ def valid(
     op: Any, attrs: Any, inputs: Sequence[Any], out_type: Any, target: Any
 ) -> list[OpImplementation]:
     """``get_valid_implementations`` without the legacy warning."""
-    del attrs, out_type, target  # conditions see the input shapes only
-    return valid_implementations(op, inputs)
+    # Conditions see the input shapes only; a strategy function sees everything.
+    return valid_implementations(op, inputs, attrs, out_type, target)
 
 
 def shape_of(shape: Sequence[Any]) -> list[Any]:
@@ -480,7 +539,7 @@ def engine_op_lowering(
     if override is not None:
         result = override(call, inputs, target)
         return _traced_value(_as_tensors(result, LOWER_CALL_GLOBAL), call)
-    best = best_implementation(call.op, inputs, target)
+    best = best_implementation(call.op, inputs, target, call.attrs, call.ty)
     if best is default_implementation(_op_name(call.op)):
         return default()
     outputs = _as_tensors(best.compute(call.attrs, inputs, call.ty), f"implementation {best.name}")

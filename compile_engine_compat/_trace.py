@@ -377,7 +377,8 @@ def _param_placeholders(param: relax.Var) -> TEValue:
 
 def flatten(value: TEValue) -> list[Any]:
     """Flatten nested lists of TE values, depth-first."""
-    if isinstance(value, list | tuple):
+    # topi returns some multi-output results (split) as an FFI Array, not a Python list.
+    if isinstance(value, list | tuple | tvm_ffi.Array):
         return [leaf for item in value for leaf in flatten(item)]
     return [value]
 

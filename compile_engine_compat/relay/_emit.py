@@ -1,0 +1,242 @@
+"""Relay graph -> one Relax function, and Relay's type inference read back from it.
+
+The function is built with ``relax.BlockBuilder`` in one dataflow block, one binding per op call
+in topological order, the last call bound by ``emit_output``: exactly the function a person
+writes by hand with BlockBuilder for the same graph, so the two are structurally equal and share
+one engine cache entry. Tuples and constants stay inline, as hand-written code leaves them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from .._trace import TRACE_LOCK
+from ._expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    Let,
+    RelayTypeError,
+    TensorType,
+    Tuple,
+    TupleGetItem,
+    TupleType,
+    Type,
+    Var,
+    from_struct_info,
+)
+from ._ops import RelayOp, UnsupportedRelayError
+
+__all__ = ["free_vars", "function_to_relax", "infer", "to_relax"]
+
+
+def free_vars(expr: Expr) -> list[Var]:
+    """The free variables of ``expr`` in post-order of first use (Relay's ``free_vars``).
+
+    Parameters
+    ----------
+    expr : Expr
+        A Relay expression.
+
+    Returns
+    -------
+    list of Var
+        Its unbound variables.
+    """
+    seen: set[int] = set()
+    bound: set[int] = set()
+    out: list[Var] = []
+    stack: list[tuple[Any, bool]] = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Var):
+            if id(node) not in bound:
+                out.append(node)
+            continue
+        children: list[Any] = []
+        if isinstance(node, Call):
+            children = list(node.args)
+        elif isinstance(node, Tuple):
+            children = list(node.fields)
+        elif isinstance(node, TupleGetItem):
+            children = [node.tuple_value]
+        elif isinstance(node, Let):
+            bound.add(id(node.var))
+            children = [node.value, node.body]
+        elif isinstance(node, Function):
+            bound.update(id(p) for p in node.params)
+            children = [node.body]
+        stack.extend((c, False) for c in reversed(children))
+    return out
+
+
+def _param(v: Var) -> relax.Var:
+    ty = v.type_annotation
+    if ty is None:
+        raise TypeError(f"variable {v.name_hint!r} has no type annotation: give it a shape/dtype")
+    return relax.Var(v.name_hint, ty.struct_info())  # type: ignore[attr-defined]
+
+
+class _Emitter:
+    def __init__(self, bb: relax.BlockBuilder, env: dict[int, Any]) -> None:
+        self.bb = bb
+        self.memo: dict[int, Any] = dict(env)
+        # Keep the Relay nodes alive: the memo is keyed by id().
+        self.keep: list[Any] = []
+
+    def _set_type(self, node: Expr, value: Any) -> None:
+        ty = value.ty if hasattr(value, "ty") else None
+        if ty is not None:
+            node._checked_type = from_struct_info(ty)
+
+    def lower_call(self, node: Call) -> Any:
+        """The (unbound) Relax expression of a call; its arguments are bound first."""
+        args = [self.visit(a) for a in node.args]
+        if isinstance(node.op, Function):
+            inner = dict(zip((id(p) for p in node.op.params), args))
+            saved, self.memo = self.memo, {**self.memo, **inner}
+            try:
+                return self.root_value(node.op.body)
+            finally:
+                self.memo = saved
+        op: RelayOp = node.op
+        try:
+            attrs = node.attrs if node.attrs is not None else op.row.default_attrs()
+            # Normalizing runs Relax's type inference here, so a shape error names the Relay op.
+            return self.bb.normalize(op.row.emit(self.bb, args, attrs))
+        except UnsupportedRelayError:
+            raise
+        except Exception as err:  # TVM's own message, made to name the Relay op
+            raise RelayTypeError(f"relay.{op.name}: Relax rejects this call: {err}") from err
+
+    def root_value(self, node: Expr) -> Any:
+        """The Relax expression of ``node`` without binding it (the caller binds it)."""
+        if isinstance(node, Call):
+            return self.lower_call(node)
+        if isinstance(node, TupleGetItem):
+            return relax.TupleGetItem(self.visit(node.tuple_value), node.index)
+        if isinstance(node, Tuple):
+            return relax.Tuple([self.visit(f) for f in node.fields])
+        if isinstance(node, Let):
+            self.memo[id(node.var)] = self.visit(node.value)
+            node.var._checked_type = node.value._checked_type
+            return self.root_value(node.body)
+        return self.visit(node)
+
+    def visit(self, node: Expr) -> Any:
+        """The Relax value of ``node``, bound in the block when it is an op call."""
+        key = id(node)
+        if key in self.memo:
+            return self.memo[key]
+        self.keep.append(node)
+        if isinstance(node, Var):
+            raise TypeError(f"free variable %{node.name_hint} is not a parameter of the function")
+        if isinstance(node, Constant):
+            value: Any = relax.const(node.data)
+            node._checked_type = TensorType(node.data.shape, str(node.data.dtype))
+        elif isinstance(node, Tuple):
+            value = relax.Tuple([self.visit(f) for f in node.fields])
+            node._checked_type = TupleType([f.checked_type for f in node.fields])
+        elif isinstance(node, Function):
+            raise UnsupportedRelayError(
+                "a Relay function used as a value (closures, higher-order calls) has no "
+                "Relax dataflow form here: call it (relay.Call(fn, args)) or inline it"
+            )
+        else:
+            expr = self.root_value(node)
+            value = (
+                expr if isinstance(expr, relax.Var | tvm.ir.expr.Constant) else self.bb.emit(expr)
+            )
+            self._set_type(node, value)
+        self.memo[key] = value
+        return value
+
+    def output(self, body: Expr) -> Any:
+        """Bind the function's result with ``emit_output``, as hand-written code does."""
+        if id(body) in self.memo:
+            value = self.bb.emit_output(self.memo[id(body)])
+        else:
+            value = self.bb.emit_output(self.root_value(body))
+            self.memo[id(body)] = value
+        self._set_type(body, value)
+        if isinstance(body, Tuple):
+            for f in body.fields:
+                if f._checked_type is None:
+                    self._set_type(f, self.memo[id(f)])
+        return value
+
+
+def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
+    relax_params = [_param(p) for p in params]
+    for p, rp in zip(params, relax_params):
+        p._checked_type = from_struct_info(rp.ty)
+    with TRACE_LOCK:  # BlockBuilder keeps one process-wide scope stack
+        bb = relax.BlockBuilder()
+        with bb.function(name, relax_params):
+            emitter = _Emitter(bb, {id(p): rp for p, rp in zip(params, relax_params)})
+            with bb.dataflow():
+                out = emitter.output(body)
+            bb.emit_func_output(out)
+        return bb.get()[name]
+
+
+def function_to_relax(func: Function) -> relax.Function:
+    """The Relax function of a Relay function; fills in ``checked_type`` on its nodes.
+
+    Parameters
+    ----------
+    func : Function
+        The Relay function.
+
+    Returns
+    -------
+    relax.Function
+        The equivalent function, named ``main``.
+    """
+    relax_func = _build(func.params, func.body)
+    ret: Type = func.body.checked_type
+    if func.ret_type is not None and func.ret_type != ret:
+        raise RelayTypeError(f"the function returns {ret!r}, not its ret_type {func.ret_type!r}")
+    func._checked_type = _func_type(func.params, ret)
+    return relax_func
+
+
+def _func_type(params: list[Var], ret: Type) -> Type:
+    from ._expr import FuncType
+
+    return FuncType([p.checked_type for p in params], ret)
+
+
+def to_relax(expr: Expr) -> relax.Function:
+    """``expr`` as a Relax function of its free variables (a Function converts as itself)."""
+    if isinstance(expr, Function):
+        return expr.__relax_function__()
+    return _build(free_vars(expr), expr)
+
+
+def infer(expr: Any) -> Any:
+    """Run Relay's type inference on ``expr``; returns ``expr`` with ``checked_type`` set.
+
+    Parameters
+    ----------
+    expr : Expr or TupleWrapper
+        A Relay expression.
+
+    Returns
+    -------
+    Expr
+        The same expression (Relay returned a typed copy; nodes here are typed in place).
+    """
+    if hasattr(expr, "astuple") and not isinstance(expr, Expr):
+        expr = expr.astuple()
+    to_relax(expr)
+    return expr

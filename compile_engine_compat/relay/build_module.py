@@ -1,0 +1,199 @@
+"""``relay.build`` and ``relay.create_executor``, over ``tvm.compile`` and the Relax VM.
+
+Relay compiled to a graph-executor module (a JSON graph, a library, parameters). Modern TVM
+compiles a Relax module to one VM executable, so :func:`build` returns a factory that answers
+Relay's questions from that executable: ``lib["default"](dev)`` gives a module that
+``tvm.contrib.graph_executor.GraphModule`` (served by ``install()``) runs, and unpacking it as
+``graph, lib, params`` still works. There is no graph JSON: ``get_graph_json()`` returns a small
+JSON description of the inputs and outputs, not an executor graph.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from .._deprecation import warn_legacy
+from ._expr import Expr, Function
+
+__all__ = ["BuildResult", "VMRunner", "build", "create_executor"]
+
+
+def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
+    if isinstance(mod, Function):
+        mod = tvm.IRModule({"main": mod.__relax_function__()})
+    elif isinstance(mod, Expr):
+        raise TypeError("relay.build takes an IRModule or a relay.Function, not an expression")
+    elif isinstance(mod, relax.Function):
+        mod = tvm.IRModule({"main": mod})
+    if not isinstance(mod, tvm.IRModule):
+        raise TypeError(f"relay.build takes an IRModule or a relay.Function, got {mod!r}")
+    if params:
+        arrays = {k: tvm.runtime.tensor(np.asarray(_numpy(v))) for k, v in params.items()}
+        mod = relax.transform.BindParams("main", arrays)(mod)
+    return mod
+
+
+def _numpy(value: Any) -> Any:
+    return value.numpy() if hasattr(value, "numpy") else value
+
+
+def _target(target: Any) -> Any:
+    from .._cache import as_target  # TVM <=0.19 target strings translated, with one warning
+
+    if isinstance(target, dict) and all(isinstance(k, str) and k != "kind" for k in target):
+        # Relay's {device_type: target} form (heterogeneous builds): one target is supported.
+        if len(target) != 1:
+            raise ValueError(f"relay.build on the Relax VM takes one target, got {target!r}")
+        target = next(iter(target.values()))
+    return as_target(target)
+
+
+class VMRunner:
+    """``lib["default"](dev)``: a Relax VM with Relay's graph-module interface underneath."""
+
+    def __init__(self, executable: Any, device: Any, input_names: list[str]) -> None:
+        self.vm = relax.VirtualMachine(executable, device)
+        self.device = device
+        self.input_names = input_names
+
+
+class BuildResult:
+    """What :func:`build` returns (Relay's ``GraphExecutorFactoryModule``)."""
+
+    def __init__(self, executable: Any, mod: tvm.IRModule, params: dict[str, Any]) -> None:
+        self.executable = executable
+        self.lib = executable
+        self.ir_mod = mod
+        self.params = params
+        self.input_names = [p.name for p in mod["main"].params]
+
+    def __getitem__(self, name: str) -> Any:
+        if name != "default":
+            raise KeyError(f"the built module is named 'default', not {name!r}")
+        return lambda dev: VMRunner(self.executable, dev, self.input_names)
+
+    def get_lib(self) -> Any:
+        """The compiled executable (``tvm.compile``'s result)."""
+        return self.executable
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters given to ``build`` (bound into the executable)."""
+        return dict(self.params)
+
+    def get_graph_json(self) -> str:
+        """A JSON description of the inputs (no executor graph exists on the Relax VM)."""
+        return json.dumps({"inputs": self.input_names, "executor": "relax.VirtualMachine"})
+
+    def export_library(self, file_name: str, **kwargs: Any) -> None:
+        """Export the executable (load it with ``tvm.runtime.load_module``)."""
+        self.executable.export_library(file_name, **kwargs)
+
+    def __iter__(self) -> Iterator[Any]:
+        # Relay warned here too: unpacking into (graph, lib, params) is the pre-0.7 form.
+        return iter((self.get_graph_json(), self.executable, self.params))
+
+
+def build(
+    ir_mod: Any,
+    target: Any = None,
+    target_host: Any = None,
+    executor: Any = None,
+    runtime: Any = None,
+    workspace_memory_pools: Any = None,
+    constant_memory_pools: Any = None,
+    params: Mapping[str, Any] | None = None,
+    mod_name: str = "default",
+) -> BuildResult:
+    """``relay.build``: compile with ``tvm.compile`` for the Relax VM.
+
+    Parameters
+    ----------
+    ir_mod : tvm.IRModule or relay.Function
+        ``tvm.IRModule.from_expr(relay_func)``, or the function itself.
+    target : str, dict or Target
+        Legacy target strings are translated (``"llvm -mcpu=..."``).
+    target_host, executor, runtime, workspace_memory_pools, constant_memory_pools : ignored
+        Relay's packaging options; the VM executable needs none.
+    params : dict, optional
+        Values bound to parameters of ``main`` by name (``relax.transform.BindParams``).
+    mod_name : str
+        Relay's module name (``lib["default"]``); only ``"default"`` is served.
+
+    Returns
+    -------
+    BuildResult
+        ``lib["default"](dev)`` feeds ``graph_executor.GraphModule``.
+    """
+    warn_legacy("relay.build")
+    if target is None:
+        target = tvm.target.Target.current(allow_none=True) or "llvm"
+    mod = _relax_module(ir_mod, params)
+    executable = tvm.compile(mod, target=_target(target))
+    return BuildResult(executable, mod, dict(params or {}))
+
+
+class _Executor:
+    def __init__(self, mod: Any, device: Any, target: Any, params: Any) -> None:
+        self.mod = mod
+        self.device = device if device is not None else tvm.cpu()
+        self.target = target
+        self.params = params
+
+    def evaluate(self, expr: Any = None) -> Any:
+        """A Python function running ``main`` (or the given function) on the Relax VM."""
+        source = expr if expr is not None else self.mod
+        if source is None:
+            raise ValueError("create_executor needs a module or evaluate(expr) a function")
+        mod = _relax_module(source, self.params)
+        executable = tvm.compile(mod, target=_target(self.target))
+        vm = relax.VirtualMachine(executable, self.device)
+        names = [p.name for p in mod["main"].params]
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            values = list(args) + [kwargs[n] for n in names[len(args) :]]
+            tensors = [
+                v if isinstance(v, tvm.runtime.Tensor) else tvm.runtime.tensor(np.asarray(v))
+                for v in values
+            ]
+            return vm["main"](*tensors)
+
+        return run
+
+
+def create_executor(
+    kind: str = "debug",
+    mod: Any = None,
+    device: Any = None,
+    target: Any = "llvm",
+    params: Mapping[str, Any] | None = None,
+) -> _Executor:
+    """``relay.create_executor(kind, mod, device, target)``: every kind runs on the Relax VM.
+
+    Parameters
+    ----------
+    kind : {"debug", "graph", "vm", "aot"}
+        Accepted for compatibility; all run through ``tvm.compile`` + ``relax.VirtualMachine``.
+    mod : tvm.IRModule or relay.Function, optional
+        The module whose ``main`` ``evaluate()`` runs.
+    device : tvm.runtime.Device, optional
+        Default ``tvm.cpu()``.
+    target : str, dict or Target
+        The compilation target.
+    params : dict, optional
+        Values bound to parameters by name.
+
+    Returns
+    -------
+    object
+        ``.evaluate(expr=None)`` returns a Python function of the inputs.
+    """
+    warn_legacy("relay.create_executor")
+    if kind not in ("debug", "graph", "vm", "aot"):
+        raise ValueError(f"unknown executor kind {kind!r}")
+    return _Executor(mod, device, target, params)

@@ -1,0 +1,138 @@
+"""TVM <=0.19 names around Relay that ``install()`` serves on modern TVM.
+
+Modules (found through the import alias): ``tvm.autotvm``, ``tvm.nd``,
+``tvm.contrib.graph_executor`` and ``tvm.tir`` (TVM 0.27's ``tvm.tirx``). Attributes, set by
+:func:`patch` and removed by :func:`unpatch`: ``tvm.context`` (now ``tvm.device``),
+``tvm.target.generic_func``/``override_native_generic_func``, ``tvm.te.SpecializedCondition``,
+``tvm.runtime.Tensor.asnumpy``, and ``tvm.device`` taking target names (``"llvm"``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import tvm
+
+from ..._deprecation import warn_legacy
+from ..._import_alias import LEGACY_MODULES
+from ..op.op import SpecializedCondition
+
+__all__ = ["MODULES", "GenericFunc", "context", "device", "generic_func", "patch", "unpatch"]
+
+#: Legacy module path -> the module serving it (kept TVM-free in the import alias).
+MODULES = LEGACY_MODULES
+
+
+#: Target names TVM 0.19's ``tvm.device``/``tvm.context`` took as device names.
+_TARGET_DEVICES = {"llvm": "cpu", "c": "cpu", "stackvm": "cpu", "nvptx": "cuda"}
+_device = tvm.device
+
+
+def device(dev_type: Any, dev_id: int = 0) -> Any:
+    """``tvm.device`` that also takes the target names TVM 0.19 did (``"llvm"`` -> cpu)."""
+    if isinstance(dev_type, str) and dev_type.split()[0] in _TARGET_DEVICES:
+        warn_legacy("tvm.context")
+        dev_type = _TARGET_DEVICES[dev_type.split()[0]]
+    return _device(dev_type, dev_id)
+
+
+def _asnumpy(self: Any) -> Any:
+    """``Tensor.asnumpy()``: TVM <=0.19's name of ``numpy()``."""
+    warn_legacy("tvm.nd")
+    return self.numpy()
+
+
+def context(dev_type: Any, dev_id: int = 0) -> Any:
+    """``tvm.context`` (renamed ``tvm.device`` in TVM 0.8)."""
+    warn_legacy("tvm.context")
+    if isinstance(dev_type, str) and dev_type.split()[0] in _TARGET_DEVICES:
+        dev_type = _TARGET_DEVICES[dev_type.split()[0]]
+    return _device(dev_type, dev_id)
+
+
+class GenericFunc:
+    """``tvm.target.generic_func``: dispatches on the current target's keys."""
+
+    def __init__(self, default: Callable[..., Any], name: str | None = None) -> None:
+        self.default = default
+        self.name = name or default.__name__
+        self._dispatch: dict[str, Callable[..., Any]] = {}
+        self.__doc__ = default.__doc__
+
+    def register(self, key: str | list[str], override: bool = False) -> Callable[..., Any]:
+        """``@f.register(["cpu"])``: the implementation for targets with those keys."""
+        keys = [key] if isinstance(key, str) else list(key)
+
+        def add(func: Callable[..., Any]) -> Callable[..., Any]:
+            for k in keys:
+                if k in self._dispatch and not override:
+                    raise ValueError(f"key {k!r} is already registered for {self.name}")
+                self._dispatch[k] = func
+            return func
+
+        return add
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = tvm.target.Target.current(allow_none=True)
+        for key in list(target.keys) if target is not None else []:
+            if str(key) in self._dispatch:
+                return self._dispatch[str(key)](*args, **kwargs)
+        return self.default(*args, **kwargs)
+
+
+def generic_func(fdefault: Callable[..., Any]) -> GenericFunc:
+    """``@tvm.target.generic_func``."""
+    return GenericFunc(fdefault)
+
+
+def override_native_generic_func(func_name: str) -> Callable[[Callable[..., Any]], GenericFunc]:
+    """``@tvm.target.override_native_generic_func(name)`` (no native registry: a Python one)."""
+    return lambda fdefault: GenericFunc(fdefault, func_name)
+
+
+_ATTRIBUTES: list[tuple[str, str, Any]] = [
+    ("tvm", "context", context),
+    ("tvm.target", "generic_func", generic_func),
+    ("tvm.target", "override_native_generic_func", override_native_generic_func),
+    ("tvm.te", "SpecializedCondition", SpecializedCondition),
+]
+
+
+def patch() -> None:
+    """Set the legacy attributes (never replacing one TVM has, but ``tvm.device``)."""
+    if tvm.device is _device:
+        tvm.device = device
+    if not hasattr(tvm.runtime.Tensor, "asnumpy"):
+        tvm.runtime.Tensor.asnumpy = _asnumpy  # type: ignore[attr-defined]
+    for module_name, attr, value in _ATTRIBUTES:
+        module = importlib.import_module(module_name)
+        if not hasattr(module, attr):
+            setattr(module, attr, value)
+    for legacy in MODULES:
+        parent, _, child = legacy.rpartition(".")
+        module = importlib.import_module(parent)
+        if not hasattr(module, child):
+            setattr(module, child, importlib.import_module(legacy))
+
+
+def unpatch() -> None:
+    """Remove what :func:`patch` set and the legacy modules it imported."""
+    if tvm.device is device:
+        tvm.device = _device
+    if tvm.runtime.Tensor.__dict__.get("asnumpy") is _asnumpy:
+        del tvm.runtime.Tensor.asnumpy  # type: ignore[attr-defined]
+    for module_name, attr, value in _ATTRIBUTES:
+        module = sys.modules.get(module_name)
+        if module is not None and module.__dict__.get(attr) is value:
+            delattr(module, attr)
+    for legacy, name in MODULES.items():
+        parent, _, child = legacy.rpartition(".")
+        module = sys.modules.get(parent)
+        served = sys.modules.get(name)
+        if module is not None and served is not None and module.__dict__.get(child) is served:
+            delattr(module, child)
+        if sys.modules.get(legacy) is served:
+            sys.modules.pop(legacy, None)

@@ -1,0 +1,34 @@
+"""``tvm.nd`` (served by ``install()``): ``array``/``empty`` of TVM <=0.19 over ``tvm.runtime``.
+
+They return ``tvm.runtime.Tensor``; while installed, tensors also answer the legacy
+``asnumpy()`` (see :func:`compile_engine_compat.relay.legacy.patch`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import tvm
+
+from ..._deprecation import warn_legacy
+
+__all__ = ["array", "empty"]
+
+
+def _device(device: Any, ctx: Any) -> Any:
+    dev = device if device is not None else ctx
+    return tvm.cpu() if dev is None else dev
+
+
+def array(arr: Any, device: Any = None, ctx: Any = None) -> Any:
+    """``tvm.nd.array(arr, device)`` (``ctx=`` before TVM 0.8): ``tvm.runtime.tensor``."""
+    warn_legacy("tvm.nd")
+    value = arr.numpy() if hasattr(arr, "numpy") else np.asarray(arr)
+    return tvm.runtime.tensor(value, _device(device, ctx))
+
+
+def empty(shape: Any, dtype: str = "float32", device: Any = None, ctx: Any = None) -> Any:
+    """``tvm.nd.empty(shape, dtype, device)``: ``tvm.runtime.empty``."""
+    warn_legacy("tvm.nd")
+    return tvm.runtime.empty(tuple(shape), dtype, _device(device, ctx))

@@ -1,0 +1,201 @@
+"""Relay's op strategies (``relay.op.OpStrategy``), mapped onto the engine's strategy registry.
+
+A Relay strategy function ``fstrategy(attrs, inputs, out_type, target) -> OpStrategy`` is
+installed with ``TempOpAttr(op, "FTVMStrategy", fstrategy)`` or :func:`register_strategy`; the
+engine then calls it, with the target entered, wherever it selects an implementation (the legacy
+``get_valid_implementations``/``select_implementation``, and every ``lower``/``jit`` of a
+function using the op). Each Relay implementation becomes an
+:class:`compile_engine_compat.OpImplementation` with the same compute, name and plevel, and the
+condition of its ``te.SpecializedCondition``. Relay-era schedules are TE schedules, which modern
+TVM no longer has: they are skipped, with one warning naming ``tvm.s_tir.Schedule``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import tvm
+
+from ... import _strategy
+from ..._deprecation import warn_legacy
+from .._ops import get
+
+__all__ = [
+    "OpImplementation",
+    "OpSpecialization",
+    "OpStrategy",
+    "SpecializedCondition",
+    "register_strategy",
+    "strategy_function",
+]
+
+RelayCompute = Callable[[Any, list[Any], Any], Any]
+RelaySchedule = Callable[[Any, list[Any], Any], Any]
+
+
+class SpecializedCondition:
+    """``tvm.te.SpecializedCondition(conditions)``: implementations added inside apply when true.
+
+    Parameters
+    ----------
+    conditions : PrimExpr or list of PrimExpr
+        Clauses on the input shapes (all must hold).
+    """
+
+    _local = threading.local()
+
+    def __init__(self, conditions: Any) -> None:
+        self.clauses = list(conditions) if isinstance(conditions, list | tuple) else [conditions]
+
+    def __enter__(self) -> SpecializedCondition:
+        stack = self._stack()
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack().pop()
+
+    @classmethod
+    def _stack(cls) -> list[SpecializedCondition]:
+        if not hasattr(cls._local, "stack"):
+            cls._local.stack = []
+        return cls._local.stack
+
+    @classmethod
+    def current(cls) -> SpecializedCondition | None:
+        """The innermost active condition, or None."""
+        stack = cls._stack()
+        return stack[-1] if stack else None
+
+
+class OpImplementation:
+    """One Relay implementation: ``compute(attrs, inputs, out_type)`` and a TE schedule."""
+
+    def __init__(
+        self, compute: RelayCompute, schedule: RelaySchedule | None, name: str, plevel: int
+    ) -> None:
+        self.fcompute = compute
+        self.fschedule = schedule
+        self.name = name
+        self.plevel = plevel
+
+    def compute(self, attrs: Any, inputs: list[Any], out_type: Any) -> Any:
+        """Call the compute function."""
+        return self.fcompute(attrs, inputs, out_type)
+
+    def __repr__(self) -> str:
+        return f"OpImplementation({self.name}, plevel={self.plevel})"
+
+
+class OpSpecialization:
+    """The implementations added under one :class:`SpecializedCondition` (or none)."""
+
+    def __init__(self, condition: SpecializedCondition | None) -> None:
+        self.condition = condition
+        self.implementations: list[OpImplementation] = []
+
+
+class OpStrategy:
+    """``relay.op.OpStrategy()``: implementations grouped by specialization."""
+
+    def __init__(self) -> None:
+        self.specializations: list[OpSpecialization] = []
+
+    def add_implementation(
+        self,
+        compute: RelayCompute,
+        schedule: RelaySchedule | None,
+        name: str = "default",
+        plevel: int = 10,
+    ) -> None:
+        """Add an implementation, under the current ``te.SpecializedCondition`` if any.
+
+        Parameters
+        ----------
+        compute : callable
+            ``compute(attrs, inputs, out_type) -> list of te.Tensor``.
+        schedule : callable
+            Relay's ``schedule(attrs, outs, target)``; skipped (TE schedules are gone).
+        name : str
+            Shown in logs and as ``impl.name``.
+        plevel : int
+            Priority.
+        """
+        condition = SpecializedCondition.current()
+        for spec in self.specializations:
+            if spec.condition is condition:
+                break
+        else:
+            spec = OpSpecialization(condition)
+            self.specializations.append(spec)
+        spec.implementations.append(OpImplementation(compute, schedule, name, plevel))
+
+
+def _clauses_holder(clauses: list[Any]) -> Callable[[list[Any]], list[Any]]:
+    # The strategy ran on these very inputs, so the clauses are already about their shapes.
+    return lambda inputs: clauses
+
+
+def _convert(strategy: OpStrategy) -> list[_strategy.OpImplementation]:
+    impls = []
+    for spec in strategy.specializations:
+        condition = None if spec.condition is None else _clauses_holder(spec.condition.clauses)
+        for impl in spec.implementations:
+            if impl.fschedule is not None:
+                # One warning per call site (the default filter): TE schedules are gone.
+                warn_legacy("relay.op.strategy.wrap_topi_schedule")
+            impls.append(
+                _strategy.OpImplementation(
+                    impl.name, impl.fcompute, None, impl.plevel, condition=condition
+                )
+            )
+    return impls
+
+
+def strategy_function(fstrategy: Callable[..., OpStrategy]) -> _strategy.StrategyFunction:
+    """Adapt a Relay strategy function to the engine's registry.
+
+    Parameters
+    ----------
+    fstrategy : callable
+        ``fstrategy(attrs, inputs, out_type, target) -> OpStrategy``.
+
+    Returns
+    -------
+    callable
+        ``fn(attrs, inputs, out_type, target) -> list of compile_engine_compat.OpImplementation``.
+    """
+
+    def fn(attrs: Any, inputs: list[Any], out_type: Any, target: Any) -> list[Any]:
+        if isinstance(target, str):
+            target = tvm.target.Target(target)
+        if target is None:
+            target = tvm.target.Target.current(allow_none=True) or tvm.target.Target("llvm")
+        with target:
+            strategy = fstrategy(attrs, inputs, out_type, target)
+        if not isinstance(strategy, OpStrategy):
+            raise TypeError(
+                f"the FTVMStrategy function returned {type(strategy).__qualname__}, not a "
+                "relay.op.OpStrategy"
+            )
+        return _convert(strategy)
+
+    fn.__wrapped__ = fstrategy  # type: ignore[attr-defined]
+    return fn
+
+
+def register_strategy(
+    op_name: str, fstrategy: Callable[..., OpStrategy] | None = None, level: int = 10
+) -> Any:
+    """``relay.op.register_strategy(op_name, fstrategy)``: the op's strategy from now on.
+
+    Usable as a decorator when ``fstrategy`` is omitted.
+    """
+
+    def register(fn: Callable[..., OpStrategy]) -> Callable[..., OpStrategy]:
+        get(op_name).set_attr("FTVMStrategy", fn, level)
+        return fn
+
+    return register(fstrategy) if fstrategy is not None else register
