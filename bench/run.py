@@ -302,7 +302,7 @@ def bench_jit_many(engine: Any) -> None:
 
     # Distinct shapes, so nothing is shared, and of one size class (16 x 1..150, all below the
     # parallel threshold), so both sides build the same kind of kernel.
-    separate, batched = funcs(1), funcs(101)
+    separate, batched, module_funcs = funcs(1), funcs(101), funcs(201)
 
     def one_by_one() -> None:
         for f in separate:
@@ -318,6 +318,21 @@ def bench_jit_many(engine: Any) -> None:
         f"{count} separate `jit`s",
         t_separate,
         ">= 3x faster",
+    )
+
+    # The peer a migrating user measures: tvm.compile of one Relax module holding the same
+    # number of functions (its own shapes, so no cache helps), plus the VM's creation.
+    def one_module() -> None:
+        mod = tvm.IRModule({f"f{i}": f.with_attr("global_symbol", f"f{i}") for i, f in
+                            enumerate(module_funcs)})  # fmt: skip
+        relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
+
+    row(
+        f"`jit_many` of {count} functions",
+        t_many,
+        f"`tvm.compile` of one module of {count} + VM",
+        once(one_module, repeat=1),
+        "<= 0.5x",
     )
 
 
