@@ -317,7 +317,11 @@ class Kernel:
             is_output = index >= self.num_inputs
             if isinstance(arg, _TENSOR):
                 if not arg.data_ptr() & _MISALIGNED:
-                    if is_output and _overlaps_an_input(ranges, index, self.num_inputs):
+                    if (
+                        is_output
+                        and _overlaps_an_input(ranges, index, self.num_inputs)
+                        and arg.is_contiguous()  # else TVM refuses its strides, as it should
+                    ):
                         # The kernel may read an input after writing this output (a matmul
                         # does): compute into a temporary, copy it in afterwards.
                         staged = tvm.runtime.empty(arg.shape, arg.dtype, arg.device)
@@ -362,7 +366,13 @@ class Kernel:
                 f"at {tensor.data_ptr():#x} on {tensor.device}); TVM kernels assume aligned "
                 "data: allocate it with tvm.runtime.empty or tvm.runtime.tensor"
             )
-        return np.from_dlpack(tensor)
+        try:
+            return np.from_dlpack(tensor)
+        except (BufferError, TypeError, ValueError, RuntimeError) as err:  # e.g. bfloat16
+            raise ValueError(
+                f"{self.name}: {self._describe(index)} is not {_ALIGNMENT}-byte aligned and "
+                f"NumPy cannot view it to copy it ({err}); allocate it with tvm.runtime.empty"
+            ) from err
 
 
 #: The alignment TVM's allocator gives and its generated code assumes (aligned vector loads).
