@@ -297,21 +297,31 @@ class Kernel:
                     f"{self.name}: {kind} argument {index} must be a tvm.runtime.Tensor or a "
                     f"numpy.ndarray, got {type(arg).__module__}.{type(arg).__qualname__}"
                 )
-        ranges = [_byte_range(arg) for arg in args]
-        overlap = _overlapping_outputs(ranges, self.num_inputs)
-        if overlap is not None:
-            first, second = overlap
-            raise ValueError(
-                f"{self.name}: {self._describe(first)} and {self._describe(second)} share "
-                "memory; each output needs its own"
-            )
+        # Memory ranges matter for several outputs (they must not share memory) and for a Tensor
+        # output (written in place); a lone NumPy output is staged anyway. Skipped otherwise: a
+        # NumPy array's bounds and a Tensor's dtype cost a microsecond each.
+        ranges: list[tuple[int, int]] = []
+        outputs = args[self.num_inputs :]
+        if len(outputs) > 1 or any(isinstance(out, _TENSOR) for out in outputs):
+            ranges = [_byte_range(arg) for arg in args]
+            overlap = _overlapping_outputs(ranges, self.num_inputs)
+            if overlap is not None:
+                first, second = overlap
+                raise ValueError(
+                    f"{self.name}: {self._describe(first)} and {self._describe(second)} share "
+                    "memory; each output needs its own"
+                )
         converted: list[Any] = []
         write_back: list[tuple[Any, Any]] = []
         for index, arg in enumerate(args):
             is_output = index >= self.num_inputs
             if isinstance(arg, _TENSOR):
                 if not arg.data_ptr() & _MISALIGNED:
-                    if is_output and _overlaps_an_input(ranges, index, self.num_inputs):
+                    if (
+                        is_output
+                        and _overlaps_an_input(ranges, index, self.num_inputs)
+                        and arg.is_contiguous()  # else TVM refuses its strides, as it should
+                    ):
                         # The kernel may read an input after writing this output (a matmul
                         # does): compute into a temporary, copy it in afterwards.
                         staged = tvm.runtime.empty(arg.shape, arg.dtype, arg.device)
@@ -356,7 +366,13 @@ class Kernel:
                 f"at {tensor.data_ptr():#x} on {tensor.device}); TVM kernels assume aligned "
                 "data: allocate it with tvm.runtime.empty or tvm.runtime.tensor"
             )
-        return np.from_dlpack(tensor)
+        try:
+            return np.from_dlpack(tensor)
+        except (BufferError, TypeError, ValueError, RuntimeError) as err:  # e.g. bfloat16
+            raise ValueError(
+                f"{self.name}: {self._describe(index)} is not {_ALIGNMENT}-byte aligned and "
+                f"NumPy cannot view it to copy it ({err}); allocate it with tvm.runtime.empty"
+            ) from err
 
 
 #: The alignment TVM's allocator gives and its generated code assumes (aligned vector loads).

@@ -71,8 +71,15 @@ def main() -> int:
         wrong.append("view with a byte offset")
     # What TVM's generated code checks itself: a clean ValueError, never a crash.
     aligned_strided = misaligned(64, stride=2)[1]
+    shared = misaligned(64, count=2 * N)[1]  # aligned: the input, and every other element
+    strided_over_it = tvm_ffi.from_dlpack(
+        np.from_dlpack(shared)[::2], require_alignment=0, require_contiguous=False
+    )
     refusals = {
         "aligned strided output": lambda: kernel(tvm.runtime.tensor(x), aligned_strided),
+        "aligned strided output over the input": lambda: kernel(
+            shared._create_view((N,), "float32", 0), strided_over_it
+        ),
         "output on another device": lambda: kernel(
             tvm.runtime.tensor(x), tvm.runtime.empty((N,), "float32", tvm.cpu(1))
         ),

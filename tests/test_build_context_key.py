@@ -75,3 +75,14 @@ def test_one_fingerprint_serves_both_caches():
         inside = pass_context_text()
         assert "tirx.disable_assert" in inside
     assert inside != outside and pass_context_text() == outside
+
+
+def test_one_ccachekey_finds_one_entry_per_context(engine):
+    from compile_engine_compat import compile_engine
+
+    key = compile_engine.CCacheKey(add3((8,)), tvm.target.Target("llvm"))
+    outside = engine.jit(key)
+    with tvm.transform.PassContext(config={"tirx.disable_assert": True}):
+        inside = engine.jit(key)
+    assert inside is not outside and engine.jit(key) is outside
+    assert [k for k, _ in engine.items()] == [key, key]  # the key itself holds no context
