@@ -35,6 +35,7 @@ from typing import Any
 
 from tvm.ir import transform
 
+from . import _threads
 from ._api_table import LEGACY_CONFIG_KEYS
 from ._deprecation import warn_legacy
 
@@ -65,7 +66,7 @@ _INIT_PARAMS = ("opt_level", "required_pass", "disabled_pass", "instruments", "c
 # bounded because a context built but never entered would otherwise stay forever.
 _MAX_REMEMBERED = 1024
 _remembered: collections.OrderedDict[int, tuple[Any, dict[str, bool]]] = collections.OrderedDict()
-_remembered_lock = threading.Lock()
+_remembered_lock = _threads.fork_safe(threading.Lock())
 _tls = threading.local()
 
 

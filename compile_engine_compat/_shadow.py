@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from . import _threads
 from ._oracle import EquivalenceError
 
 __all__ = ["SHADOW_ENV", "ShadowKernel", "ShadowMismatchError", "enabled", "shadow_mode", "wrap"]
@@ -118,7 +119,7 @@ def _to_numpy(value: Any) -> Any:
 
 
 _memo: OrderedDict[int, tuple[Any, ShadowKernel]] = OrderedDict()
-_memo_lock = threading.Lock()
+_memo_lock = _threads.fork_safe(threading.Lock())
 _MEMO_SIZE = 256
 
 

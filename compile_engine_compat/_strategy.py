@@ -25,6 +25,7 @@ from typing import Any
 import tvm
 from tvm import relax, te, tirx
 
+from . import _threads
 from ._deprecation import warn_legacy
 from ._trace import TEValue, flatten, trace_op
 
@@ -110,7 +111,7 @@ class _Strategy:
     impls: list[OpImplementation]
 
 
-_registry_lock = threading.Lock()
+_registry_lock = _threads.fork_safe(threading.Lock())
 _registry: dict[str, _Strategy] = {}
 
 #: ``fn(attrs, inputs, out_type, target) -> implementations``: a strategy computed per call, as
@@ -508,7 +509,7 @@ def user_lower_call() -> Any:
 
 # Output op -> schedule of the implementation that made it, until the engine applies it. Ops are
 # held strongly so their handles stay unique; applied entries are dropped.
-_pending_lock = threading.Lock()
+_pending_lock = _threads.fork_safe(threading.Lock())
 _pending_schedules: dict[int, tuple[Any, Schedule]] = {}
 _MAX_PENDING = 4096
 

@@ -15,7 +15,7 @@ from typing import Any
 import tvm
 from tvm import te
 
-from . import _cache, _globals, _lowering, _strategy, _trace
+from . import _cache, _globals, _lowering, _strategy, _threads, _trace
 from ._cache import CachedFunc, as_target
 from ._deprecation import warn_legacy
 from ._engine import CompileEngine, _get_cache_key, _legacy_func_name, global_engine
@@ -158,7 +158,7 @@ class TECompiler:
         return [(flat[2 * i], flat[2 * i + 1]) for i in range(len(flat) // 2)]
 
 
-_compiler_lock = threading.Lock()
+_compiler_lock = _threads.fork_safe(threading.Lock())
 
 
 def global_compiler() -> TECompiler:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["configure", "physical_cores", "reset_lock"]
+__all__ = ["configure", "fork_safe", "physical_cores", "reset_lock"]
 
 _USER_KNOBS = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -58,9 +58,29 @@ def reset_lock(lock: Any) -> None:
     lock._at_fork_reinit()
 
 
+_LockT = TypeVar("_LockT")
+_module_locks: list[Any] = []
+
+
+def fork_safe(lock: _LockT) -> _LockT:
+    """Register a module-level lock to be freed in a forked child; return it.
+
+    For locks that live as long as the process (a module's registry lock). Per-object locks are
+    reset by their owner's own at-fork handler (the engine's).
+    """
+    _module_locks.append(lock)
+    return lock
+
+
 def _one_thread_in_child() -> None:
     # Also for a user's own TVM_NUM_THREADS: any value above 1 reaches the dead pool.
     os.environ["TVM_NUM_THREADS"] = "1"
 
 
+def _free_module_locks_in_child() -> None:
+    for lock in _module_locks:
+        reset_lock(lock)
+
+
 os.register_at_fork(after_in_child=_one_thread_in_child)
+os.register_at_fork(after_in_child=_free_module_locks_in_child)

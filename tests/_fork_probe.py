@@ -7,6 +7,7 @@ hung (killed after CHILD_TIMEOUT seconds) or failed. The parent always runs a pa
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -23,10 +24,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 warnings.simplefilter("ignore")
 
+import tvm  # noqa: E402
 from _builders import add3, build  # noqa: E402
 from tvm import relax  # noqa: E402
 
-from compile_engine_compat import _trace, compile_engine  # noqa: E402
+from compile_engine_compat import _threads, _trace, compile_engine, te_compiler  # noqa: E402
 
 CHILD_TIMEOUT = 30.0
 N = 256
@@ -110,15 +112,28 @@ def _locks_held_elsewhere(kernel: Any) -> int:
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with _trace.TRACE_LOCK, engine._lock, value._build_lock:
+        with contextlib.ExitStack() as stack:
+            # Every module-level lock too (te_compiler's, the strategy registry's, ...).
+            for lock in (
+                _trace.TRACE_LOCK,
+                engine._lock,
+                value._build_lock,
+                *_threads._module_locks,
+            ):
+                stack.enter_context(lock)
             holding.set()
             release.wait()
+
+    def child() -> bool:
+        with tvm.transform.PassContext(config={"relay.backend.use_auto_scheduler": True}):
+            te_compiler.get()
+        return _jit_and_compute(pending) and _computes(kernel)
 
     holder = threading.Thread(target=hold)
     holder.start()
     holding.wait()
     try:
-        return _fork(lambda: _jit_and_compute(pending) and _computes(kernel))
+        return _fork(child)
     finally:
         release.set()
         holder.join()
