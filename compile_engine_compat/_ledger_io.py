@@ -44,6 +44,7 @@ __all__ = [
     "install_from_env",
     "open_regular",
     "read_ledger",
+    "write_all",
 ]
 
 LEDGER_ENV = "COMPILE_ENGINE_COMPAT_LEDGER"
@@ -176,14 +177,35 @@ def append_records(path: str | os.PathLike[str], records: Iterable[dict[str, Any
     fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0))
     try:
         _lock_briefly(fd)
-        view = memoryview(payload)
-        while view:  # a regular file takes it in one go; loop for the pathological case
-            written = os.write(fd, view)
-            if written == 0:  # would otherwise spin forever
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fspath(path))
-            view = view[written:]
+        write_all(fd, payload, path)
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def write_all(fd: int, data: bytes, path: str | os.PathLike[str]) -> None:
+    """Write all of ``data`` to ``fd``; a regular file takes it in one go.
+
+    Parameters
+    ----------
+    fd : int
+        An open, writable file descriptor.
+    data : bytes
+        What to write.
+    path : str or path-like
+        The file's name, for the error.
+
+    Raises
+    ------
+    OSError
+        The write failed, or the file took no bytes at all (``ENOSPC``), which would otherwise
+        loop forever.
+    """
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fspath(path))
+        view = view[written:]
 
 
 def flush(path: str | os.PathLike[str] | None = None) -> int:

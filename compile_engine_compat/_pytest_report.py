@@ -27,10 +27,13 @@ Importing this module does not import TVM.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -44,7 +47,7 @@ import pytest
 from . import _baseline
 from ._api_table import API_TABLE
 from ._deprecation import ledger
-from ._ledger_io import append_records, open_regular, read_ledger
+from ._ledger_io import append_records, open_regular, read_ledger, write_all
 from ._workflow_commands import workflow_command
 
 __all__ = [
@@ -63,6 +66,9 @@ _STREAM_KEY = "compile_engine_compat_stream"  # workerinput: the file the worker
 _TOP_SITES = 3
 # XML 1.0 allows tab, LF, CR and these ranges only; anything else makes the file unparseable.
 _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 Key = tuple[str, str, int]
 
@@ -461,12 +467,53 @@ def render(report: dict[str, Any], fmt: str) -> str:
     return _RENDER[fmt](report)
 
 
-def _write(state: _State, path: str, text: str, what: str) -> bool:
-    """Write a file at session end; a failure is one failure line, never a traceback."""
+def _write_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path``, never blocking on the open (a FIFO nobody reads)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NONBLOCK | _CLOEXEC, 0o666)
     try:
-        Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)  # O_NONBLOCK was for the open only
+        write_all(fd, data, path)
+    finally:
+        os.close(fd)
+
+
+def _replace_file(path: str, data: bytes) -> None:
+    """Write ``data`` beside ``path`` and rename it over ``path``: never a torn baseline."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o644
+    fd, staging = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
+    try:
+        try:
+            if hasattr(os, "fchmod"):  # mkstemp makes it 0600; keep the baseline's own mode
+                os.fchmod(fd, mode)
+            write_all(fd, data, staging)
+        finally:
+            os.close(fd)
+        os.replace(staging, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+
+
+def _write(state: _State, path: str, text: str, what: str) -> bool:
+    """Write the report or the baseline at session end; a failure is one line, not a traceback.
+
+    The report may be any writable path (``/dev/stdout`` too); the baseline, a regular file, is
+    replaced atomically.
+    """
+    data = text.encode("utf-8", "backslashreplace")
+    try:
+        if what == "baseline":
+            _replace_file(path, data)
+        else:
+            _write_file(path, data)
     except OSError as exc:
-        state.failures.append(f"could not write the {what} {_shown(path)}: {exc.strerror or exc}")
+        reason = "a FIFO with no reader" if exc.errno == errno.ENXIO else exc.strerror or exc
+        state.failures.append(f"could not write the {what} {_shown(path)}: {reason}")
         return False
     return True
 

@@ -167,7 +167,12 @@ def test_five():
         warn_legacy("compile_engine.CompileEngine.clear")
 
 
-def test_dies():
+def test_dies(request):
+    # A foreign line in the worker's stream: the sum skips it and says so.
+    stream = request.config.workerinput.get("compile_engine_compat_stream")
+    if stream:
+        with open(stream, "ab") as handle:
+            handle.write(b"[not a record]\\n")
     os._exit(1)
 """
 XDIST_LIVES = """
@@ -208,11 +213,14 @@ def test_xdist_counts_the_calls_of_a_crashed_worker(pytester):
         ("test_lives.py", "compile_engine.get"): 7,
     }
     assert report["complete"] is False
-    assert len(report["incomplete"]) == 1 and "crashed" in report["incomplete"][0]
+    crashed, skipped = report["incomplete"]
+    assert crashed.startswith("worker gw") and " crashed: " in crashed
+    assert skipped == f"1 malformed lines in worker {crashed.split()[1]}'s counts"
     result.stdout.fnmatch_lines(
         [
             "52 legacy calls from 3 sites; *",
-            "report incomplete: worker gw* crashed*; the counts are a lower bound",
+            "report incomplete: worker gw* crashed*; 1 malformed lines in worker gw*'s counts;"
+            " the counts are a lower bound",
             "FAILED --compile-engine-strict: the report is incomplete, so calls may be missing",
             "FAILED baseline * not checked: the report is incomplete, so calls may be missing",
         ]
@@ -384,3 +392,26 @@ def test_json_and_markdown_hold_hostile_names(pytester):
     assert _report(pytester, "--compile-engine-report=r.md", fmt).ret == 0
     rows = (pytester.path / "r.md").read_text(encoding="utf-8").split("\n")
     assert sum(row.startswith("| `") for row in rows) == len(HOSTILE_NAMES)  # a row per site
+
+
+def test_a_report_that_cannot_be_written_at_the_end_is_one_failure_line(pytester):
+    out = pytester.mkdir("out")
+    pytester.makepyfile(
+        test_gone=f"import shutil\n\ndef test_removes_the_report_dir():\n"
+        f"    shutil.rmtree({str(out)!r})\n"
+    )
+    result = _report(pytester, "--compile-engine-report=out/r.json")
+    assert result.ret == 1
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["FAILED could not write the report */out/r.json: No such file*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_report_fifo_nobody_reads_is_a_failure_not_a_hang(pytester):
+    pytester.makepyfile(test_clean=CLEAN_TESTS)
+    os.mkfifo(pytester.path / "r.json")
+    result = pytester.runpytest_subprocess("--compile-engine-report=r.json", timeout=60)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["FAILED could not write the report *r.json: a FIFO with no reader"]
+    )
