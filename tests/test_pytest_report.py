@@ -314,6 +314,8 @@ def test_bad_report_and_baseline_paths_are_one_usage_error_line(pytester):
     missing = "--compile-engine-baseline=/nonexistent/b.json"
     result = _report(pytester, missing, "--compile-engine-update-baseline")
     _usage_error(result, f"{missing}: directory /nonexistent does not exist")
+    result = _report(pytester, "--compile-engine-update-baseline")
+    _usage_error(result, "--compile-engine-update-baseline needs --compile-engine-baseline=FILE")
 
 
 def test_a_fifo_baseline_is_refused_not_waited_on(pytester):
