@@ -604,10 +604,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _visible(text: str) -> str:
+    """``text`` with each unprintable character escaped as Python writes it (``\\n``, ``\\x1b``).
+
+    A CI log is read by machines too: a newline in a file name would start a line of its own
+    (a GitHub ``::error`` command), and an escape sequence could recolour or rewrite the log.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def summary_line(report: dict[str, Any]) -> str:
     """``N legacy calls from M sites; top sites: path:line api (count), ...``."""
     top = ", ".join(
-        f"{s['path']}:{s['line']} {s['api']} ({s['count']})" for s in report["sites"][:_TOP_SITES]
+        f"{_visible(s['path'])}:{s['line']} {s['api']} ({s['count']})"
+        for s in report["sites"][:_TOP_SITES]
     )
     line = f"{report['total_calls']} legacy calls from {len(report['sites'])} sites"
     return f"{line}; top sites: {top}" if top else line
@@ -626,7 +638,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section("compile-engine-compat")
     terminalreporter.line(summary_line(state.report))
     if incomplete:
-        terminalreporter.line(incomplete, red=True)
+        terminalreporter.line(_visible(incomplete), red=True)
     if option.compile_engine_report_format == "github":
         terminalreporter.write(_github(state.report))
     for note in state.notes:
