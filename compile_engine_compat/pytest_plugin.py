@@ -14,6 +14,8 @@ from ._pytest_equivalence import compile_engine_equivalence  # noqa: F401
 from ._pytest_report import (  # noqa: F401
     pytest_addoption,
     pytest_configure,
+    pytest_configure_node,
+    pytest_runtest_makereport,
     pytest_sessionfinish,
     pytest_terminal_summary,
     pytest_testnodedown,
