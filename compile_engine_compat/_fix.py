@@ -41,7 +41,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._api_table import LEGACY_MODULES
-from ._legacy_uses import Use, dotted, find_uses
+from ._legacy_uses import Use, dotted, find_uses, relevant_code
 from ._scan import print_safely, skipped_for
 from ._sources import (
     SkipFile,
@@ -354,9 +354,22 @@ def fix_code(code: str, unsafe: bool = False) -> tuple[str, list[Change], list[C
     libcst.ParserSyntaxError
         If ``code`` does not parse.
     """
+    relevant = relevant_code(code)
+    if relevant is None:  # spells no legacy word: as fast as scan on files with nothing to do
+        return code, [], []
+    check_nesting(relevant.code)
+    if relevant.lines is not None and not call_with_deep_stack(_has_uses, relevant.code, unsafe):
+        return code, [], []
     check_nesting(code)
     # libcst recurses per nesting level: a valid 400-term chain needs more than 1,000 frames.
     return call_with_deep_stack(_fix_code, code, unsafe)
+
+
+def _has_uses(code: str, unsafe: bool) -> bool:
+    """Does ``code`` (the relevant part of a module) hold anything fix would act on?"""
+    origins = ("legacy", "shim") if unsafe else ("legacy",)
+    uses = find_uses(md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True))
+    return any(not use.guarded and use.origin in origins for use in uses)
 
 
 def _fix_code(code: str, unsafe: bool) -> tuple[str, list[Change], list[Change]]:

@@ -110,7 +110,7 @@ def test_exit_codes(tmp_path, capsys):
     clean.mkdir()
     shutil.copy(FIXTURES / "negatives.py", clean)
     assert cli.main(["scan", str(clean)]) == 0
-    (clean / "broken.py").write_text("def (:\n")
+    (clean / "broken.py").write_text("def (: compile_engine\n")
     # ruff's convention: a file that cannot be parsed is reported and skipped, not exit 2.
     assert cli.main(["scan", str(clean)]) == 0
     assert "broken.py: skipped: failed to parse" in capsys.readouterr().out
@@ -157,3 +157,71 @@ def test_include_shim_lists_what_still_goes_through_the_shim(tmp_path):
         (3, "compile_engine.CompileEngine.clear", "unsafe"),
         (4, "compile_engine.get_shape", "unsafe"),
     ]
+
+
+def _full_parse_findings(path: Path) -> Counter:
+    """What the scanner found before the pre-filter: libcst on the whole file."""
+    import libcst as cst
+    import libcst.metadata as md
+
+    from compile_engine_compat._legacy_uses import find_uses
+    from compile_engine_compat._sources import read_source
+
+    source = read_source(path, path.name)
+    uses = find_uses(md.MetadataWrapper(cst.parse_module(source.code)))
+    return Counter(
+        (source.locate(u.line)[1], source.locate(u.line)[0], u.col, u.row.name)
+        for u in uses
+        if not u.guarded and u.origin == "legacy"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".py", ".ipynb"))
+)
+def test_the_prefilter_finds_exactly_what_a_full_parse_finds(name):
+    findings, _ = scan_paths([str(FIXTURES / name)])
+    assert Counter((f.cell, f.line, f.col, f.api) for f in findings) == _full_parse_findings(
+        FIXTURES / name
+    )
+
+
+def test_relevant_code_drops_what_cannot_matter_and_keeps_lines():
+    from compile_engine_compat._legacy_uses import relevant_code
+
+    assert relevant_code("import numpy as np\nx = np.zeros(3)\n") is None
+    code = (
+        "import numpy as np\n"
+        "from tvm.relay.backend.compile_engine import get\n"
+        "def unrelated():\n"
+        "    return np.zeros(3)\n"
+        "class Runner:\n"
+        "    def __init__(self):\n"
+        "        self.engine = get()\n"
+        "    def other(self):\n"
+        "        return 1\n"
+        "    def check(self, engine):\n"
+        "        return 2\n"
+        "    def run(self, f):\n"
+        "        return self.engine.jit(f)\n"
+    )
+    relevant = relevant_code(code)
+    assert relevant is not None
+    assert "unrelated" not in relevant.code and "return 1" not in relevant.code
+    kept = relevant.code.splitlines()
+    assert kept[-1] == "        return self.engine.jit(f)"
+    assert relevant.original_line(len(kept)) == 13
+    assert "    def other(self):" not in kept
+    # The header names an alias, the body does not: the block keeps one ``pass``.
+    assert "    def check(self, engine):" in kept and "        pass" in kept
+
+
+def test_legacy_words_cover_every_row():
+    from compile_engine_compat._api_table import API_TABLE, legacy_words, string_rows
+
+    words = legacy_words()
+    for row in API_TABLE.values():
+        spelled = [*row.old_paths, row.shim, row.name]
+        assert any(word in text for text in spelled for word in words), row.name
+    for key in string_rows():
+        assert any(word in key for word in words)
