@@ -225,3 +225,39 @@ def test_legacy_words_cover_every_row():
         assert any(word in text for text in spelled for word in words), row.name
     for key in string_rows():
         assert any(word in key for word in words)
+
+
+RECALL = Path(__file__).parent / "fixtures" / "scan_recall"
+
+
+def test_recall_relative_imports_attribute_aliases_and_importlib():
+    """Each file reproduces a site the scanner used to miss (issue 15, "Recall")."""
+    findings, skipped = scan_paths([str(RECALL)])
+    assert skipped == []
+    found = Counter((f.path, f.line, f.api, f.fix) for f in findings)
+    expected: Counter = Counter()
+    for path in sorted(RECALL.rglob("*.py")):
+        display = path.relative_to(RECALL).as_posix()
+        for (_, line, api, fix), count in _expected_py(path).items():
+            expected[(display, line, api, fix)] += count
+    assert found == expected
+    # The real v0.7.0 lines: the call's line, not the alias's.
+    assert ("python/tvm/relay/transform/memory_alloc.py", 14) in {
+        (f.path, f.line) for f in findings
+    }
+    jit = [f for f in findings if f.api == "compile_engine.CompileEngine.jit"]
+    assert ("python/tvm/relay/testing/py_converter.py", 17) in {(f.path, f.line) for f in jit}
+
+
+def test_fix_handles_relative_imports_and_leaves_dynamic_uses_to_a_person(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(RECALL, tree)
+    assert cli.main(["fix", str(tree)]) == 0
+    alloc = (tree / "python/tvm/relay/transform/memory_alloc.py").read_text()
+    assert "from compile_engine_compat import compile_engine  # expect" in alloc
+    assert "from .. import op" in alloc
+    sibling = (tree / "python/tvm/relay/backend/sibling.py").read_text()
+    assert "from compile_engine_compat import compile_engine  # expect" in sibling
+    findings, _ = scan_paths([str(tree)])
+    assert {f.fix for f in findings} == {"manual"}
+    assert {f.path for f in findings} == {"app/dynamic.py", "python/tvm/relay/backend/sibling.py"}
