@@ -584,6 +584,38 @@ ENGINE_GETTERS: dict[str, str] = {
 }
 
 
+def legacy_words() -> tuple[str, ...]:
+    """Substrings of which every legacy (or shim) use must spell at least one.
+
+    A use reaches a row through a module of :data:`LEGACY_MODULES`/:data:`SHIM_MODULES` or
+    through a string literal of :func:`string_rows`. A module that is itself a row
+    (``compile_engine``, ``te_compiler``) is named by its last component wherever it is imported,
+    chained, relatively imported or given to ``importlib``; for the FFI namespace ``_backend``,
+    which also holds functions that are not legacy, each member row's own name must be spelled
+    (``_backend._CompileEngineGlobal``). A string literal must be the whole key. ``scan`` and
+    ``fix`` parse only the files (and top-level statements) that contain one of these, so a new
+    row needs no new word here: it is derived.
+
+    Returns
+    -------
+    tuple of str
+        Sorted, without duplicates.
+    """
+    words: set[str] = set()
+    for module, prefix in (*LEGACY_MODULES.items(), *SHIM_MODULES.items()):
+        if prefix in API_TABLE:
+            words.add(module.rsplit(".", 1)[-1])
+        else:
+            words |= {
+                name[len(prefix) + 1 :].split(".")[0]
+                for name in API_TABLE
+                if name.startswith(prefix + ".")
+            }
+    words |= set(string_rows())
+    # A word that contains another adds nothing to the search ("relay.backend._CompileEngineJIT").
+    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+
+
 def string_rows() -> dict[str, LegacyApi]:
     """Rows used as string literals: registered global names and pass-config keys.
 

@@ -41,7 +41,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._api_table import LEGACY_MODULES
-from ._legacy_uses import Use, dotted, find_uses
+from ._legacy_uses import Use, dotted, find_uses, relevant_code
 from ._scan import print_safely, skipped_for
 from ._sources import (
     SkipFile,
@@ -151,19 +151,22 @@ class _Plan:
         new = statement.with_changes(names=_drop_trailing_comma(kept)) if kept else None
         self._replace(statement, new, lines)
 
-    def plan_import_from(self, statement: cst.ImportFrom, aliases: list[cst.ImportAlias]) -> None:
-        module = dotted(statement.module) if statement.module else ""
+    def plan_import_from(
+        self, statement: cst.ImportFrom, aliases: list[cst.ImportAlias], module: str
+    ) -> None:
+        """``module`` is the absolute module imported from (a relative import resolved)."""
+        absolute = {"relative": ()}  # the shim is imported absolutely, whatever the old form
         if module in _SHIM_OF:  # from tvm.relay.backend.compile_engine import ...
-            self._replace(statement, statement.with_changes(module=_expr(_SHIM_OF[module])), [])
+            new = statement.with_changes(module=_expr(_SHIM_OF[module]), **absolute)
+            self._replace(statement, new, [])
             return
         if module != _RELAY_PACKAGE or not isinstance(statement.names, Sequence):
             return
         moved = [a for a in aliases if f"{module}.{dotted(a.name)}" in _SHIM_OF]
         kept = [a for a in statement.names if a not in moved]
         if not kept:
-            self._replace(
-                statement, statement.with_changes(module=_expr("compile_engine_compat")), []
-            )
+            new = statement.with_changes(module=_expr("compile_engine_compat"), **absolute)
+            self._replace(statement, new, [])
             return
         names = ", ".join(_alias_text(dotted(a.name), a.asname) for a in moved)
         new = statement.with_changes(names=_drop_trailing_comma(kept))
@@ -329,7 +332,9 @@ def _tidy_imports(module: cst.Module, plan: _Plan, bare_tvm_dropped: bool) -> cs
     return RemoveImportsVisitor(context).transform_module(module)
 
 
-def fix_code(code: str, unsafe: bool = False) -> tuple[str, list[Change], list[Change]]:
+def fix_code(
+    code: str, unsafe: bool = False, package: str | None = None
+) -> tuple[str, list[Change], list[Change]]:
     """Fix one module's source.
 
     Parameters
@@ -338,6 +343,8 @@ def fix_code(code: str, unsafe: bool = False) -> tuple[str, list[Change], list[C
         Python source.
     unsafe : bool
         Also apply the table's modern rewrites.
+    package : str, optional
+        The dotted package the module lies in, to resolve its relative imports.
 
     Returns
     -------
@@ -354,14 +361,31 @@ def fix_code(code: str, unsafe: bool = False) -> tuple[str, list[Change], list[C
     libcst.ParserSyntaxError
         If ``code`` does not parse.
     """
+    relevant = relevant_code(code)
+    if relevant is None:  # spells no legacy word: as fast as scan on files with nothing to do
+        return code, [], []
+    check_nesting(relevant.code)
+    has_uses = call_with_deep_stack(_has_uses, relevant.code, unsafe, package)
+    if relevant.lines is not None and not has_uses:
+        return code, [], []
     check_nesting(code)
     # libcst recurses per nesting level: a valid 400-term chain needs more than 1,000 frames.
-    return call_with_deep_stack(_fix_code, code, unsafe)
+    return call_with_deep_stack(_fix_code, code, unsafe, package)
 
 
-def _fix_code(code: str, unsafe: bool) -> tuple[str, list[Change], list[Change]]:
+def _has_uses(code: str, unsafe: bool, package: str | None) -> bool:
+    """Does ``code`` (the relevant part of a module) hold anything fix would act on?"""
+    origins = ("legacy", "shim") if unsafe else ("legacy",)
+    wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+    uses = find_uses(wrapper, package)
+    return any(not use.guarded and use.origin in origins for use in uses)
+
+
+def _fix_code(
+    code: str, unsafe: bool, package: str | None
+) -> tuple[str, list[Change], list[Change]]:
     wrapper = md.MetadataWrapper(cst.parse_module(code))
-    uses = [use for use in find_uses(wrapper) if not use.guarded]
+    uses = [use for use in find_uses(wrapper, package) if not use.guarded]
     plan = _Plan(wrapper.module, dict(wrapper.resolve(md.PositionProvider)))
     parents = dict(wrapper.resolve(md.ParentNodeProvider))
     by_statement: dict[cst.CSTNode, list[Use]] = {}
@@ -371,9 +395,9 @@ def _fix_code(code: str, unsafe: bool) -> tuple[str, list[Change], list[Change]]
             by_statement.setdefault(use.statement, []).append(use)
         elif use.origin == "legacy" and use.kind == "reference":
             plan.plan_chain(use)
-        if unsafe:
+        if unsafe and use.kind != "dynamic":
             plan.plan_rewrite(use, parents)
-        if use.origin == "legacy" and use.row.fix == "manual":
+        if use.origin == "legacy" and (use.row.fix == "manual" or use.kind == "dynamic"):
             text = f"{use.row.name} needs a manual port: {use.row.replacement} ({use.row.docs})"
             manual.append(Change(use.line, use.col, "manual", text))
     bare_tvm_dropped = False
@@ -383,7 +407,8 @@ def _fix_code(code: str, unsafe: bool) -> tuple[str, list[Change], list[Change]]
             bare_tvm_dropped |= any(a.asname is None for a in aliases)
             plan.plan_import(statement, aliases)  # type: ignore[arg-type]
         elif isinstance(statement, cst.ImportFrom):
-            plan.plan_import_from(statement, aliases)  # type: ignore[arg-type]
+            source = stmt_uses[0].module or dotted(statement.module or cst.Name("_"))
+            plan.plan_import_from(statement, aliases, source)  # type: ignore[arg-type]
     if not plan.changes:
         return code, [], manual
     module = wrapper.module.visit(_Apply(plan))
@@ -417,7 +442,7 @@ def fix_file(file: SourceFile, unsafe: bool) -> FileFix:
     if source.is_notebook:
         return FileFix(file.display, before, before, skipped="notebooks are scanned, not fixed")
     try:
-        after, changes, manual = fix_code(before, unsafe)
+        after, changes, manual = fix_code(before, unsafe, source.package)
     except Exception as exc:  # one bad file never ends the run; same words as scan
         skip = skipped_for(file.display, exc)
         return FileFix(file.display, before, before, skipped=skip.reason, internal=skip.internal)

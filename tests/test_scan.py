@@ -110,7 +110,7 @@ def test_exit_codes(tmp_path, capsys):
     clean.mkdir()
     shutil.copy(FIXTURES / "negatives.py", clean)
     assert cli.main(["scan", str(clean)]) == 0
-    (clean / "broken.py").write_text("def (:\n")
+    (clean / "broken.py").write_text("def (: compile_engine\n")
     # ruff's convention: a file that cannot be parsed is reported and skipped, not exit 2.
     assert cli.main(["scan", str(clean)]) == 0
     assert "broken.py: skipped: failed to parse" in capsys.readouterr().out
@@ -157,3 +157,107 @@ def test_include_shim_lists_what_still_goes_through_the_shim(tmp_path):
         (3, "compile_engine.CompileEngine.clear", "unsafe"),
         (4, "compile_engine.get_shape", "unsafe"),
     ]
+
+
+def _full_parse_findings(path: Path) -> Counter:
+    """What the scanner found before the pre-filter: libcst on the whole file."""
+    import libcst as cst
+    import libcst.metadata as md
+
+    from compile_engine_compat._legacy_uses import find_uses
+    from compile_engine_compat._sources import read_source
+
+    source = read_source(path, path.name)
+    uses = find_uses(md.MetadataWrapper(cst.parse_module(source.code)))
+    return Counter(
+        (source.locate(u.line)[1], source.locate(u.line)[0], u.col, u.row.name)
+        for u in uses
+        if not u.guarded and u.origin == "legacy"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".py", ".ipynb"))
+)
+def test_the_prefilter_finds_exactly_what_a_full_parse_finds(name):
+    findings, _ = scan_paths([str(FIXTURES / name)])
+    assert Counter((f.cell, f.line, f.col, f.api) for f in findings) == _full_parse_findings(
+        FIXTURES / name
+    )
+
+
+def test_relevant_code_drops_what_cannot_matter_and_keeps_lines():
+    from compile_engine_compat._legacy_uses import relevant_code
+
+    assert relevant_code("import numpy as np\nx = np.zeros(3)\n") is None
+    code = (
+        "import numpy as np\n"
+        "from tvm.relay.backend.compile_engine import get\n"
+        "def unrelated():\n"
+        "    return np.zeros(3)\n"
+        "class Runner:\n"
+        "    def __init__(self):\n"
+        "        self.engine = get()\n"
+        "    def other(self):\n"
+        "        return 1\n"
+        "    def check(self, engine):\n"
+        "        return 2\n"
+        "    def run(self, f):\n"
+        "        return self.engine.jit(f)\n"
+    )
+    relevant = relevant_code(code)
+    assert relevant is not None
+    assert "unrelated" not in relevant.code and "return 1" not in relevant.code
+    kept = relevant.code.splitlines()
+    assert kept[-1] == "        return self.engine.jit(f)"
+    assert relevant.original_line(len(kept)) == 13
+    assert "    def other(self):" not in kept
+    # The header names an alias, the body does not: the block keeps one ``pass``.
+    assert "    def check(self, engine):" in kept and "        pass" in kept
+
+
+def test_legacy_words_cover_every_row():
+    from compile_engine_compat._api_table import API_TABLE, legacy_words, string_rows
+
+    words = legacy_words()
+    for row in API_TABLE.values():
+        spelled = [*row.old_paths, row.shim, row.name]
+        assert any(word in text for text in spelled for word in words), row.name
+    for key in string_rows():
+        assert any(word in key for word in words)
+
+
+RECALL = Path(__file__).parent / "fixtures" / "scan_recall"
+
+
+def test_recall_relative_imports_attribute_aliases_and_importlib():
+    """Each file reproduces a site the scanner used to miss (issue 15, "Recall")."""
+    findings, skipped = scan_paths([str(RECALL)])
+    assert skipped == []
+    found = Counter((f.path, f.line, f.api, f.fix) for f in findings)
+    expected: Counter = Counter()
+    for path in sorted(RECALL.rglob("*.py")):
+        display = path.relative_to(RECALL).as_posix()
+        for (_, line, api, fix), count in _expected_py(path).items():
+            expected[(display, line, api, fix)] += count
+    assert found == expected
+    # The real v0.7.0 lines: the call's line, not the alias's.
+    assert ("python/tvm/relay/transform/memory_alloc.py", 14) in {
+        (f.path, f.line) for f in findings
+    }
+    jit = [f for f in findings if f.api == "compile_engine.CompileEngine.jit"]
+    assert ("python/tvm/relay/testing/py_converter.py", 17) in {(f.path, f.line) for f in jit}
+
+
+def test_fix_handles_relative_imports_and_leaves_dynamic_uses_to_a_person(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(RECALL, tree)
+    assert cli.main(["fix", str(tree)]) == 0
+    alloc = (tree / "python/tvm/relay/transform/memory_alloc.py").read_text()
+    assert "from compile_engine_compat import compile_engine  # expect" in alloc
+    assert "from .. import op" in alloc
+    sibling = (tree / "python/tvm/relay/backend/sibling.py").read_text()
+    assert "from compile_engine_compat import compile_engine  # expect" in sibling
+    findings, _ = scan_paths([str(tree)])
+    assert {f.fix for f in findings} == {"manual"}
+    assert {f.path for f in findings} == {"app/dynamic.py", "python/tvm/relay/backend/sibling.py"}

@@ -270,7 +270,7 @@ def test_github_output_cannot_be_injected_by_file_names(
 def test_every_format_lists_skipped_files_and_keeps_the_exit_code(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
 ) -> None:
-    (tmp_path / "broken.py").write_text("def (:\n")
+    (tmp_path / "broken.py").write_text("def (:\n    compile_engine.get()\n")
     (tmp_path / "clean.py").write_text("x = 1\n")
     assert cli.main(["scan", "--format", fmt, str(tmp_path)]) == 0
     out = capsys.readouterr().out
