@@ -619,6 +619,9 @@ def legacy_words() -> tuple[str, ...]:
 def string_rows() -> dict[str, LegacyApi]:
     """Rows used as string literals: registered global names and pass-config keys.
 
+    The TVM <=0.19 pass-config keys (:data:`LEGACY_CONFIG_KEYS`) count too: a
+    ``PassContext(config={"tir.disable_vectorize": True})`` is a legacy use to report.
+
     Returns
     -------
     dict of str to LegacyApi
@@ -628,7 +631,7 @@ def string_rows() -> dict[str, LegacyApi]:
         path: row
         for row in API_TABLE.values()
         for path in row.old_paths
-        if path.startswith("relay.backend.")
+        if path.startswith("relay.backend.") or path in LEGACY_CONFIG_KEYS
     }
 
 

@@ -103,3 +103,15 @@ def test_off_switch_lets_tvm_reject_the_legacy_keys():
 def test_a_config_without_legacy_keys_is_untouched():
     config = {"tirx.disable_vectorize": True}
     assert dict(tvm.transform.PassContext(config=config).config) == config
+
+
+def test_scan_reports_each_legacy_key_as_a_string_literal(tmp_path):
+    from compile_engine_compat._scan import scan_paths
+
+    keys = sorted(LEGACY_CONFIG_KEYS)
+    lines = ["import tvm", *(f"tvm.transform.PassContext(config={{{key!r}: 1}})" for key in keys)]
+    (tmp_path / "uses.py").write_text("\n".join(lines) + "\n")
+    findings, skipped = scan_paths([str(tmp_path)])
+    assert not skipped
+    assert sorted(f.api for f in findings) == keys
+    assert all(f.fix == "manual" for f in findings)
