@@ -133,6 +133,10 @@ class OpRow:
         return Attrs(self.attrs_type, fields)
 
 
+#: Op attributes that only described Relay's own passes; setting them changes nothing here.
+_INERT_ATTRS = frozenset({"TOpPattern", "TOpIsStateful", "TNonComputational", "TOpPatternGroup"})
+
+
 class RelayOp:
     """``relay.op.get(name)``: ``.name`` is the Relay name, ``.relax_op`` the Relax op."""
 
@@ -156,12 +160,30 @@ class RelayOp:
         Several Relay ops can become one Relax op (``nn.dense`` and ``nn.matmul`` are both
         ``relax.matmul``): a strategy applies to every call of that Relax op.
         """
-        self._attrs[attr_name] = value
         if attr_name == "FTVMStrategy":
             from .. import _strategy
             from .op.op import strategy_function
 
-            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value))
+            if self.row.relax_op != f"relax.{self.name}":
+                # The Relax form is another op, or more than one (nn.dense is relax.matmul of
+                # a transposed weight): a Relay compute would see other inputs. Refuse, rather
+                # than compute something else.
+                raise UnsupportedRelayError(
+                    f"an FTVMStrategy for relay op {self.name!r} cannot apply: it becomes "
+                    f"{self.row.relax_op}, whose calls have other inputs or attributes. Register "
+                    f"an implementation of {self.row.relax_op} with "
+                    "compile_engine_compat.register_implementation (or temp_strategy)"
+                )
+            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value, self.row))
+        elif attr_name not in _INERT_ATTRS:
+            raise UnsupportedRelayError(
+                f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
+                "TVM, and ignoring it would change results silently: give the Relax op "
+                f"{self.row.relax_op} a legalization (tvm.ir.register_op_attr(name, "
+                "'FLegalize', fn)) or an implementation (compile_engine_compat."
+                "register_implementation)"
+            )
+        self._attrs[attr_name] = value
 
     def reset_attr(self, attr_name: str) -> None:
         """Remove an op attribute (and the engine strategy it set)."""
