@@ -232,3 +232,12 @@ def test_wrong_arguments_and_types_are_named():
         relay.testing.run_infer_type(bad)
     with pytest.raises(ValueError, match="Can't specify both"):
         relay.var("z", relay.TensorType((1,)), shape=(1,))
+
+
+def test_irmodule_from_an_expression_wraps_its_free_variables():
+    x = relay.var("x", shape=(3,))
+    mod = tvm.IRModule.from_expr(relay.exp(x))
+    assert [p.name for p in mod["main"].params] == ["x"]
+    ex = tvm.compile(mod, "llvm")
+    got = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(np.zeros(3, "float32")))
+    np.testing.assert_array_equal(got.numpy(), np.ones(3, "float32"))

@@ -306,6 +306,15 @@ class Expr:
     def __ge__(self, other: AnyT) -> Call:
         return _builder("greater_equal")(self, _as_expr(other, self))
 
+    def __tvm_ffi_object__(self) -> AnyT:
+        """What TVM receives for this expression: the Relax function of its free variables.
+
+        So ``tvm.IRModule.from_expr(expr)`` holds it as ``main``, as Relay's did.
+        """
+        from ._emit import to_relax
+
+        return to_relax(self)
+
     # Relay nodes compare by identity (structural equality is tvm.ir.structural_equal's job).
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -594,6 +603,7 @@ class Function(Expr):
         return self._relax
 
     def __tvm_ffi_object__(self) -> relax.Function:
+        """What TVM receives for this function: its Relax function."""
         return self.__relax_function__()
 
     def __repr__(self) -> str:
