@@ -92,10 +92,13 @@ def test_call_with_default_attrs_and_operator_overloads():
     x = relay.var("x", shape=(2, 3))
     call = relay.Call(relay.op.get("nn.softmax"), [x])
     assert call.attrs.axis == -1
-    expr = (x * 2.0 + 1.0) / x - x
-    f = relay.Function([x], expr.astype("float16"))
+    expr = (x * relay.const(2.0) + relay.const(1.0)) / x - x
+    f = relay.Function([x], (-expr).astype("float16"))
     out = relay.testing.run_infer_type(f)
     assert out.body.checked_type == relay.TensorType((2, 3), "float16")
+    assert isinstance(x < x, relay.Call) and (x >= x).op.name == "greater_equal"
+    with pytest.raises(TypeError, match=r'convert "2\.0" with `const` first'):
+        _ = x * 2.0
 
 
 # -- inference ----------------------------------------------------------------------------------
@@ -241,3 +244,13 @@ def test_irmodule_from_an_expression_wraps_its_free_variables():
     ex = tvm.compile(mod, "llvm")
     got = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(np.zeros(3, "float32")))
     np.testing.assert_array_equal(got.numpy(), np.ones(3, "float32"))
+
+
+def test_const_dtypes_follow_relay():
+    def dtype(value, given=None):
+        return relay.testing.run_infer_type(relay.const(value, given)).checked_type.dtype
+
+    assert dtype(1) == "int32" and dtype(1.5) == "float32" and dtype(True) == "bool"
+    assert dtype(np.arange(3)) == "int32" and dtype(np.ones(2)) == "float32"
+    assert dtype(np.ones(2, "float16")) == "float16" and dtype(1, "int64") == "int64"
+    assert relay.testing.run_infer_type(relay.const(0, "int32")).checked_type.shape == ()
