@@ -254,3 +254,13 @@ def test_const_dtypes_follow_relay():
     assert dtype(np.arange(3)) == "int32" and dtype(np.ones(2)) == "float32"
     assert dtype(np.ones(2, "float16")) == "float16" and dtype(1, "int64") == "int64"
     assert relay.testing.run_infer_type(relay.const(0, "int32")).checked_type.shape == ()
+
+
+def test_deep_graphs_do_not_overflow_the_stack():
+    x = relay.var("x", shape=(4,))
+    y = x
+    for _ in range(3000):  # far deeper than Python's recursion limit
+        y = relay.add(y, x)
+    f = relay.Function([x], y)
+    assert len(f.__relax_function__().body.blocks[0].bindings) == 3000
+    assert relay.testing.run_infer_type(y).checked_type == relay.TensorType((4,))

@@ -79,6 +79,17 @@ def free_vars(expr: Expr) -> list[Var]:
     return out
 
 
+def _children(node: Expr) -> list[Expr]:
+    """The sub-expressions :meth:`_Emitter.prewarm` may visit first (not Let/Function scopes)."""
+    if isinstance(node, Call) and isinstance(node.op, RelayOp):
+        return list(node.args)
+    if isinstance(node, Tuple):
+        return list(node.fields)
+    if isinstance(node, TupleGetItem):
+        return [node.tuple_value]
+    return []
+
+
 def _param(v: Var) -> relax.Var:
     ty = v.type_annotation
     if ty is None:
@@ -160,8 +171,34 @@ class _Emitter:
         self.memo[key] = value
         return value
 
+    def prewarm(self, root: Expr) -> None:
+        """Visit everything below ``root`` in topological order, without recursion.
+
+        Deep graphs (a 50-layer network is thousands of calls deep) would overflow Python's
+        stack in the recursive :meth:`visit`; visiting in post-order leaves it one level deep.
+        Let bodies and inlined function calls are left to :meth:`visit` (their variables are
+        bound only when they are reached).
+        """
+        order: list[Expr] = []
+        seen: set[int] = set(self.memo)
+        stack: list[tuple[Expr, bool]] = [(c, False) for c in reversed(_children(root))]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(_children(node)))
+        for node in order:
+            if not isinstance(node, Var):
+                self.visit(node)
+
     def output(self, body: Expr) -> Any:
         """Bind the function's result with ``emit_output``, as hand-written code does."""
+        self.prewarm(body)
         if id(body) in self.memo:
             value = self.bb.emit_output(self.memo[id(body)])
         else:
