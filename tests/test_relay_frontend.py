@@ -264,3 +264,15 @@ def test_deep_graphs_do_not_overflow_the_stack():
     f = relay.Function([x], y)
     assert len(f.__relax_function__().body.blocks[0].bindings) == 3000
     assert relay.testing.run_infer_type(y).checked_type == relay.TensorType((4,))
+
+
+def test_other_relay_passes_name_their_relax_counterpart():
+    from compile_engine_compat._import_alias import RelayRemovedError
+
+    with pytest.raises(RelayRemovedError, match=r"tvm\.relax\.transform\.FoldConstant"):
+        relay.transform.FoldConstant()
+    with pytest.raises(RelayRemovedError, match="drop the pass"):
+        relay.transform.PartialEvaluate()
+    mod = tvm.IRModule.from_expr(_add3_relay())
+    assert relay.transform.SimplifyInference()(mod) is mod
+    assert relay.transform.InferType()(relay.exp(relay.var("v", shape=(1,)))).checked_type
