@@ -227,8 +227,10 @@ def test_wrong_arguments_and_types_are_named():
     x = relay.var("x", shape=(2, 3))
     with pytest.raises(TypeError, match=r"relay\.nn\.conv2d\(data, weight"):
         relay.nn.conv2d(x)
-    with pytest.raises(TypeError, match="has no type"):
-        relay.Function([relay.var("u")], x)
+    with pytest.raises(TypeError, match="has no type, and no use infers it"):
+        relay.testing.run_infer_type(relay.Function([relay.var("u")], relay.exp(x)))
+    with pytest.raises(TypeError, match=r"free variable %x is not a parameter"):
+        relay.testing.run_infer_type(relay.Function([relay.var("v", shape=(1,))], x))
     bad = relay.add(x, relay.var("y", shape=(4,)))
     with pytest.raises(relay.RelayTypeError, match=r"relay\.add: Relax rejects"):
         relay.testing.run_infer_type(bad)
@@ -275,3 +277,31 @@ def test_other_relay_passes_name_their_relax_counterpart():
     mod = tvm.IRModule.from_expr(_add3_relay())
     assert relay.transform.SimplifyInference()(mod) is mod
     assert relay.transform.InferType()(relay.exp(relay.var("v", shape=(1,)))).checked_type
+
+
+def test_untyped_weights_are_typed_from_their_uses(engine):
+    x = relay.var("x", shape=(1, 3, 6, 6))
+    w1, b1, w2 = relay.var("w1"), relay.var("b1"), relay.var("w2")
+    gamma, beta = relay.var("gamma"), relay.var("beta")
+    y = relay.nn.bias_add(relay.nn.conv2d(x, w1, channels=4, kernel_size=3, padding=1), b1)
+    y = relay.nn.conv2d(y, w2, channels=8, kernel_size=(1, 1), groups=2)
+    y = relay.nn.layer_norm(relay.nn.batch_flatten(y), gamma, beta)
+    dense_w = relay.var("dense_w")
+    out = relay.nn.dense(y, dense_w, units=5)
+    f = relay.Function(relay.analysis.free_vars(out), out)
+    relay.testing.run_infer_type(f)
+    shapes = {p.name_hint: p.checked_type.concrete_shape for p in f.params}
+    assert shapes == {
+        "x": (1, 3, 6, 6),
+        "w1": (4, 3, 3, 3),
+        "b1": (4,),
+        "w2": (8, 2, 1, 1),
+        "gamma": (288,),
+        "beta": (288,),
+        "dense_w": (5, 288),
+    }
+    assert engine.lower(f, "llvm") is not None
+    with pytest.raises(TypeError, match="needs channels and kernel_size"):
+        relay.testing.run_infer_type(relay.nn.conv2d(x, relay.var("w3")))
+    with pytest.raises(TypeError, match="no use infers it"):
+        relay.testing.run_infer_type(relay.add(x, relay.var("free")))

@@ -8,6 +8,7 @@ one engine cache entry. Tuples and constants stay inline, as hand-written code l
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import tvm
@@ -91,10 +92,82 @@ def _children(node: Expr) -> list[Expr]:
 
 
 def _param(v: Var) -> relax.Var:
-    ty = v.type_annotation
+    ty = v.type_annotation or v._checked_type
     if ty is None:
-        raise TypeError(f"variable {v.name_hint!r} has no type annotation: give it a shape/dtype")
+        raise TypeError(
+            f"parameter {v.name_hint!r} has no type, and no use infers it: Relax needs every "
+            "parameter's shape and dtype (relay.var(name, shape=..., dtype=...))"
+        )
     return relax.Var(v.name_hint, ty.struct_info())  # type: ignore[attr-defined]
+
+
+_inferring = threading.local()
+
+
+def _calls(root: Expr) -> list[Call]:
+    """Every op call reachable from ``root`` (iteratively; Let and inlined bodies included)."""
+    out: list[Call] = []
+    seen: set[int] = set()
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Call):
+            if isinstance(node.op, RelayOp):
+                out.append(node)
+            else:
+                stack.append(node.op.body)
+            stack.extend(node.args)
+        elif isinstance(node, Tuple):
+            stack.extend(node.fields)
+        elif isinstance(node, TupleGetItem):
+            stack.append(node.tuple_value)
+        elif isinstance(node, Let):
+            stack.extend([node.value, node.body])
+    return out
+
+
+def _known_type(node: Expr) -> Type | None:
+    if isinstance(node, Var):
+        return node.type_annotation or node._checked_type
+    if node._checked_type is None:
+        infer(node)
+    return node._checked_type
+
+
+def _infer_untyped(params: list[Var], body: Expr) -> None:
+    """Type untyped parameters from their uses, as Relay's type relations did.
+
+    ``relay.nn.conv2d(x, relay.var("w"), channels=8, kernel_size=3)`` gives ``w`` the shape the
+    op needs; so do ``dense`` (``units``), ``bias_add`` and the norms (one value per channel).
+    """
+    missing = {id(p): p for p in params if p.type_annotation is None and p._checked_type is None}
+    if not missing:
+        return
+    active: set[int] = getattr(_inferring, "active", set())
+    _inferring.active = active
+    for call in _calls(body):
+        assert isinstance(call.op, RelayOp)  # _calls returns op calls only
+        row = call.op.row
+        slots = [i for i, a in enumerate(call.args) if id(a) in missing]
+        if not slots or row.infer_inputs is None or slots[0] == 0:
+            continue
+        if id(call) in active:
+            continue  # the data depends on this very weight: another use must type it
+        active.add(id(call))
+        try:
+            data = _known_type(call.args[0])
+        finally:
+            active.discard(id(call))
+        if data is None:
+            continue
+        types = [data] + [None] * (len(call.args) - 1)
+        attrs = call.attrs if call.attrs is not None else row.default_attrs()
+        for i, ty in enumerate(row.infer_inputs(types, attrs)):
+            if id(call.args[i]) in missing and ty is not None:
+                missing.pop(id(call.args[i]))._checked_type = ty
 
 
 class _Emitter:
@@ -213,6 +286,7 @@ class _Emitter:
 
 
 def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
+    _infer_untyped(params, body)
     relax_params = [_param(p) for p in params]
     for p, rp in zip(params, relax_params):
         p._checked_type = from_struct_info(rp.ty)

@@ -566,11 +566,6 @@ class Function(Expr):
         for p in params:
             if not isinstance(p, Var):
                 raise TypeError(f"Function parameters must be relay.Var, got {p!r}")
-            if p.type_annotation is None:
-                raise TypeError(
-                    f"parameter {p.name_hint!r} has no type: Relax needs every parameter's "
-                    "shape and dtype (relay.var(name, shape=..., dtype=...))"
-                )
         self.params = params
         self.body = _as_expr(body)
         self.ret_type = ret_type

@@ -84,8 +84,10 @@ class OpRow:
         ``TupleWrapper``), as Relay's did.
     tuple_input : bool
         The first input is a list of tensors (``concatenate``, ``stack``).
-    numpy : callable, optional
-        Reference semantics for the table's tests: ``numpy(np_args, attrs) -> array(s)``.
+    infer_inputs : callable, optional
+        ``infer_inputs(input_types, attrs) -> input_types``: the types of untyped inputs
+        (weights, biases) from the data's type and the attributes, as Relay's type relation
+        inferred ``relay.var("w")`` from ``channels``/``kernel_size``.
     """
 
     name: str
@@ -98,6 +100,7 @@ class OpRow:
     refusals: tuple[Refusal, ...] = ()
     outputs: Callable[[Attrs], int] | None = None
     tuple_input: bool = False
+    infer_inputs: Callable[[list[Any], Attrs], list[Any]] | None = None
 
     @functools.cached_property
     def signature(self) -> inspect.Signature:
@@ -503,6 +506,50 @@ def _split(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     return relax.op.split(args[0], ios, int(attrs.axis))
 
 
+# -- input types Relay inferred for untyped weights ---------------------------------------------
+
+
+def _need(attrs: Attrs, *names: str) -> list[Any]:
+    values = [attrs[n] for n in names]
+    if any(v is None for v in values):
+        raise TypeError(f"an untyped weight needs {' and '.join(names)} to infer its shape")
+    return values
+
+
+def _infer_conv(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
+    def infer(types: list[Any], attrs: Attrs) -> list[Any]:
+        from ._expr import TensorType
+
+        data = types[0]
+        channels, kernel = _need(attrs, "channels", "kernel_size")
+        in_channels = int(data.shape[attrs.data_layout.index("C")])
+        groups = int(attrs.groups)
+        sizes = {"O": int(channels) // groups if transpose else int(channels)}
+        sizes["I"] = in_channels if transpose else in_channels // groups
+        spatial = iter(int(k) for k in kernel)
+        shape = [sizes[c] if c in sizes else next(spatial) for c in attrs.kernel_layout]
+        return [data, TensorType(shape, data.dtype)]
+
+    return infer
+
+
+def _infer_dense(types: list[Any], attrs: Attrs) -> list[Any]:
+    from ._expr import TensorType
+
+    (units,) = _need(attrs, "units")
+    data = types[0]
+    return [data, TensorType((int(units), data.shape[-1]), data.dtype)]
+
+
+def _infer_per_channel(types: list[Any], attrs: Attrs) -> list[Any]:
+    """Every input after the data is one value per channel (``attrs.axis``)."""
+    from ._expr import TensorType
+
+    data = types[0]
+    channel = data.shape[int(attrs.axis)]
+    return [data] + [TensorType((channel,), data.dtype) for _ in types[1:]]
+
+
 # -- normalizers (Relay's own, applied at the builder call) -------------------------------------
 
 
@@ -646,6 +693,7 @@ def _rows() -> list[OpRow]:
                     out_dtype=lambda a, _: _opt(a.out_dtype),
                 ),
                 f"relay.attrs.Conv{nd}DAttrs",
+                infer_inputs=_infer_conv(False),
                 normalize={
                     "strides": _ntuple(nd),
                     "dilation": _ntuple(nd),
@@ -685,6 +733,7 @@ def _rows() -> list[OpRow]:
                     out_dtype=lambda a, _: _opt(a.out_dtype),
                 ),
                 f"relay.attrs.Conv{nd}DTransposeAttrs",
+                infer_inputs=_infer_conv(True),
                 normalize={
                     "strides": _ntuple(nd),
                     "dilation": _ntuple(nd),
@@ -787,6 +836,7 @@ def _rows() -> list[OpRow]:
             _dense,
             "relay.attrs.DenseAttrs",
             normalize={"out_dtype": _dtype},
+            infer_inputs=_infer_dense,
         ),
         OpRow(
             "nn.matmul",
@@ -813,6 +863,7 @@ def _rows() -> list[OpRow]:
             "relax.add",
             _bias_add,
             "relay.attrs.BiasAddAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow("nn.relu", ("data",), (), "relax.nn.relu", direct("relax.nn.relu")),
         OpRow(
@@ -830,6 +881,7 @@ def _rows() -> list[OpRow]:
             "relax.nn.prelu",
             direct("relax.nn.prelu", axis="axis"),
             "relay.attrs.PReluAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.softmax",
@@ -868,6 +920,7 @@ def _rows() -> list[OpRow]:
                 training=lambda a, _: False,
             ),
             "relay.attrs.BatchNormAttrs",
+            infer_inputs=_infer_per_channel,
             outputs=lambda a: 3,
         ),
         OpRow(
@@ -883,6 +936,7 @@ def _rows() -> list[OpRow]:
                 scale="scale",
             ),
             "relay.attrs.LayerNormAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.group_norm",
@@ -897,6 +951,7 @@ def _rows() -> list[OpRow]:
             "relax.nn.group_norm",
             _group_norm,
             "relay.attrs.GroupNormAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.instance_norm",
@@ -905,6 +960,7 @@ def _rows() -> list[OpRow]:
             "relax.nn.instance_norm",
             _instance_norm,
             "relay.attrs.InstanceNormAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.pad",
