@@ -228,7 +228,8 @@ def test_wrong_arguments_and_types_are_named():
     with pytest.raises(TypeError, match=r"relay\.nn\.conv2d\(data, weight"):
         relay.nn.conv2d(x)
     with pytest.raises(TypeError, match="has no type, and no use infers it"):
-        relay.testing.run_infer_type(relay.Function([relay.var("u")], relay.exp(x)))
+        u = relay.var("u")
+        relay.testing.run_infer_type(relay.Function([u], relay.exp(u)))
     with pytest.raises(TypeError, match=r"free variable %x is not a parameter"):
         relay.testing.run_infer_type(relay.Function([relay.var("v", shape=(1,))], x))
     bad = relay.add(x, relay.var("y", shape=(4,)))
@@ -305,3 +306,18 @@ def test_untyped_weights_are_typed_from_their_uses(engine):
         relay.testing.run_infer_type(relay.nn.conv2d(x, relay.var("w3")))
     with pytest.raises(TypeError, match="no use infers it"):
         relay.testing.run_infer_type(relay.add(x, relay.var("free")))
+    # A first use that cannot type the weight does not stop a later one that can.
+    w4 = relay.var("w4")
+    both = relay.Tuple([relay.exp(w4), relay.nn.conv2d(x, w4, channels=2, kernel_size=1)])
+    relay.testing.run_infer_type(both)
+    assert w4.checked_type.concrete_shape == (2, 3, 1, 1)
+
+
+def test_a_deep_network_of_untyped_weights_builds_in_one_pass():
+    x = relay.var("data", shape=(1, 4, 6, 6))
+    y = x
+    for i in range(120):  # the old two-pass inference recursed once per layer
+        y = relay.nn.conv2d(y, relay.var(f"w{i}"), channels=4, kernel_size=3, padding=1)
+        y = relay.nn.relu(relay.nn.bias_add(y, relay.var(f"b{i}")))
+    f = relay.Function(relay.analysis.free_vars(y), y)
+    assert f.__relax_function__().params[1].ty.shape.values[0] == 4

@@ -171,11 +171,52 @@ def _infer_untyped(params: list[Var], body: Expr) -> None:
 
 
 class _Emitter:
-    def __init__(self, bb: relax.BlockBuilder, env: dict[int, Any]) -> None:
+    def __init__(self, bb: relax.BlockBuilder, params: list[Var], body: Expr) -> None:
         self.bb = bb
-        self.memo: dict[int, Any] = dict(env)
+        self.body = body
+        self.memo: dict[int, Any] = {}
+        # Parameters become Relax vars when first reached: an untyped one (relay.var("w")) is
+        # typed by its first use first (see _type_untyped_args), in the same single pass.
+        self.params = {id(p): p for p in params}
+        # Not in the memo, which an inlined function call swaps out and back.
+        self.param_vars: dict[int, Any] = {}
         # Keep the Relay nodes alive: the memo is keyed by id().
         self.keep: list[Any] = []
+
+    def param(self, v: Var) -> Any:
+        """The Relax var of parameter ``v`` (made on first use)."""
+        if id(v) not in self.param_vars:
+            if v.type_annotation is None and v._checked_type is None:
+                # Its first use cannot type it: look for one that can (slower, rare).
+                _infer_untyped([v], self.body)
+            rv = _param(v)
+            v._checked_type = from_struct_info(rv.ty)
+            self.param_vars[id(v)] = rv
+        return self.param_vars[id(v)]
+
+    def relax_params(self, params: list[Var]) -> list[Any]:
+        """The Relax vars of all parameters, in order (unused ones made now)."""
+        return [self.param(p) for p in params]
+
+    def _type_untyped_args(self, node: Call) -> None:
+        row = node.op.row  # type: ignore[union-attr]
+        untyped = [
+            a
+            for a in node.args[1:]
+            if isinstance(a, Var)
+            and id(a) in self.params
+            and id(a) not in self.param_vars
+            and a.type_annotation is None
+            and a._checked_type is None
+        ]
+        if not untyped or row.infer_inputs is None:
+            return
+        data = self.visit(node.args[0])
+        types = [from_struct_info(data.ty)] + [None] * (len(node.args) - 1)
+        attrs = node.attrs if node.attrs is not None else row.default_attrs()
+        for arg, ty in zip(node.args, row.infer_inputs(types, attrs)):
+            if any(arg is u for u in untyped) and ty is not None:
+                arg._checked_type = ty
 
     def _set_type(self, node: Expr, value: Any) -> None:
         ty = value.ty if hasattr(value, "ty") else None
@@ -184,6 +225,8 @@ class _Emitter:
 
     def lower_call(self, node: Call) -> Any:
         """The (unbound) Relax expression of a call; its arguments are bound first."""
+        if isinstance(node.op, RelayOp):
+            self._type_untyped_args(node)
         args = [self.visit(a) for a in node.args]
         if isinstance(node.op, Function):
             inner = dict(zip((id(p) for p in node.op.params), args))
@@ -223,6 +266,8 @@ class _Emitter:
             return self.memo[key]
         self.keep.append(node)
         if isinstance(node, Var):
+            if id(node) in self.params:
+                return self.param(node)  # not memoized: param_vars holds it
             raise TypeError(f"free variable %{node.name_hint} is not a parameter of the function")
         if isinstance(node, Constant):
             value: Any = relax.const(node.data)
@@ -286,17 +331,14 @@ class _Emitter:
 
 
 def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
-    _infer_untyped(params, body)
-    relax_params = [_param(p) for p in params]
-    for p, rp in zip(params, relax_params):
-        p._checked_type = from_struct_info(rp.ty)
     with TRACE_LOCK:  # BlockBuilder keeps one process-wide scope stack
         bb = relax.BlockBuilder()
-        with bb.function(name, relax_params):
-            emitter = _Emitter(bb, {id(p): rp for p, rp in zip(params, relax_params)})
+        # Parameters are given at emit_func_output: untyped ones are typed while emitting.
+        with bb.function(name):
+            emitter = _Emitter(bb, params, body)
             with bb.dataflow():
                 out = emitter.output(body)
-            bb.emit_func_output(out)
+            bb.emit_func_output(out, emitter.relax_params(params))
         return bb.get()[name]
 
 
