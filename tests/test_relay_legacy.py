@@ -277,3 +277,30 @@ def test_relay_computes_read_relay_attribute_names_inside_jit(engine):
         engine.jit(f, "llvm")
     # Relax keeps no `channels`: it reads as Relay's default; unset out_dtype reads as "".
     assert seen == {"channels": None, "padding": (1, 1, 1, 1), "out_dtype": ""}
+
+
+def test_every_name_the_front_end_warns_has_a_row():
+    import ast
+    import pathlib
+
+    from compile_engine_compat._api_table import API_TABLE
+
+    root = pathlib.Path(relay.__file__).parent
+    names = {
+        node.args[0].value
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "warn_legacy"
+        and isinstance(node.args[0], ast.Constant)
+    }
+    assert names == {
+        "relay.build",
+        "relay.create_executor",
+        "relay.op.strategy.wrap_topi_schedule",
+        "tvm.contrib.graph_executor.GraphModule",
+        "tvm.autotvm.apply_history_best",
+        "tvm.nd",
+        "tvm.context",
+    }
+    assert names <= set(API_TABLE)
