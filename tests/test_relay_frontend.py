@@ -321,3 +321,14 @@ def test_a_deep_network_of_untyped_weights_builds_in_one_pass():
         y = relay.nn.relu(relay.nn.bias_add(y, relay.var(f"b{i}")))
     f = relay.Function(relay.analysis.free_vars(y), y)
     assert f.__relax_function__().params[1].ty.shape.values[0] == 4
+
+
+def test_relay_parameter_order_and_refused_layouts():
+    data = relay.var("d", shape=(3, 4))
+    idx = relay.var("i", shape=(3, 2), dtype="int32")
+    call = relay.gather(data, 1, idx)  # Relay's order: data, axis, indices
+    assert call.attrs.axis == 1 and call.args[1] is idx
+    with pytest.raises(UnsupportedRelayError, match=r"relax\.op\.layout_transform"):
+        relay.layout_transform(relay.var("x", shape=(1, 8, 2, 2)), "NCHW", "NCHW4c")
+    with pytest.raises(UnsupportedRelayError, match="lhs_begin"):
+        relay.reshape_like(data, data, lhs_begin=1)
