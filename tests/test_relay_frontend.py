@@ -337,3 +337,21 @@ def test_relay_parameter_order_and_refused_layouts():
         relay.layout_transform(relay.var("x", shape=(1, 8, 2, 2)), "NCHW", "NCHW4c")
     with pytest.raises(UnsupportedRelayError, match="lhs_begin"):
         relay.reshape_like(data, data, lhs_begin=1)
+
+
+def test_bilinear_upsampling_is_relax_linear_resize(engine):
+    x = relay.var("x", shape=(1, 2, 3, 3))
+    f = relay.Function([x], relay.nn.upsampling(x, 2, 2, method="bilinear", align_corners=True))
+    rx = relax.Var("x", relax.TensorType([1, 2, 3, 3], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [rx]):
+        with bb.dataflow():
+            gv = bb.emit_output(
+                relax.op.image.resize2d(
+                    rx, (6, 6), method="linear", coordinate_transformation_mode="align_corners"
+                )
+            )
+        bb.emit_func_output(gv)
+    tvm.ir.assert_structural_equal(f.__relax_function__(), bb.get()["main"])
+    with pytest.raises(UnsupportedRelayError, match="bilinear"):
+        relay.nn.upsampling(x, method="area")

@@ -454,6 +454,14 @@ def _pad(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     return relax.op.nn.pad(args[0], flat, attrs.pad_mode, value)
 
 
+#: Relay's upsampling method names -> Relax resize2d's.
+_UPSAMPLING_METHODS = {
+    "nearest_neighbor": "nearest_neighbor",
+    "bilinear": "linear",
+    "bicubic": "cubic",
+}
+
+
 def _upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     shape = _shape(args[0])
     h, w = attrs.layout.index("H"), attrs.layout.index("W")
@@ -465,7 +473,7 @@ def _upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         args[0],
         size,
         layout=attrs.layout,
-        method=attrs.method,
+        method=_UPSAMPLING_METHODS[attrs.method],
         coordinate_transformation_mode=mode,
         rounding_method=rounding,
     )
@@ -1054,6 +1062,13 @@ def _rows() -> list[OpRow]:
             "relax.image.resize2d",
             _upsampling,
             "relay.attrs.UpSamplingAttrs",
+            refusals=(
+                Refusal(
+                    "method",
+                    lambda v: v in _UPSAMPLING_METHODS,
+                    "use nearest_neighbor, bilinear or bicubic",
+                ),
+            ),
         ),
         OpRow(
             "nn.dropout",
