@@ -24,6 +24,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from . import compile_engine as compile_engine
+    from . import relay as relay
     from . import te_compiler as te_compiler
     from . import testing as testing
 
@@ -62,6 +63,8 @@ _LAZY: dict[str, str] = {
     "select_implementation": ".compile_engine",
     "get_valid_implementations": ".compile_engine",
     "te_compiler": ".te_compiler",
+    # The Relay front end (tvm.relay under install()).
+    "relay": ".relay",
     "OpImplementation": ".compile_engine",
     "register_implementation": ".compile_engine",
     "unregister_implementation": ".compile_engine",

@@ -241,3 +241,66 @@ def test_install_serves_and_uninstall_removes_the_legacy_names(alias):
     with pytest.raises(ValueError):
         tvm.device("llvm")
     compile_engine_compat.install()  # the fixture uninstalls again
+
+
+def test_strategies_that_cannot_apply_are_refused():
+    from compile_engine_compat.relay import UnsupportedRelayError
+
+    with pytest.raises(UnsupportedRelayError, match=r"relax\.matmul.*register_implementation"):
+        with TempOpAttr("nn.dense", "FTVMStrategy", _wide_strategy):
+            pass
+    with pytest.raises(UnsupportedRelayError, match=r"FTVMAlterOpLayout.*FLegalize"):
+        with TempOpAttr("nn.conv2d", "FTVMAlterOpLayout", lambda *a: None):
+            pass
+    with TempOpAttr("nn.conv2d", "TOpPattern", 4):  # described Relay's fusion only
+        assert relay.op.get("nn.conv2d").get_attr("TOpPattern") == 4
+    assert relay.op.get("nn.conv2d").get_attr("TOpPattern") is None
+
+
+def test_relay_computes_read_relay_attribute_names_inside_jit(engine):
+    seen = {}
+
+    def compute(attrs, inputs, out_type):
+        seen.update(channels=attrs.channels, padding=attrs.get_int_tuple("padding"))
+        seen["out_dtype"] = attrs.out_dtype
+        return [_plain_conv(inputs[0], inputs[1], attrs.strides, attrs.padding, (1, 1), "float32")]
+
+    def fstrategy(attrs, inputs, out_type, target):
+        s = OpStrategy()
+        s.add_implementation(compute, None, "reads_relay_names", 10)
+        return s
+
+    x = relay.var("x", shape=(1, 2, 4, 4))
+    w = relay.var("w", shape=(3, 2, 3, 3))
+    f = relay.Function([x, w], relay.nn.conv2d(x, w, padding=1, channels=3))
+    with TempOpAttr("nn.conv2d", "FTVMStrategy", fstrategy):
+        engine.jit(f, "llvm")
+    # Relax keeps no `channels`: it reads as Relay's default; unset out_dtype reads as "".
+    assert seen == {"channels": None, "padding": (1, 1, 1, 1), "out_dtype": ""}
+
+
+def test_every_name_the_front_end_warns_has_a_row():
+    import ast
+    import pathlib
+
+    from compile_engine_compat._api_table import API_TABLE
+
+    root = pathlib.Path(relay.__file__).parent
+    names = {
+        node.args[0].value
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "warn_legacy"
+        and isinstance(node.args[0], ast.Constant)
+    }
+    assert names == {
+        "relay.build",
+        "relay.create_executor",
+        "relay.op.strategy.wrap_topi_schedule",
+        "tvm.contrib.graph_executor.GraphModule",
+        "tvm.autotvm.apply_history_best",
+        "tvm.nd",
+        "tvm.context",
+    }
+    assert names <= set(API_TABLE)

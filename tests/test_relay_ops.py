@@ -357,7 +357,56 @@ CASES: dict[str, Case] = {
         {"axis": 1, "exclusive": True},
         lambda x: np.cumprod(np.concatenate([np.ones((2, 1), F), x[:, :-1]], 1), 1),
     ),
+    "copy": _unary(lambda x: x),
+    "log2": _unary(np.log2, "pos"),
+    "log10": _unary(np.log10, "pos"),
+    "nn.fast_softmax": Case(
+        [_data((2, 5))], {}, lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+    ),
+    "nn.adaptive_avg_pool3d": Case(
+        [_data((1, 1, 4, 4, 4))],
+        {"output_size": 2},
+        lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 2).mean((3, 5, 7)),
+    ),
+    "gather": Case(
+        [_data((3, 4)), np.array([[0, 2], [1, 3], [3, 0]], "int32")],
+        {"axis": 1},
+        lambda x, i: np.take_along_axis(x, i, 1),
+    ),
+    "gather_nd": Case(
+        [_data((3, 4)), np.array([[0, 2, 1], [1, 3, 0]], "int32")],
+        {},
+        lambda x, i: x[i[0], i[1]],
+    ),
+    "scatter_elements": Case(
+        [_data((3, 4)), np.array([[1], [0], [3]], "int32"), _data((3, 1))],
+        {"axis": 1},
+        lambda x, i, u: _scatter(x, i, u),
+    ),
+    "one_hot": Case(
+        [np.array([0, 2, 1], "int32")],
+        {"on_value": 5.0, "off_value": -1.0, "depth": 3, "axis": -1, "dtype": "float32"},
+        lambda i: np.where(np.eye(3, dtype=bool)[i], 5.0, -1.0).astype("float32"),
+    ),
+    "arange": Case([], {"start": 1.0, "stop": 4.0, "step": 0.5}, lambda: np.arange(1, 4, 0.5)),
+    "reshape_like": Case([_data((2, 6)), _data((3, 4))], {}, lambda x, like: x.reshape(3, 4)),
+    "layout_transform": Case(
+        [X4], {"src_layout": "NCHW", "dst_layout": "NHWC"}, lambda x: x.transpose(0, 2, 3, 1)
+    ),
+    "einsum": Case(
+        [_data((2, 3)), _data((3, 4))],
+        {"equation": "ij,jk->ik"},
+        lambda a, b: a @ b,
+        tuple_input=True,
+        rtol=1e-4,
+    ),
 }
+
+
+def _scatter(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    np.put_along_axis(out, i, u, 1)
+    return out
 
 
 def test_every_row_has_a_case():
@@ -371,10 +420,12 @@ def _relay_function(name: str, case: Case) -> tuple[relay.Function, list[relay.V
     fn: Any = relay  # the public builder: relay.add, relay.nn.conv2d, relay.image.resize2d
     for part in name.split("."):
         fn = getattr(fn, part)
+    # Inputs by name: Relay's order puts some attributes first (gather(data, axis, indices)).
+    names = OP_TABLE[name].inputs
     if case.tuple_input:
-        out = fn(params, **case.attrs)
+        out = fn(**{names[0]: params}, **case.attrs)
     else:
-        out = fn(*params, **case.attrs)
+        out = fn(**dict(zip(names, params)), **case.attrs)
     body = out.astuple() if isinstance(out, relay.TupleWrapper) else out
     return relay.Function(params, body), params
 

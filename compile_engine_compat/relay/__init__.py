@@ -5,7 +5,7 @@ Names, signatures, defaults and attribute names follow Relay in TVM 0.7-0.19. A 
 TVM (``tvm.IRModule.from_expr(func)`` holds its Relax form). Under
 ``compile_engine_compat.install()`` this package is ``tvm.relay``.
 
-The ops come from one table (:data:`compile_engine_compat.relay.op_table.OP_TABLE`); an op or
+The ops come from one table (:data:`compile_engine_compat.relay.OP_TABLE`); an op or
 attribute value with no Relax equivalent raises :class:`UnsupportedRelayError` at the builder
 call, naming what to write instead.
 """

@@ -268,43 +268,52 @@ class Expr:
         return str(to_relax(self).script())
 
     def __add__(self, other: AnyT) -> Call:
-        return _builder("add")(self, _as_expr(other, self))
+        return _builder("add")(self, _operand(other))
 
     def __radd__(self, other: AnyT) -> Call:
-        return _builder("add")(_as_expr(other, self), self)
+        return _builder("add")(_operand(other), self)
 
     def __sub__(self, other: AnyT) -> Call:
-        return _builder("subtract")(self, _as_expr(other, self))
+        return _builder("subtract")(self, _operand(other))
 
     def __rsub__(self, other: AnyT) -> Call:
-        return _builder("subtract")(_as_expr(other, self), self)
+        return _builder("subtract")(_operand(other), self)
 
     def __mul__(self, other: AnyT) -> Call:
-        return _builder("multiply")(self, _as_expr(other, self))
+        return _builder("multiply")(self, _operand(other))
 
     def __rmul__(self, other: AnyT) -> Call:
-        return _builder("multiply")(_as_expr(other, self), self)
+        return _builder("multiply")(_operand(other), self)
 
     def __truediv__(self, other: AnyT) -> Call:
-        return _builder("divide")(self, _as_expr(other, self))
+        return _builder("divide")(self, _operand(other))
 
     def __rtruediv__(self, other: AnyT) -> Call:
-        return _builder("divide")(_as_expr(other, self), self)
+        return _builder("divide")(_operand(other), self)
 
     def __neg__(self) -> Call:
         return _builder("negative")(self)
 
     def __lt__(self, other: AnyT) -> Call:
-        return _builder("less")(self, _as_expr(other, self))
+        return _builder("less")(self, _operand(other))
 
     def __gt__(self, other: AnyT) -> Call:
-        return _builder("greater")(self, _as_expr(other, self))
+        return _builder("greater")(self, _operand(other))
 
     def __le__(self, other: AnyT) -> Call:
-        return _builder("less_equal")(self, _as_expr(other, self))
+        return _builder("less_equal")(self, _operand(other))
 
     def __ge__(self, other: AnyT) -> Call:
-        return _builder("greater_equal")(self, _as_expr(other, self))
+        return _builder("greater_equal")(self, _operand(other))
+
+    def __tvm_ffi_object__(self) -> AnyT:
+        """What TVM receives for this expression: the Relax function of its free variables.
+
+        So ``tvm.IRModule.from_expr(expr)`` holds it as ``main``, as Relay's did.
+        """
+        from ._emit import to_relax
+
+        return to_relax(self)
 
     # Relay nodes compare by identity (structural equality is tvm.ir.structural_equal's job).
     __eq__ = object.__eq__
@@ -317,18 +326,24 @@ def _builder(name: str) -> AnyT:
     return builder(name)
 
 
-def _as_expr(value: AnyT, like: Expr | None = None) -> Expr:
-    """A Relay expression from an Expr, a Python scalar or a NumPy array."""
+def _operand(other: AnyT) -> Expr:
+    """The other operand of ``x + other``: an Expr only, as in Relay (no implicit dtype)."""
+    if isinstance(other, Expr):
+        return other
+    if isinstance(other, int | float | np.number):
+        raise TypeError(f'convert "{other}" with `const` first')
+    raise TypeError(f"type {type(other)} not supported")
+
+
+def _as_expr(value: AnyT) -> Expr:
+    """A Relay expression from an Expr, a Python scalar or a NumPy array (a call argument)."""
     if isinstance(value, Expr):
         return value
     if isinstance(value, TupleWrapper):
         return value.astuple()
     if isinstance(value, list | tuple):
         return Tuple([_as_expr(v) for v in value])
-    dtype = None
-    if like is not None and like._checked_type is not None and isinstance(value, int | float):
-        dtype = getattr(like._checked_type, "dtype", None)
-    return const(value, dtype)
+    return const(value)
 
 
 class Var(Expr):
@@ -395,8 +410,8 @@ def const(value: AnyT, dtype: str | None = None) -> Constant:
     Parameters
     ----------
     value : scalar, NumPy array or tvm.runtime.Tensor
-        The value. A Python int is int32 and a float float32 unless ``dtype`` says otherwise,
-        as in Relay.
+        The value. With no ``dtype``, int64 and float64 values (Python ints and floats
+        included) become int32 and float32, as in Relay.
     dtype : str, optional
         The dtype.
 
@@ -408,17 +423,13 @@ def const(value: AnyT, dtype: str | None = None) -> Constant:
     if isinstance(value, tvm.runtime.Tensor):
         array = value.numpy()
     else:
-        if isinstance(value, bool) and dtype is None:
-            dtype = "bool"
-        elif isinstance(value, int) and dtype is None:
-            dtype = "int32"
-        elif isinstance(value, float) and dtype is None:
-            dtype = "float32"
         array = np.asarray(value, dtype=dtype)
-        if array.dtype == np.float64 and dtype is None:
-            array = array.astype("float32")
-        if array.dtype == np.int64 and dtype is None and not isinstance(value, np.ndarray):
-            array = array.astype("int32")
+        if dtype is None:
+            # Relay's rule: with no dtype, 64-bit ints and floats (Python's, or NumPy's) become
+            # int32 and float32.
+            narrow = {np.dtype("int64"): "int32", np.dtype("float64"): "float32"}
+            if array.dtype in narrow:
+                array = array.astype(narrow[array.dtype])
     if array.dtype == object:
         raise TypeError(f"relay.const takes a number or an array, got {value!r}")
     # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it 1-d).
@@ -555,11 +566,6 @@ class Function(Expr):
         for p in params:
             if not isinstance(p, Var):
                 raise TypeError(f"Function parameters must be relay.Var, got {p!r}")
-            if p.type_annotation is None:
-                raise TypeError(
-                    f"parameter {p.name_hint!r} has no type: Relax needs every parameter's "
-                    "shape and dtype (relay.var(name, shape=..., dtype=...))"
-                )
         self.params = params
         self.body = _as_expr(body)
         self.ret_type = ret_type
@@ -594,6 +600,7 @@ class Function(Expr):
         return self._relax
 
     def __tvm_ffi_object__(self) -> relax.Function:
+        """What TVM receives for this function: its Relax function."""
         return self.__relax_function__()
 
     def __repr__(self) -> str:

@@ -84,8 +84,13 @@ class OpRow:
         ``TupleWrapper``), as Relay's did.
     tuple_input : bool
         The first input is a list of tensors (``concatenate``, ``stack``).
-    numpy : callable, optional
-        Reference semantics for the table's tests: ``numpy(np_args, attrs) -> array(s)``.
+    order : tuple of str
+        Relay's parameter order, where an attribute comes before an input
+        (``gather(data, axis, indices)``); empty: inputs, then attributes.
+    infer_inputs : callable, optional
+        ``infer_inputs(input_types, attrs) -> input_types``: the types of untyped inputs
+        (weights, biases) from the data's type and the attributes, as Relay's type relation
+        inferred ``relay.var("w")`` from ``channels``/``kernel_size``.
     """
 
     name: str
@@ -98,14 +103,21 @@ class OpRow:
     refusals: tuple[Refusal, ...] = ()
     outputs: Callable[[Attrs], int] | None = None
     tuple_input: bool = False
+    infer_inputs: Callable[[list[Any], Attrs], list[Any]] | None = None
+    order: tuple[str, ...] = ()
 
     @functools.cached_property
     def signature(self) -> inspect.Signature:
-        """Relay's signature of the builder."""
+        """Relay's signature of the builder (inputs first, unless ``order`` says otherwise)."""
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        params = [inspect.Parameter(n, kind) for n in self.inputs]
-        params += [inspect.Parameter(n, kind, default=d) for n, d in self.attrs]
-        return inspect.Signature(params)
+        defaults = dict(self.attrs)
+        names = self.order or (*self.inputs, *defaults)
+        return inspect.Signature(
+            [
+                inspect.Parameter(n, kind, default=defaults.get(n, inspect.Parameter.empty))
+                for n in names
+            ]
+        )
 
     def default_attrs(self) -> Attrs:
         """The attributes of a call that gave none (``relay.Call(op, args)``)."""
@@ -133,6 +145,10 @@ class OpRow:
         return Attrs(self.attrs_type, fields)
 
 
+#: Op attributes that only described Relay's own passes; setting them changes nothing here.
+_INERT_ATTRS = frozenset({"TOpPattern", "TOpIsStateful", "TNonComputational", "TOpPatternGroup"})
+
+
 class RelayOp:
     """``relay.op.get(name)``: ``.name`` is the Relay name, ``.relax_op`` the Relax op."""
 
@@ -156,12 +172,30 @@ class RelayOp:
         Several Relay ops can become one Relax op (``nn.dense`` and ``nn.matmul`` are both
         ``relax.matmul``): a strategy applies to every call of that Relax op.
         """
-        self._attrs[attr_name] = value
         if attr_name == "FTVMStrategy":
             from .. import _strategy
             from .op.op import strategy_function
 
-            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value))
+            if self.row.relax_op != f"relax.{self.name}":
+                # The Relax form is another op, or more than one (nn.dense is relax.matmul of
+                # a transposed weight): a Relay compute would see other inputs. Refuse, rather
+                # than compute something else.
+                raise UnsupportedRelayError(
+                    f"an FTVMStrategy for relay op {self.name!r} cannot apply: it becomes "
+                    f"{self.row.relax_op}, whose calls have other inputs or attributes. Register "
+                    f"an implementation of {self.row.relax_op} with "
+                    "compile_engine_compat.register_implementation (or temp_strategy)"
+                )
+            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value, self.row))
+        elif attr_name not in _INERT_ATTRS:
+            raise UnsupportedRelayError(
+                f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
+                "TVM, and ignoring it would change results silently: give the Relax op "
+                f"{self.row.relax_op} a legalization (tvm.ir.register_op_attr(name, "
+                "'FLegalize', fn)) or an implementation (compile_engine_compat."
+                "register_implementation)"
+            )
+        self._attrs[attr_name] = value
 
     def reset_attr(self, attr_name: str) -> None:
         """Remove an op attribute (and the engine strategy it set)."""
@@ -420,6 +454,14 @@ def _pad(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     return relax.op.nn.pad(args[0], flat, attrs.pad_mode, value)
 
 
+#: Relay's upsampling method names -> Relax resize2d's.
+_UPSAMPLING_METHODS = {
+    "nearest_neighbor": "nearest_neighbor",
+    "bilinear": "linear",
+    "bicubic": "cubic",
+}
+
+
 def _upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     shape = _shape(args[0])
     h, w = attrs.layout.index("H"), attrs.layout.index("W")
@@ -431,7 +473,7 @@ def _upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         args[0],
         size,
         layout=attrs.layout,
-        method=attrs.method,
+        method=_UPSAMPLING_METHODS[attrs.method],
         coordinate_transformation_mode=mode,
         rounding_method=rounding,
     )
@@ -479,6 +521,104 @@ def _split(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     ios = attrs.indices_or_sections
     ios = int(ios) if isinstance(ios, int | np.integer) else [int(i) for i in ios]
     return relax.op.split(args[0], ios, int(attrs.axis))
+
+
+def _log_base(base: float) -> Emit:
+    """Relax has no log2/log10: log(x) / log(base), in the input's dtype."""
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        dtype = args[0].ty.dtype
+        lv = bb.emit(relax.op.log(args[0]))
+        return relax.op.divide(lv, relax.const(np.log(base), dtype))
+
+    return emit
+
+
+def _one_hot(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    dtype = attrs.dtype
+    on = relax.prim_value(tirx.const(attrs.on_value, dtype))
+    off = relax.prim_value(tirx.const(attrs.off_value, dtype))
+    return relax.op.one_hot(args[0], on, off, int(attrs.depth), int(attrs.axis))
+
+
+def _arange(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    start, stop, step = attrs.start, attrs.stop, attrs.step
+    if stop is None:
+        start, stop = 0, start
+    return relax.op.arange(start, stop, 1 if step is None else step, attrs.dtype)
+
+
+def _gather_nd(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    data, indices = args
+    # Relay indexes with indices[:, y...] (the index tuple first); Relax, like ONNX, with
+    # indices[y..., :] (the index tuple last).
+    rank = len(_shape(indices))
+    if rank > 1:
+        indices = bb.emit(relax.op.permute_dims(indices, [*range(1, rank), 0]))
+    if indices.ty.dtype != "int64":  # Relax's gather_nd takes int64 indices only
+        indices = bb.emit(relax.op.astype(indices, "int64"))
+    return relax.op.gather_nd(data, indices, int(attrs.batch_dims))
+
+
+def _reshape_like(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    return relax.op.reshape(args[0], _shape(args[1]))
+
+
+def _layout_transform(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    src, dst = attrs.src_layout, attrs.dst_layout
+    return relax.op.permute_dims(args[0], [src.index(c) for c in dst])
+
+
+def _equals(default: Any) -> Callable[[Any], bool]:
+    return lambda value: bool(value == default)
+
+
+def _plain_layout_pair(value: Any) -> bool:
+    return isinstance(value, str) and value.isalpha() and value.isupper()
+
+
+# -- input types Relay inferred for untyped weights ---------------------------------------------
+
+
+def _need(attrs: Attrs, *names: str) -> list[Any]:
+    values = [attrs[n] for n in names]
+    if any(v is None for v in values):
+        raise TypeError(f"an untyped weight needs {' and '.join(names)} to infer its shape")
+    return values
+
+
+def _infer_conv(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
+    def infer(types: list[Any], attrs: Attrs) -> list[Any]:
+        from ._expr import TensorType
+
+        data = types[0]
+        channels, kernel = _need(attrs, "channels", "kernel_size")
+        in_channels = int(data.shape[attrs.data_layout.index("C")])
+        groups = int(attrs.groups)
+        sizes = {"O": int(channels) // groups if transpose else int(channels)}
+        sizes["I"] = in_channels if transpose else in_channels // groups
+        spatial = iter(int(k) for k in kernel)
+        shape = [sizes[c] if c in sizes else next(spatial) for c in attrs.kernel_layout]
+        return [data, TensorType(shape, data.dtype)]
+
+    return infer
+
+
+def _infer_dense(types: list[Any], attrs: Attrs) -> list[Any]:
+    from ._expr import TensorType
+
+    (units,) = _need(attrs, "units")
+    data = types[0]
+    return [data, TensorType((int(units), data.shape[-1]), data.dtype)]
+
+
+def _infer_per_channel(types: list[Any], attrs: Attrs) -> list[Any]:
+    """Every input after the data is one value per channel (``attrs.axis``)."""
+    from ._expr import TensorType
+
+    data = types[0]
+    channel = data.shape[int(attrs.axis)]
+    return [data] + [TensorType((channel,), data.dtype) for _ in types[1:]]
 
 
 # -- normalizers (Relay's own, applied at the builder call) -------------------------------------
@@ -624,6 +764,7 @@ def _rows() -> list[OpRow]:
                     out_dtype=lambda a, _: _opt(a.out_dtype),
                 ),
                 f"relay.attrs.Conv{nd}DAttrs",
+                infer_inputs=_infer_conv(False),
                 normalize={
                     "strides": _ntuple(nd),
                     "dilation": _ntuple(nd),
@@ -663,6 +804,7 @@ def _rows() -> list[OpRow]:
                     out_dtype=lambda a, _: _opt(a.out_dtype),
                 ),
                 f"relay.attrs.Conv{nd}DTransposeAttrs",
+                infer_inputs=_infer_conv(True),
                 normalize={
                     "strides": _ntuple(nd),
                     "dilation": _ntuple(nd),
@@ -765,6 +907,7 @@ def _rows() -> list[OpRow]:
             _dense,
             "relay.attrs.DenseAttrs",
             normalize={"out_dtype": _dtype},
+            infer_inputs=_infer_dense,
         ),
         OpRow(
             "nn.matmul",
@@ -791,6 +934,7 @@ def _rows() -> list[OpRow]:
             "relax.add",
             _bias_add,
             "relay.attrs.BiasAddAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow("nn.relu", ("data",), (), "relax.nn.relu", direct("relax.nn.relu")),
         OpRow(
@@ -808,6 +952,7 @@ def _rows() -> list[OpRow]:
             "relax.nn.prelu",
             direct("relax.nn.prelu", axis="axis"),
             "relay.attrs.PReluAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.softmax",
@@ -846,6 +991,7 @@ def _rows() -> list[OpRow]:
                 training=lambda a, _: False,
             ),
             "relay.attrs.BatchNormAttrs",
+            infer_inputs=_infer_per_channel,
             outputs=lambda a: 3,
         ),
         OpRow(
@@ -861,6 +1007,7 @@ def _rows() -> list[OpRow]:
                 scale="scale",
             ),
             "relay.attrs.LayerNormAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.group_norm",
@@ -875,6 +1022,7 @@ def _rows() -> list[OpRow]:
             "relax.nn.group_norm",
             _group_norm,
             "relay.attrs.GroupNormAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.instance_norm",
@@ -883,6 +1031,7 @@ def _rows() -> list[OpRow]:
             "relax.nn.instance_norm",
             _instance_norm,
             "relay.attrs.InstanceNormAttrs",
+            infer_inputs=_infer_per_channel,
         ),
         OpRow(
             "nn.pad",
@@ -913,6 +1062,13 @@ def _rows() -> list[OpRow]:
             "relax.image.resize2d",
             _upsampling,
             "relay.attrs.UpSamplingAttrs",
+            refusals=(
+                Refusal(
+                    "method",
+                    lambda v: v in _UPSAMPLING_METHODS,
+                    "use nearest_neighbor, bilinear or bicubic",
+                ),
+            ),
         ),
         OpRow(
             "nn.dropout",
@@ -1190,6 +1346,135 @@ def _rows() -> list[OpRow]:
                 "relay.attrs.ScanopAttrs",
             )
         )
+    rows += [
+        OpRow("copy", ("data",), (), "(none: Relax values are immutable)", _identity),
+        OpRow("log2", ("data",), (), "relax.log", _log_base(2.0)),
+        OpRow("log10", ("data",), (), "relax.log", _log_base(10.0)),
+        OpRow(
+            "nn.fast_softmax",
+            ("data",),
+            (("axis", -1),),
+            "relax.nn.softmax",
+            direct("relax.nn.softmax", axis="axis"),
+            "relay.attrs.SoftmaxAttrs",
+        ),
+        OpRow(
+            "nn.adaptive_avg_pool3d",
+            ("data",),
+            (("output_size", None), ("layout", "NCDHW"), ("out_layout", "")),
+            "relax.nn.adaptive_avg_pool3d",
+            direct(
+                "relax.nn.adaptive_avg_pool3d",
+                output_size="output_size",
+                layout="layout",
+                out_layout=lambda a, _: _opt(a.out_layout),
+            ),
+            "relay.attrs.AdaptivePool3DAttrs",
+            normalize={"output_size": _ntuple(3)},
+        ),
+        OpRow(
+            "gather",
+            ("data", "indices"),
+            (("axis", _REQUIRED),),
+            "relax.gather_elements",
+            direct("relax.gather_elements", axis="axis"),
+            "relay.attrs.GatherAttrs",
+            order=("data", "axis", "indices"),
+        ),
+        OpRow(
+            "gather_nd",
+            ("data", "indices"),
+            (("batch_dims", 0), ("index_rank", None)),
+            "relax.gather_nd",
+            _gather_nd,
+            "relay.attrs.GatherNDAttrs",
+        ),
+        OpRow(
+            "scatter_elements",
+            ("data", "indices", "updates"),
+            (("axis", 0), ("reduction", "update")),
+            "relax.scatter_elements",
+            direct("relax.scatter_elements", axis="axis", reduction="reduction"),
+            "relay.attrs.ScatterElementsAttrs",
+        ),
+        OpRow(
+            "one_hot",
+            ("indices",),
+            (
+                ("on_value", _REQUIRED),
+                ("off_value", _REQUIRED),
+                ("depth", _REQUIRED),
+                ("axis", _REQUIRED),
+                ("dtype", _REQUIRED),
+            ),
+            "relax.one_hot",
+            _one_hot,
+            "relay.attrs.OneHotAttrs",
+            normalize={"on_value": _scalar_value, "off_value": _scalar_value, "dtype": _dtype},
+        ),
+        OpRow(
+            "arange",
+            (),
+            (("start", _REQUIRED), ("stop", None), ("step", None), ("dtype", "float32")),
+            "relax.arange",
+            _arange,
+            "relay.attrs.ArangeAttrs",
+            normalize={"start": _scalar_value, "stop": _scalar_value, "step": _scalar_value},
+        ),
+        OpRow(
+            "reshape_like",
+            ("data", "shape_like"),
+            (
+                ("lhs_begin", 0),
+                ("lhs_end", None),
+                ("rhs_begin", 0),
+                ("rhs_end", None),
+            ),
+            "relax.reshape",
+            _reshape_like,
+            "relay.attrs.ReshapeLikeAttrs",
+            refusals=tuple(
+                Refusal(name, _equals(default), "reshape to a static shape with relay.reshape")
+                for name, default in (
+                    ("lhs_begin", 0),
+                    ("lhs_end", None),
+                    ("rhs_begin", 0),
+                    ("rhs_end", None),
+                )
+            ),
+        ),
+        OpRow(
+            "layout_transform",
+            ("data",),
+            (("src_layout", _REQUIRED), ("dst_layout", _REQUIRED)),
+            "relax.permute_dims",
+            _layout_transform,
+            "relay.attrs.LayoutTransformAttrs",
+            refusals=(
+                Refusal(
+                    "dst_layout",
+                    _plain_layout_pair,
+                    "only permutations of plain layouts (NCHW <-> NHWC) map to "
+                    "relax.op.permute_dims; use relax.op.layout_transform with an index map",
+                ),
+                Refusal(
+                    "src_layout",
+                    _plain_layout_pair,
+                    "only permutations of plain layouts (NCHW <-> NHWC) map to "
+                    "relax.op.permute_dims; use relax.op.layout_transform with an index map",
+                ),
+            ),
+        ),
+        OpRow(
+            "einsum",
+            ("data",),
+            (("equation", _REQUIRED),),
+            "relax.einsum",
+            lambda bb, args, attrs: relax.op.einsum(args[0], attrs.equation),
+            "relay.attrs.EinsumAttrs",
+            tuple_input=True,
+        ),
+    ]
     return rows
 
 
@@ -1237,10 +1522,6 @@ REFUSED_OPS: dict[str, str] = {
     "nn.space_to_depth": "use relax.op.reshape and relax.op.permute_dims",
     "nn.depth_to_space": "use relax.op.reshape and relax.op.permute_dims",
     "nn.contrib_conv2d_winograd_without_weight_transform": "use relax.op.nn.conv2d",
-    "gather_nd": "Relay's gather_nd indexes along the first axis of indices; use "
-    "relax.op.gather_nd after relax.op.permute_dims of the indices",
-    "one_hot": "use relax.op.one_hot(indices, relax.prim_value(on), relax.prim_value(off), depth)",
-    "copy": "Relax values are immutable: use the value itself",
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from ._emit import infer
 from ._expr import Expr
 
-__all__ = ["InferType"]
+__all__ = ["InferType", "SimplifyInference"]
 
 
 class InferType:
@@ -37,3 +37,33 @@ class InferType:
 
     def __repr__(self) -> str:
         return "InferType"
+
+
+class SimplifyInference:
+    """``relay.transform.SimplifyInference()``: already done, the module is returned as is.
+
+    The front end emits ``nn.batch_norm`` in inference mode and ``nn.dropout`` as the identity,
+    which is what this pass produced.
+    """
+
+    def __call__(self, mod: Any) -> Any:
+        """Return ``mod`` unchanged."""
+        return mod
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("_"):
+        raise AttributeError(name)
+    from tvm import relax
+
+    from .._import_alias import RelayRemovedError, _message
+
+    if hasattr(relax.transform, name):
+        why = (
+            f"the module from tvm.IRModule.from_expr(relay_func) is a Relax module: apply "
+            f"tvm.relax.transform.{name}() to it (its arguments may differ from Relay's)"
+        )
+    else:
+        why = "Relax builds its functions normalized and typed; drop the pass, or find its "
+        why += "Relax counterpart in tvm.relax.transform"
+    raise RelayRemovedError(_message(f"tvm.relay.transform.{name}", why))

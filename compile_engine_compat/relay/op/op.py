@@ -17,15 +17,18 @@ from collections.abc import Callable
 from typing import Any
 
 import tvm
+import tvm_ffi
 
 from ... import _strategy
 from ..._deprecation import warn_legacy
-from .._ops import get
+from .._expr import Attrs
+from .._ops import OpRow, get
 
 __all__ = [
     "OpImplementation",
     "OpSpecialization",
     "OpStrategy",
+    "RelayAttrsView",
     "SpecializedCondition",
     "register_strategy",
     "strategy_function",
@@ -138,7 +141,62 @@ def _clauses_holder(clauses: list[Any]) -> Callable[[list[Any]], list[Any]]:
     return lambda inputs: clauses
 
 
-def _convert(strategy: OpStrategy) -> list[_strategy.OpImplementation]:
+class RelayAttrsView:
+    """A Relax call's attributes read under Relay's names, for Relay-era computes.
+
+    Inside ``lower``/``jit`` the engine hands a strategy the Relax call's attributes. Their names
+    agree with Relay's for the ops a strategy may be set on (see ``RelayOp.set_attr``); Relay-only
+    attributes (``channels``, ``kernel_size``) read as their Relay defaults, and Relax's unset
+    ``out_dtype``/``out_layout`` (None) as Relay's ``""``.
+    """
+
+    def __init__(self, attrs: Any, row: OpRow) -> None:
+        self._attrs = attrs
+        self._defaults = dict(row.attrs)
+
+    def __getattr__(self, name: str) -> Any:
+        attrs = self.__dict__["_attrs"]
+        if attrs is not None and name in _attr_names(attrs):
+            value = getattr(attrs, name)
+            if value is None and name in ("out_dtype", "out_layout"):
+                return ""
+            if isinstance(value, tvm_ffi.Array):
+                # As the Relay-side attributes: Python tuples (today's TOPI rejects FFI arrays).
+                return tuple(int(v) if isinstance(v, tvm.tirx.IntImm) else v for v in value)
+            return value
+        if name in self.__dict__["_defaults"]:
+            return self.__dict__["_defaults"][name]
+        raise AttributeError(f"the call's attributes have no {name!r}")
+
+    def get_int(self, key: str) -> int:
+        """The attribute as an int."""
+        return int(getattr(self, key))
+
+    def get_str(self, key: str) -> str:
+        """The attribute as a str."""
+        return str(getattr(self, key))
+
+    def get_int_tuple(self, key: str) -> tuple[int, ...]:
+        """The attribute as a tuple of ints."""
+        return tuple(int(v) for v in getattr(self, key))
+
+
+def _attr_names(attrs: Any) -> set[str]:
+    if isinstance(attrs, Attrs):
+        return set(attrs.keys())
+    return {n for n in dir(attrs) if not n.startswith("_")}
+
+
+def _relay_compute(fcompute: RelayCompute, row: OpRow) -> RelayCompute:
+    def compute(attrs: Any, inputs: list[Any], out_type: Any) -> Any:
+        if not isinstance(attrs, Attrs):
+            attrs = RelayAttrsView(attrs, row)
+        return fcompute(attrs, inputs, out_type)
+
+    return compute
+
+
+def _convert(strategy: OpStrategy, row: OpRow) -> list[_strategy.OpImplementation]:
     impls = []
     for spec in strategy.specializations:
         condition = None if spec.condition is None else _clauses_holder(spec.condition.clauses)
@@ -148,19 +206,27 @@ def _convert(strategy: OpStrategy) -> list[_strategy.OpImplementation]:
                 warn_legacy("relay.op.strategy.wrap_topi_schedule")
             impls.append(
                 _strategy.OpImplementation(
-                    impl.name, impl.fcompute, None, impl.plevel, condition=condition
+                    impl.name,
+                    _relay_compute(impl.fcompute, row),
+                    None,
+                    impl.plevel,
+                    condition=condition,
                 )
             )
     return impls
 
 
-def strategy_function(fstrategy: Callable[..., OpStrategy]) -> _strategy.StrategyFunction:
+def strategy_function(
+    fstrategy: Callable[..., OpStrategy], row: OpRow
+) -> _strategy.StrategyFunction:
     """Adapt a Relay strategy function to the engine's registry.
 
     Parameters
     ----------
     fstrategy : callable
         ``fstrategy(attrs, inputs, out_type, target) -> OpStrategy``.
+    row : OpRow
+        The op's row of the Relay op table.
 
     Returns
     -------
@@ -173,6 +239,8 @@ def strategy_function(fstrategy: Callable[..., OpStrategy]) -> _strategy.Strateg
             target = tvm.target.Target(target)
         if target is None:
             target = tvm.target.Target.current(allow_none=True) or tvm.target.Target("llvm")
+        if attrs is not None and not isinstance(attrs, Attrs):
+            attrs = RelayAttrsView(attrs, row)
         with target:
             strategy = fstrategy(attrs, inputs, out_type, target)
         if not isinstance(strategy, OpStrategy):
@@ -180,7 +248,7 @@ def strategy_function(fstrategy: Callable[..., OpStrategy]) -> _strategy.Strateg
                 f"the FTVMStrategy function returned {type(strategy).__qualname__}, not a "
                 "relay.op.OpStrategy"
             )
-        return _convert(strategy)
+        return _convert(strategy, row)
 
     fn.__wrapped__ = fstrategy  # type: ignore[attr-defined]
     return fn
