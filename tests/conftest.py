@@ -18,6 +18,8 @@ def engine():
         warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
         eng = compile_engine.get()
         eng.clear()
+    # Legacy clear() keeps the shape functions (as C++ did); each test starts from an empty engine.
+    eng._shape_cache.clear()
     return eng
 
 
