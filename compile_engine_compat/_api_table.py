@@ -67,9 +67,23 @@ class LegacyApi:
     rewrite: str | None = None
 
     @property
-    def docs(self) -> str:
-        """Link to this row's section of the migration guide."""
+    def rule_id(self) -> str:
+        """The row's stable rule id, e.g. ``CEC104`` (see :data:`RULE_IDS` for the scheme)."""
+        return RULE_IDS[self.name]
+
+    @property
+    def docs_anchor(self) -> str:
+        """This row's section of the migration guide, relative to the installed package."""
         return f"{DOCS_URL}#{self.anchor}"
+
+    @property
+    def docs(self) -> str:
+        """Where to read about this row, pointing only at what is installed.
+
+        MIGRATION.md ships inside the package, and ``compile-engine-compat docs ID`` prints the
+        row; warnings, errors and reports all say this one text.
+        """
+        return f"{self.docs_anchor} (run `compile-engine-compat docs {self.rule_id}`)"
 
 
 def _row(
@@ -563,6 +577,34 @@ API_TABLE: dict[str, LegacyApi] = {
         *_TVM_ROWS,
     )
 }
+
+#: Rule-id prefix of every scanner finding.
+RULE_PREFIX = "CEC"
+#: The rule-id groups: the hundreds digit of an id says which part of the table a row is in.
+RULE_GROUPS: tuple[tuple[int, str, tuple[LegacyApi, ...]], ...] = (
+    (1, "compile_engine (removed in TVM 0.8)", _ENGINE_ROWS),
+    (2, "te_compiler (TVM 0.8-0.19)", _TE_COMPILER_ROWS),
+    (3, "registered global functions", _GLOBAL_ROWS),
+    (4, "pass-config keys", _CONFIG_ROWS),
+    (5, "shim additions on the legacy engine", _SHIM_ROWS),
+    (6, "pass-config keys of TVM 0.19 and earlier", _LEGACY_CONFIG_ROWS),
+    (7, "target strings of TVM 0.19 and earlier", _TARGET_ROWS),
+    (8, "Relay front end: relay.build, executors, strategies", _RELAY_ROWS),
+    (9, "TVM 0.19 and earlier names around Relay", _TVM_ROWS),
+)
+#: Row name -> rule id, derived: ``CEC`` + the group digit + the row's 1-based position in its
+#: group, two digits (``compile_engine`` is CEC101, ``compile_engine.get`` CEC102,
+#: ``te_compiler`` CEC201, ``relay.backend._make_LoweredOutput`` CEC301). Ids are stable as
+#: long as rows are only ever appended to their group, never reordered or removed (a retired
+#: row stays, as ruff keeps removed rule codes reserved); tests/test_api_table.py pins the full
+#: mapping so that an accidental renumbering fails loudly.
+RULE_IDS: dict[str, str] = {
+    row.name: f"{RULE_PREFIX}{group}{index:02d}"
+    for group, _, rows in RULE_GROUPS
+    for index, row in enumerate(rows, start=1)
+}
+#: Rule id -> row.
+RULES: dict[str, LegacyApi] = {RULE_IDS[name]: row for name, row in API_TABLE.items()}
 
 
 #: Legacy module path -> the row-name prefix of its members. ``_backend`` was the FFI namespace

@@ -1,4 +1,16 @@
-"""Generate MIGRATION.md from the API table: ``compile-engine-compat docs [--check] [-o FILE]``.
+"""MIGRATION.md from the API table, and one row of it where the user is.
+
+Usage::
+
+    compile-engine-compat docs NAME-or-ID     # one row: old call, modern code, differences
+    compile-engine-compat docs --path         # where the installed MIGRATION.md is
+    compile-engine-compat docs [-o FILE] [--check FILE]   # the whole guide
+
+``NAME-or-ID`` is a rule id (``CEC105``), a row name (``compile_engine.CompileEngine.jit``), an
+old dotted path (``tvm.relay.backend.compile_engine.get``) or an anchor. The guide ships inside
+the package (``compile_engine_compat/MIGRATION.md``, package data), so the ``MIGRATION.md#...``
+references in warnings, errors and scan reports resolve in an installed copy; a test keeps that
+file equal to :func:`generate`, as it does the repository's.
 
 The hand-written parts (intro, behaviours that differ, fix kinds) live here as text, so that
 regenerating the file loses nothing; every row section comes from :data:`API_TABLE`. A test keeps
@@ -8,6 +20,7 @@ the committed MIGRATION.md equal to :func:`generate`.
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,12 +28,16 @@ from pathlib import Path
 from ._api_table import (
     API_TABLE,
     COMPILE_ENGINE_REMOVED_IN_TVM,
+    RULES,
     SHIM_REMOVAL_VERSION,
     TE_COMPILER_REMOVED_IN_TVM,
     LegacyApi,
 )
 
-__all__ = ["generate", "main"]
+__all__ = ["PACKAGED", "find_row", "generate", "main", "row_text"]
+
+#: The copy of MIGRATION.md installed with the package.
+PACKAGED = Path(__file__).with_name("MIGRATION.md")
 
 _INTRO = f"""\
 # Migration guide: `tvm.relay.backend.compile_engine` and `te_compiler`
@@ -159,14 +176,51 @@ def generate() -> str:
     return "\n".join(parts)
 
 
+def find_row(key: str) -> LegacyApi | None:
+    """The row a rule id, row name, old dotted path or anchor names, if any."""
+    key = key.strip()
+    if key.upper() in RULES:
+        return RULES[key.upper()]
+    if key in API_TABLE:
+        return API_TABLE[key]
+    for row in API_TABLE.values():
+        if key in row.old_paths or key == row.anchor or key == row.shim:
+            return row
+    return None
+
+
+def row_text(row: LegacyApi) -> str:
+    """One row as ``docs NAME`` prints it: its MIGRATION.md section, headed by the rule id."""
+    # The HTML anchor is for the rendered guide, not a terminal.
+    section = "\n".join(line for line in _section(row).splitlines() if not line.startswith("<a "))
+    return f"{row.rule_id}  {row.name}\n\n{section}\n\nSee {PACKAGED}#{row.anchor}\n"
+
+
 def main(argv: Sequence[str]) -> int:
-    """Print MIGRATION.md, write it (``-o``), or check a file is current (``--check``)."""
+    """Print one row, the guide's path, or MIGRATION.md (``-o`` writes it, ``--check`` checks)."""
     parser = argparse.ArgumentParser(
         prog="compile-engine-compat docs", description="MIGRATION.md from the API table."
     )
+    parser.add_argument("name", nargs="?", metavar="NAME-or-ID", help="print only this row")
+    parser.add_argument("--path", action="store_true", help="print the installed guide's path")
     parser.add_argument("-o", "--output", help="write here instead of printing")
     parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE is not current")
     args = parser.parse_args(list(argv))
+    if args.path:
+        print(PACKAGED)
+        return 0
+    if args.name:
+        row = find_row(args.name)
+        if row is None:
+            names = [*RULES, *API_TABLE]
+            close = difflib.get_close_matches(args.name, names, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            print(
+                f"compile-engine-compat docs: no rule or name {args.name!r}{hint}", file=sys.stderr
+            )
+            return 2
+        sys.stdout.write(row_text(row))
+        return 0
     text = generate()
     if args.check:
         current = Path(args.check).read_text(encoding="utf-8") if Path(args.check).exists() else ""

@@ -27,13 +27,19 @@ would be changes).
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
 import difflib
+import functools
+import json
 import os
+import re
 import string
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 import libcst.metadata as md
@@ -48,7 +54,9 @@ from ._sources import (
     Source,
     SourceFile,
     call_with_deep_stack,
+    cell_text,
     check_nesting,
+    is_magic,
     iter_sources,
     read_source,
 )
@@ -71,6 +79,8 @@ class Change:
     col: int
     kind: str
     message: str
+    #: Notebooks: the cell index (``line`` is then the line in that cell).
+    cell: int | None = None
 
 
 @dataclass
@@ -221,6 +231,8 @@ class _Apply(cst.CSTTransformer):
     def __init__(self, plan: _Plan) -> None:
         super().__init__()
         self.plan = plan
+        #: ids of the ``pass`` placeholders that carry a removed line's comments
+        self.orphans: set[int] = set()
 
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
@@ -262,16 +274,46 @@ class _Apply(cst.CSTTransformer):
                 trailing_whitespace=updated_node.trailing_whitespace,
             )
             lines_out = [first, *extra[1:]]
+        elif any(line.comment for line in updated_node.leading_lines):
+            # The comment above a removed call ("# Run the reference result") describes the code
+            # that follows it: keep a placeholder that hands its lines on (see _adopt_comments).
+            orphan = _line("pass").with_changes(leading_lines=updated_node.leading_lines)
+            self.orphans.add(id(orphan))
+            return orphan
         else:
             return cst.RemovalSentinel.REMOVE
         return cst.FlattenSentinel(lines_out) if len(lines_out) > 1 else lines_out[0]
 
+    def _adopt_comments(
+        self, body: Sequence[cst.BaseStatement], footer: Sequence[cst.EmptyLine]
+    ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+        """Drop the placeholders of removed lines, moving their comments to the next statement
+        (or the block's footer when none follows)."""
+        out: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for statement in body:
+            if id(statement) in self.orphans:
+                carried += statement.leading_lines  # type: ignore[union-attr, attr-defined]
+                continue
+            if carried:
+                lines = [*carried, *statement.leading_lines]  # type: ignore[union-attr, attr-defined]
+                statement = statement.with_changes(leading_lines=lines)
+                carried = []
+            out.append(statement)
+        return out, [*carried, *footer]
+
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
-        if not updated_node.body:  # every statement was a dropped call
-            return updated_node.with_changes(body=[_line("pass")])
-        return updated_node
+        body, footer = self._adopt_comments(updated_node.body, updated_node.footer)
+        if not body:  # every statement was a dropped call
+            body = [_line("pass").with_changes(leading_lines=footer)]
+            footer = list(updated_node.footer)
+        return updated_node.with_changes(body=body, footer=footer)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body, footer = self._adopt_comments(updated_node.body, updated_node.footer)
+        return updated_node.with_changes(body=body, footer=footer)
 
 
 class _NameUse(cst.CSTVisitor):
@@ -309,8 +351,12 @@ def _shim_imports(module: cst.Module) -> list[cst.ImportFrom]:
 
 def _tidy_imports(module: cst.Module, plan: _Plan, bare_tvm_dropped: bool) -> cst.Module:
     context = CodemodContext()
+    code = module.code
     for needed in sorted(plan.needed):
-        AddImportsVisitor.add_needed_import(context, needed)
+        # A chain that --unsafe then removed or rewrote (``relay.backend.compile_engine.get()
+        # .clear()``) needs no import: add only those the new code still spells.
+        if needed + "." in code:
+            AddImportsVisitor.add_needed_import(context, needed)
     if bare_tvm_dropped:
         finder = _NameUse()
         module.visit(finder)
@@ -438,15 +484,128 @@ def fix_file(file: SourceFile, unsafe: bool) -> FileFix:
         source = read_source(file.path, file.display)
     except SkipFile as exc:
         return FileFix(file.display, "", "", skipped=str(exc))
-    before = source.code
     if source.is_notebook:
-        return FileFix(file.display, before, before, skipped="notebooks are scanned, not fixed")
+        return _fix_notebook(source, unsafe)
+    before = source.code
     try:
         after, changes, manual = fix_code(before, unsafe, source.package)
     except Exception as exc:  # one bad file never ends the run; same words as scan
         skip = skipped_for(file.display, exc)
         return FileFix(file.display, before, before, skipped=skip.reason, internal=skip.internal)
     return FileFix(file.display, before, after, changes, manual, source=source)
+
+
+_CELL_MARK = "# compile-engine-compat cell "
+_MAGIC_MARK = "pass  # compile-engine-compat magic "
+_CELL_LINE = re.compile(r"^# compile-engine-compat cell (\d+)$", re.M)
+_MAGIC_LINE = re.compile(r"^([ \t]*)pass  # compile-engine-compat magic (\d+)$", re.M)
+
+
+def _json_layout(notebook: dict[str, Any], raw: bytes) -> Callable[[Any], str] | None:
+    """The ``json.dumps`` settings that reproduce ``raw`` exactly, if any.
+
+    Rewriting a notebook re-serialises it; only when the untouched notebook round-trips byte for
+    byte is it certain that outputs and metadata come out unchanged (nbformat writes
+    ``indent=1, sort_keys=True, ensure_ascii=False`` and a final newline).
+    """
+    text = raw.decode("utf-8", "replace")
+    for indent in (1, 2, 4, None):
+        for sort_keys in (True, False):
+            for ensure_ascii in (False, True):
+                dumped = json.dumps(
+                    notebook, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii
+                )
+                for end in ("\n", ""):
+                    if dumped + end == text:
+                        return functools.partial(
+                            _dumps,
+                            indent=indent,
+                            sort_keys=sort_keys,
+                            ensure_ascii=ensure_ascii,
+                            end=end,
+                        )
+    return None
+
+
+def _dumps(value: Any, indent: int | None, sort_keys: bool, ensure_ascii: bool, end: str) -> str:
+    return json.dumps(value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii) + end
+
+
+def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
+    """Fix a notebook's code cells as one module (an import in one cell serves the next).
+
+    Each cell is preceded by a marker comment and each magic line becomes a marked ``pass``, so
+    that the fixed module splits back into the same cells with the magics restored; cell magics
+    (``%%bash``) are left out. Outputs, metadata and untouched cells keep their bytes.
+    """
+    raw = source.raw.decode("utf-8", "replace")
+    notebook = source.notebook or {}
+    magics: list[str] = []
+    parts: list[str] = []
+    trailing: dict[int, int] = {}
+    for index, cell in enumerate(notebook.get("cells", [])):
+        text = cell_text(cell)
+        if cell.get("cell_type") != "code" or text.startswith("%%"):
+            continue
+        lines = []
+        for line in text.split("\n"):
+            if is_magic(line):
+                lines.append(line[: len(line) - len(line.lstrip())] + f"{_MAGIC_MARK}{len(magics)}")
+                magics.append(line)
+            else:
+                lines.append(line)
+        trailing[index] = len(text) - len(text.rstrip("\n"))
+        parts.append(f"{_CELL_MARK}{index}\n" + "\n".join(lines).rstrip("\n"))
+    code = "\n".join(parts) + "\n"
+    unchanged = FileFix(source.display, raw, raw, source=source)
+    try:
+        new_code, changes, manual = fix_code(code, unsafe)
+    except Exception as exc:  # one bad file never ends the run; same words as scan
+        skip = skipped_for(source.display, exc)
+        return FileFix(source.display, raw, raw, skipped=skip.reason, internal=skip.internal)
+    starts = [(m.start(), int(m.group(1))) for m in _CELL_LINE.finditer(code)]
+    marker_lines = [(code.count("\n", 0, pos) + 1, cell) for pos, cell in starts]
+
+    def in_cell(item: Change) -> Change:
+        line, cell = item.line, None
+        for first, index in marker_lines:
+            if first < item.line:
+                line, cell = item.line - first, index
+        return dataclasses.replace(item, line=line, cell=cell)
+
+    changes, manual = [in_cell(c) for c in changes], [in_cell(c) for c in manual]
+    if new_code == code:
+        return dataclasses.replace(unchanged, manual=manual)
+    dump = _json_layout(notebook, source.raw)
+    if dump is None:
+        reason = "not rewritten: its JSON layout is not one json.dumps writes (scan still reads it)"
+        return FileFix(source.display, raw, raw, changes, manual, skipped=reason)
+    pieces = _CELL_LINE.split(new_code)
+    cells_out = {int(pieces[i]): pieces[i + 1] for i in range(1, len(pieces), 2)}
+    if [cell for _, cell in starts] != [int(pieces[i]) for i in range(1, len(pieces), 2)]:
+        return FileFix(
+            source.display,
+            raw,
+            raw,
+            changes,
+            manual,
+            skipped="not rewritten: the fix moved a cell boundary",
+        )
+    fixed = copy.deepcopy(notebook)
+    for index, piece in cells_out.items():
+        text = piece[1:] if piece.startswith("\n") else piece  # the marker line's own newline
+        if index == starts[0][1]:
+            text = pieces[0] + text  # imports the fix added above the first cell
+        text = _MAGIC_LINE.sub(lambda m: magics[int(m.group(2))], text)
+        text = text.rstrip("\n") + "\n" * trailing[index]
+        cell = fixed["cells"][index]
+        if text == cell_text(cell):
+            continue
+        if isinstance(cell.get("source"), list):
+            cell["source"] = re.findall(r"[^\n]*\n|[^\n]+$", text)
+        else:
+            cell["source"] = text
+    return FileFix(source.display, raw, dump(fixed), changes, manual, source=source)
 
 
 def write_back(result: FileFix) -> str:
@@ -486,7 +645,9 @@ def report(results: list[FileFix]) -> str:
         lines.append(f"\nFile: {result.display}")
         for item in [*result.changes, *result.manual]:
             severity = "WARNING" if item.kind == "manual" else "INFO"
-            lines.append(f"{result.display}:{item.line}:{item.col}: {severity}: {item.message}")
+            cell = f"[cell {item.cell}]" if item.cell is not None else ""
+            where = f"{result.display}{cell}:{item.line}:{item.col}"
+            lines.append(f"{where}: {severity}: {item.message}")
     return "\n".join(lines)
 
 

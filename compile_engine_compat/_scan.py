@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import urllib.parse
 from collections import Counter
@@ -35,7 +36,8 @@ from typing import TextIO
 import libcst as cst
 import libcst.metadata as md
 
-from ._api_table import API_TABLE, DOCS_URL, Fix
+from ._api_table import API_TABLE, DOCS_URL, RULES, Fix
+from ._baseline import BaselineError, count, load_baseline, new_items, write_baseline
 from ._legacy_uses import Use, find_uses, relevant_code
 from ._sources import (
     SkipFile,
@@ -65,15 +67,27 @@ class Finding:
     fix: Fix
     cell: int | None = None
 
+    @property
+    def code(self) -> str:
+        """The rule id, e.g. ``CEC105``."""
+        return API_TABLE[self.api].rule_id
+
+    @property
+    def docs(self) -> str:
+        """Where to read about it (installed: MIGRATION.md in the package, or ``docs ID``)."""
+        return API_TABLE[self.api].docs
+
     def as_dict(self) -> dict[str, object]:
-        """The JSON form: path, line, col, api, replacement, fix (and cell for notebooks)."""
+        """The JSON form: path, line, col, code, api, replacement, fix, docs (cell in notebooks)."""
         out: dict[str, object] = {
             "path": self.path,
             "line": self.line,
             "col": self.col,
+            "code": self.code,
             "api": self.api,
             "replacement": self.replacement,
             "fix": self.fix,
+            "docs": self.docs,
         }
         if self.cell is not None:
             out["cell"] = self.cell
@@ -135,10 +149,15 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
     uses = call_with_deep_stack(_parse_and_find, relevant.code, source.package)
     origins = ("legacy", "shim") if include_shim else ("legacy",)
     findings = []
+    # Split into lines only when a suppression can exist: most files have none.
+    lines = _LINE_BREAKS.split(source.code) if "noqa" in source.code.lower() else None
     for use in uses:
         if use.guarded or use.origin not in origins:
             continue
-        line, cell = source.locate(relevant.original_line(use.line))
+        code_line = relevant.original_line(use.line)
+        if lines is not None and _suppressed(lines[code_line - 1], use.row.rule_id):
+            continue
+        line, cell = source.locate(code_line)
         findings.append(
             Finding(
                 source.display,
@@ -151,6 +170,20 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
             )
         )
     return findings
+
+
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+# ruff's syntax: a bare noqa comment covers everything on its line, "noqa: CEC101, CEC105" those.
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+
+
+def _suppressed(line: str, rule_id: str) -> bool:
+    """Does a ``# noqa`` comment on ``line`` cover ``rule_id``?"""
+    for match in _NOQA.finditer(line):
+        codes = match.group("codes")
+        if codes is None or rule_id in re.split(r"[,\s]+", codes.upper()):
+            return True
+    return False
 
 
 def _parse_and_find(code: str, package: str | None) -> list[Use]:
@@ -194,7 +227,7 @@ def _where(finding: Finding) -> str:
 
 def _text(findings: list[Finding], skipped: list[Skipped]) -> str:
     lines = [
-        f"{_where(f)}: {f.api} [{f.fix}] use {f.replacement} ({API_TABLE[f.api].docs})"
+        f"{_where(f)}: {f.code} {f.api} [{f.fix}] use {f.replacement}; see {f.docs}"
         for f in findings
     ]
     lines += [str(skip) for skip in skipped]
@@ -218,22 +251,23 @@ def _json(findings: list[Finding], skipped: list[Skipped]) -> str:
 
 
 def _sarif(findings: list[Finding], skipped: list[Skipped]) -> str:
-    apis = sorted({f.api for f in findings})
+    codes = sorted({f.code for f in findings})
     rules = [
         {
-            "id": api,
-            "shortDescription": {"text": f"legacy compile_engine API: {api}"},
-            "help": {"text": f"Use {API_TABLE[api].replacement}"},
-            "helpUri": API_TABLE[api].docs,
+            "id": code,
+            "name": RULES[code].name,
+            "shortDescription": {"text": f"legacy compile_engine API: {RULES[code].name}"},
+            "help": {"text": f"Use {RULES[code].replacement}. See {RULES[code].docs}"},
+            "helpUri": RULES[code].docs_anchor,
         }
-        for api in apis
+        for code in codes
     ]
     results = [
         {
-            "ruleId": f.api,
-            "ruleIndex": apis.index(f.api),
+            "ruleId": f.code,
+            "ruleIndex": codes.index(f.code),
             "level": "note" if f.fix == "safe" else "warning",
-            "message": {"text": f"{f.api} is legacy ({f.fix} fix): use {f.replacement}"},
+            "message": {"text": f"{f.code} {f.api} is legacy ({f.fix} fix): use {f.replacement}"},
             "locations": [
                 {
                     "physicalLocation": {
@@ -242,7 +276,11 @@ def _sarif(findings: list[Finding], skipped: list[Skipped]) -> str:
                     }
                 }
             ],
-            "properties": {"fix": f.fix, **({"cell": f.cell} if f.cell is not None else {})},
+            "properties": {
+                "fix": f.fix,
+                "api": f.api,
+                **({"cell": f.cell} if f.cell is not None else {}),
+            },
         }
         for f in findings
     ]
@@ -284,11 +322,11 @@ def _github(findings: list[Finding], skipped: list[Skipped]) -> str:
     lines = [
         workflow_command(
             "warning",
-            f"{f.api} ({f.fix} fix): use {f.replacement}",
+            f"{f.api} ({f.fix} fix): use {f.replacement}. See {f.docs}",
             file=f.path,
             line=f.line,
             col=f.col,
-            title=f"legacy {f.api}",
+            title=f"{f.code} legacy {f.api}",
         )
         for f in findings
     ]
@@ -319,11 +357,52 @@ def format_findings(
     return _FORMATTERS[fmt](list(findings), list(skipped))
 
 
+def parse_selectors(text: str | None) -> list[str]:
+    """``"CEC1,CEC205"`` -> ``["CEC1", "CEC205"]``, each a rule id or the prefix of one.
+
+    Raises
+    ------
+    ValueError
+        Naming the first selector that matches no rule id.
+    """
+    if not text:
+        return []
+    selectors = [part.strip().upper() for part in text.split(",") if part.strip()]
+    for selector in selectors:
+        if not any(code.startswith(selector) for code in RULES):
+            raise ValueError(f"unknown rule id or prefix {selector!r} (ids are CEC101-CEC502)")
+    return selectors
+
+
+def select(findings: list[Finding], chosen: list[str], ignored: list[str]) -> list[Finding]:
+    """The findings whose rule id starts with a ``chosen`` selector (all if none) and with no
+    ``ignored`` one; the longer matching selector wins, as in ruff (``--select CEC1 --ignore
+    CEC105`` keeps CEC101 and drops CEC105)."""
+
+    def longest(code: str, selectors: list[str]) -> int:
+        return max((len(s) for s in selectors if code.startswith(s)), default=-1)
+
+    out = []
+    for finding in findings:
+        # With no --select everything is selected, less specifically than any --ignore.
+        picked = longest(finding.code, chosen) if chosen else 0
+        dropped = longest(finding.code, ignored)
+        if picked >= 0 and (picked > dropped if chosen else dropped < 0):
+            out.append(finding)
+    return out
+
+
+def _baseline_key(finding: Finding) -> tuple[str, str]:
+    return finding.path, finding.code
+
+
 def main(argv: Sequence[str]) -> int:
     """Run ``compile-engine-compat scan``; returns 0 clean, 1 findings, 2 usage/internal error."""
     parser = argparse.ArgumentParser(
         prog="compile-engine-compat scan",
         description="Find uses of the legacy compile_engine / te_compiler API.",
+        epilog="Exit codes (as ruff): 0 no findings, 1 findings, 2 usage or internal error. "
+        "Files that cannot be read are skipped and listed; they do not change the exit code.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help=".py/.ipynb files or folders")
     parser.add_argument("--format", choices=FORMATS, default="text")
@@ -331,12 +410,39 @@ def main(argv: Sequence[str]) -> int:
         "--include-shim", action="store_true", help="also report calls through the shim"
     )
     parser.add_argument("--output", "-o", help="write the report here instead of stdout")
+    parser.add_argument("--select", metavar="IDS", help="only these rule ids or prefixes (CEC1)")
+    parser.add_argument("--ignore", metavar="IDS", help="never these rule ids or prefixes")
+    parser.add_argument(
+        "--baseline", metavar="FILE", help="report (and fail on) only findings not in FILE"
+    )
+    parser.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write today's findings to the --baseline FILE (exit 0)",
+    )
     args = parser.parse_args(list(argv))
     try:
+        chosen, ignored = parse_selectors(args.select), parse_selectors(args.ignore)
+        if args.update_baseline and not args.baseline:
+            raise ValueError("--update-baseline needs --baseline FILE")
+        known = load_baseline(args.baseline) if args.baseline and not args.update_baseline else None
         findings, skipped = scan_paths(args.paths, args.include_shim)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # BaselineError is a ValueError
         print(f"compile-engine-compat scan: {exc}", file=sys.stderr)
         return 2
+    findings = select(findings, chosen, ignored)
+    if args.update_baseline:
+        try:
+            write_baseline(args.baseline, count(findings, _baseline_key))
+        except BaselineError as exc:
+            print(f"compile-engine-compat scan: {exc}", file=sys.stderr)
+            return 2
+        print_safely(f"Wrote {len(findings)} findings to the baseline {args.baseline}.")
+        return 0
+    hidden = 0
+    if known is not None:
+        new = new_items(findings, known, _baseline_key)
+        hidden, findings = len(findings) - len(new), new
     report = format_findings(findings, args.format, skipped)
     if args.output:
         try:
@@ -347,6 +453,8 @@ def main(argv: Sequence[str]) -> int:
             return 2
     elif report:
         print_safely(report)
+    if hidden:
+        print_safely(f"{hidden} findings in the baseline {args.baseline} not shown.", sys.stderr)
     if args.format != "text":  # the machine formats carry the skips; say so to a person too
         for skip in skipped:
             print_safely(str(skip), sys.stderr)

@@ -45,6 +45,8 @@ __all__ = [
     "Source",
     "SourceFile",
     "call_with_deep_stack",
+    "cell_text",
+    "is_magic",
     "iter_sources",
     "nesting_depth",
     "read_bytes",
@@ -107,6 +109,8 @@ class Source:
         The byte-order mark the file started with, ``b""`` if none.
     notebook : dict or None
         Notebooks only: the parsed JSON, for ``fix`` to write cells back into.
+    raw : bytes
+        Notebooks only: the file's bytes, to check that a rewrite keeps the untouched parts.
     package : str or None
         The dotted package the file belongs to (from ``__init__.py`` files above it), used to
         resolve relative imports; None outside a package.
@@ -120,6 +124,7 @@ class Source:
     bom: bytes = b""
     notebook: dict[str, Any] | None = None
     package: str | None = None
+    raw: bytes = b""
 
     @property
     def is_notebook(self) -> bool:
@@ -356,17 +361,20 @@ def call_with_deep_stack(func: Callable[..., _T], *args: Any) -> _T:
 # -- notebooks ----------------------------------------------------------------------------------
 
 
+def is_magic(line: str) -> bool:
+    """An IPython magic, shell escape or help line: not Python."""
+    stripped = line.lstrip()
+    return stripped.startswith(("%", "!")) or (stripped.endswith("?") and stripped[:1] != "#")
+
+
 def _cell_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[0].startswith("%%"):  # a cell magic: the whole cell is not Python
         return ["pass" if i == 0 else "" for i in range(len(lines))]
-    out = []
-    for line in lines:
-        stripped = line.lstrip()
-        if stripped.startswith(("%", "!")) or (stripped.endswith("?") and stripped[:1] != "#"):
-            line = line[: len(line) - len(stripped)] + "pass"
-        out.append(line)
-    return out
+    return [
+        line[: len(line) - len(line.lstrip())] + "pass" if is_magic(line) else line
+        for line in lines
+    ]
 
 
 def cell_text(cell: dict[str, Any]) -> str:
@@ -447,7 +455,7 @@ def read_source(path: Path, display: str) -> Source:
     if path.suffix == ".ipynb":
         notebook = load_notebook(data)
         code, starts = notebook_code(notebook)
-        return Source(path, display, code, starts, notebook=notebook)
+        return Source(path, display, code, starts, notebook=notebook, raw=data)
     text, encoding, bom = decode_python(data)
     return Source(path, display, text, encoding=encoding, bom=bom, package=package_of(path))
 

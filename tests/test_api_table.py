@@ -119,3 +119,34 @@ def test_shim_additions_claim_no_legacy_path():
         assert f"tvm.relay.backend.{name}" not in text
     section = text.split("## Shim additions on the legacy engine", 1)[1]
     assert section.count("- **Old:** none; added by compile-engine-compat") == 2
+
+
+def test_the_installed_package_ships_a_current_migration_guide():
+    """Warnings point at MIGRATION.md#...: the package itself must hold it (package data)."""
+    from compile_engine_compat._docs import PACKAGED
+
+    assert PACKAGED.read_text(encoding="utf-8") == generate(), (
+        "run: compile-engine-compat docs -o compile_engine_compat/MIGRATION.md"
+    )
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'compile_engine_compat = ["py.typed", "*.pyi", "MIGRATION.md"]' in pyproject
+    for row in API_TABLE.values():
+        assert f'<a id="{row.anchor}"></a>' in PACKAGED.read_text(encoding="utf-8")
+        assert row.docs.startswith(f"MIGRATION.md#{row.anchor} ")
+        assert f"compile-engine-compat docs {row.rule_id}" in row.docs
+
+
+def test_docs_prints_one_row_by_id_name_or_old_path(capsys):
+    for key in ("CEC105", "cec105", "compile_engine.CompileEngine.jit"):
+        assert cli.main(["docs", key]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("CEC105  compile_engine.CompileEngine.jit\n")
+        assert "- **Modern:** `ex = tvm.compile(" in out and "<a id" not in out
+    assert cli.main(["docs", "tvm.relay.backend.compile_engine.get"]) == 0
+    assert "CEC102" in capsys.readouterr().out
+    assert cli.main(["docs", "relay.backend.use_auto_scheduler"]) == 0
+    assert "- **Note:** The key never reaches C++" in capsys.readouterr().out
+    assert cli.main(["docs", "compile_engine.jt"]) == 2
+    assert "did you mean" in capsys.readouterr().err
+    assert cli.main(["docs", "--path"]) == 0
+    assert capsys.readouterr().out.strip().endswith("compile_engine_compat/MIGRATION.md")

@@ -163,8 +163,11 @@ def test_cli_diff_writes_nothing_and_report_lists_changes(tmp_path, capsys):
     assert "app.py:1:1: INFO: Replaced 'from tvm.relay.backend import compile_engine'" in report[5]
     warning = "app.py:7:34: WARNING: relay.backend._CompileEngineGlobal"
     assert any(line.startswith(warning) for line in report)
-    assert cli.main(["fix", str(FIXTURES / "scan" / "notebook.ipynb"), "--diff"]) == 0
-    assert "notebooks are scanned, not fixed" in capsys.readouterr().err
+    notebook = FIXTURES / "scan" / "notebook.ipynb"
+    before = notebook.read_bytes()
+    assert cli.main(["fix", str(notebook), "--diff"]) == 1  # notebooks are fixed too now
+    assert '+    "from compile_engine_compat import compile_engine' in capsys.readouterr().out
+    assert notebook.read_bytes() == before
 
 
 def test_legacy_project_scan_fix_run_scan(tmp_path):

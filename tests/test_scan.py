@@ -95,8 +95,8 @@ def test_json_output_schema_and_relative_paths(tmp_path, capsys):
     assert data and all(
         set(d)
         in (
-            {"path", "line", "col", "api", "replacement", "fix"},
-            {"path", "line", "col", "api", "replacement", "fix", "cell"},
+            {"path", "line", "col", "code", "api", "replacement", "fix", "docs"},
+            {"path", "line", "col", "code", "api", "replacement", "fix", "docs", "cell"},
         )
         for d in data
     )
@@ -138,7 +138,9 @@ def test_sarif_and_github_formats(tmp_path, capsys):
 def test_text_format_summary(capsys):
     assert cli.main(["scan", str(FIXTURES / "global_funcs.py")]) == 1
     out = capsys.readouterr().out
-    assert "global_funcs.py:6:34: relay.backend._CompileEngineGlobal [manual]" in out
+    assert "global_funcs.py:6:34: CEC303 relay.backend._CompileEngineGlobal [manual]" in out
+    assert "see MIGRATION.md#relay-backend--compileengineglobal" in out
+    assert "(run `compile-engine-compat docs CEC303`)" in out
     assert "Found 3 legacy uses in 1 files (0 safe, 0 unsafe, 3 manual)." in out
 
 
