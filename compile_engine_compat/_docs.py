@@ -165,6 +165,36 @@ def _index() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _relay_ops() -> str:
+    """The Relay op table (``compile_engine_compat.relay``) as a guide section, one row per op.
+
+    Imported late: the op table builds Relax calls, so it imports TVM, which the rest of the
+    guide does not need.
+    """
+    from .relay._ops import OP_TABLE, REFUSED_OPS
+
+    lines = [
+        "## Relay ops: what each becomes in Relax",
+        "",
+        "Generated from the op table of `compile_engine_compat.relay` (`relay/_ops.py`): the",
+        "Relay op, the Relax op the front end emits, Relay's attribute names (which `call.attrs`",
+        "answers to, with Relay's defaults), and the attribute values refused at the builder call.",
+        "Build new code with the Relax op directly (`relax.op.<name>` in a `relax.BlockBuilder`).",
+        "",
+        "| Relay op | Relax op | Relay attributes | refused |",
+        "|---|---|---|---|",
+    ]
+    for name, row in sorted(OP_TABLE.items()):
+        attrs = ", ".join(f"`{attr}`" for attr, _ in row.attrs) or "-"
+        refused = "; ".join(
+            f"`{refusal.attr}`: {refusal.replacement}" for refusal in row.refusals
+        ).replace("|", "\\|")
+        lines.append(f"| `relay.{name}` | `{row.relax_op}` | {attrs} | {refused or '-'} |")
+    lines += ["", "Refused ops (the builder raises, naming the replacement):", ""]
+    lines += [f"- `relay.{name}`: {why}" for name, why in sorted(REFUSED_OPS.items())]
+    return "\n".join(lines) + "\n"
+
+
 def generate() -> str:
     """The full text of MIGRATION.md."""
     parts = [_INTRO, _DIFFERENCES, _FIX_KINDS, _index()]
@@ -173,6 +203,7 @@ def generate() -> str:
         rows = [row for row in API_TABLE.values() if _group(row) == prefix]
         parts.append(f"## {title}\n")
         parts += [_section(row) for row in rows]
+    parts.append(_relay_ops())
     return "\n".join(parts)
 
 

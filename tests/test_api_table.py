@@ -150,3 +150,13 @@ def test_docs_prints_one_row_by_id_name_or_old_path(capsys):
     assert "did you mean" in capsys.readouterr().err
     assert cli.main(["docs", "--path"]) == 0
     assert capsys.readouterr().out.strip().endswith("compile_engine_compat/MIGRATION.md")
+
+
+def test_the_guide_has_a_row_for_every_relay_op():
+    from compile_engine_compat.relay._ops import OP_TABLE, REFUSED_OPS
+
+    text = generate()
+    for name, row in OP_TABLE.items():
+        assert f"| `relay.{name}` | `{row.relax_op}` |" in text, name
+    for name in REFUSED_OPS:
+        assert f"- `relay.{name}`: " in text, name
