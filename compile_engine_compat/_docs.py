@@ -87,6 +87,21 @@ equivalent object:
   a target string passed to the shim (`"llvm -mcpu=core-avx2"`) becomes the dict form, and a
   renamed `PassContext` key (`tir.disable_vectorize`) its new name, each with a warning naming
   the new spelling. `tvm.target.Target("llvm -mcpu=...")` called directly still fails in TVM.
+- **Cache lookups depend on the `PassContext`.** `CCacheKey(source_func, target)` is unchanged
+  and compares by identity, but the engine looks entries up by function, target *and* the current
+  `PassContext` (opt level, config, required and disabled passes): one key used inside and
+  outside `PassContext(...)` finds two entries, two kernels and two `use_count`s. The legacy C++
+  key ignored the context, and handed out a kernel built without argument checks anywhere.
+- **After `os.fork()`, kernels run on one thread** in the child (`TVM_NUM_THREADS=1`, even if you
+  set it): TVM cannot rebuild a thread pool whose workers did not survive the fork.
+- **The Relay front end builds Relax.** `compile_engine_compat.relay` (and `tvm.relay` under
+  `install()`) emits a Relax function: `from_expr(f)["main"]` is a `relax.Function`, `astext()`
+  prints Relax TVMScript, `InferType` is the identity, a parameter needs a shape unless a conv,
+  dense, bias or norm use implies it, and some ops become several Relax ops (`dense` is a
+  transposed `matmul`, `bias_add` a reshape and add). Frontends, QNN ops, `dyn.*` ops, ADTs and
+  control flow, and the Relay VM are refused naming the replacement. TE schedules are skipped with
+  a warning; AutoTVM records are refused. `relay.build` returns a VM executable (`target_host`,
+  `executor`, `runtime` ignored; `GraphModule` outputs flattened).
 - **Kernels** from `jit` are destination-passing callables that accept `tvm.runtime.Tensor` or
   NumPy arrays (NumPy inputs are copied into aligned memory).
 """
