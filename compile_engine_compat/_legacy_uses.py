@@ -25,6 +25,7 @@ Imports are kept because they bind the names a kept statement resolves through.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 from collections.abc import Iterator
@@ -44,7 +45,17 @@ from ._api_table import (
     string_rows,
 )
 
-__all__ = ["Relevant", "Use", "find_uses", "guards_import", "module_of_node", "relevant_code"]
+__all__ = [
+    "LiteralUse",
+    "Relevant",
+    "Use",
+    "find_uses",
+    "guards_import",
+    "literal_uses",
+    "module_of_node",
+    "relevant_code",
+    "spells_word",
+]
 
 Origin = Literal["legacy", "shim"]
 Kind = Literal["import", "reference", "method", "string", "dynamic"]
@@ -56,13 +67,98 @@ _WORDS = legacy_words()
 LEGACY_WORDS = re.compile("|".join(re.escape(word) for word in _WORDS))
 
 
-def _spells_word(text: str) -> bool:
+def spells_word(text: str) -> bool:
     """Does ``text`` contain a legacy word? Substring tests: faster than the alternation."""
     return any(word in text for word in _WORDS)
 
 
+#: Words that are whole string keys (TVM <=0.19 pass-config keys) and nothing else: a file that
+#: spells only these needs no name resolution, so :func:`literal_uses` finds them on the ``ast``.
+_LITERAL_ONLY = string_rows()
+_LITERAL_WORDS = tuple(word for word in _WORDS if word in _LITERAL_ONLY)
+_RESOLVED_WORDS = tuple(word for word in _WORDS if word not in _LITERAL_ONLY)
+
+
+class LiteralUse(NamedTuple):
+    """A legacy string key found by :func:`literal_uses` (what a ``string`` :class:`Use` says)."""
+
+    row: LegacyApi
+    line: int
+    col: int
+    guarded: bool
+
+
+def _guards(node: ast.Try) -> bool:
+    """:func:`guards_import` on the ``ast``: a handler catches ``ImportError`` or wider."""
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for item in types:
+            name = item.attr if isinstance(item, ast.Attribute) else getattr(item, "id", "")
+            if name in _GUARD_NAMES:
+                return True
+    return False
+
+
+def literal_uses(code: str) -> list[LiteralUse] | None:
+    """The legacy string keys of a file that spells nothing else legacy; None otherwise.
+
+    Most files that pass the word filter only because they name a TVM <=0.19 pass-config key
+    (``"tir.noalias"``) need neither alias resolution nor libcst: the keys are found on the
+    ``ast`` with the same rules as :class:`_Finder`'s strings (docstrings and bare string
+    statements are prose, f-strings are not literals, a ``try`` guarding imports marks its whole
+    statement guarded) and the same 1-based character columns.
+
+    Returns
+    -------
+    list of LiteralUse or None
+        None when the code spells a word that needs the full resolver, or ``ast`` cannot parse
+        it (libcst then reports the error).
+    """
+    if any(word in code for word in _RESOLVED_WORDS):
+        return None
+    if not any(word in code for word in _LITERAL_WORDS):
+        return []  # (callers test spells_word first: most files end there)
+    try:
+        tree = ast.parse(code)
+    except Exception:  # SyntaxError, RecursionError, MemoryError: the full path reports it
+        return None
+    lines = _LINES.findall(code)
+    # Only the statements and expressions around a line that spells a key are walked (a key must
+    # be spelled whole on one line, as the full path's statement filter also requires).
+    wanted = [n for n, line in enumerate(lines, 1) if any(w in line for w in _LITERAL_WORDS)]
+    if not wanted:  # a key split over lines ("tir." "noalias"): walk everything
+        wanted = list(range(1, len(lines) + 1))
+    found: list[LiteralUse] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # iterative: no recursion limit
+    while stack:
+        node, guarded = stack.pop()
+        first = getattr(node, "lineno", None)
+        if first is not None:
+            at = bisect.bisect_left(wanted, first)
+            last = getattr(node, "end_lineno", None) or first
+            if at == len(wanted) or wanted[at] > last:
+                continue  # no wanted line inside this node
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring or bare string: prose
+        if isinstance(node, ast.JoinedStr):
+            continue  # an f-string is not a literal key
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            row = _LITERAL_ONLY.get(node.value)
+            if row is not None:
+                # ast counts columns in UTF-8 bytes; libcst (and the findings) in characters.
+                prefix = lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
+                column = len(prefix.decode("utf-8", errors="replace")) + 1
+                found.append(LiteralUse(row, node.lineno, column, guarded))
+            continue
+        inner = guarded or (isinstance(node, ast.Try) and _guards(node))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return sorted(found, key=lambda use: (use.line, use.col))
+
+
 #: The same test for identifiers, which repeat across a tree (cached; files are not).
-_identifier_spells_word = functools.lru_cache(maxsize=8192)(_spells_word)
+_identifier_spells_word = functools.lru_cache(maxsize=8192)(spells_word)
 
 
 # A top-level statement is kept when it spells a legacy word or imports (its bindings matter).
@@ -135,7 +231,7 @@ def relevant_code(code: str) -> Relevant | None:
         legacy word or an alias of one (``engine = get()`` then ``engine.jit``, followed to a
         fixed point), and the headers of the functions, classes and simple blocks around them.
     """
-    if not _spells_word(code):  # the one test most files ever see: keep it cheapest
+    if not spells_word(code):  # the one test most files ever see: keep it cheapest
         return None
     try:
         tree = ast.parse(code)
@@ -222,10 +318,10 @@ def _aliases(tree: ast.Module) -> set[str]:
     # (targets, identifiers in the value) of the assignments not yet known to bind an alias
     pending: list[tuple[set[str], set[str]]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and _spells_word(node.module or ""):
+        if isinstance(node, ast.ImportFrom) and spells_word(node.module or ""):
             names |= {alias.asname or alias.name for alias in node.names} - {"*"}
         elif isinstance(node, ast.Import):
-            names |= {a.asname for a in node.names if a.asname and _spells_word(a.name)}
+            names |= {a.asname for a in node.names if a.asname and spells_word(a.name)}
         elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             bound = {
@@ -243,7 +339,7 @@ def _aliases(tree: ast.Module) -> set[str]:
                 elif isinstance(part, ast.Attribute):
                     identifiers.add(part.attr)
                 elif isinstance(part, ast.Constant) and isinstance(part.value, str):
-                    literal = literal or _spells_word(part.value)
+                    literal = literal or spells_word(part.value)
             if literal or any(map(_identifier_spells_word, identifiers)):
                 names |= bound
             else:

@@ -28,6 +28,7 @@ import codecs
 import io
 import json
 import os
+import queue
 import stat
 import sys
 import threading
@@ -36,6 +37,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
+
+from . import _threads
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -321,7 +324,16 @@ def check_nesting(code: str, limit: int = MAX_NESTING) -> None:
         )
 
 
-_deep_lock = threading.Lock()
+_deep_lock = _threads.fork_safe(threading.Lock())
+# One long-lived worker with a deep stack: starting a thread with a 256 MiB stack per file cost
+# ~5 ms, as much as parsing a small file. A forked child finds it dead and starts its own.
+_deep_worker: threading.Thread | None = None
+_deep_tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+
+
+def _deep_loop(tasks: queue.SimpleQueue[Callable[[], None]]) -> None:
+    while True:
+        tasks.get()()
 
 
 def call_with_deep_stack(func: Callable[..., _T], *args: Any) -> _T:
@@ -332,27 +344,41 @@ def call_with_deep_stack(func: Callable[..., _T], *args: Any) -> _T:
     chain exceeds CPython's default limit of 1,000 frames. :func:`check_nesting` bounds the depth,
     so a fixed budget suffices.
     """
+    global _deep_worker, _deep_tasks
     result: list[_T] = []
     error: list[BaseException] = []
+    done = threading.Event()
 
     def run() -> None:
         try:
             result.append(func(*args))
         except BaseException as exc:  # re-raised in the caller's thread
             error.append(exc)
+        finally:
+            done.set()
 
     with _deep_lock:  # the recursion limit is per interpreter: one deep call at a time
+        if _deep_worker is None or not _deep_worker.is_alive():
+            _deep_tasks = queue.SimpleQueue()
+            old_stack = threading.stack_size()
+            threading.stack_size(256 * 1024 * 1024)
+            try:
+                _deep_worker = threading.Thread(
+                    target=_deep_loop,
+                    args=(_deep_tasks,),
+                    name="compile-engine-compat-parse",
+                    daemon=True,
+                )
+                _deep_worker.start()
+            finally:
+                threading.stack_size(old_stack)
         old_limit = sys.getrecursionlimit()
-        old_stack = threading.stack_size()
         sys.setrecursionlimit(max(old_limit, 40 * MAX_NESTING + 2_000))
-        threading.stack_size(256 * 1024 * 1024)
         try:
-            worker = threading.Thread(target=run, name="compile-engine-compat-parse")
-            worker.start()
+            _deep_tasks.put(run)
+            done.wait()
         finally:
-            threading.stack_size(old_stack)
-        worker.join()
-        sys.setrecursionlimit(old_limit)
+            sys.setrecursionlimit(old_limit)
     if error:
         raise error[0]
     return result[0]
