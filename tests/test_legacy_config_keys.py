@@ -115,3 +115,15 @@ def test_scan_reports_each_legacy_key_as_a_string_literal(tmp_path):
     assert not skipped
     assert sorted(f.api for f in findings) == keys
     assert all(f.fix == "manual" for f in findings)
+
+
+def test_fix_lists_each_legacy_key_as_manual_and_changes_nothing():
+    from compile_engine_compat._fix import fix_code
+
+    code = 'import tvm\nCONFIG = {"tir.noalias": False, "relay.FuseOps.max_depth": 2}\n'
+    after, changes, manual = fix_code(code)
+    assert after == code and changes == []
+    assert [(m.line, m.col, m.message.split(" ")[0]) for m in manual] == [
+        (2, 11, "tir.noalias"),
+        (2, 33, "relay.FuseOps.max_depth"),
+    ]
