@@ -41,6 +41,7 @@ from typing import Any, NamedTuple, TypeVar
 from . import _threads
 
 __all__ = [
+    "DEEP_STACK_THREAD",
     "MAX_FILE_BYTES",
     "MAX_NESTING",
     "SKIP_DIRS",
@@ -328,6 +329,8 @@ _deep_lock = _threads.fork_safe(threading.Lock())
 # One long-lived worker with a deep stack: starting a thread with a 256 MiB stack per file cost
 # ~5 ms, as much as parsing a small file. A forked child finds it dead and starts its own.
 _deep_worker: threading.Thread | None = None
+#: The parse thread's name (a fork may ignore it: it is idle between parses, restarted in a child).
+DEEP_STACK_THREAD = "compile-engine-compat-parse"
 _deep_tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
 
 
@@ -366,7 +369,7 @@ def call_with_deep_stack(func: Callable[..., _T], *args: Any) -> _T:
                 _deep_worker = threading.Thread(
                     target=_deep_loop,
                     args=(_deep_tasks,),
-                    name="compile-engine-compat-parse",
+                    name=DEEP_STACK_THREAD,
                     daemon=True,
                 )
                 _deep_worker.start()

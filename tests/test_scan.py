@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections import Counter
@@ -265,3 +266,20 @@ def test_fix_handles_relative_imports_and_leaves_dynamic_uses_to_a_person(tmp_pa
     findings, _ = scan_paths([str(tree)])
     assert {f.fix for f in findings} == {"manual"}
     assert {f.path for f in findings} == {"app/dynamic.py", "python/tvm/relay/backend/sibling.py"}
+
+
+def test_a_large_tree_is_scanned_in_parallel_with_the_sequential_result(tmp_path, monkeypatch):
+    from compile_engine_compat import _scan
+
+    for index in range(240):
+        body = "x = 1\n" if index % 7 else (FIXTURES / "import_as.py").read_text()
+        if index % 11 == 0:
+            body += 'CONFIG = {"tir.noalias": True}\n'
+        (tmp_path / f"m{index:03d}.py").write_text(body)
+    (tmp_path / "broken.py").write_text("from tvm.relay.backend import compile_engine (((\n")
+    assert _scan._workers(241) > 1 or (os.cpu_count() or 1) < 2
+    parallel = _scan.scan_paths([str(tmp_path)])
+    monkeypatch.setattr(_scan, "_workers", lambda files: 1)
+    sequential = _scan.scan_paths([str(tmp_path)])
+    assert parallel == sequential
+    assert len(parallel[0]) > 40 and [s.path for s in parallel[1]] == ["broken.py"]
