@@ -161,6 +161,7 @@ def _section(row: LegacyApi) -> str:
         f'<a id="{row.anchor}"></a>',
         f"### `{row.name}`",
         "",
+        f"- **Rule:** `{row.rule_id}` (`# noqa: {row.rule_id}`, `scan --select {row.rule_id}`)",
         f"- **Old:** {old}",
         f"- **Drop-in:** `{row.shim}`",
         f"- **Modern:** `{row.replacement}`",
@@ -173,10 +174,12 @@ def _section(row: LegacyApi) -> str:
 
 
 def _index() -> str:
-    lines = ["## Index", "", "| legacy name | modern code | fix |", "|---|---|---|"]
+    lines = ["## Index", "", "| rule | legacy name | modern code | fix |", "|---|---|---|---|"]
     for row in API_TABLE.values():
         modern = row.replacement.replace("|", "\\|")
-        lines.append(f"| [`{row.name}`](#{row.anchor}) | `{modern}` | {row.fix} |")
+        lines.append(
+            f"| `{row.rule_id}` | [`{row.name}`](#{row.anchor}) | `{modern}` | {row.fix} |"
+        )
     return "\n".join(lines) + "\n"
 
 

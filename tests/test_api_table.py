@@ -160,3 +160,10 @@ def test_the_guide_has_a_row_for_every_relay_op():
         assert f"| `relay.{name}` | `{row.relax_op}` |" in text, name
     for name in REFUSED_OPS:
         assert f"- `relay.{name}`: " in text, name
+
+
+def test_the_guide_lists_every_rule_id():
+    text = generate()
+    for row in API_TABLE.values():
+        assert f"| `{row.rule_id}` | [`{row.name}`]" in text
+        assert f"- **Rule:** `{row.rule_id}`" in text
