@@ -39,6 +39,8 @@ import threading
 import types
 from typing import Any
 
+from . import _threads
+
 __all__ = [
     "LEGACY_MODULES",
     "REFUSED_MODULES",
@@ -172,7 +174,7 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 _finder: _RelayFinder | None = None
-_lock = threading.Lock()
+_lock = _threads.fork_safe(threading.Lock())
 
 
 def installed() -> bool:
