@@ -127,3 +127,30 @@ def test_command_line_error_flag_wins_over_the_default_display():
     )
     assert failed.returncode == 1
     assert "CompileEngineDeprecationWarning: compile_engine.get is deprecated" in failed.stderr
+
+
+@pytest.mark.warnings_visible
+def test_an_ignore_filter_skips_building_the_warning_but_the_ledger_still_counts():
+    from compile_engine_compat import _deprecation
+
+    api = "compile_engine.CompileEngine.lower"
+    frame = sys._getframe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
+        assert _deprecation._filtered_out(api, frame)
+        before = sum(e.count for e in compile_engine_compat.ledger() if e.api == api)
+        _deprecation.warn_legacy(api)
+        after = sum(e.count for e in compile_engine_compat.ledger() if e.api == api)
+        assert after == before + 1
+    for action in ("error", "always", "default", "once"):
+        with warnings.catch_warnings():
+            warnings.simplefilter(action, CompileEngineDeprecationWarning)
+            assert not _deprecation._filtered_out(api, frame)
+    with warnings.catch_warnings():
+        # A filter for another message, or another module, does not apply.
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="something else")
+        warnings.filterwarnings("ignore", category=CompileEngineDeprecationWarning, module="x.y")
+        assert not _deprecation._filtered_out(api, frame)
+        warnings.filterwarnings("ignore", message="compile_engine.CompileEngine.lower is")
+        assert _deprecation._filtered_out(api, frame)
