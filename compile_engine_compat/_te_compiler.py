@@ -21,21 +21,7 @@ from ._deprecation import warn_legacy
 from ._engine import CompileEngine, _get_cache_key, _legacy_func_name, global_engine
 from ._strategy import OpImplementation
 
-__all__ = [
-    "CCacheKey",
-    "CCacheValue",
-    "CachedFunc",
-    "LoweredOutput",
-    "OpImplementation",
-    "TECompiler",
-    "get",
-    "get_shape",
-    "get_valid_implementations",
-    "logger",
-    "lower_call",
-    "lower_to_primfunc",
-    "select_implementation",
-]
+# The public names are listed once, in te_compiler.py (the surface this module implements).
 
 logger = logging.getLogger("te_compiler")
 

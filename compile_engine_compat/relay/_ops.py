@@ -674,6 +674,17 @@ _UNARY = (
 _FAST = {"fast_exp": "exp", "fast_tanh": "tanh", "fast_erf": "erf"}
 
 
+def _conv_normalize(nd: int) -> dict[str, Callable[[Any], Any]]:
+    """Relay's normalization of a ``nd``-d convolution's attributes (ints become tuples)."""
+    return {
+        "strides": _ntuple(nd),
+        "dilation": _ntuple(nd),
+        "kernel_size": _ntuple(nd),
+        "padding": _padding(nd),
+        "out_dtype": _dtype,
+    }
+
+
 def _rows() -> list[OpRow]:
     rows = [
         OpRow(n, ("lhs", "rhs"), (), f"relax.{n}", direct(f"relax.{n}"), "relay.attrs.Attrs")
@@ -765,13 +776,7 @@ def _rows() -> list[OpRow]:
                 ),
                 f"relay.attrs.Conv{nd}DAttrs",
                 infer_inputs=_infer_conv(False),
-                normalize={
-                    "strides": _ntuple(nd),
-                    "dilation": _ntuple(nd),
-                    "kernel_size": _ntuple(nd),
-                    "padding": _padding(nd),
-                    "out_dtype": _dtype,
-                },
+                normalize=_conv_normalize(nd),
             )
         )
     for nd, layout, kernel_layout in ((1, "NCW", "IOW"), (2, "NCHW", "IOHW")):
@@ -805,14 +810,7 @@ def _rows() -> list[OpRow]:
                 ),
                 f"relay.attrs.Conv{nd}DTransposeAttrs",
                 infer_inputs=_infer_conv(True),
-                normalize={
-                    "strides": _ntuple(nd),
-                    "dilation": _ntuple(nd),
-                    "kernel_size": _ntuple(nd),
-                    "output_padding": _ntuple(nd),
-                    "padding": _padding(nd),
-                    "out_dtype": _dtype,
-                },
+                normalize={**_conv_normalize(nd), "output_padding": _ntuple(nd)},
             )
         )
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):

@@ -57,6 +57,17 @@ def wrap_topi_schedule(topi_schedule: Callable[[Any], Any]) -> Callable[[Any, An
     return wrapper
 
 
+def _conv_head(attrs: Any, inputs: list[Any]) -> list[Any]:
+    """``data, kernel, strides, padding, dilation``: how every Relay conv compute starts."""
+    return [
+        inputs[0],
+        inputs[1],
+        _ints(attrs.strides),
+        _ints(attrs.padding),
+        _ints(attrs.dilation),
+    ]
+
+
 def wrap_compute_conv2d(
     topi_compute: Callable[..., Any],
     *,
@@ -74,13 +85,7 @@ def wrap_compute_conv2d(
     """
 
     def compute(attrs: Any, inputs: list[Any], out_type: Any) -> list[Any]:
-        args: list[Any] = [
-            inputs[0],
-            inputs[1],
-            _ints(attrs.strides),
-            _ints(attrs.padding),
-            _ints(attrs.dilation),
-        ]
+        args = _conv_head(attrs, inputs)
         if has_groups:
             args.append(int(attrs.groups))
         if need_data_layout:
@@ -99,16 +104,7 @@ def wrap_compute_conv1d(topi_compute: Callable[..., Any]) -> Compute:
     """Relay's ``wrap_compute_conv1d``."""
 
     def compute(attrs: Any, inputs: list[Any], out_type: Any) -> list[Any]:
-        return [
-            topi_compute(
-                inputs[0],
-                inputs[1],
-                _ints(attrs.strides),
-                _ints(attrs.padding),
-                _ints(attrs.dilation),
-                _out_dtype(attrs, inputs),
-            )
-        ]
+        return [topi_compute(*_conv_head(attrs, inputs), _out_dtype(attrs, inputs))]
 
     return compute
 
@@ -117,14 +113,7 @@ def wrap_compute_conv3d(topi_compute: Callable[..., Any], need_layout: bool = Fa
     """Relay's ``wrap_compute_conv3d``."""
 
     def compute(attrs: Any, inputs: list[Any], out_type: Any) -> list[Any]:
-        args: list[Any] = [
-            inputs[0],
-            inputs[1],
-            _ints(attrs.strides),
-            _ints(attrs.padding),
-            _ints(attrs.dilation),
-            int(attrs.groups),
-        ]
+        args = [*_conv_head(attrs, inputs), int(attrs.groups)]
         if need_layout:
             args.append(_str(attrs, "data_layout"))
         args.append(_out_dtype(attrs, inputs))
