@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Fix = Literal["safe", "unsafe", "manual"]
+Fix = Literal["safe", "unsafe", "manual", "served"]
 
 #: Upstream releases in which the legacy modules went away.
 COMPILE_ENGINE_REMOVED_IN_TVM = "0.8"
@@ -41,9 +41,11 @@ class LegacyApi:
         The TVM version whose removal made this name legacy.
     removed_in : str
         The compile-engine-compat version that will stop providing it.
-    fix : {"safe", "unsafe", "manual"}
+    fix : {"safe", "unsafe", "manual", "served"}
         ``safe``: the import swap to the shim keeps behaviour; ``unsafe``: a rewrite to the modern
-        call exists but may change behaviour; ``manual``: a person must port it.
+        call exists but may change behaviour; ``manual``: a person must port it; ``served``: it
+        runs as written under ``compile_engine_compat.install()`` (the Relay front end and the
+        TVM <=0.19 names around it), with the difference that ``note`` states.
     anchor : str
         Stable anchor in MIGRATION.md.
     note : str
@@ -480,6 +482,7 @@ _RELAY_ROWS = (
         "relay.build",
         "ex = tvm.compile(mod, target); vm = relax.VirtualMachine(ex, dev); vm['main'](*args)",
         ("tvm.compile", "tvm.relax.VirtualMachine"),
+        fix="served",
         old_paths=("tvm.relay.build",),
         shim="compile_engine_compat.relay.build",
         note=(
@@ -494,6 +497,7 @@ _RELAY_ROWS = (
         "relay.create_executor",
         "ex = tvm.compile(mod, target); relax.VirtualMachine(ex, dev)['main'](*args)",
         ("tvm.compile", "tvm.relax.VirtualMachine"),
+        fix="served",
         old_paths=("tvm.relay.create_executor",),
         shim="compile_engine_compat.relay.create_executor",
         note="Every kind (debug, graph, vm, aot) runs on the Relax VM. " + _RELAY_NOTE,
@@ -503,6 +507,7 @@ _RELAY_ROWS = (
         "relay.op.strategy.wrap_topi_schedule",
         "OpImplementation(name, compute, schedule=fn(sch: tvm.s_tir.Schedule, block_names))",
         ("tvm.s_tir.Schedule",),
+        fix="served",
         old_paths=("tvm.relay.op.strategy.wrap_topi_schedule",),
         shim="compile_engine_compat.relay.op.strategy.wrap_topi_schedule",
         note=(
@@ -512,12 +517,41 @@ _RELAY_ROWS = (
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
+    _row(
+        "relay.building",
+        "relax.BlockBuilder with relax.op.* (or TVMScript's R.*), then tvm.compile",
+        ("tvm.relax.BlockBuilder", "tvm.relax.op"),
+        fix="served",
+        old_paths=("tvm.relay",),
+        shim="compile_engine_compat.relay",
+        note=(
+            "Relay's building API (var, const, Function, the ops of the mapping table, "
+            "transform.InferType, testing.run_infer_type) runs on the shim's front end, which is "
+            "tvm.relay under install(): it builds the Relax function of the graph, so types are "
+            "Relax's and astext() prints Relax. " + _RELAY_NOTE
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.unsupported",
+        "the replacement each finding names (relax.frontend, relax.VirtualMachine, relax.op, ...)",
+        ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
+        old_paths=("tvm.relay.frontend", "tvm.relay.qnn.op", "tvm.relay.vm", "tvm.relay.adt"),
+        shim="nothing: import or attribute access raises an error naming the replacement",
+        note=(
+            "A Relay-era name the front end does not serve (model importers, QNN, the Relay VM, "
+            "ADTs and control flow, ops without a Relax equivalent, Relay passes other than "
+            "InferType): the code fails under install() until it is ported."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
 )
 _TVM_ROWS = (
     _row(
         "tvm.contrib.graph_executor.GraphModule",
         "vm = relax.VirtualMachine(tvm.compile(mod, target), dev); outs = vm['main'](*inputs)",
         ("tvm.compile", "tvm.relax.VirtualMachine"),
+        fix="served",
         old_paths=("tvm.contrib.graph_executor.GraphModule",),
         shim="compile_engine_compat.relay.legacy.graph_executor.GraphModule",
         note=(
@@ -530,12 +564,15 @@ _TVM_ROWS = (
         "tvm.autotvm.apply_history_best",
         "drop it: modern TVM has no AutoTVM records; schedule with tvm.s_tir.Schedule",
         ("tvm.s_tir.Schedule",),
+        fix="manual",
         old_paths=("tvm.autotvm.apply_history_best",),
         shim="compile_engine_compat.relay.legacy.autotvm.apply_history_best",
         note=(
-            "Served by install() so that Relay-era files import; the records are not applied "
-            "and selection stays by plevel. register_topi_compute keeps its compute (called with "
-            "a fallback config); register_topi_schedule's schedule never runs."
+            "Served by install() so that Relay-era files import, but tuning records cannot be "
+            "applied: entering the context warns, and select_implementation(use_autotvm=True) "
+            "inside it with records raises AutoTVMRecordsError rather than silently selecting "
+            "by plevel. Port: drop the context and give the tuned implementation the highest "
+            "plevel."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -543,6 +580,7 @@ _TVM_ROWS = (
         "tvm.nd",
         "tvm.runtime.tensor(array, dev) / tvm.runtime.empty(shape, dtype, dev); .numpy()",
         ("tvm.runtime.tensor", "tvm.runtime.empty"),
+        fix="served",
         old_paths=("tvm.nd.array", "tvm.nd.empty"),
         shim="compile_engine_compat.relay.legacy.nd.array",
         note="Served by install(); the arrays keep asnumpy() and pass wherever a tensor does.",
@@ -552,6 +590,7 @@ _TVM_ROWS = (
         "tvm.context",
         "tvm.device(kind, index) with kind 'cpu', 'cuda', ... (not a target name like 'llvm')",
         ("tvm.device",),
+        fix="served",
         old_paths=("tvm.context", "tvm.device('llvm')"),
         shim="compile_engine_compat.relay.legacy.context",
         note=(
@@ -559,6 +598,21 @@ _TVM_ROWS = (
             "accepted ('llvm', 'c' -> cpu)."
         ),
         since="0.8",
+    ),
+    _row(
+        "tvm.autotvm",
+        "drop AutoTVM: keep the compute, schedule with tvm.s_tir.Schedule or tune with "
+        "tvm.s_tir.meta_schedule",
+        ("tvm.s_tir.Schedule",),
+        fix="served",
+        old_paths=("tvm.autotvm",),
+        shim="compile_engine_compat.relay.legacy.autotvm",
+        note=(
+            "Served by install() so that Relay-era files import: register_topi_compute keeps "
+            "its compute, register_topi_schedule's schedule never runs, and dispatch contexts "
+            "apply no records. Tuning (tasks, tuners, measurement) is not served."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
     ),
 )
 

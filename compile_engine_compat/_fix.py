@@ -48,6 +48,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._api_table import LEGACY_MODULES, LegacyApi
 from ._legacy_uses import Use, dotted, find_uses, literal_uses, relevant_code, spells_word
+from ._relay_uses import relay_uses, spells_relay_word
 from ._scan import print_safely, skipped_for
 from ._sources import (
     SkipFile,
@@ -92,6 +93,9 @@ class FileFix:
     after: str
     changes: list[Change] = field(default_factory=list)
     manual: list[Change] = field(default_factory=list)
+    #: Relay-era uses that run as written under ``install()`` (kind ``served``), with the
+    #: difference each has.
+    served: list[Change] = field(default_factory=list)
     #: Why the file was not fixed (or not written), ``""`` if it was.
     skipped: str = ""
     #: The skip is a bug of ours (exit code 2), not a bad file.
@@ -403,7 +407,7 @@ def fix_code(
     changes : list of Change
         The edits made, in source order.
     manual : list of Change
-        Legacy uses left for a person.
+        Legacy uses left for a person, the Relay-era names the shim does not serve included.
 
     Raises
     ------
@@ -412,6 +416,37 @@ def fix_code(
     libcst.ParserSyntaxError
         If ``code`` does not parse.
     """
+    new_code, changes, manual = _fix_engine_code(code, unsafe, package)
+    relay_manual, _ = relay_items(code, package)
+    if relay_manual:
+        manual = sorted([*manual, *relay_manual], key=lambda item: (item.line, item.col))
+    return new_code, changes, manual
+
+
+def relay_items(code: str, package: str | None = None) -> tuple[list[Change], list[Change]]:
+    """The report items of the Relay-era uses of ``code``: (manual, served); see ``_relay_uses``.
+
+    ``fix`` rewrites none of them: a served use runs as written under ``install()``, with the
+    difference its item states, and a manual one fails there until it is ported.
+    """
+    if not spells_relay_word(code):
+        return [], []
+    manual: list[Change] = []
+    served: list[Change] = []
+    for use in relay_uses(code, package):
+        if use.fix == "manual":
+            text = f"{use.row.name} needs a manual port: {use.detail} ({use.row.docs})"
+            manual.append(Change(use.line, use.col, "manual", text))
+        else:
+            text = f"{use.row.name} runs as written under install(): {use.detail} ({use.row.docs})"
+            served.append(Change(use.line, use.col, "served", text))
+    return manual, served
+
+
+def _fix_engine_code(
+    code: str, unsafe: bool, package: str | None
+) -> tuple[str, list[Change], list[Change]]:
+    """:func:`fix_code` for the compile_engine/te_compiler API, its globals and config keys."""
     if not spells_word(code):  # as fast as scan on files with nothing to do
         return code, [], []
     literal = literal_uses(code)
@@ -504,10 +539,11 @@ def fix_file(file: SourceFile, unsafe: bool) -> FileFix:
     before = source.code
     try:
         after, changes, manual = fix_code(before, unsafe, source.package)
+        served = relay_items(before, source.package)[1]
     except Exception as exc:  # one bad file never ends the run; same words as scan
         skip = skipped_for(file.display, exc)
         return FileFix(file.display, before, before, skipped=skip.reason, internal=skip.internal)
-    return FileFix(file.display, before, after, changes, manual, source=source)
+    return FileFix(file.display, before, after, changes, manual, served, source=source)
 
 
 _CELL_MARK = "# compile-engine-compat cell "
@@ -575,6 +611,7 @@ def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
     unchanged = FileFix(source.display, raw, raw, source=source)
     try:
         new_code, changes, manual = fix_code(code, unsafe)
+        served = relay_items(code)[1]
     except Exception as exc:  # one bad file never ends the run; same words as scan
         skip = skipped_for(source.display, exc)
         return FileFix(source.display, raw, raw, skipped=skip.reason, internal=skip.internal)
@@ -589,12 +626,13 @@ def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
         return dataclasses.replace(item, line=line, cell=cell)
 
     changes, manual = [in_cell(c) for c in changes], [in_cell(c) for c in manual]
+    served = [in_cell(c) for c in served]
     if new_code == code:
-        return dataclasses.replace(unchanged, manual=manual)
+        return dataclasses.replace(unchanged, manual=manual, served=served)
     dump = _json_layout(notebook, source.raw)
     if dump is None:
         reason = "not rewritten: its JSON layout is not one json.dumps writes (scan still reads it)"
-        return FileFix(source.display, raw, raw, changes, manual, skipped=reason)
+        return FileFix(source.display, raw, raw, changes, manual, served, skipped=reason)
     pieces = _CELL_LINE.split(new_code)
     cells_out = {int(pieces[i]): pieces[i + 1] for i in range(1, len(pieces), 2)}
     if [cell for _, cell in starts] != [int(pieces[i]) for i in range(1, len(pieces), 2)]:
@@ -604,6 +642,7 @@ def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
             raw,
             changes,
             manual,
+            served,
             skipped="not rewritten: the fix moved a cell boundary",
         )
     fixed = copy.deepcopy(notebook)
@@ -620,7 +659,7 @@ def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
             cell["source"] = re.findall(r"[^\n]*\n|[^\n]+$", text)
         else:
             cell["source"] = text
-    return FileFix(source.display, raw, dump(fixed), changes, manual, source=source)
+    return FileFix(source.display, raw, dump(fixed), changes, manual, served, source=source)
 
 
 def write_back(result: FileFix) -> str:
@@ -647,18 +686,25 @@ def report(results: list[FileFix]) -> str:
     changed = [r for r in results if r.changes and not r.skipped]
     n_changes = sum(len(r.changes) for r in results)
     n_manual = sum(len(r.manual) for r in results)
+    n_served = sum(len(r.served) for r in results)
     lines = [
         "compile-engine-compat fix",
         f"Changed {len(changed)} of {len(results)} files: {n_changes} changes.",
         f"Detected {n_manual} legacy uses that need a manual port.",
     ]
+    if n_served:
+        lines.append(
+            f"Left {n_served} Relay-era uses that run as written under "
+            "compile_engine_compat.install(), each with its difference below."
+        )
     skipped = [r for r in results if r.skipped]
     lines += [f"Skipped {r.display}: {r.skipped}" for r in skipped]
     for result in results:
-        if not (result.changes or result.manual):
+        if not (result.changes or result.manual or result.served):
             continue
         lines.append(f"\nFile: {result.display}")
-        for item in [*result.changes, *result.manual]:
+        items = sorted([*result.manual, *result.served], key=lambda i: (i.cell or 0, i.line, i.col))
+        for item in [*result.changes, *items]:
             severity = "WARNING" if item.kind == "manual" else "INFO"
             cell = f"[cell {item.cell}]" if item.cell is not None else ""
             where = f"{result.display}{cell}:{item.line}:{item.col}"

@@ -49,11 +49,14 @@ __all__ = [
     "LiteralUse",
     "Relevant",
     "Use",
+    "ast_column",
     "find_uses",
     "guards_import",
+    "guards_import_ast",
     "literal_uses",
     "module_of_node",
     "relevant_code",
+    "source_lines",
     "spells_word",
 ]
 
@@ -88,7 +91,7 @@ class LiteralUse(NamedTuple):
     guarded: bool
 
 
-def _guards(node: ast.Try) -> bool:
+def guards_import_ast(node: ast.Try) -> bool:
     """:func:`guards_import` on the ``ast``: a handler catches ``ImportError`` or wider."""
     for handler in node.handlers:
         if handler.type is None:
@@ -124,7 +127,7 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
         tree = ast.parse(code)
     except Exception:  # SyntaxError, RecursionError, MemoryError: the full path reports it
         return None
-    lines = _LINES.findall(code)
+    lines = source_lines(code)
     # Only the statements and expressions around a line that spells a key are walked (a key must
     # be spelled whole on one line, as the full path's statement filter also requires).
     wanted = [n for n, line in enumerate(lines, 1) if any(w in line for w in _LITERAL_WORDS)]
@@ -147,14 +150,24 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             row = _LITERAL_ONLY.get(node.value)
             if row is not None:
-                # ast counts columns in UTF-8 bytes; libcst (and the findings) in characters.
-                prefix = lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
-                column = len(prefix.decode("utf-8", errors="replace")) + 1
-                found.append(LiteralUse(row, node.lineno, column, guarded))
+                found.append(LiteralUse(row, node.lineno, ast_column(lines, node), guarded))
             continue
-        inner = guarded or (isinstance(node, ast.Try) and _guards(node))
+        inner = guarded or (isinstance(node, ast.Try) and guards_import_ast(node))
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     return sorted(found, key=lambda use: (use.line, use.col))
+
+
+def source_lines(code: str) -> list[str]:
+    """The lines of ``code`` as Python numbers them (``str.splitlines`` also splits at form
+    feeds and Unicode separators, which would shift every line after one)."""
+    return _LINES.findall(code)
+
+
+def ast_column(lines: list[str], node: ast.expr | ast.stmt) -> int:
+    """The 1-based character column of an ``ast`` node (ast counts UTF-8 bytes; libcst, and the
+    findings, count characters)."""
+    prefix = lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
+    return len(prefix.decode("utf-8", errors="replace")) + 1
 
 
 #: The same test for identifiers, which repeat across a tree (cached; files are not).

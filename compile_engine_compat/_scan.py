@@ -43,6 +43,7 @@ import libcst.metadata as md
 from ._api_table import API_TABLE, DOCS_URL, RULES, Fix, LegacyApi
 from ._baseline import BaselineError, count, load_baseline, new_items, write_baseline
 from ._legacy_uses import Use, find_uses, literal_uses, relevant_code, spells_word
+from ._relay_uses import relay_uses, spells_relay_word
 from ._sources import (
     DEEP_STACK_THREAD,
     SkipFile,
@@ -72,6 +73,9 @@ class Finding:
     replacement: str
     fix: Fix
     cell: int | None = None
+    #: Relay-era findings: the name used and the difference (``served``) or the reason
+    #: (``manual``) that applies to it.
+    detail: str = ""
 
     @property
     def code(self) -> str:
@@ -97,6 +101,8 @@ class Finding:
         }
         if self.cell is not None:
             out["cell"] = self.cell
+        if self.detail:
+            out["detail"] = self.detail
         return out
 
 
@@ -148,13 +154,44 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
     libcst.ParserSyntaxError
         If the code does not parse.
     """
-    # (row, line in the code, column, fix) of each unguarded use of the wanted origins.
-    hits: list[tuple[LegacyApi, int, int, Fix]]
-    if not spells_word(source.code):  # the one test most files ever see: keep it first
+    # (row, line in the code, column, fix, detail) of each unguarded use of the wanted origins.
+    # The engine's finder first: a file it cannot parse is skipped with libcst's message.
+    hits = _engine_hits(source, include_shim) if spells_word(source.code) else []
+    if spells_relay_word(source.code):  # with the test above, the only one most files see
+        hits += _relay_hits(source)
+    if not hits:
         return []
+    hits.sort(key=lambda hit: (hit[1], hit[2]))
+    findings = []
+    # Split into lines only when a suppression can exist: most files have none.
+    lines = _LINE_BREAKS.split(source.code) if "noqa" in source.code.lower() else None
+    for row, code_line, col, fix, detail in hits:
+        if lines is not None and _suppressed(lines[code_line - 1], row.rule_id):
+            continue
+        line, cell = source.locate(code_line)
+        findings.append(
+            Finding(source.display, line, col, row.name, row.replacement, fix, cell, detail)
+        )
+    return findings
+
+
+_Hit = tuple[LegacyApi, int, int, Fix, str]
+
+
+def _relay_hits(source: Source) -> list[_Hit]:
+    """Relay building, relay.build/executors and AutoTVM: served or manual (``_relay_uses``)."""
+    return [
+        (use.row, use.line, use.col, use.fix, use.detail)
+        for use in relay_uses(source.code, source.package)
+    ]
+
+
+def _engine_hits(source: Source, include_shim: bool) -> list[_Hit]:
+    """The compile_engine/te_compiler API, its globals and the config keys (libcst)."""
+    hits: list[_Hit]
     literal = literal_uses(source.code)
     if literal is not None:  # only pass-config keys (or nothing): no resolver, no libcst
-        hits = [(use.row, use.line, use.col, use.row.fix) for use in literal if not use.guarded]
+        hits = [(use.row, use.line, use.col, use.row.fix, "") for use in literal if not use.guarded]
     else:
         relevant = relevant_code(source.code)
         if relevant is None:  # spells no legacy word: nothing to parse
@@ -163,19 +200,11 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
         uses = call_with_deep_stack(_parse_and_find, relevant.code, source.package)
         origins = ("legacy", "shim") if include_shim else ("legacy",)
         hits = [
-            (use.row, relevant.original_line(use.line), use.col, finding_fix(use))
+            (use.row, relevant.original_line(use.line), use.col, finding_fix(use), "")
             for use in uses
             if not use.guarded and use.origin in origins
         ]
-    findings = []
-    # Split into lines only when a suppression can exist: most files have none.
-    lines = _LINE_BREAKS.split(source.code) if "noqa" in source.code.lower() else None
-    for row, code_line, col, fix in hits:
-        if lines is not None and _suppressed(lines[code_line - 1], row.rule_id):
-            continue
-        line, cell = source.locate(code_line)
-        findings.append(Finding(source.display, line, col, row.name, row.replacement, fix, cell))
-    return findings
+    return hits
 
 
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
@@ -275,17 +304,26 @@ def _where(finding: Finding) -> str:
     return f"{finding.path}{cell}:{finding.line}:{finding.col}"
 
 
+def _line(f: Finding) -> str:
+    if not f.detail:
+        return f"{_where(f)}: {f.code} {f.api} [{f.fix}] use {f.replacement}; see {f.docs}"
+    if f.fix == "manual":  # the detail names the reason and the replacement
+        return f"{_where(f)}: {f.code} {f.api} [manual] {f.detail}; see {f.docs}"
+    return (
+        f"{_where(f)}: {f.code} {f.api} [{f.fix}] {f.detail.rstrip('.')}; modern: {f.replacement}"
+    )
+
+
 def _text(findings: list[Finding], skipped: list[Skipped]) -> str:
-    lines = [
-        f"{_where(f)}: {f.code} {f.api} [{f.fix}] use {f.replacement}; see {f.docs}"
-        for f in findings
-    ]
+    lines = [_line(f) for f in findings]
     lines += [str(skip) for skip in skipped]
     kinds = Counter(f.fix for f in findings)
     files = len({f.path for f in findings})
     summary = (
         f"Found {len(findings)} legacy uses in {files} files "
-        f"({kinds['safe']} safe, {kinds['unsafe']} unsafe, {kinds['manual']} manual)."
+        f"({kinds['safe']} safe, {kinds['unsafe']} unsafe, {kinds['manual']} manual"
+        + (f", {kinds['served']} served under install()" if kinds["served"] else "")
+        + ")."
     )
     if skipped:
         summary += f" Skipped {len(skipped)} files that could not be scanned."

@@ -47,10 +47,11 @@ def test_shim_drop_in_exists(row):
         pytest.skip("batch lowering (a shim addition) is not in this build yet")
     if row.shim.startswith("compile_engine_compat.") and " " not in row.shim:
         assert _resolve(row.shim) is not None
-    else:  # registered globals, pass-config keys and TVM <=0.19 target strings
+    else:  # registered globals, pass-config keys, TVM <=0.19 target strings, refused Relay
         assert row.name.startswith("relay.backend.") or row.name in (
             *LEGACY_CONFIG_KEYS,
             "target.cli_string",
+            "relay.unsupported",
         )
 
 
@@ -75,7 +76,7 @@ def test_rows_are_well_formed():
     anchors = [row.anchor for row in API_TABLE.values()]
     assert len(set(anchors)) == len(anchors)
     for row in API_TABLE.values():
-        assert row.fix in ("safe", "unsafe", "manual")
+        assert row.fix in ("safe", "unsafe", "manual", "served")
         if row.rewrite:
             fields = [f for _, f, _, _ in string.Formatter().parse(row.rewrite) if f]
             ast.parse(row.rewrite.format(*[f"a{i}" for i in range(len(fields))]), mode="eval")
