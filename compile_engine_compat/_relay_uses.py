@@ -20,22 +20,24 @@ What is reported, so that a Relay-heavy test file gives a short report:
 Files inside the ``tvm`` package itself (a TVM <=0.19 source tree) are Relay, not users of it,
 and are not classified.
 
-Names resolve through the file's imports on the ``ast`` (every ``import``/``from`` form,
-relative imports against the file's package, attribute chains from a bound name). The
+Names resolve through the file's imports (every ``import``/``from`` form, relative imports
+against the file's package, attribute chains from a bound name), read off the text with strings
+and comments blanked (:mod:`._code_text`: a third of a TVM <=0.19 tree is Relay-era files, and
+parsing them cost more than the rest of the scan). The
 ``tvm.relay.backend.compile_engine``/``te_compiler`` names are the libcst finder's
 (:mod:`._legacy_uses`), and code under ``try: ... except ImportError:`` already copes.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
+import re
 from typing import NamedTuple
 
 from . import _relay_surface as surface
 from ._api_table import API_TABLE, LEGACY_MODULES, Fix, LegacyApi
-from ._legacy_uses import absolute, ast_column, guards_import_ast, source_lines
-from ._sources import SkipFile, check_nesting
+from ._code_text import code_only, guarded_lines, imports, line_starts, locate
+from ._legacy_uses import absolute
 
 __all__ = ["ROOTS", "RelayUse", "relay_uses", "spells_relay_word"]
 
@@ -125,40 +127,7 @@ def classify(name: str) -> tuple[LegacyApi, Fix, str] | None:
     return None
 
 
-def _chain(node: ast.Attribute) -> tuple[ast.Name, list[str]] | None:
-    """``a.b.c`` -> (``a``, ``["b", "c"]``); None when the chain starts at a call or subscript."""
-    parts: list[str] = []
-    current: ast.expr = node
-    while isinstance(current, ast.Attribute):
-        parts.append(current.attr)
-        current = current.value
-    if not isinstance(current, ast.Name):
-        return None
-    return current, parts[::-1]
-
-
-def _bindings(tree: ast.Module, package: str | None) -> dict[str, str]:
-    """Local name -> the dotted TVM name an import binds it to (flow-insensitive)."""
-    bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bound[alias.asname] = alias.name
-                else:
-                    head = alias.name.split(".")[0]
-                    bound[head] = head
-        elif isinstance(node, ast.ImportFrom):
-            module = absolute("." * node.level + (node.module or ""), package)
-            if module is None:
-                continue
-            for alias in node.names:
-                if alias.name != "*":
-                    bound[alias.asname or alias.name] = f"{module}.{alias.name}"
-    return bound
-
-
-@functools.lru_cache(maxsize=8)  # scan and fix of one file share the parse
+@functools.lru_cache(maxsize=8)  # scan and fix of one file share the work
 def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
     """The Relay-era uses of a module's source, classified, in source order.
 
@@ -168,82 +137,63 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
         Python source.
     package : str, optional
         The dotted package the module lies in, to resolve its relative imports.
-
-    Raises
-    ------
-    SkipFile
-        If the code does not parse or nests too deeply for the parser.
     """
     if not spells_relay_word(code) or (package or "").split(".")[0] == "tvm":
         return ()  # TVM's own sources are Relay itself, not a user of it
-    try:
-        tree = ast.parse(code)
-    except SyntaxError as exc:
-        raise SkipFile(f"failed to parse: {exc.msg} (line {exc.lineno})") from None
-    except (RecursionError, MemoryError):
-        check_nesting(code)  # names the depth and line, as scan's other paths do
-        raise SkipFile("nested too deeply for the parser") from None
-    bound = _bindings(tree, package)
-    if not any(
-        classify(name) is not None or name in ("tvm", "tvm.contrib") for name in bound.values()
-    ):
+    code = code_only(code)
+    statements = imports(code, lambda module: absolute(module, package))
+    bound = {local: name for statement in statements for local, name in statement.binds}
+    heads = sorted(
+        local
+        for local, name in bound.items()
+        if name in ("tvm", "tvm.contrib") or classify(name) is not None
+    )
+    if not heads:
         return ()
-    lines = source_lines(code)
+    starts = line_starts(code)
+    guarded = guarded_lines(code)
     found: list[RelayUse] = []
-    # First plain use per row, and how many more (reported as one finding each).
+    # The first plain use per row, and how many there are (reported as one finding each).
     plain: dict[str, tuple[int, int, str]] = {}
     plain_count: dict[str, int] = {}
 
-    def record(name: str, node: ast.expr | ast.stmt) -> None:
+    def record(name: str, offset: int) -> None:
         hit = classify(name)
         if hit is None:
             return
+        line, col = locate(starts, offset)
+        if line in guarded:
+            return
         row, fix, detail = hit
-        line, col = node.lineno, ast_column(lines, node)
         if fix == "served" and row.name in _PER_FILE:
             plain_count[row.name] = plain_count.get(row.name, 0) + 1
-            plain[row.name] = min(plain.get(row.name, (line, col, name)), (line, col, name))
+            plain.setdefault(row.name, (line, col, name))
         else:
             found.append(RelayUse(row, line, col, fix, detail))
 
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # iterative: no recursion limit
-    while stack:
-        node, guarded = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if not guarded:
-                for name in _imported(node, package):
-                    hit = classify(name)
-                    if hit is not None and (
-                        hit[1] == "manual" or hit[0].name not in ROOTS.values()
-                    ):
-                        record(name, node)
-            continue
-        if isinstance(node, ast.Attribute):
-            chain = _chain(node)
-            if chain is not None:
-                head, parts = chain
-                if not guarded and head.id in bound:
-                    record(".".join([bound[head.id], *parts]), node)
-                continue
-        elif isinstance(node, ast.Name):
-            if not guarded and node.id in bound:
-                record(bound[node.id], node)
-            continue
-        inner = guarded or (isinstance(node, ast.Try) and guards_import_ast(node))
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    for statement in statements:
+        for name in statement.names:  # an import itself: only what is refused or has a row
+            hit = classify(name)
+            if hit is not None and (hit[1] == "manual" or hit[0].name not in ROOTS.values()):
+                record(name, statement.start)
+    # A bound name, then its attribute chain (not an attribute itself, nor a def or class name).
+    chains = re.compile(
+        r"(?<![\w.])(?<!def )(?<!class )(" + "|".join(map(re.escape, heads)) + r")\b"
+        r"((?:\.[A-Za-z_]\w*)*+)(?P<rebound>[ \t]*=(?!=))?"
+    )
+    spans = iter([(s.start, s.end) for s in statements])
+    span = next(spans, None)
+    for match in chains.finditer(code):
+        while span is not None and span[1] <= match.start():
+            span = next(spans, None)
+        if span is not None and span[0] <= match.start():
+            continue  # inside the import statement itself
+        if match.group("rebound") and not match.group(2):
+            continue  # a keyword argument or a new binding of the name, not a use
+        record(bound[match.group(1)] + match.group(2), match.start())
     for row_name, (line, col, name) in plain.items():
         more = plain_count[row_name] - 1
         row = API_TABLE[row_name]
         detail = f"{name}{f' (and {more} more uses in this file)' if more else ''}: {row.note}"
         found.append(RelayUse(row, line, col, "served", detail))
     return tuple(sorted(found, key=lambda use: (use.line, use.col)))
-
-
-def _imported(node: ast.Import | ast.ImportFrom, package: str | None) -> list[str]:
-    """The dotted names an import statement brings in (``from m import *``: ``m``)."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    module = absolute("." * node.level + (node.module or ""), package)
-    if module is None:
-        return []
-    return [module if alias.name == "*" else f"{module}.{alias.name}" for alias in node.names]

@@ -11,8 +11,13 @@ engine.jit(...)``), registered global names and the ``relay.backend.*`` pass-con
 under ``try/except ImportError`` already copes and is not reported. ``--include-shim`` also reports
 calls that go through ``compile_engine_compat`` (the next step of the burn-down).
 
+Relay-era code (Relay building, ``relay.build`` and the executors, AutoTVM, ``tvm.nd``) is
+classified by :mod:`._relay_uses` against what ``install()`` serves.
+
 Each finding's ``fix`` says what ``compile-engine-compat fix`` can do: ``safe`` (the default fix
-removes it and keeps behaviour), ``unsafe`` (only ``fix --unsafe``, a modern rewrite), ``manual``.
+removes it and keeps behaviour), ``unsafe`` (only ``fix --unsafe``, a modern rewrite), ``manual``
+(a person ports it; Relay-era findings say why in ``detail``), ``served`` (a Relay-era use that
+runs as written under ``install()``; ``detail`` states the difference).
 Exit codes follow ruff: 0 no findings, 1 findings, 2 a usage error (a missing path, bad
 arguments) or an internal error. A file that cannot be read -- not a regular file, too large, not
 decodable, not parsable, a notebook that is not one, nested too deep for the parser -- is

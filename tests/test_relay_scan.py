@@ -206,3 +206,56 @@ def test_apply_history_best_is_a_manual_port_because_records_cannot_apply(tmp_pa
     [finding] = _scan(tmp_path, code)
     assert (finding.api, finding.fix) == ("tvm.autotvm.apply_history_best", "manual")
     assert "AutoTVMRecordsError" in finding.detail
+
+
+# -- the text reader (_code_text): what the finder sees and what it must not -------------------
+
+READER_CASES = [
+    # (code, [(line, col, row, fix)]) -- each a form the ast reading handled the same way
+    ('"relay.frontend.from_onnx"\n# relay.frontend\nfrom tvm import relay\n', []),
+    ("from tvm import relay\ns = '''\nrelay.frontend.x\n'''\n", []),
+    ("from tvm import relay\nrelay_res = 1\nrelay_res.frontend\n", []),
+    (
+        "from tvm.relay.testing import (\n    run_infer_type,\n    count as c,  # why\n)\nc()\n",
+        [(1, 1, "relay.unsupported", "manual"), (5, 1, "relay.unsupported", "manual")],
+    ),
+    ("import tvm; from tvm.relay import vm\n", [(1, 13, "relay.unsupported", "manual")]),
+    (
+        "from tvm.relay.testing import count\ndef count(): pass\nf(count=1)\ncount = 2\n",
+        [(1, 1, "relay.unsupported", "manual")],
+    ),
+    (
+        "from tvm import autotvm\nautotvm.GLOBAL_SCOPE.silent = True\n",
+        [(2, 1, "tvm.autotvm", "served")],
+    ),
+    (
+        "try:\n    from tvm.relay import vm\n    vm.VirtualMachine\n"
+        "except (ImportError, OSError):\n    vm = None\nelse:\n    pass\n"
+        "from tvm import relay\nrelay.vm.VirtualMachine\n",
+        [(9, 1, "relay.unsupported", "manual")],
+    ),
+    (
+        "try:\n    from tvm.relay import vm\nexcept ValueError:\n    pass\n",
+        [(2, 5, "relay.unsupported", "manual")],
+    ),
+    ("import tvm.relay as r\nr.frontend.from_onnx\n", [(2, 1, "relay.unsupported", "manual")]),
+    ("import tvm\ntvm.relay.frontend.from_onnx\n", [(2, 1, "relay.unsupported", "manual")]),
+    ("from tvm.relay import *\nfrom_onnx()\n", []),
+    # columns count characters, not UTF-8 bytes (12 here)
+    ("x = 'é' ; from tvm.relay import vm\n", [(1, 11, "relay.unsupported", "manual")]),
+]
+
+
+@pytest.mark.parametrize("code, expected", READER_CASES)
+def test_the_text_reader_sees_only_code(code: str, expected: list) -> None:
+    from compile_engine_compat._relay_uses import relay_uses
+
+    assert [(u.line, u.col, u.row.name, u.fix) for u in relay_uses(code)] == expected
+
+
+def test_unterminated_strings_and_odd_text_never_raise() -> None:
+    from compile_engine_compat._relay_uses import relay_uses
+
+    for code in ("from tvm import relay\n'''\nrelay.vm", "from tvm import relay\n'x\nrelay.vm.y\n"):
+        relay_uses(code)  # best effort on code that does not parse: no exception
+    assert relay_uses("from tvm import relay\n'x\nrelay.vm.y\n")[0].line == 3
