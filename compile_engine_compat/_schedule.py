@@ -462,7 +462,7 @@ _MICRO_KERNELS = {
         (2, 4),
         (2, 2),
     ),
-    16: ((6, 2), (4, 3), (7, 1), (4, 2), (3, 3), (2, 3), (2, 2), (4, 1), (2, 1)),
+    16: ((6, 2), (4, 3), (4, 2), (3, 3), (2, 3), (7, 1), (2, 2), (4, 1), (2, 1)),
 }
 _PACK_DTYPES = frozenset({"float32", "float64"})
 # The packed operand's micro-panel (reduction chunk x one column tile) is kept within this many
