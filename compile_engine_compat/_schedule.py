@@ -3,11 +3,17 @@
 Modern TVM has no TOPI schedules, and an unscheduled PrimFunc runs one scalar thread: a 512x512
 matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/``jit`` kernels:
 
-* ``llvm`` (CPU):
-  - reductions whose innermost output axis is also the contiguous axis of an input (matmul,
-    batch_matmul, conv2d NCHW, ...): register-tiled (``_TILE_ROWS`` x ``_TILE_COLS``), the tile
-    accumulated in a local buffer, vectorized, its epilogue (bias, relu, ...) computed per tile,
-    the outer tiles parallel;
+* ``llvm`` (CPU), vector width and register count read from the target's CPU features:
+  - float product-sums of two inputs with static shapes (matmul, dense with transposed
+    weights, batch_matmul, conv2d NCHW of any stride, ...): the operand that carries a column
+    axis the other lacks (B, the weights) is packed into column panels by its own parallel
+    block; the first reduction loop is cut into chunks whose panel slice fits L1; a register
+    micro-kernel (rows x 2-3 vectors, sized to the register file) accumulates in a local
+    buffer per block of tiles, the epilogue (bias, relu, ...) runs per block, blocks parallel.
+    conv2d then vectorizes over output channels (its output's contiguous axis is too short);
+  - other reductions whose innermost output axis is also the contiguous axis of an input:
+    register-tiled (``_TILE_ROWS`` x ``_TILE_COLS``), the tile accumulated in a local buffer,
+    vectorized, its epilogue computed per tile, the outer tiles parallel;
   - other reductions: the spatial loops parallel, the reduction loop left as it was;
   - injective stages: the innermost loop vectorized, the outer loops parallel;
   - small elementwise stages (every access is the output's own element, below the parallel
@@ -20,8 +26,10 @@ matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/`
 * any other target: unchanged.
 
 Results never change on CPU: no rule reorders a reduction (each output element still accumulates
-its terms in the same order); rules only tile, reorder spatial loops, vectorize spatial loops and
-run spatial loops in parallel. Every rule runs on a copy of the schedule, which is kept only when
+its terms in the same order: reduction loops are only split, chunk outside, both serial); rules
+only tile, reorder spatial loops, copy operands into packed layouts, vectorize spatial loops and
+run spatial loops in parallel. LLVM may contract multiply-adds into FMAs where the target has
+them. Every rule runs on a copy of the schedule, which is kept only when
 the whole rule applies: a rule that does not fit a block leaves that block as it was.
 
 Bump :data:`RULES_VERSION` whenever a rule's output may change: it is part of the persistent
@@ -44,7 +52,7 @@ from . import _threads
 __all__ = ["GPU_KINDS", "RULES_VERSION", "schedule_for_target", "user_scheduled_blocks"]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
 
