@@ -3,11 +3,17 @@
 Modern TVM has no TOPI schedules, and an unscheduled PrimFunc runs one scalar thread: a 512x512
 matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/``jit`` kernels:
 
-* ``llvm`` (CPU):
-  - reductions whose innermost output axis is also the contiguous axis of an input (matmul,
-    batch_matmul, conv2d NCHW, ...): register-tiled (``_TILE_ROWS`` x ``_TILE_COLS``), the tile
-    accumulated in a local buffer, vectorized, its epilogue (bias, relu, ...) computed per tile,
-    the outer tiles parallel;
+* ``llvm`` (CPU), vector width and register count read from the target's CPU features:
+  - float product-sums of two inputs with static shapes (matmul, dense with transposed
+    weights, batch_matmul, conv2d NCHW of any stride, ...): the operand that carries a column
+    axis the other lacks (B, the weights) is packed into column panels by its own parallel
+    block; the first reduction loop is cut into chunks whose panel slice fits L1; a register
+    micro-kernel (rows x 2-3 vectors, sized to the register file) accumulates in a local
+    buffer per block of tiles, the epilogue (bias, relu, ...) runs per block, blocks parallel.
+    conv2d then vectorizes over output channels (its output's contiguous axis is too short);
+  - other reductions whose innermost output axis is also the contiguous axis of an input:
+    register-tiled (``_TILE_ROWS`` x ``_TILE_COLS``), the tile accumulated in a local buffer,
+    vectorized, its epilogue computed per tile, the outer tiles parallel;
   - other reductions: the spatial loops parallel, the reduction loop left as it was;
   - injective stages: the innermost loop vectorized, the outer loops parallel;
   - small elementwise stages (every access is the output's own element, below the parallel
@@ -20,8 +26,10 @@ matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/`
 * any other target: unchanged.
 
 Results never change on CPU: no rule reorders a reduction (each output element still accumulates
-its terms in the same order); rules only tile, reorder spatial loops, vectorize spatial loops and
-run spatial loops in parallel. Every rule runs on a copy of the schedule, which is kept only when
+its terms in the same order: reduction loops are only split, chunk outside, both serial); rules
+only tile, reorder spatial loops, copy operands into packed layouts, vectorize spatial loops and
+run spatial loops in parallel. LLVM may contract multiply-adds into FMAs where the target has
+them. Every rule runs on a copy of the schedule, which is kept only when
 the whole rule applies: a rule that does not fit a block leaves that block as it was.
 
 Bump :data:`RULES_VERSION` whenever a rule's output may change: it is part of the persistent
@@ -30,18 +38,21 @@ compile cache key.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import tvm
 from tvm import s_tir, te, tirx
+from tvm.tirx import IndexMap
 
 from . import _threads
 
 __all__ = ["GPU_KINDS", "RULES_VERSION", "schedule_for_target", "user_scheduled_blocks"]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
 
@@ -91,7 +102,7 @@ def schedule_for_target(
     """
     kind = target.kind.name
     if kind == "llvm":
-        return _schedule_cpu(sch, frozenset(skip))
+        return _schedule_cpu(sch, frozenset(skip), target)
     if kind in GPU_KINDS and not skip:
         return _schedule_gpu(sch, target)
     return sch
@@ -111,12 +122,15 @@ def user_scheduled_blocks(outputs: Sequence[te.Tensor]) -> set[str]:
 # -- CPU ------------------------------------------------------------------------------------------
 
 
-def _schedule_cpu(sch: s_tir.Schedule, skip: frozenset[str]) -> s_tir.Schedule:
+def _schedule_cpu(
+    sch: s_tir.Schedule, skip: frozenset[str], target: tvm.target.Target
+) -> s_tir.Schedule:
+    isa = _target_isa(target)
     names = _top_level_block_names(sch)
     for name in names:
         if name in skip:
             continue
-        sch = _try(sch, name, _cpu_rule(sch, name))
+        sch = _try(sch, name, _cpu_rule(sch, name, isa))
     return sch
 
 
@@ -191,7 +205,7 @@ def _static(expr: Any) -> int | None:
     return int(expr.value) if isinstance(expr, tirx.IntImm) else None
 
 
-def _cpu_rule(sch: s_tir.Schedule, name: str) -> _Rule | None:
+def _cpu_rule(sch: s_tir.Schedule, name: str, isa: _Isa) -> _Rule | None:
     try:
         info = _BlockInfo(sch, name)
     except _RULE_ERRORS:
@@ -203,6 +217,9 @@ def _cpu_rule(sch: s_tir.Schedule, name: str) -> _Rule | None:
         return _fuse_loops if len(info.loops) > 1 and info.is_elementwise() else None
     if not info.is_reduction:
         return _injective
+    gemm = _gemm_plan(info, isa)
+    if gemm is not None:
+        return functools.partial(_packed_gemm, plan=gemm)
     if _tile_plan(info) is not None:
         return _tiled_reduction
     return _parallel_reduction
@@ -386,6 +403,316 @@ def _divisor(extent: int | None, choices: Sequence[int]) -> int | None:
     if extent is None:
         return None
     return next((c for c in choices if extent % c == 0 and extent >= c), None)
+
+
+# -- packed GEMM rule (matmul, dense, batch_matmul, conv2d) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class _Isa:
+    """The target's vector unit as the rules see it.
+
+    Attributes
+    ----------
+    vector_bits : int
+        Width of the vectors LLVM will emit for the target (what it prefers, not the widest it
+        has: with AVX-512 LLVM splits 512-bit vectors unless ``-prefer-256-bit`` is cleared).
+    registers : int
+        Vector registers: how many accumulators a register tile can hold.
+    """
+
+    vector_bits: int
+    registers: int
+
+    def lanes(self, dtype: Any) -> int:
+        return max(1, self.vector_bits // (_dtype_bytes(dtype) * 8))
+
+
+_SSE = _Isa(128, 16)
+
+
+def _target_isa(target: tvm.target.Target) -> _Isa:
+    """The vector unit of an ``llvm`` target, from its CPU features (generic x86-64: SSE2).
+
+    ``llvm_get_vector_width`` is not used: on TVM 0.27 it answers 512 for every x86 target,
+    generic ``llvm`` included.
+    """
+    has = tvm.target.codegen.llvm_cpu_has_features
+    try:
+        if has(["avx512f"], target):
+            mattr = {str(attr) for attr in target.attrs.get("mattr", [])}
+            # LLVM splits 512-bit vectors on CPUs that prefer 256 bits (rocketlake, icelake,
+            # skylake-avx512...) unless the user cleared the preference; 32 registers either way.
+            return _Isa(512 if "-prefer-256-bit" in mattr else 256, 32)
+        if has(["avx"], target):
+            return _Isa(256, 16)
+    except _RULE_ERRORS:
+        pass  # not an x86 LLVM triple: assume 128-bit vectors, the common floor
+    return _SSE
+
+
+# Register micro-kernels (rows, vectors): rows x vectors accumulators, plus one register per
+# column vector of the packed operand and one broadcast, must fit the register file. Larger
+# tiles load fewer operands per multiply-add; the first that divides the extents is taken.
+_MICRO_KERNELS = {
+    32: (
+        (8, 3),
+        (12, 2),
+        (6, 4),
+        (7, 3),
+        (8, 2),
+        (4, 4),
+        (7, 2),
+        (6, 3),
+        (6, 2),
+        (4, 3),
+        (4, 2),
+        (2, 4),
+        (2, 2),
+    ),
+    16: ((6, 2), (4, 3), (4, 2), (3, 3), (2, 3), (7, 1), (2, 2), (4, 1), (2, 1)),
+}
+_PACK_DTYPES = frozenset({"float32", "float64"})
+# The packed operand's micro-panel (reduction chunk x one column tile) is kept within this many
+# bytes so that it stays in L1 while every row tile of the block streams past it.
+_PANEL_BYTES = 16 * 1024
+# A block of row tiles x column tiles: its accumulators live in one local buffer (on the stack,
+# so kept small), its rows of the other operand stay in L2 across the column tiles.
+_BLOCK_ROWS = 64
+_BLOCK_COLS = 128
+
+
+@dataclass(frozen=True)
+class _GemmPlan:
+    """Where the packed rule cuts a block: loop indices (into the block's loops) and factors."""
+
+    packed: int  # index of the packed operand in the block's reads
+    col: int  # vectorized spatial loop: an axis of the packed operand only
+    row: int  # spatial loop of the register tile's rows: an axis of the other operand only
+    lanes: int
+    vectors: int  # vectors per tile row
+    rows: int  # tile rows
+    block_cols: int  # column tiles x tile columns of one parallel block
+    block_rows: int
+    chunk: int | None  # the first reduction loop's chunk (cache blocking), None: not split
+
+    @property
+    def cols(self) -> int:
+        return self.vectors * self.lanes
+
+
+def _gemm_plan(info: _BlockInfo, isa: _Isa) -> _GemmPlan | None:
+    """Plan the packed rule, or None when the block is not a float product-sum it fits.
+
+    It needs static extents, spatial loops outside the reduction loops, exactly two inputs, and a
+    spatial axis (the columns) that indexes one input (the packed operand, every index a plain
+    loop variable) but not the other: one vector of packed columns then multiplies one broadcast
+    scalar of the other input. The tile rows are a spatial axis of the other input only.
+    """
+    n_spatial = info.spatial.index(False) if False in info.spatial else len(info.spatial)
+    if n_spatial == 0 or any(info.spatial[n_spatial:]) or None in info.extents:
+        return None
+    reads, writes = list(info.block.reads), list(info.block.writes)
+    if len(reads) != 2 or len(writes) != 1:
+        return None
+    dtype = str(writes[0].source.dtype)
+    if dtype not in _PACK_DTYPES or any(str(r.source.dtype) != dtype for r in reads):
+        return None
+    out_vars = _region_vars(writes[0])
+    best: tuple[tuple[bool, int], _GemmPlan] | None = None
+    for packed in (0, 1):
+        plan = _plan_packing(info, isa, packed, n_spatial)
+        if plan is None:
+            continue
+        # Prefer columns that are the output's innermost axis (a contiguous write-back), then
+        # the larger register tile.
+        innermost = bool(out_vars) and info.vars[plan.col].same_as(out_vars[-1])
+        score = (innermost, plan.rows * plan.vectors)
+        if best is None or score > best[0]:
+            best = (score, plan)
+    return None if best is None else best[1]
+
+
+def _plan_packing(info: _BlockInfo, isa: _Isa, packed: int, n_spatial: int) -> _GemmPlan | None:
+    """The plan that packs ``info.block.reads[packed]``, or None when that read does not fit."""
+    reads = list(info.block.reads)
+    b_region, a_region = reads[packed], reads[1 - packed]
+    b_index = _plain_index_vars(b_region)
+    if b_index is None:
+        return None
+    a_vars = _region_vars(a_region)
+
+    def loop_of(var: tirx.Var) -> int:
+        return next(i for i, v in enumerate(info.vars) if v.same_as(var))
+
+    b_loops = [loop_of(var) for var in b_index]
+    spatial_b = [i for i in b_loops if i < n_spatial and not _contains(a_vars, info.vars[i])]
+    spatial_a = [
+        i for i in range(n_spatial) if _contains(a_vars, info.vars[i]) and i not in b_loops
+    ]
+    if not spatial_b or not spatial_a:
+        return None
+    dtype = b_region.source.dtype
+    lanes = isa.lanes(dtype)
+    col, row = spatial_b[-1], spatial_a[-1]
+    col_extent, row_extent = info.extents[col], info.extents[row]
+    assert col_extent is not None and row_extent is not None  # static: checked by the caller
+    kernel = next(
+        (
+            (rows, vectors)
+            for rows, vectors in _MICRO_KERNELS[isa.registers]
+            if col_extent % (vectors * lanes) == 0 and row_extent % rows == 0
+        ),
+        None,
+    )
+    if kernel is None:
+        return None
+    rows, vectors = kernel
+    cols = vectors * lanes
+    reduction = [e or 1 for e in info.extents[n_spatial:]]
+    inner_reduction = 1
+    for extent in reduction[1:]:
+        inner_reduction *= extent
+    item = _dtype_bytes(dtype)
+    chunk = None
+    if reduction[0] * inner_reduction * cols * item > _PANEL_BYTES:
+        fits = [
+            c
+            for c in range(8, reduction[0])
+            if reduction[0] % c == 0 and c * inner_reduction * cols * item <= _PANEL_BYTES
+        ]
+        chunk = max(fits) if fits else None
+    return _GemmPlan(
+        packed=packed,
+        col=col,
+        row=row,
+        lanes=lanes,
+        vectors=vectors,
+        rows=rows,
+        block_cols=_block(col_extent, cols, _BLOCK_COLS),
+        block_rows=_block(row_extent, rows, _BLOCK_ROWS),
+        chunk=chunk,
+    )
+
+
+def _block(extent: int, tile: int, limit: int) -> int:
+    """The largest multiple of ``tile`` dividing ``extent`` and at most ``limit`` (or ``tile``)."""
+    count = extent // tile
+    best = 1
+    for n in range(1, count + 1):
+        if count % n == 0 and n * tile <= limit:
+            best = n
+    return best * tile
+
+
+def _plain_index_vars(region: Any) -> list[tirx.Var] | None:
+    """The loop variables indexing ``region`` one per axis, or None for any other index."""
+    found: list[tirx.Var] = []
+    for rng in region.region:
+        if _static(rng.extent) != 1 or not isinstance(rng.min, tirx.Var):
+            return None
+        if _contains(found, rng.min):
+            return None
+        found.append(rng.min)
+    return found
+
+
+def _packed_gemm(sch: s_tir.Schedule, name: str, plan: _GemmPlan) -> None:
+    """Pack one operand into column panels, cache-block, register-tile, run blocks in parallel.
+
+    The packed operand is copied into ``[..., col // cols, reduction axes..., col % cols]``: the
+    micro-kernel then reads one contiguous panel per column tile instead of rows ``stride``
+    apart. The loops become::
+
+        parallel: other spatial, row block, column block
+          chunk of the first reduction loop (serial)
+            column tile, row tile
+              rest of the reduction (serial, in its order)
+                rows (unrolled), vectors (unrolled), lanes (vectorized)
+
+    Each output element still sums its terms in the original order: the reduction loops are only
+    split (chunk outside, both serial), never reordered among themselves.
+    """
+    block = sch.get_sblock(name)
+    info = _BlockInfo(sch, name)
+    n_spatial = info.spatial.index(False)
+    _pack_operand(sch, block, plan, info)
+    loops = list(sch.get_loops(block))
+    row_block, row_tile, row_in = sch.split(
+        loops[plan.row], [None, plan.block_rows // plan.rows, plan.rows]
+    )
+    col_block, col_tile, col_vec, col_lane = sch.split(
+        loops[plan.col], [None, plan.block_cols // plan.cols, plan.vectors, plan.lanes]
+    )
+    outer = [loops[i] for i in range(n_spatial) if i not in (plan.row, plan.col)]
+    outer += [row_block, col_block]
+    reduction = loops[n_spatial:]
+    chunked: list[Any] = []
+    if plan.chunk is not None:
+        chunk_outer, chunk_inner = sch.split(reduction[0], [None, plan.chunk])
+        chunked, reduction = [chunk_outer], [chunk_inner, *reduction[1:]]
+    sch.reorder(*outer, *chunked, col_tile, row_tile, *reduction, row_in, col_vec, col_lane)
+    # Accumulate the block in a local buffer (the register tile's slice of it stays in registers
+    # across the reduction), columns innermost so a tile row is whole vectors.
+    write_back = sch.cache_write(block, 0, "local")
+    _columns_last(sch, block, info, plan)
+    sch.reverse_compute_at(write_back, outer[-1])
+    _fuse_epilogue(sch, write_back, outer[-1])
+    sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
+    sch.vectorize(col_lane)
+    sch.unroll(col_vec)
+    sch.unroll(row_in)
+    sch.decompose_reduction(block, (chunked or [col_tile])[0])
+
+
+def _pack_operand(sch: s_tir.Schedule, block: Any, plan: _GemmPlan, info: _BlockInfo) -> None:
+    """Copy the packed operand into column panels in a separate, parallel block."""
+    region = info.block.reads[plan.packed]
+    index = _plain_index_vars(region)
+    assert index is not None
+    col_var = info.vars[plan.col]
+    col_axis = next(i for i, var in enumerate(index) if var.same_as(col_var))
+    reduction_vars = [v for v, s in zip(info.vars, info.spatial) if not s]
+    reduction_axes = [i for i, var in enumerate(index) if _contains(reduction_vars, var)]
+    other_axes = [i for i in range(len(index)) if i != col_axis and i not in reduction_axes]
+    cols = plan.cols
+
+    def panels(*axes: Any) -> list[Any]:
+        return [
+            *(axes[i] for i in other_axes),
+            axes[col_axis] // cols,
+            *(axes[i] for i in reduction_axes),
+            axes[col_axis] % cols,
+        ]
+
+    pack = sch.cache_read(block, plan.packed, "global")
+    sch.transform_layout(block, ("read", plan.packed), IndexMap.from_func(panels, len(index)))
+    for producer in sch.get_producers(pack):
+        try:  # a transpose feeding the operand (dense): the packing copy does it instead
+            sch.compute_inline(producer)
+        except _RULE_ERRORS:
+            pass
+    _parallel_copy(sch, pack)
+
+
+def _parallel_copy(sch: s_tir.Schedule, block: Any) -> None:
+    loops = sch.get_loops(block)
+    sch.parallel(sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0])
+
+
+def _columns_last(sch: s_tir.Schedule, block: Any, info: _BlockInfo, plan: _GemmPlan) -> None:
+    """Lay the local accumulator out with the column axis innermost (conv2d's NCHW: oc)."""
+    index = _plain_index_vars(info.block.writes[0])
+    if index is None:
+        raise ValueError("output indexed by an expression")
+    col_var = info.vars[plan.col]
+    col_axis = next(i for i, var in enumerate(index) if var.same_as(col_var))
+    if col_axis == len(index) - 1:
+        return
+    order = [i for i in range(len(index)) if i != col_axis] + [col_axis]
+    sch.transform_layout(
+        block, ("write", 0), IndexMap.from_func(lambda *axes: [axes[i] for i in order], len(index))
+    )
 
 
 # -- GPU ------------------------------------------------------------------------------------------

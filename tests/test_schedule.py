@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 from collections.abc import Iterator
@@ -10,13 +11,14 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 import tvm
-from _builders import build, sym
+from _builders import build, run_jit, sym
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tvm import relax, te
 
 from compile_engine_compat import _schedule, _strategy, silenced
 from compile_engine_compat._engine import global_engine
+from compile_engine_compat._oracle import REFERENCE_TOLERANCES, compare
 from compile_engine_compat._strategy import OpImplementation
 from compile_engine_compat.testing import (
     OP_NAMES,
@@ -237,6 +239,135 @@ def test_a_rule_that_does_not_fit_leaves_the_block_as_it_was():
 
     assert _schedule._try(sch, "compute", failing) is sch
     tvm.ir.assert_structural_equal(sch.mod, before)
+
+
+# -- the packed GEMM rule -------------------------------------------------------------------------
+
+_HOST = {"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu()}
+_HOST_TARGETS = ["llvm", _HOST]
+if tvm.target.codegen.llvm_cpu_has_features(["avx512f"], tvm.target.Target(_HOST)):
+    _HOST_TARGETS.append({**_HOST, "mattr": ["-prefer-256-bit"]})  # 512-bit vectors
+_HOST_IDS = ["generic", "host", "host512"][: len(_HOST_TARGETS)]
+
+
+def _np_conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """NCHW conv2d in float64 (the reference's precision)."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    kh, kw = w.shape[2:]
+    win = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
+    win = win[:, :, ::stride, ::stride]  # (n, c, oh, ow, kh, kw)
+    return np.tensordot(win, w.astype(np.float64), axes=([1, 4, 5], [1, 2, 3])).transpose(
+        0, 3, 1, 2
+    )
+
+
+def _mm(a_shape, b_shape, transpose_b=False, epilogue=False):
+    def body(bb, a, b, *bias):
+        out = R.linear(a, b) if transpose_b else R.matmul(a, b)
+        return R.nn.relu(bb.emit(R.add(bb.emit(out), bias[0]))) if epilogue else out
+
+    n_out = b_shape[0] if transpose_b else b_shape[-1]
+    params = [("a", a_shape, F32), ("b", b_shape, F32)]
+    params += [("bias", (n_out,), F32)] if epilogue else []
+    return build("main", params, body)
+
+
+def _mm_ref(a, b, *bias, transpose_b=False):
+    out = a.astype(np.float64) @ (b.T if transpose_b else b).astype(np.float64)
+    return np.maximum(out + bias[0], 0) if bias else out
+
+
+# name -> (function, input shapes, NumPy reference)
+GEMM_CASES = {
+    "odd_257x129x65": (lambda: _mm((257, 129), (129, 65)), [(257, 129), (129, 65)], _mm_ref),
+    "tile_multiples_96x256x48": (
+        lambda: _mm((96, 256), (256, 48)), [(96, 256), (256, 48)], _mm_ref),
+    "not_tile_multiples_100x72x40": (
+        lambda: _mm((100, 72), (72, 40)), [(100, 72), (72, 40)], _mm_ref),
+    "bias_relu_epilogue": (
+        lambda: _mm((64, 300), (300, 96), epilogue=True), [(64, 300), (300, 96), (96,)], _mm_ref),
+    "batch_matmul": (lambda: _mm((3, 40, 64), (3, 64, 48)), [(3, 40, 64), (3, 64, 48)], _mm_ref),
+    "dense_transposed_b": (
+        lambda: _mm((64, 96), (48, 96), transpose_b=True),
+        [(64, 96), (48, 96)],
+        functools.partial(_mm_ref, transpose_b=True),
+    ),
+    "conv2d_resnet_3x3_128x28x28": (
+        lambda: build("main", [("x", (1, 128, 28, 28), F32), ("w", (128, 128, 3, 3), F32)],
+                      lambda bb, x, w: R.nn.conv2d(x, w, padding=[1, 1])),
+        [(1, 128, 28, 28), (128, 128, 3, 3)],
+        lambda x, w: _np_conv(x, w, 1, 1),
+    ),
+    "conv2d_stem_7x7_stride2": (
+        lambda: build("main", [("x", (1, 3, 40, 40), F32), ("w", (32, 3, 7, 7), F32)],
+                      lambda bb, x, w: R.nn.conv2d(x, w, strides=[2, 2], padding=[3, 3])),
+        [(1, 3, 40, 40), (32, 3, 7, 7)],
+        lambda x, w: _np_conv(x, w, 2, 3),
+    ),
+}  # fmt: skip
+
+
+# Every case on the host CPU; two on the other vector widths too (kept short: each builds).
+_GEMM_PARAMS = [pytest.param(name, _HOST, id=f"{name}-host") for name in sorted(GEMM_CASES)] + [
+    pytest.param(name, target, id=f"{name}-{label}")
+    for name in ("odd_257x129x65", "conv2d_resnet_3x3_128x28x28")
+    for target, label in zip(_HOST_TARGETS, _HOST_IDS)
+    if target is not _HOST
+]
+
+
+@pytest.mark.parametrize(("name", "target"), _GEMM_PARAMS)
+def test_packed_gemm_matches_numpy(engine, name, target):
+    make, shapes, reference = GEMM_CASES[name]
+    func, arrays = make(), [f32(*shape) for shape in shapes]
+    cached = engine.lower(func, target)
+    (out,) = run_jit(engine.jit(func, target), cached, *arrays)
+    expected = reference(*arrays).astype(F32)
+    assert compare(out, expected, REFERENCE_TOLERANCES) == ""
+
+
+def _blocks(cached) -> dict[str, tvm.tirx.SBlock]:
+    sch = cached.schedule
+    return {sch.get(b).name_hint: sch.get(b) for b in sch.get_child_blocks(sch.get_sblock("root"))}
+
+
+@pytest.mark.parametrize("target", _HOST_TARGETS[:2], ids=["generic", "host"])
+def test_packed_gemm_applies_to_a_512_matmul(engine, target):
+    cached = engine.lower(_mm((512, 512), (512, 512)), target)
+    blocks = _blocks(cached)
+    # The B operand is copied into column panels [512 // cols, 512, cols] by its own block...
+    (packed,) = blocks["b_global"].writes
+    panels, k, cols = (int(d) for d in packed.source.shape)
+    lanes = _schedule._target_isa(tvm.target.Target(target)).lanes(F32)
+    assert k == 512 and panels * cols == 512 and cols % lanes == 0
+    # ...which the matmul reads, accumulating in a local tile with parallel outer blocks.
+    assert any(r.source.same_as(packed.source) for r in blocks["matmul_update"].reads)
+    script = cached.funcs.script()
+    assert 'scope="local"' in script and "T.parallel" in script and "T.vectorized" in script
+
+
+def test_packed_gemm_leaves_integer_and_symbolic_matmuls_to_the_other_rules(engine):
+    ints = build("main", [("a", (64, 64), "int32"), ("b", (64, 64), "int32")],
+                 lambda bb, a, b: R.matmul(a, b))  # fmt: skip
+    symbolic = build("main", [("a", (sym(), 64), F32), ("b", (64, 64), F32)],
+                     lambda bb, a, b: R.matmul(a, b))  # fmt: skip
+    for func in (ints, symbolic):
+        assert "b_global" not in _blocks(engine.lower(func, _HOST))
+
+
+@pytest.mark.parametrize(
+    ("target", "bits", "registers"),
+    [
+        ("llvm", 128, 16),
+        ({"kind": "llvm", "mcpu": "x86-64-v3"}, 256, 16),
+        ({"kind": "llvm", "mcpu": "rocketlake"}, 256, 32),
+        ({"kind": "llvm", "mcpu": "rocketlake", "mattr": ["-prefer-256-bit"]}, 512, 32),
+        ({"kind": "llvm", "mtriple": "aarch64-linux-gnu"}, 128, 16),
+    ],
+)
+def test_vector_unit_comes_from_the_target(target, bits, registers):
+    isa = _schedule._target_isa(tvm.target.Target(target))
+    assert (isa.vector_bits, isa.registers) == (bits, registers)
 
 
 # -- GPU ------------------------------------------------------------------------------------------
