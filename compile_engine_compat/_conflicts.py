@@ -73,7 +73,7 @@ def _message(origin: str, *, imported: bool) -> str:
         f"compile-engine-compat cannot run here: apache-tvm-tirx (package 'tvm_tirx', {origin}) "
         f"{where} next to apache-tvm (package 'tvm'), which compile-engine-compat needs.",
         "The two wheels register the same TVM FFI globals, so importing both in one process aborts "
-        "the interpreter (\"Global Function `device_api.cpu` is already registered\").",
+        'the interpreter ("Global Function `device_api.cpu` is already registered").',
         "Fix: uninstall one of them (`pip uninstall apache-tvm-tirx`), or install "
         "apache-tvm-tirx and compile-engine-compat in separate virtual environments.",
     ]
