@@ -6,6 +6,10 @@ Swap one import line::
 
 Names resolve lazily (PEP 562) and once: ``import compile_engine_compat`` alone does not import
 TVM, so the pytest plugin costs nothing in projects that never call the legacy API.
+
+It does check, first thing, that ``apache-tvm-tirx`` is not installed next to ``apache-tvm``:
+the two abort the interpreter when both are imported, and an ``ImportError`` naming the fix is
+better than that (:mod:`compile_engine_compat._conflicts`).
 """
 
 from __future__ import annotations
@@ -13,14 +17,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._deprecation import (
+# Before anything that could import tvm: once both runtimes load, it is too late to raise.
+from ._conflicts import TvmTirxConflictError, check_tvm_tirx_conflict
+
+check_tvm_tirx_conflict()
+
+from ._deprecation import (  # noqa: E402  (after the conflict check, on purpose)
     CompileEngineDeprecationWarning,
     LedgerEntry,
     ledger,
     reset_ledger,
     silenced,
 )
-from ._version import __version__
+from ._version import __version__  # noqa: E402
 
 if TYPE_CHECKING:
     from . import compile_engine as compile_engine
@@ -83,6 +92,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "CompileEngineDeprecationWarning",
     "LedgerEntry",
+    "TvmTirxConflictError",
     "__version__",
     "ledger",
     "reset_ledger",
@@ -95,6 +105,9 @@ def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module 'compile_engine_compat' has no attribute {name!r}")
+    # Every lazy name imports tvm. tvm_tirx imported since the package was (the import-time
+    # check saw it installed only if it was on the path then) would make that an abort.
+    check_tvm_tirx_conflict(installed=False)
     module = importlib.import_module(module_name, __name__)
     value = module if module_name == f".{name}" else getattr(module, name)
     globals()[name] = value  # resolve once: later lookups never reach __getattr__

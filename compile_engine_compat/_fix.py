@@ -297,10 +297,10 @@ class _Apply(cst.CSTTransformer):
         carried: list[cst.EmptyLine] = []
         for statement in body:
             if id(statement) in self.orphans:
-                carried += statement.leading_lines  # type: ignore[union-attr, attr-defined]
+                carried += statement.leading_lines  # type: ignore[attr-defined]
                 continue
             if carried:
-                lines = [*carried, *statement.leading_lines]  # type: ignore[union-attr, attr-defined]
+                lines = [*carried, *statement.leading_lines]  # type: ignore[attr-defined]
                 statement = statement.with_changes(leading_lines=lines)
                 carried = []
             out.append(statement)
@@ -501,10 +501,10 @@ def _fix_code(
         aliases = [use.node for use in stmt_uses if isinstance(use.node, cst.ImportAlias)]
         if isinstance(statement, cst.Import):
             bare_tvm_dropped |= any(a.asname is None for a in aliases)
-            plan.plan_import(statement, aliases)  # type: ignore[arg-type]
+            plan.plan_import(statement, aliases)
         elif isinstance(statement, cst.ImportFrom):
             source = stmt_uses[0].module or dotted(statement.module or cst.Name("_"))
-            plan.plan_import_from(statement, aliases, source)  # type: ignore[arg-type]
+            plan.plan_import_from(statement, aliases, source)
     if not plan.changes:
         return code, [], manual
     module = wrapper.module.visit(_Apply(plan))

@@ -210,7 +210,7 @@ def uninstall() -> None:
     """
     legacy = sys.modules.get(_FRONT_END + ".legacy")
     if legacy is not None:
-        legacy.unpatch()  # type: ignore[attr-defined]
+        legacy.unpatch()
     with _lock:
         if _finder is not None and _finder in sys.meta_path:
             sys.meta_path.remove(_finder)

@@ -197,9 +197,9 @@ def installed() -> bool:
 
 def install() -> None:
     """Make PassContext accept the legacy keys (done on import unless ``OFF_ENV=off``)."""
-    _PassContext.__init__ = _init  # type: ignore[method-assign]
-    _PassContext.__enter__ = _enter  # type: ignore[method-assign]
-    _PassContext.__exit__ = _exit  # type: ignore[method-assign]
+    _PassContext.__init__ = _init
+    _PassContext.__enter__ = _enter
+    _PassContext.__exit__ = _exit
 
 
 def uninstall() -> None:

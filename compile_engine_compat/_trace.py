@@ -122,7 +122,7 @@ def _install_hook() -> None:
     if getattr(relax.BlockBuilder.call_te, "__compile_engine_compat_hook__", False):
         return
     _call_te_hook.__compile_engine_compat_hook__ = True  # type: ignore[attr-defined]
-    relax.BlockBuilder.call_te = _call_te_hook  # type: ignore[method-assign]
+    relax.BlockBuilder.call_te = _call_te_hook
 
 
 _install_hook()

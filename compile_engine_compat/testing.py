@@ -164,7 +164,7 @@ def relax_functions(
 # -- inputs -------------------------------------------------------------------------------------
 
 
-class Inputs(tuple):  # type: ignore[type-arg]
+class Inputs(tuple):
     """The arrays for one call, with what reproduces them: ``arrays_for(func, seed, sizes)``.
 
     Attributes

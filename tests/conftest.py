@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from compile_engine_compat import CompileEngineDeprecationWarning
 
+if TYPE_CHECKING:  # conftest imports no TVM; the fixture does, when a test asks for it
+    from compile_engine_compat import CompileEngine
+
 
 @pytest.fixture
-def engine():
+def engine() -> CompileEngine:
     """The global engine, cleared before the test; legacy warnings are expected here."""
     from compile_engine_compat import compile_engine
 
@@ -24,7 +29,7 @@ def engine():
 
 
 @pytest.fixture(autouse=True)
-def _legacy_warnings_are_expected(request):
+def _legacy_warnings_are_expected(request: pytest.FixtureRequest) -> Iterator[None]:
     """The shim's own tests call the legacy API on purpose; tests about warnings opt out."""
     if request.node.get_closest_marker("warnings_visible"):
         yield
@@ -43,10 +48,11 @@ def _register_hypothesis_profiles() -> None:
     """
     import os
     import pathlib
+    import sys
 
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:  # Python 3.10
         import tomli as tomllib
     from hypothesis import HealthCheck, settings
 

@@ -69,6 +69,7 @@ def test_every_warned_name_has_a_row():
                 names.add(node.args[0].value)
     assert len(names) > 30
     for name in names:
+        assert isinstance(name, str)
         assert lookup(name).name == name
 
 

@@ -19,6 +19,8 @@ from tvm import relax, topi
 
 from compile_engine_compat import _disk_cache, _trace, cli
 from compile_engine_compat._disk_cache import CacheDirectoryError, CompileCacheWarning
+from compile_engine_compat._engine import CompileEngine
+from compile_engine_compat._lowering import Kernel
 
 R = relax.op
 
@@ -44,7 +46,7 @@ def _entries(root: Path) -> list[Path]:
     return [p for p in (root / _disk_cache.LAYOUT).iterdir() if not p.name.startswith(".")]
 
 
-def _jit_and_check(engine, func: relax.Function, width: int = 32) -> object:
+def _jit_and_check(engine: CompileEngine, func: relax.Function, width: int = 32) -> Kernel:
     engine.clear()  # forget the in-memory kernel: the next jit must go to the disk cache
     kernel = engine.jit(func, "llvm")
     x = np.arange(4 * width, dtype="float32").reshape(4, width) - 60
@@ -54,7 +56,7 @@ def _jit_and_check(engine, func: relax.Function, width: int = 32) -> object:
     return kernel
 
 
-def _was_loaded(kernel) -> bool:
+def _was_loaded(kernel: Kernel) -> bool:
     # tvm.compile gives an Executable; a library loaded from disk is a plain runtime Module.
     return not isinstance(kernel.module, tvm.runtime.Executable)
 

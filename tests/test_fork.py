@@ -33,5 +33,5 @@ def test_a_forked_child_computes_after_parallel_kernels(mode):
             timeout=90,
         )
     except subprocess.TimeoutExpired as err:
-        pytest.fail(f"{mode}: the probe hung\n{err.stderr}")
+        pytest.fail(f"{mode}: the probe hung\n{err.stderr!r}")
     assert result.returncode == 0, f"{mode}:\n{result.stdout}\n{result.stderr}"

@@ -40,6 +40,7 @@ def test_every_legacy_import_form_resolves_to_the_shim(alias):
     assert te_compiler is compile_engine_compat.te_compiler
     assert tvm.relay.backend.te_compiler is te_compiler
     # The shim modules keep their own identity.
+    assert ce.__spec__ is not None
     assert ce.__spec__.name == "compile_engine_compat.compile_engine"
     assert ce.__name__ == "compile_engine_compat.compile_engine"
 
@@ -67,6 +68,7 @@ def test_relay_era_imports_resolve_to_the_front_end(alias):
     assert TempOpAttr.__module__ == "compile_engine_compat.relay.testing.temp_op_attr"
     assert nn.conv2d is tvm.relay.op.nn.conv2d and transform.InferType and analysis.free_vars
     # The module keeps its own identity, as the engine aliases do.
+    assert tvm.relay.testing.__spec__ is not None
     assert tvm.relay.testing.__spec__.name == "compile_engine_compat.relay.testing"
     x = tvm.relay.var("x", shape=(2,))
     assert run_infer_type(tvm.relay.exp(x)).checked_type == tvm.relay.TensorType((2,))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -25,7 +26,13 @@ def _funcs(count: int) -> list[relax.Function]:
 
 
 def _reference(i: int, x: np.ndarray) -> np.ndarray:
-    numpy_ops = [np.exp, np.negative, np.abs, lambda v: 1 / (1 + np.exp(-v)), np.tanh]
+    numpy_ops: list[Callable[[np.ndarray], np.ndarray]] = [
+        np.exp,
+        np.negative,
+        np.abs,
+        lambda v: 1 / (1 + np.exp(-v)),
+        np.tanh,
+    ]
     return numpy_ops[i % len(numpy_ops)](x)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ def _fresh_translations():
 
 
 # One row per legacy flag: the string and what its dict form must hold.
-FLAG_CASES = {
+FLAG_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "mcpu": ("llvm -mcpu=core-avx2", {"kind": "llvm", "mcpu": "core-avx2"}),
     "mtriple": ("llvm -mtriple=aarch64-linux-gnu", {"mtriple": "aarch64-linux-gnu"}),
     "mattr": ("llvm -mattr=+avx2,+fma", {"mattr": ["+avx2", "+fma"]}),
@@ -80,6 +81,7 @@ def test_a_string_warns_once_per_process():
         warnings.simplefilter("always")
         first = _cache.as_target("llvm -mcpu=haswell")
         second = _cache.as_target("llvm -mcpu=haswell")
+    assert first is not None
     assert first.same_as(second)
     _warned_replacement(record)
 
@@ -101,8 +103,10 @@ def test_warning_points_at_the_callers_line(engine):
 def test_plain_kinds_tags_and_json_pass_through_without_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert _cache.as_target("llvm").kind.name == "llvm"
-        assert _cache.as_target('{"kind": "llvm", "mcpu": "skylake"}').attrs["mcpu"] == "skylake"
+        plain = _cache.as_target("llvm")
+        assert plain is not None and plain.kind.name == "llvm"
+        from_json = _cache.as_target('{"kind": "llvm", "mcpu": "skylake"}')
+        assert from_json is not None and from_json.attrs["mcpu"] == "skylake"
     assert _legacy_target.translate("llvm") is None
 
 

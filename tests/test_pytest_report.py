@@ -401,7 +401,7 @@ def test_junit_stays_well_formed_with_hostile_names(pytester):
     fmt = "--compile-engine-report-format=junit"
     assert _report(pytester, "--compile-engine-report=r.xml", fmt).ret == 0
     root = ET.parse(pytester.path / "r.xml").getroot()  # raises on a forbidden character
-    names = sorted(case.get("name") for case in root.iter("testcase"))
+    names = sorted(case.attrib["name"] for case in root.iter("testcase"))
     assert names == sorted(
         [
             "x\n::error title=INJECTED::pwned\n.py:1",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from typing import cast
 
 import numpy as np
 import pytest
@@ -91,12 +92,15 @@ def test_call_attrs_read_like_relays():
 def test_call_with_default_attrs_and_operator_overloads():
     x = relay.var("x", shape=(2, 3))
     call = relay.Call(relay.op.get("nn.softmax"), [x])
+    assert call.attrs is not None
     assert call.attrs.axis == -1
     expr = (x * relay.const(2.0) + relay.const(1.0)) / x - x
     f = relay.Function([x], (-expr).astype("float16"))
     out = relay.testing.run_infer_type(f)
     assert out.body.checked_type == relay.TensorType((2, 3), "float16")
-    assert isinstance(x < x, relay.Call) and (x >= x).op.name == "greater_equal"
+    assert isinstance(x < x, relay.Call)
+    greater_equal = (x >= x).op
+    assert isinstance(greater_equal, relay.op.Op) and greater_equal.name == "greater_equal"
     with pytest.raises(TypeError, match=r'convert "2\.0" with `const` first'):
         _ = x * 2.0
 
@@ -296,7 +300,7 @@ def test_untyped_weights_are_typed_from_their_uses(engine):
     out = relay.nn.dense(y, dense_w, units=5)
     f = relay.Function(relay.analysis.free_vars(out), out)
     relay.testing.run_infer_type(f)
-    shapes = {p.name_hint: p.checked_type.concrete_shape for p in f.params}
+    shapes = {p.name_hint: cast(relay.TensorType, p.checked_type).concrete_shape for p in f.params}
     assert shapes == {
         "x": (1, 3, 6, 6),
         "w1": (4, 3, 3, 3),
@@ -315,6 +319,7 @@ def test_untyped_weights_are_typed_from_their_uses(engine):
     w4 = relay.var("w4")
     both = relay.Tuple([relay.exp(w4), relay.nn.conv2d(x, w4, channels=2, kernel_size=1)])
     relay.testing.run_infer_type(both)
+    assert isinstance(w4.checked_type, relay.TensorType)
     assert w4.checked_type.concrete_shape == (2, 3, 1, 1)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -258,7 +259,7 @@ def test_strategies_that_cannot_apply_are_refused():
 
 
 def test_relay_computes_read_relay_attribute_names_inside_jit(engine):
-    seen = {}
+    seen: dict[str, Any] = {}
 
     def compute(attrs, inputs, out_type):
         seen.update(channels=attrs.channels, padding=attrs.get_int_tuple("padding"))

@@ -65,6 +65,13 @@ step = st.one_of(
 )
 
 
+def _numpy_step(
+    ref: Callable[..., np.ndarray], picks: list[int]
+) -> Callable[[list[np.ndarray]], np.ndarray]:
+    """One step of the NumPy reference: ``ref`` of the values at ``picks``."""
+    return lambda vals: ref(*[vals[p] for p in picks])
+
+
 def _build(steps: list[tuple[Any, ...]]) -> tuple[relay.Function, relax.Function, Callable]:
     rx = relay.var("x", shape=SHAPE)
     ry = relay.var("y", shape=SHAPE)
@@ -85,9 +92,7 @@ def _build(steps: list[tuple[Any, ...]]) -> tuple[relay.Function, relax.Function
                 expr = hand(*[hand_nodes[p] for p in picks])
                 last = i == len(steps) - 1
                 hand_nodes.append(bb.emit_output(expr) if last else bb.emit(expr))
-                numpy_steps.append(
-                    lambda vals, ref=ref, picks=picks: ref(*[vals[p] for p in picks])
-                )
+                numpy_steps.append(_numpy_step(ref, picks))
         bb.emit_func_output(hand_nodes[-1])
     relay_func = relay.Function([rx, ry], relay_nodes[-1])
 

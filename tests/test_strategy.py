@@ -250,4 +250,4 @@ def test_compute_returning_non_tensors_is_a_clear_error(engine):
 
 def test_register_implementation_rejects_non_implementations():
     with pytest.raises(TypeError, match="OpImplementation"):
-        compile_engine.register_implementation("nn.relu", _shifted_relu)
+        compile_engine.register_implementation("nn.relu", _shifted_relu)  # type: ignore[arg-type]

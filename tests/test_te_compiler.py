@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import numpy as np
 import pytest
@@ -149,6 +150,6 @@ def test_lower_error_is_wrapped_like_upstream(tec):
 def test_each_surface_warns_with_its_own_row(call, api):
     with pytest.warns(CompileEngineDeprecationWarning) as record:
         call()
-    apis = {w.message.api for w in record}
+    apis = {cast(CompileEngineDeprecationWarning, w.message).api for w in record}
     assert api in apis
     assert not any(a.startswith("compile_engine.") for a in apis)  # no double counting

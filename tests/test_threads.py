@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from _builders import add3
 
 
-def _run_threads(target, n):
+def _run_threads(target: Callable[[int], object], n: int) -> None:
     errors: list[BaseException] = []
 
-    def guarded(i):
+    def guarded(i: int) -> None:
         try:
             target(i)
         except BaseException as err:  # collected and re-raised in the main thread
@@ -29,7 +31,7 @@ def _run_threads(target, n):
 def test_same_key_from_many_threads_is_lowered_and_built_once(engine):
     # Relax BlockBuilder is not thread-safe in TVM itself: build the functions up front.
     funcs = [add3((16,)) for _ in range(6)]
-    kernels = [None] * 6
+    kernels: list[Any] = [None] * 6  # each thread stores its kernel
 
     def work(i):
         kernels[i] = engine.jit(funcs[i], "llvm")

@@ -33,7 +33,7 @@ def test_control_flow_is_named(engine):
     from tvm.script import relax as R
 
     @R.function
-    def func(c: R.Tensor((), "bool"), x: R.Tensor((3,), "float32")) -> R.Tensor((3,), "float32"):
+    def func(c: R.Tensor((), "bool"), x: R.Tensor((3,), "float32")) -> R.Tensor((3,), "float32"):  # type: ignore[valid-type]
         if c:
             y = R.exp(x)
         else:
@@ -94,7 +94,7 @@ def test_tvmscript_module_source(engine):
     @I.ir_module
     class Module:
         @R.function
-        def main(x: R.Tensor((3,), "float32")) -> R.Tensor((3,), "float32"):
+        def main(x: R.Tensor((3,), "float32")) -> R.Tensor((3,), "float32"):  # type: ignore[valid-type]
             return R.multiply(x, x)
 
     kernel = engine.jit(Module, "llvm")

@@ -35,6 +35,7 @@ def test_message_names_the_replacement_version_and_docs():
     assert "tvm.compile(" in text and "relax.VirtualMachine" in text
     assert "TVM 0.8" in text and "compile-engine-compat 1.0" in text
     assert "MIGRATION.md#compile-engine-compileengine-jit" in text
+    assert isinstance(warning, CompileEngineDeprecationWarning)
     assert warning.api == "compile_engine.CompileEngine.jit"
     assert issubclass(CompileEngineDeprecationWarning, DeprecationWarning)
 

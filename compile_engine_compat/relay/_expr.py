@@ -174,7 +174,7 @@ def Any() -> AnyT:
 
 def from_struct_info(info: AnyT) -> Type:
     """The Relay type of a Relax struct info (tensor or tuple of them)."""
-    if isinstance(info, relax.TupleType):  # type: ignore[attr-defined]
+    if isinstance(info, relax.TupleType):
         return TupleType([from_struct_info(f) for f in info.fields])
     if isinstance(info, relax.TensorType) and info.shape is not None:
         shape = info.shape.values if hasattr(info.shape, "values") else info.shape

@@ -106,7 +106,7 @@ def patch() -> None:
     if tvm.device is _device:
         tvm.device = device
     if not hasattr(tvm.runtime.Tensor, "asnumpy"):
-        tvm.runtime.Tensor.asnumpy = _asnumpy  # type: ignore[attr-defined]
+        tvm.runtime.Tensor.asnumpy = _asnumpy
     for module_name, attr, value in _ATTRIBUTES:
         module = importlib.import_module(module_name)
         if not hasattr(module, attr):
@@ -123,7 +123,7 @@ def unpatch() -> None:
     if tvm.device is device:
         tvm.device = _device
     if tvm.runtime.Tensor.__dict__.get("asnumpy") is _asnumpy:
-        del tvm.runtime.Tensor.asnumpy  # type: ignore[attr-defined]
+        del tvm.runtime.Tensor.asnumpy
     for module_name, attr, value in _ATTRIBUTES:
         module = sys.modules.get(module_name)
         if module is not None and module.__dict__.get(attr) is value:
