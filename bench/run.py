@@ -272,10 +272,11 @@ def bench_modern_pipeline(engine: Any) -> None:
     for what, func, shapes in cases:
         args = tensors(*shapes)
         mod = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+        host = schedules.host_target()  # what jit builds a plain "llvm" for
         fast = relax.VirtualMachine(
-            tvm.compile(mod, "llvm", relax_pipeline=schedules.relax_pipeline("llvm")), tvm.cpu()
+            tvm.compile(mod, host, relax_pipeline=schedules.relax_pipeline(host)), tvm.cpu()
         )["main"]
-        plain = vm_for(func)
+        plain = vm_for(func, host)  # the default pipeline, same target
         np.testing.assert_array_equal(fast(*args).numpy(), plain(*args).numpy())
         cached = engine.lower(func, "llvm")
         kernel = engine.jit(func, "llvm")

@@ -19,6 +19,7 @@ from tvm import relax
 
 from . import _legacy_target, _trace
 from ._deprecation import warn_legacy
+from ._host_cpu import host_target
 
 __all__ = [
     "CCacheKey",
@@ -51,10 +52,13 @@ def _target_from_str(text: str) -> tvm.target.Target:
     return tvm.target.Target(_legacy_target.translate(text))
 
 
-def as_target(target: Any) -> tvm.target.Target | None:
+def as_target(target: Any, host: bool = True) -> tvm.target.Target | None:
     """Convert a ``str`` or dict target to ``tvm.target.Target``; pass a Target through.
 
-    ``None`` means the target of the enclosing ``with target:`` scope, if any.
+    ``None`` means the target of the enclosing ``with target:`` scope, if any. With ``host``
+    (the engine's case), a plain ``llvm`` target becomes the host CPU's
+    (:func:`~compile_engine_compat._host_cpu.host_target`; the
+    ``COMPILE_ENGINE_COMPAT_GENERIC_CPU`` switch turns that off).
 
     Raises
     ------
@@ -67,19 +71,22 @@ def as_target(target: Any) -> tvm.target.Target | None:
     TypeError
         For any other type.
     """
+    resolved: tvm.target.Target | None
     if isinstance(target, tvm.target.Target):
-        return target
-    if isinstance(target, str):
+        resolved = target
+    elif isinstance(target, str):
         if not target:
             raise ValueError("Need target when source_func is a Function")
-        return _target_from_str(target)
-    if isinstance(target, dict):
-        return tvm.target.Target(target)
-    if target is None:
-        return tvm.target.Target.current(allow_none=True)
-    raise TypeError(
-        f"target must be a tvm.target.Target, a str or a dict, got {type(target).__qualname__}"
-    )
+        resolved = _target_from_str(target)
+    elif isinstance(target, dict):
+        resolved = tvm.target.Target(target)
+    elif target is None:
+        resolved = tvm.target.Target.current(allow_none=True)
+    else:
+        raise TypeError(
+            f"target must be a tvm.target.Target, a str or a dict, got {type(target).__qualname__}"
+        )
+    return host_target(resolved) if host and resolved is not None else resolved
 
 
 _target_texts: dict[Any, str] = {}
@@ -180,8 +187,10 @@ class CCacheKey(_LegacyObject):
                 f"{type(source_func).__module__}.{type(source_func).__qualname__}"
             )
         self.source_func = source_func
-        # The legacy FFI constructor converted a str to a Target; a dict is the modern spelling.
-        self.target: Any = as_target(target) if isinstance(target, str | dict) else target
+        # The legacy FFI constructor converted a str to a Target; a dict is the modern spelling;
+        # a plain llvm Target is the host CPU's, as in the engine's own keys.
+        known = isinstance(target, str | dict | tvm.target.Target)
+        self.target: Any = as_target(target) if known else target
         self._lookup: tuple[Any, Any] | None = None
 
     def lookup(self) -> tuple[Any, Any]:

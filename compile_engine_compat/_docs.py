@@ -102,6 +102,15 @@ equivalent object:
   control flow, and the Relay VM are refused naming the replacement. TE schedules are skipped with
   a warning; AutoTVM records are refused. `relay.build` returns a VM executable (`target_host`,
   `executor`, `runtime` ignored; `GraphModule` outputs flattened).
+- **A plain `llvm` target is this machine's CPU.** `"llvm"` (no `mcpu`, `mattr`, `mabi`, or a
+  `mtriple` other than the host's) builds for `llvm_get_system_cpu()` (with `mattr` switching
+  off any feature the CPU name implies but the host lacks), where TVM builds generic x86-64
+  (SSE2) code: matmul and conv2d run 2-3x faster. `CachedFunc.target` and `CCacheKey.target`
+  show the `mcpu` used, and every cache key includes it, the persistent cache's too, so a cache
+  shared between machines never hands one machine's kernel to another.
+  `COMPILE_ENGINE_COMPAT_GENERIC_CPU=1` restores generic code. With FMA, LLVM contracts
+  multiply-adds, so results differ from generic code in the last bits; the property suite's
+  tolerances (against `tvm.compile` + VM and NumPy) are unchanged and hold.
 - **Kernels** from `jit` are destination-passing callables that accept `tvm.runtime.Tensor` or
   NumPy arrays (NumPy inputs are copied into aligned memory).
 """
@@ -116,7 +125,9 @@ behaviour is kept |
 | unsafe | `compile-engine-compat fix --unsafe` rewrites the call to modern code, which may \
 behave differently (see the note) |
 | manual | no mechanical fix: port it by hand (registered global names, pass-config keys, \
-shim-only methods) |
+shim-only methods, Relay-era names the front end lacks: the finding says why) |
+| served | Relay-era code that runs as written under `compile_engine_compat.install()`, with \
+the difference the finding states; `fix` leaves it |
 
 `compile-engine-compat scan --include-shim` lists the calls that still go through the shim; those
 with a table rewrite show as `unsafe`, the rest as `manual`.

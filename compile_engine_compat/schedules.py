@@ -10,6 +10,7 @@ to every PrimFunc that ``FuseOps``/``FuseTIR`` produce::
 
     from compile_engine_compat import schedules
 
+    target = schedules.host_target()  # "llvm" for this machine's CPU, as jit builds
     ex = tvm.compile(mod, target, relax_pipeline=schedules.relax_pipeline(target))
     vm = relax.VirtualMachine(ex, tvm.cpu())
 
@@ -26,9 +27,9 @@ from typing import Any
 import tvm
 from tvm import relax, tirx
 
-from . import _lowering, _schedule
+from . import _host_cpu, _lowering, _schedule
 
-__all__ = ["DefaultSchedules", "relax_pipeline"]
+__all__ = ["DefaultSchedules", "host_target", "relax_pipeline"]
 
 #: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
 _SCHEDULED_ATTR = "tirx.is_scheduled"
@@ -37,10 +38,33 @@ _SCHEDULED_ATTR = "tirx.is_scheduled"
 def _target(target: Any) -> tvm.target.Target:
     from ._cache import as_target  # the shim's target parsing: str, dict or TVM <=0.19 strings
 
-    resolved = as_target(target)
+    # Exactly the target tvm.compile builds for: the rules must plan for its vector unit.
+    resolved = as_target(target, host=False)
     if resolved is None:
         raise ValueError("a target is needed: pass one, or call inside `with target:`")
     return resolved
+
+
+def host_target(target: Any = "llvm") -> tvm.target.Target:
+    """The target ``jit`` builds for: a plain ``llvm`` target with this machine's CPU filled in.
+
+    ``tvm.compile(mod, "llvm")`` generates generic x86-64 (SSE2) code; pass this target to
+    ``tvm.compile`` and to :func:`relax_pipeline` to run as fast as the shim's ``jit``, which
+    builds for the host CPU (``mcpu`` from ``llvm_get_system_cpu()``, and ``mattr`` switching
+    off what the host lacks). A target naming ``mcpu``, ``mattr``, ``mabi`` or another triple is
+    returned unchanged, as is any target when ``COMPILE_ENGINE_COMPAT_GENERIC_CPU=1``.
+
+    Parameters
+    ----------
+    target : tvm.target.Target, str or dict
+        Default ``"llvm"``.
+
+    Returns
+    -------
+    tvm.target.Target
+    """
+    resolved = _target(target)
+    return _host_cpu.host_target(resolved)
 
 
 def _is_scheduled(func: tirx.PrimFunc) -> bool:

@@ -6,7 +6,8 @@ import contextlib
 import functools
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -115,8 +116,9 @@ def test_scheduled_kernels_match_the_new_path_and_the_unscheduled_kernel(engine,
     kernel = engine.jit(func, "llvm")
     outs = [np.empty([int(d) for d in t.shape], str(t.dtype)) for t in cached.outputs]
     kernel(*arrays, *outs)
-    # Bit-identical to the unscheduled PrimFunc: no rule reorders a reduction.
-    plain = tvm.compile(cached.prim_func, target="llvm")
+    # Bit-identical to the unscheduled PrimFunc built for the same target (the host CPU's, with
+    # its FMA contraction): no rule reorders a reduction.
+    plain = tvm.compile(cached.prim_func, target=cached.target)
     plain_outs = [tvm.runtime.empty(o.shape, str(o.dtype)) for o in outs]
     plain(*[tvm.runtime.tensor(a) for a in arrays], *plain_outs)
     for got, expected in zip(outs, plain_outs):
@@ -278,7 +280,7 @@ def _mm_ref(a, b, *bias, transpose_b=False):
 
 
 # name -> (function, input shapes, NumPy reference)
-GEMM_CASES = {
+GEMM_CASES: dict[str, tuple[Callable[[], Any], list[tuple[int, ...]], Callable[..., Any]]] = {
     "odd_257x129x65": (lambda: _mm((257, 129), (129, 65)), [(257, 129), (129, 65)], _mm_ref),
     "tile_multiples_96x256x48": (
         lambda: _mm((96, 256), (256, 48)), [(96, 256), (256, 48)], _mm_ref),
