@@ -2,7 +2,10 @@
 
 Run ``python bench/run.py`` (``--quick`` for a smoke run). One process measures everything
 except the persistent-cache rows, which need fresh processes by definition. It prints a Markdown
-table (shim time, other time, ratio, goal); ``bench/RESULTS.md`` keeps a run's output.
+table (shim time, other time, ratio, goal); ``bench/RESULTS.md`` keeps a run's output. Each time
+is the median of several rounds, shown with the fastest and slowest round; ratios are of
+medians. Every measurement starts after a short pause (``SETTLE_S``) so that the previous
+library's spinning worker threads are asleep.
 
 PyTorch is optional and only used here (``pip install torch``); its rows are skipped without it.
 """
@@ -30,11 +33,12 @@ from tvm import relax
 
 # Importing the shim sets TVM_NUM_THREADS (all physical cores) unless the user did, before TVM
 # starts its thread pool: the shim rows and the bare-TVM rows share that pool.
-from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine
+from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine, schedules
 
 warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
 R = relax.op
-AVX2 = {"kind": "llvm", "mcpu": "x86-64-v3"}
+#: What jit builds a plain "llvm" for; the new-path rows build for it too (same code generator).
+HOST_TARGET = schedules.host_target()
 QUICK = False
 
 
@@ -107,17 +111,35 @@ def ew_chain(shape: tuple[int, int] = (1024, 1024)) -> Any:
 # -- timing ---------------------------------------------------------------------------------------
 
 
-def per_call(fn: Callable[[], Any], budget: float = 0.5, repeat: int = 7) -> float:
-    """The best of ``repeat`` rounds of the mean time per call, in seconds.
+#: Idle time before each measurement. After its last call a thread pool (TVM's, OpenBLAS's,
+#: PyTorch's) keeps its workers spinning for a while, and on 2 cores they take the cores the next
+#: library's pool needs: alternating a 256x256 matmul kernel with NumPy, rounds ran up to 23x
+#: the best without this pause and within 1.7x with it (bench/RESULTS.md, 2026-12-05).
+SETTLE_S = 0.2
 
-    The best, not the median: on a shared 2-core machine other processes' load only ever adds
-    time, and a two-thread BLAS or thread pool stalls badly when one core is taken.
-    """
+
+class Timing(float):
+    """Seconds: the median of the rounds, remembering the fastest and the slowest round."""
+
+    best: float
+    worst: float
+
+    def __new__(cls, rounds: list[float]) -> Timing:
+        ordered = sorted(rounds)
+        timing = super().__new__(cls, ordered[len(ordered) // 2])
+        timing.best, timing.worst = ordered[0], ordered[-1]
+        return timing
+
+
+def per_call(fn: Callable[[], Any], budget: float = 0.5, repeat: int = 7) -> Timing:
+    """The time per call: ``repeat`` rounds of ``budget / repeat`` seconds each, after a pause
+    (:data:`SETTLE_S`) and a warm-up call; the median round, with the spread."""
+    time.sleep(0 if QUICK else SETTLE_S)
     fn()  # warm-up
     start = time.perf_counter()
     fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    number = max(1, int(budget / repeat / once))
+    first = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(budget / repeat / first))
     if QUICK:
         number, repeat = max(1, number // 10), 2
     rounds = []
@@ -126,17 +148,17 @@ def per_call(fn: Callable[[], Any], budget: float = 0.5, repeat: int = 7) -> flo
         for _ in range(number):
             fn()
         rounds.append((time.perf_counter() - start) / number)
-    return min(rounds)
+    return Timing(rounds)
 
 
-def once(fn: Callable[[], Any], repeat: int = 3) -> float:
-    """Best wall time of ``repeat`` single runs (cold operations), in seconds."""
+def once(fn: Callable[[], Any], repeat: int = 3) -> Timing:
+    """Single runs of a cold operation: the median of ``repeat``, with the spread."""
     times = []
     for _ in range(1 if QUICK else repeat):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return min(times)
+    return Timing(times)
 
 
 def tensors(*shapes: tuple[int, ...], seed: int = 0) -> list[Any]:
@@ -151,7 +173,9 @@ def out_like(cached: Any) -> list[Any]:
     ]
 
 
-def vm_for(func: Any, target: Any = "llvm") -> Any:
+def vm_for(func: Any, target: Any = None) -> Any:
+    """The new path: ``tvm.compile`` (default pipeline) + VM, for ``HOST_TARGET`` by default."""
+    target = HOST_TARGET if target is None else target
     ex = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target)
     return relax.VirtualMachine(ex, tvm.cpu())["main"]
 
@@ -204,11 +228,18 @@ def bench_cold_jit(engine: Any) -> None:
         )
 
 
-# The host CPU as the default target will name it (rocketlake: AVX-512 and FMA, LLVM preferring
-# 256-bit vectors); WIDE also clears that preference, so LLVM emits 512-bit vectors.
-HOST = {"kind": "llvm", "mcpu": "rocketlake"}
-WIDE = {**HOST, "mattr": ["-prefer-256-bit"]}
-_CPU_TARGETS = (("llvm", "llvm"), ("llvm rocketlake", HOST), ("llvm rocketlake 512-bit", WIDE))
+# A plain "llvm" is the host CPU in jit (here rocketlake: AVX-512 and FMA, with LLVM's 256-bit
+# preference cleared); GENERIC is what TVM alone builds for "llvm" (x86-64, SSE2); NARROW is the
+# host CPU keeping LLVM's 256-bit preference (what an explicit mcpu gets).
+HOST = "llvm"
+GENERIC = {"kind": "llvm", "mcpu": "x86-64"}
+_NARROW_ATTRS = [a for a in map(str, HOST_TARGET.attrs.get("mattr", [])) if a != "-prefer-256-bit"]
+NARROW = {**dict(HOST_TARGET.export()), "mattr": _NARROW_ATTRS or ["+sse2"]}
+_CPU_TARGETS = (
+    (f"llvm (host: {HOST_TARGET.attrs.get('mcpu', 'generic')})", HOST),
+    ("generic x86-64", GENERIC),
+    ("host, 256-bit vectors", NARROW),
+)
 
 
 def bench_matmul(engine: Any) -> None:
@@ -256,7 +287,7 @@ def bench_conv2d(engine: Any) -> None:
             t = per_call(functools.partial(kernel, x, w, out))
             what = f"conv2d {name}, target {label}"
             if new_path is not None:
-                row(what, t, "new path (VM, same target llvm)", new_path, "<= 1.0x")
+                row(what, t, "new path (VM, same host target)", new_path, "<= 1.0x")
             if torch_time is not None:
                 row(what, t, "PyTorch CPU conv2d", torch_time, goal if target is HOST else "")
 
@@ -272,11 +303,11 @@ def bench_modern_pipeline(engine: Any) -> None:
     for what, func, shapes in cases:
         args = tensors(*shapes)
         mod = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
-        host = schedules.host_target()  # what jit builds a plain "llvm" for
+        pipeline_pass = schedules.relax_pipeline(HOST_TARGET)
         fast = relax.VirtualMachine(
-            tvm.compile(mod, host, relax_pipeline=schedules.relax_pipeline(host)), tvm.cpu()
+            tvm.compile(mod, HOST_TARGET, relax_pipeline=pipeline_pass), tvm.cpu()
         )["main"]
-        plain = vm_for(func, host)  # the default pipeline, same target
+        plain = vm_for(func)  # the default pipeline, same target
         np.testing.assert_array_equal(fast(*args).numpy(), plain(*args).numpy())
         cached = engine.lower(func, "llvm")
         kernel = engine.jit(func, "llvm")
@@ -458,15 +489,25 @@ def header() -> str:
     return "\n".join(lines)
 
 
+def _spread(value: float) -> str:
+    """``median [fastest-slowest]`` for a :class:`Timing`; the value alone otherwise."""
+    if isinstance(value, Timing) and value.worst > value.best:
+        return f"{_fmt(value)} [{_fmt(value.best)}-{_fmt(value.worst)}]"
+    return _fmt(value)
+
+
 def table() -> str:
     lines = [
-        "| what | shim | against | other | ratio (shim/other) | goal |",
+        "| what | shim: median [min-max] | against | other: median [min-max] "
+        "| ratio of medians | goal |",
         "|---|---|---|---|---|---|",
     ]
     for what, shim, against, other, goal in ROWS:
         ratio = shim / other if other else float("nan")
         speed = f"{ratio:.2f}x" + (f" ({1 / ratio:.1f}x faster)" if ratio < 1 else "")
-        lines.append(f"| {what} | {_fmt(shim)} | {against} | {_fmt(other)} | {speed} | {goal} |")
+        lines.append(
+            f"| {what} | {_spread(shim)} | {against} | {_spread(other)} | {speed} | {goal} |"
+        )
     return "\n".join(lines)
 
 

@@ -6,7 +6,8 @@ process that built it, so the host's instruction set is known and safe to use:
 :func:`host_target` adds the host CPU (``llvm_get_system_cpu``) as ``mcpu``, plus ``mattr``
 entries that switch off any feature that CPU name implies but this host lacks (a hypervisor may
 hide AVX-512 from a CPU whose model has it), so the code never uses an instruction the machine
-cannot run.
+cannot run. On AVX-512 CPUs that LLVM tunes for 256-bit vectors, the preference is cleared: the
+shim's compute-bound kernels ran 1.2-1.6x faster with 512-bit vectors.
 
 Only a *plain* ``llvm`` target changes: one naming ``mcpu``, ``mattr``, ``mabi`` or a
 ``mtriple`` other than the host's (a cross-compilation, or a choice the user made) is kept as
@@ -54,7 +55,13 @@ def host_cpu() -> tuple[str, tuple[str, ...]] | None:
         return None
     # A feature the host reports as absent; features it does not report are left to the name.
     missing = sorted(f for f in implied if f in present and not bool(present[f]))
-    return name, tuple(f"-{f}" for f in missing)
+    mattr = [f"-{f}" for f in missing]
+    if "prefer-256-bit" in implied and bool(present.get("avx512f", False)):
+        # LLVM splits vectors to 256 bits on AVX-512 CPUs that "prefer" it (Ice/Rocket Lake,
+        # Skylake-SP). The shim's kernels are compute-bound loops, and 512-bit vectors ran them
+        # 1.2-1.6x faster on all nine matmul/conv2d benchmark shapes (bench/RESULTS.md).
+        mattr.append("-prefer-256-bit")
+    return name, tuple(mattr)
 
 
 @functools.cache
