@@ -321,6 +321,76 @@ def bench_modern_pipeline(engine: Any) -> None:
             per_call(functools.partial(plain, *args), budget=1.0, repeat=3))  # fmt: skip
 
 
+def _resnet_block() -> tuple[Any, Any, Any] | None:
+    """A ResNet basic block (conv-bn-relu-conv-bn-add-relu, 64 channels at 56x56) through
+    ``torch.export`` and TVM's Relax importer: (Relax function, input array, PyTorch module)."""
+    try:
+        import torch
+        from tvm.relax.frontend.torch import from_exported_program
+    except ImportError:
+        return None
+
+    class Block(torch.nn.Module):
+        def __init__(self, channels: int = 64) -> None:
+            super().__init__()
+            conv = functools.partial(torch.nn.Conv2d, channels, channels, 3, padding=1, bias=False)
+            self.conv1, self.bn1 = conv(), torch.nn.BatchNorm2d(channels)
+            self.conv2, self.bn2 = conv(), torch.nn.BatchNorm2d(channels)
+
+        def forward(self, x: Any) -> Any:
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(self.bn2(self.conv2(y)) + x)
+
+    torch.manual_seed(0)
+    block = Block().eval()
+    x = torch.randn(1, 64, 56, 56)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.export's own deprecation chatter
+        program = torch.export.export(block, (x,))
+    mod = from_exported_program(program, keep_params_as_input=False)
+    return mod["main"], x, block
+
+
+def bench_torch_block(engine: Any) -> None:
+    """A torch.export model: the shim's jit, tvm.compile + the shim's pipeline, tvm.compile."""
+    from compile_engine_compat import schedules
+
+    made = _resnet_block()
+    if made is None:
+        print("  (PyTorch not installed: skipped)", file=sys.stderr)
+        return
+    func, x, block = made
+    import torch
+
+    arg = tvm.runtime.tensor(x.numpy())
+    mod = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+    pipeline_pass = schedules.relax_pipeline(HOST_TARGET)
+    fast = relax.VirtualMachine(
+        tvm.compile(mod, HOST_TARGET, relax_pipeline=pipeline_pass), tvm.cpu()
+    )["main"]
+    default = vm_for(func)
+    kernel = engine.jit(func, "llvm")
+    (out,) = out_like(engine.lower(func, "llvm"))
+    kernel(arg, out)
+    with torch.no_grad():
+        expected = block(x).numpy()
+    for got in (out.numpy(), _first(fast(arg)).numpy(), _first(default(arg)).numpy()):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    shim = per_call(functools.partial(kernel, arg, out))
+    what = "ResNet block (torch.export)"
+    row(f"{what}: tvm.compile + schedules.relax_pipeline", per_call(functools.partial(fast, arg)),
+        "shim jit", shim, "<= 1.1x")  # fmt: skip
+    row(f"{what}: shim jit", shim, "tvm.compile default",
+        per_call(functools.partial(default, arg), budget=1.0, repeat=3))  # fmt: skip
+    with torch.no_grad():
+        row(f"{what}: shim jit", shim, "PyTorch CPU", per_call(functools.partial(block, x)))
+
+
+def _first(value: Any) -> Any:
+    """The first tensor of a VM result (a tuple for an exported program)."""
+    return value if isinstance(value, tvm.runtime.Tensor) else _first(value[0])
+
+
 def _torch_conv(
     x: np.ndarray, w: np.ndarray, expected: np.ndarray, stride: int = 1, pad: int = 1
 ) -> float | None:
@@ -517,6 +587,7 @@ _ENGINE_STEPS = (
     bench_matmul,
     bench_conv2d,
     bench_modern_pipeline,
+    bench_torch_block,
     bench_elementwise,
     bench_jit_many,
     bench_lower_growth,
