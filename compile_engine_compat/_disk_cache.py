@@ -76,8 +76,8 @@ import tvm
 import tvm.support.cc
 import tvm_ffi
 
+from ._build import Kernel, build_kernel
 from ._cache import CachedFunc, pass_context_text, target_text  # the shared build fingerprint
-from ._lowering import Kernel, build_kernel
 from ._schedule import RULES_VERSION
 from ._version import __version__
 

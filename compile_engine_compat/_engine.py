@@ -23,6 +23,7 @@ import tvm
 from tvm import relax
 
 from . import (
+    _build,
     _disk_cache,
     _lowering,
     _schedule,
@@ -190,7 +191,7 @@ class CompileEngine:
         warn_legacy("compile_engine.CompileEngine.lower_shape_func")
         return self._shape_func_value(_get_cache_key(source_func, target)).cached_func
 
-    def jit(self, source_func: Any, target: Any = None) -> _lowering.Kernel:
+    def jit(self, source_func: Any, target: Any = None) -> _build.Kernel:
         """JIT a source_func to a callable kernel.
 
         Parameters
@@ -230,7 +231,7 @@ class CompileEngine:
         warn_legacy("compile_engine.CompileEngine.lower_many")
         return [self._lower_wrapped(f, target, mod_name).cached_func for f in funcs]
 
-    def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[_lowering.Kernel]:
+    def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[_build.Kernel]:
         """JIT several functions, building them as IRModules of several functions at once.
 
         Each function fills the cache entry ``jit`` would: a later ``jit`` of one of them returns
@@ -249,7 +250,7 @@ class CompileEngine:
             In the order of ``funcs``.
         """
         warn_legacy("compile_engine.CompileEngine.jit_many")
-        builder: ChunkedBuilder[CCacheValue, _lowering.Kernel] = ChunkedBuilder(
+        builder: ChunkedBuilder[CCacheValue, _build.Kernel] = ChunkedBuilder(
             len(funcs), _build_chunk
         )
         values: list[CCacheValue] = []
@@ -410,13 +411,13 @@ class CompileEngine:
         if source is not None:
             hit = _disk_cache.load_by_source(source)
             if hit is not None:
-                kernel = _lowering.Kernel(
+                kernel = _build.Kernel(
                     hit.module,
                     hit.symbol,
                     hit.num_inputs,
                     hit.num_outputs,
                     (),
-                    _lowering.device_for(key.target),
+                    _build.device_for(key.target),
                 )
                 return CCacheValue._deferred(lambda: self._deferred_lowering(key, name), kernel)
         value = CCacheValue(self._build_cached_func(key, name))
@@ -482,7 +483,7 @@ class CompileEngine:
             plain_fallback=not user_blocks,
         )
 
-    def _kernel(self, value: CCacheValue) -> _lowering.Kernel:
+    def _kernel(self, value: CCacheValue) -> _build.Kernel:
         kernel = value._kernel
         if kernel is not None:
             return kernel
@@ -515,7 +516,7 @@ def _lowering_error(source_func: Any) -> LoweringError:
     return LoweringError(message)
 
 
-def _build_chunk(values: list[CCacheValue]) -> list[_lowering.Kernel]:
+def _build_chunk(values: list[CCacheValue]) -> list[_build.Kernel]:
     """Build the kernels of ``values`` (one target) together; runs on a build-pool thread."""
     cacheds = [v.cached_func for v in values]
     try:
@@ -530,7 +531,7 @@ def _shape_func_entry(key: CCacheKey, name: str) -> CCacheValue:
     return CCacheValue(_shape_func.lower_shape_func(key.source_func, key.target, name))
 
 
-def _set_kernel(value: CCacheValue, kernel: _lowering.Kernel) -> None:
+def _set_kernel(value: CCacheValue, kernel: _build.Kernel) -> None:
     with value._build_lock:  # a concurrent jit may have built it meanwhile
         if value._kernel is None:
             value._kernel = kernel

@@ -15,7 +15,7 @@ from typing import Any
 import tvm
 from tvm import te
 
-from . import _cache, _globals, _lowering, _strategy, _threads, _trace
+from . import _build, _cache, _globals, _lowering, _strategy, _threads, _trace
 from ._cache import CachedFunc, as_target
 from ._deprecation import warn_legacy
 from ._engine import CompileEngine, _get_cache_key, _legacy_func_name, global_engine
@@ -109,7 +109,7 @@ class TECompiler:
         warn_legacy("te_compiler.TECompiler.lower")
         return self._engine._lower_wrapped(source_func, target, mod_name).cached_func
 
-    def jit(self, source_func: Any, target: Any = None) -> _lowering.Kernel:
+    def jit(self, source_func: Any, target: Any = None) -> _build.Kernel:
         """JIT a source_func to a callable kernel.
 
         Parameters

@@ -4,9 +4,9 @@
 from typing import Any, Literal
 
 import collections.abc
+import compile_engine_compat._build
 import compile_engine_compat._cache
 import compile_engine_compat._engine
-import compile_engine_compat._lowering
 import compile_engine_compat._strategy
 import logging
 import tvm.te.tensor
@@ -36,11 +36,11 @@ class CompileEngine(compile_engine_compat._engine.CompileEngine):
     @deprecated('compile_engine.CompileEngine.lower_shape_func is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use relax.transform.VMShapeLower computes shapes inside the VM. See MIGRATION.md#compile-engine-compileengine-lower-shape-func (run `compile-engine-compat docs CEC108`)')
     def lower_shape_func(self, source_func: Any, target: Any = ...) -> compile_engine_compat._cache.CachedFunc: ...
     @deprecated("compile_engine.CompileEngine.jit is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use ex = tvm.compile(IRModule({'main': func}), target); relax.VirtualMachine(ex, dev)['main'](*args). See MIGRATION.md#compile-engine-compileengine-jit (run `compile-engine-compat docs CEC105`)")
-    def jit(self, source_func: Any, target: Any = ...) -> compile_engine_compat._lowering.Kernel: ...
+    def jit(self, source_func: Any, target: Any = ...) -> compile_engine_compat._build.Kernel: ...
     @deprecated('compile_engine.CompileEngine.lower_many is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use put the functions in one IRModule and call tvm.compile(mod, target) once. See MIGRATION.md#compile-engine-compileengine-lower-many (run `compile-engine-compat docs CEC501`)')
     def lower_many(self, funcs: collections.abc.Sequence[Any], target: Any = ..., mod_name: str = ...) -> list[compile_engine_compat._cache.CachedFunc]: ...
     @deprecated('compile_engine.CompileEngine.jit_many is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use put the functions in one IRModule and call tvm.compile(mod, target) once. See MIGRATION.md#compile-engine-compileengine-jit-many (run `compile-engine-compat docs CEC502`)')
-    def jit_many(self, funcs: collections.abc.Sequence[Any], target: Any = ...) -> list[compile_engine_compat._lowering.Kernel]: ...
+    def jit_many(self, funcs: collections.abc.Sequence[Any], target: Any = ...) -> list[compile_engine_compat._build.Kernel]: ...
     @deprecated('compile_engine.CompileEngine.clear is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use nothing to clear: tvm.compile keeps no global cache. See MIGRATION.md#compile-engine-compileengine-clear (run `compile-engine-compat docs CEC106`)')
     def clear(self) -> None: ...
     @deprecated('compile_engine.CompileEngine.items is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use keep your own dict of tvm_ffi.StructuralKey(func) -> tvm.compile(...) results. See MIGRATION.md#compile-engine-compileengine-items (run `compile-engine-compat docs CEC107`)')

@@ -18,9 +18,9 @@ from _builders import build
 from tvm import relax, topi
 
 from compile_engine_compat import _disk_cache, _trace, cli
+from compile_engine_compat._build import Kernel
 from compile_engine_compat._disk_cache import CacheDirectoryError, CompileCacheWarning
 from compile_engine_compat._engine import CompileEngine
-from compile_engine_compat._lowering import Kernel
 
 R = relax.op
 
