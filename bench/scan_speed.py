@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from compile_engine_compat._fix import fix_file
-from compile_engine_compat._scan import scan_paths
-from compile_engine_compat._sources import iter_sources
+from compile_engine_compat.migrate.fix import fix_file
+from compile_engine_compat.migrate.scan import scan_paths
+from compile_engine_compat.migrate.sources import iter_sources
 
 DEFAULT_TREES = (
     "/work/tvm-trees/v0.7.0/python",

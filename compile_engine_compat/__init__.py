@@ -22,28 +22,30 @@ from ._conflicts import TvmTirxConflictError, check_tvm_tirx_conflict
 
 check_tvm_tirx_conflict()
 
-from ._deprecation import (  # noqa: E402  (after the conflict check, on purpose)
+from ._version import __version__  # noqa: E402
+from .migrate.ledger_io import install_from_env as _install_ledger  # noqa: E402
+from .surfaces.deprecation import (  # noqa: E402
     CompileEngineDeprecationWarning,
     LedgerEntry,
     ledger,
     reset_ledger,
     silenced,
 )
-from ._version import __version__  # noqa: E402
+
+# COMPILE_ENGINE_COMPAT_LEDGER=path.jsonl: append this process's ledger at exit. Wired here, once,
+# after the ledger (surfaces.deprecation) exists: its at-fork handler, which frees the ledger's
+# lock in a child, must run before the writer's (migrate.ledger_io), which reads the ledger.
+_install_ledger()
 
 if TYPE_CHECKING:
+    # Re-exported lazily through _LAZY; these imports only inform type checkers.
     from . import compile_engine as compile_engine
     from . import relay as relay
     from . import te_compiler as te_compiler
     from . import testing as testing
-
-    # Re-exported lazily through _LAZY; these imports only inform type checkers.
-    from ._cache import CachedFunc, CCacheKey, CCacheValue  # noqa: F401
-    from ._engine import CompileEngine, LoweringError, get  # noqa: F401
-    from ._import_alias import install, uninstall, uninstall_pass_config  # noqa: F401
-    from ._oracle import EquivalenceError, assert_matches_new_path  # noqa: F401
-    from ._shadow import ShadowMismatchError, shadow_mode  # noqa: F401
-    from ._strategy import (  # noqa: F401
+    from .cache.keys import CachedFunc, CCacheKey, CCacheValue  # noqa: F401
+    from .facade.engine import CompileEngine, LoweringError, get  # noqa: F401
+    from .pipeline.strategy import (  # noqa: F401
         LoweredOutput,
         OpImplementation,
         get_shape,
@@ -54,6 +56,13 @@ if TYPE_CHECKING:
         temp_strategy,
         unregister_implementation,
     )
+    from .surfaces.import_alias import (  # noqa: F401
+        install,
+        uninstall,
+        uninstall_pass_config,
+    )
+    from .testing.oracle import EquivalenceError, assert_matches_new_path  # noqa: F401
+    from .testing.shadow import ShadowMismatchError, shadow_mode  # noqa: F401
 
 # name -> module that defines it (relative). One table drives the lazy forwarding.
 _LAZY: dict[str, str] = {
@@ -78,15 +87,15 @@ _LAZY: dict[str, str] = {
     "register_implementation": ".compile_engine",
     "unregister_implementation": ".compile_engine",
     "temp_strategy": ".compile_engine",
-    "install": "._import_alias",
-    "uninstall": "._import_alias",
-    "uninstall_pass_config": "._import_alias",
+    "install": ".surfaces.import_alias",
+    "uninstall": ".surfaces.import_alias",
+    "uninstall_pass_config": ".surfaces.import_alias",
     # Equivalence checking (needs hypothesis for ``testing``).
     "testing": ".testing",
-    "ShadowMismatchError": "._shadow",
-    "shadow_mode": "._shadow",
-    "EquivalenceError": "._oracle",
-    "assert_matches_new_path": "._oracle",
+    "ShadowMismatchError": ".testing.shadow",
+    "shadow_mode": ".testing.shadow",
+    "EquivalenceError": ".testing.oracle",
+    "assert_matches_new_path": ".testing.oracle",
 }
 
 __all__ = [

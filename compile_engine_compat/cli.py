@@ -19,19 +19,19 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "run a legacy-style program through the shim and check it against the new path",
     ),
     "cache": (
-        "compile_engine_compat._cli_cache:main",
+        "compile_engine_compat.cache.cli:main",
         "info|clear: inspect or empty the persistent compile cache",
     ),
     "scan": (
-        "compile_engine_compat._scan:main",
+        "compile_engine_compat.migrate.scan:main",
         "find uses of the legacy API in .py/.ipynb files (exit 1 if any)",
     ),
     "fix": (
-        "compile_engine_compat._fix:main",
+        "compile_engine_compat.migrate.fix:main",
         "swap legacy imports to the shim (--unsafe: rewrite calls to modern TVM)",
     ),
     "docs": (
-        "compile_engine_compat._docs:main",
+        "compile_engine_compat.migrate.docs:main",
         "print or check MIGRATION.md, generated from the API table",
     ),
 }

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import logging
 
-from . import _globals  # noqa: F401  (registers the relay.backend.* globals and config keys)
-from ._cache import CachedFunc, CCacheKey, CCacheValue
-from ._engine import CompileEngine, LoweringError, get
-from ._strategy import (
+from compile_engine_compat.cache.keys import CachedFunc, CCacheKey, CCacheValue
+from compile_engine_compat.facade.engine import CompileEngine, LoweringError, get
+from compile_engine_compat.pipeline.strategy import (
     LoweredOutput,
     OpImplementation,
     get_shape,
@@ -30,6 +29,12 @@ from ._strategy import (
     temp_strategy,
     unregister_implementation,
 )
+
+# Registers the relay.backend.* globals and config keys.
+from compile_engine_compat.surfaces import globals as _globals  # noqa: F401
+
+# Shadow mode wraps jit's kernels when COMPILE_ENGINE_COMPAT_SHADOW is on (it wires itself).
+from compile_engine_compat.testing import shadow as _shadow  # noqa: F401
 
 __all__ = [
     "CCacheKey",

@@ -10,8 +10,7 @@ Importing this module does not import TVM.
 
 from __future__ import annotations
 
-from ._pytest_equivalence import compile_engine_equivalence  # noqa: F401
-from ._pytest_report import (  # noqa: F401
+from compile_engine_compat.migrate.pytest_report import (  # noqa: F401
     pytest_addoption,
     pytest_configure,
     pytest_configure_node,
@@ -20,3 +19,4 @@ from ._pytest_report import (  # noqa: F401
     pytest_terminal_summary,
     pytest_testnodedown,
 )
+from compile_engine_compat.testing.pytest_equivalence import compile_engine_equivalence  # noqa: F401

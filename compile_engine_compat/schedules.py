@@ -27,7 +27,9 @@ from typing import Any
 import tvm
 from tvm import relax, tirx
 
-from . import _host_cpu, _lowering, _schedule
+from compile_engine_compat.pipeline import host_cpu as _host_cpu
+from compile_engine_compat.pipeline import lower as _lowering
+from compile_engine_compat.pipeline import schedule as _schedule
 
 __all__ = ["DefaultSchedules", "host_target", "relax_pipeline"]
 
@@ -36,7 +38,9 @@ _SCHEDULED_ATTR = "tirx.is_scheduled"
 
 
 def _target(target: Any) -> tvm.target.Target:
-    from ._cache import as_target  # the shim's target parsing: str, dict or TVM <=0.19 strings
+    from compile_engine_compat.cache.keys import (
+        as_target,  # the shim's target parsing: str, dict or TVM <=0.19 strings
+    )
 
     # Exactly the target tvm.compile builds for: the rules must plan for its vector unit.
     resolved = as_target(target, host=False)

@@ -16,7 +16,7 @@ modules during a migration sees one cache. Like upstream, a te_compiler cache en
 
 from __future__ import annotations
 
-from ._te_compiler import (
+from compile_engine_compat.facade.te_compiler import (
     CachedFunc,
     CCacheKey,
     CCacheValue,
@@ -31,7 +31,12 @@ from ._te_compiler import (
     lower_to_primfunc,
     select_implementation,
 )
-from ._te_compiler import global_compiler as global_compiler  # un-warned accessor, not legacy
+from compile_engine_compat.facade.te_compiler import (
+    global_compiler as global_compiler,  # un-warned accessor, not legacy
+)
+
+# Shadow mode wraps jit's kernels when COMPILE_ENGINE_COMPAT_SHADOW is on (it wires itself).
+from compile_engine_compat.testing import shadow as _shadow  # noqa: F401
 
 __all__ = [
     "CCacheKey",

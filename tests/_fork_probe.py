@@ -28,7 +28,8 @@ import tvm  # noqa: E402
 from _builders import add3, build  # noqa: E402
 from tvm import relax  # noqa: E402
 
-from compile_engine_compat import _threads, _trace, compile_engine, te_compiler  # noqa: E402
+from compile_engine_compat import _threads, compile_engine, te_compiler  # noqa: E402
+from compile_engine_compat.pipeline import trace as _trace  # noqa: E402
 
 CHILD_TIMEOUT = 30.0
 N = 256

@@ -12,8 +12,13 @@ import pytest
 
 import compile_engine_compat
 from compile_engine_compat import cli
-from compile_engine_compat._api_table import API_TABLE, LEGACY_CONFIG_KEYS, lookup, string_rows
-from compile_engine_compat._docs import generate
+from compile_engine_compat.migrate.api_table import (
+    API_TABLE,
+    LEGACY_CONFIG_KEYS,
+    lookup,
+    string_rows,
+)
+from compile_engine_compat.migrate.docs import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path(compile_engine_compat.__file__).parent
@@ -57,7 +62,7 @@ def test_shim_drop_in_exists(row):
 
 def test_every_warned_name_has_a_row():
     names = set()
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Call)
@@ -125,7 +130,7 @@ def test_shim_additions_claim_no_legacy_path():
 
 def test_the_installed_package_ships_a_current_migration_guide():
     """Warnings point at MIGRATION.md#...: the package itself must hold it (package data)."""
-    from compile_engine_compat._docs import PACKAGED
+    from compile_engine_compat.migrate.docs import PACKAGED
 
     assert PACKAGED.read_text(encoding="utf-8") == generate(), (
         "run: compile-engine-compat docs -o compile_engine_compat/MIGRATION.md"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compile_engine_compat._baseline import compare, parse_baseline, validate_baseline
+from compile_engine_compat.migrate.baseline import compare, parse_baseline, validate_baseline
 
 
 def _report(calls: int, sites: int) -> dict:

@@ -267,7 +267,7 @@ def test_jit_matches_new_path(engine, case):
 
 def test_at_least_thirty_distinct_ops_are_covered():
     ops: set[str] = set()
-    from compile_engine_compat._trace import op_names
+    from compile_engine_compat.pipeline.trace import op_names
 
     for _, params, body, _ in CASES:
         ops.update(op_names(build("main", params, body)))

@@ -17,10 +17,12 @@ import tvm
 from _builders import build
 from tvm import relax, topi
 
-from compile_engine_compat import _disk_cache, _trace, cli
-from compile_engine_compat._build import Kernel
-from compile_engine_compat._disk_cache import CacheDirectoryError, CompileCacheWarning
-from compile_engine_compat._engine import CompileEngine
+from compile_engine_compat import cli
+from compile_engine_compat.cache import disk as _disk_cache
+from compile_engine_compat.cache.disk import CacheDirectoryError, CompileCacheWarning
+from compile_engine_compat.facade.engine import CompileEngine
+from compile_engine_compat.pipeline import trace as _trace
+from compile_engine_compat.pipeline.build import Kernel
 
 R = relax.op
 

@@ -13,7 +13,7 @@ import tvm
 from _builders import build
 from tvm import relax
 
-from compile_engine_compat import _disk_cache
+from compile_engine_compat.cache import disk as _disk_cache
 
 R = relax.op
 _HAS_BINUTILS = shutil.which("nm") is not None and shutil.which("readelf") is not None

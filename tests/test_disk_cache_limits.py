@@ -26,7 +26,7 @@ _CHILD = textwrap.dedent(
     from _builders import build
     from tvm import relax
     from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine
-    from compile_engine_compat._disk_cache import CompileCacheWarning
+    from compile_engine_compat.cache.disk import CompileCacheWarning
 
     warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
     if {default_sigxfsz!r}:  # as in an embedding interpreter: SIGXFSZ kills, EFBIG never comes

@@ -10,7 +10,7 @@ from _builders import add3, build, dense_bias_relu
 from tvm import relax
 
 from compile_engine_compat import compile_engine
-from compile_engine_compat._engine import LoweringError
+from compile_engine_compat.facade.engine import LoweringError
 
 
 def test_compile_engine_port(engine):

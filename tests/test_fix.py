@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from compile_engine_compat import cli
-from compile_engine_compat._fix import fix_code
-from compile_engine_compat._scan import scan_paths
+from compile_engine_compat.migrate.fix import fix_code
+from compile_engine_compat.migrate.scan import scan_paths
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from compile_engine_compat import cli
-from compile_engine_compat._fix import fix_code
-from compile_engine_compat._scan import scan_paths
+from compile_engine_compat.migrate.fix import fix_code
+from compile_engine_compat.migrate.scan import scan_paths
 
 # apache/tvm v0.7.0 tests/python/relay/dyn/test_dynamic_op_level3.py, lines 19-40 (trimmed):
 # the engine is reached through ``relay`` and its only use is a call --unsafe removes.

@@ -13,16 +13,12 @@ import tvm
 from _builders import add3, build, run_jit
 from tvm import relax, te, topi
 
-from compile_engine_compat import (
-    CompileEngineDeprecationWarning,
-    _api_table,
-    _strategy,
-    compile_engine,
-    te_compiler,
-)
+from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine, te_compiler
 
 # The un-warned accessor (te_compiler re-exports it, but its stub declares only __all__).
-from compile_engine_compat._te_compiler import global_compiler
+from compile_engine_compat.facade.te_compiler import global_compiler
+from compile_engine_compat.migrate import api_table as _api_table
+from compile_engine_compat.pipeline import strategy as _strategy
 
 LLVM = tvm.target.Target("llvm")
 
@@ -191,7 +187,7 @@ def test_registration_happens_on_import_of_the_legacy_modules():
         calls = []
         def mine(call, inputs, target):
             calls.append(call.op.name)
-            from compile_engine_compat import _strategy
+            from compile_engine_compat.pipeline import strategy as _strategy
             return _strategy.lower_one_call(call, inputs, target)
         tvm.register_global_func("relay.backend.lower_call", mine)
         from compile_engine_compat import te_compiler

@@ -13,7 +13,7 @@ import pytest
 import tvm
 
 import compile_engine_compat
-from compile_engine_compat import _import_alias
+from compile_engine_compat.surfaces import import_alias as _import_alias
 
 PROGRAMS = pathlib.Path(__file__).parent / "legacy_programs"
 

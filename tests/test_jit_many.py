@@ -12,7 +12,7 @@ from _builders import build
 from tvm import relax
 
 from compile_engine_compat import ledger, reset_ledger
-from compile_engine_compat._build_pool import MAX_CHUNK, build_threads, chunk_sizes
+from compile_engine_compat.pipeline.build_pool import MAX_CHUNK, build_threads, chunk_sizes
 
 R = relax.op
 OPS = [R.exp, R.negative, R.abs, R.sigmoid, R.tanh]
@@ -165,7 +165,7 @@ def test_chunks_are_even_bounded_and_a_multiple_of_the_threads(expected, threads
 @pytest.fixture
 def builds(monkeypatch):
     """Count the kernels the engine builds, by the shim's own build functions (not TVM's)."""
-    from compile_engine_compat import _disk_cache
+    from compile_engine_compat.cache import disk as _disk_cache
 
     built: list[str] = []
     lock = threading.Lock()

@@ -8,9 +8,10 @@ import pytest
 import tvm
 from tvm.ir.transform import PassContext
 
-from compile_engine_compat import CompileEngineDeprecationWarning, _passconfig
+from compile_engine_compat import CompileEngineDeprecationWarning
 from compile_engine_compat import compile_engine as _ce  # noqa: F401  (installs the support)
-from compile_engine_compat._api_table import LEGACY_CONFIG_KEYS
+from compile_engine_compat.migrate.api_table import LEGACY_CONFIG_KEYS
+from compile_engine_compat.surfaces import passconfig as _passconfig
 
 RENAMED = {old: new for old, (new, _) in LEGACY_CONFIG_KEYS.items() if new is not None}
 DROPPED = [old for old, (new, _) in LEGACY_CONFIG_KEYS.items() if new is None and "tir." != old[:4]]
@@ -106,7 +107,7 @@ def test_a_config_without_legacy_keys_is_untouched():
 
 
 def test_scan_reports_each_legacy_key_as_a_string_literal(tmp_path):
-    from compile_engine_compat._scan import scan_paths
+    from compile_engine_compat.migrate.scan import scan_paths
 
     keys = sorted(LEGACY_CONFIG_KEYS)
     lines = ["import tvm", *(f"tvm.transform.PassContext(config={{{key!r}: 1}})" for key in keys)]
@@ -118,7 +119,7 @@ def test_scan_reports_each_legacy_key_as_a_string_literal(tmp_path):
 
 
 def test_fix_lists_each_legacy_key_as_manual_and_changes_nothing():
-    from compile_engine_compat._fix import fix_code
+    from compile_engine_compat.migrate.fix import fix_code
 
     code = 'import tvm\nCONFIG = {"tir.noalias": False, "relay.FuseOps.max_depth": 2}\n'
     after, changes, manual = fix_code(code)

@@ -10,8 +10,9 @@ from _builders import add3
 from tvm.ir.transform import PassContext
 
 import compile_engine_compat
-from compile_engine_compat import CompileEngineDeprecationWarning, _passconfig, ledger, reset_ledger
+from compile_engine_compat import CompileEngineDeprecationWarning, ledger, reset_ledger
 from compile_engine_compat import compile_engine as _ce  # noqa: F401  (installs the support)
+from compile_engine_compat.surfaces import passconfig as _passconfig
 
 USE_AS = "relay.backend.use_auto_scheduler"
 NO_CACHE = "relay.backend.disable_compile_engine_cache"

@@ -23,21 +23,21 @@ from hypothesis import strategies as st
 from tvm import relax, te, topi
 
 from compile_engine_compat import silenced
-from compile_engine_compat._engine import global_engine
-from compile_engine_compat._op_registry import Plan
-from compile_engine_compat._oracle import (
-    PATH_TOLERANCES,
-    EquivalenceError,
-    compare_all,
-    run_jit,
-    run_new_path,
-)
+from compile_engine_compat.facade.engine import global_engine
 from compile_engine_compat.testing import (
     assert_matches_new_path,
     build_function,
     input_arrays,
     relax_functions,
     relax_plans,
+)
+from compile_engine_compat.testing.op_plans import Plan
+from compile_engine_compat.testing.oracle import (
+    PATH_TOLERANCES,
+    EquivalenceError,
+    compare_all,
+    run_jit,
+    run_new_path,
 )
 
 pytestmark = pytest.mark.property

@@ -11,7 +11,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay, te_compiler
-from compile_engine_compat._cache import CCacheKey
+from compile_engine_compat.cache.keys import CCacheKey
 from compile_engine_compat.relay import UnsupportedRelayError
 
 
@@ -278,7 +278,7 @@ def test_deep_graphs_do_not_overflow_the_stack():
 
 
 def test_other_relay_passes_name_their_relax_counterpart():
-    from compile_engine_compat._import_alias import RelayRemovedError
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedError
 
     with pytest.raises(RelayRemovedError, match=r"tvm\.relax\.transform\.FoldConstant"):
         relay.transform.FoldConstant()

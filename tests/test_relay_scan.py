@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 import compile_engine_compat
-from compile_engine_compat import _relay_surface, _stubs, cli
-from compile_engine_compat._api_table import API_TABLE
-from compile_engine_compat._fix import fix_code
-from compile_engine_compat._relay_uses import classify
-from compile_engine_compat._scan import Finding, scan_paths
+from compile_engine_compat import cli
+from compile_engine_compat.migrate import relay_surface as _relay_surface
+from compile_engine_compat.migrate import stubs as _stubs
+from compile_engine_compat.migrate.api_table import API_TABLE
+from compile_engine_compat.migrate.fix import fix_code
+from compile_engine_compat.migrate.relay_uses import classify
+from compile_engine_compat.migrate.scan import Finding, scan_paths
 
 # (snippet, runs under install()?, the rows its findings must be, in order)
 SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
@@ -248,13 +250,13 @@ READER_CASES = [
 
 @pytest.mark.parametrize("code, expected", READER_CASES)
 def test_the_text_reader_sees_only_code(code: str, expected: list) -> None:
-    from compile_engine_compat._relay_uses import relay_uses
+    from compile_engine_compat.migrate.relay_uses import relay_uses
 
     assert [(u.line, u.col, u.row.name, u.fix) for u in relay_uses(code)] == expected
 
 
 def test_unterminated_strings_and_odd_text_never_raise() -> None:
-    from compile_engine_compat._relay_uses import relay_uses
+    from compile_engine_compat.migrate.relay_uses import relay_uses
 
     for code in ("from tvm import relay\n'''\nrelay.vm", "from tvm import relay\n'x\nrelay.vm.y\n"):
         relay_uses(code)  # best effort on code that does not parse: no exception

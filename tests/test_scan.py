@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from compile_engine_compat import cli
-from compile_engine_compat._scan import scan_paths
+from compile_engine_compat.migrate.scan import scan_paths
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scan"
 _EXPECT = re.compile(r"# expect: (.*)$")
@@ -167,8 +167,8 @@ def _full_parse_findings(path: Path) -> Counter:
     import libcst as cst
     import libcst.metadata as md
 
-    from compile_engine_compat._legacy_uses import find_uses
-    from compile_engine_compat._sources import read_source
+    from compile_engine_compat.migrate.legacy_uses import find_uses
+    from compile_engine_compat.migrate.sources import read_source
 
     source = read_source(path, path.name)
     uses = find_uses(md.MetadataWrapper(cst.parse_module(source.code)))
@@ -190,7 +190,7 @@ def test_the_prefilter_finds_exactly_what_a_full_parse_finds(name):
 
 
 def test_relevant_code_drops_what_cannot_matter_and_keeps_lines():
-    from compile_engine_compat._legacy_uses import relevant_code
+    from compile_engine_compat.migrate.legacy_uses import relevant_code
 
     assert relevant_code("import numpy as np\nx = np.zeros(3)\n") is None
     code = (
@@ -220,8 +220,8 @@ def test_relevant_code_drops_what_cannot_matter_and_keeps_lines():
 
 
 def test_legacy_words_cover_every_row():
-    from compile_engine_compat._api_table import API_TABLE, legacy_words, string_rows
-    from compile_engine_compat._relay_uses import ROOTS, spells_relay_word
+    from compile_engine_compat.migrate.api_table import API_TABLE, legacy_words, string_rows
+    from compile_engine_compat.migrate.relay_uses import ROOTS, spells_relay_word
 
     words = legacy_words()
     for row in API_TABLE.values():
@@ -276,7 +276,7 @@ def test_fix_handles_relative_imports_and_leaves_dynamic_uses_to_a_person(tmp_pa
 
 
 def test_a_large_tree_is_scanned_in_parallel_with_the_sequential_result(tmp_path, monkeypatch):
-    from compile_engine_compat import _scan
+    from compile_engine_compat.migrate import scan as _scan
 
     for index in range(240):
         body = "x = 1\n" if index % 7 else (FIXTURES / "import_as.py").read_text()

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from compile_engine_compat import cli
-from compile_engine_compat._fix import fix_code
-from compile_engine_compat._scan import scan_paths
-from compile_engine_compat._sources import MAX_NESTING, nesting_depth
+from compile_engine_compat.migrate.fix import fix_code
+from compile_engine_compat.migrate.scan import scan_paths
+from compile_engine_compat.migrate.sources import MAX_NESTING, nesting_depth
 
 ROOT = Path(__file__).resolve().parents[1]
 LEGACY = "from tvm.relay.backend import compile_engine\n"
@@ -192,7 +192,7 @@ def test_undecodable_files_are_skipped_alike_by_scan_and_fix(
 
 
 def test_a_file_over_the_size_cap_is_skipped(tmp_path: Path) -> None:
-    from compile_engine_compat._sources import SkipFile, read_bytes
+    from compile_engine_compat.migrate.sources import SkipFile, read_bytes
 
     (tmp_path / "big.py").write_bytes(b"#" * 2048)
     with pytest.raises(SkipFile, match="larger than"):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from compile_engine_compat import cli
-from compile_engine_compat._api_table import API_TABLE, RULE_IDS, RULES
-from compile_engine_compat._scan import scan_paths
+from compile_engine_compat.migrate.api_table import API_TABLE, RULE_IDS, RULES
+from compile_engine_compat.migrate.scan import scan_paths
 
 APP = (
     "from tvm.relay.backend import compile_engine\n"  # CEC101

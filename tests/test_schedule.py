@@ -17,16 +17,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tvm import relax, te
 
-from compile_engine_compat import _schedule, _strategy, silenced
-from compile_engine_compat._engine import global_engine
-from compile_engine_compat._oracle import REFERENCE_TOLERANCES, compare
-from compile_engine_compat._strategy import OpImplementation
+from compile_engine_compat import silenced
+from compile_engine_compat.facade.engine import global_engine
+from compile_engine_compat.pipeline import schedule as _schedule
+from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.pipeline.strategy import OpImplementation
 from compile_engine_compat.testing import (
     OP_NAMES,
     assert_matches_new_path,
     input_arrays,
     relax_functions,
 )
+from compile_engine_compat.testing.oracle import REFERENCE_TOLERANCES, compare
 
 R = relax.op
 F32 = "float32"

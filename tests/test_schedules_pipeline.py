@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from tvm import relax, tirx
 
 from compile_engine_compat import schedules
-from compile_engine_compat._oracle import PATH_TOLERANCES, compare_all
 from compile_engine_compat.testing import input_arrays, relax_functions
+from compile_engine_compat.testing.oracle import PATH_TOLERANCES, compare_all
 
 R = relax.op
 

@@ -16,8 +16,9 @@ import tvm
 from _builders import build, run_jit
 from tvm import relax, te, topi
 
-from compile_engine_compat import _strategy, compile_engine, te_compiler
-from compile_engine_compat._strategy import OpImplementation
+from compile_engine_compat import compile_engine, te_compiler
+from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.pipeline.strategy import OpImplementation
 
 TARGET = tvm.target.Target("llvm")
 

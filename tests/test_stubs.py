@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 import compile_engine_compat
-from compile_engine_compat import CompileEngineDeprecationWarning, _stubs
-from compile_engine_compat._api_table import API_TABLE
-from compile_engine_compat._deprecation import _message_text
+from compile_engine_compat import CompileEngineDeprecationWarning
+from compile_engine_compat.migrate import stubs as _stubs
+from compile_engine_compat.migrate.api_table import API_TABLE
+from compile_engine_compat.surfaces.deprecation import _message_text
 
 PACKAGE_PARENT = Path(compile_engine_compat.__file__).resolve().parent.parent
 
@@ -39,7 +40,7 @@ def build(func: object, target: str) -> object:
 def test_committed_stubs_are_current():
     for module_name, path in _stubs.STUB_MODULES.items():
         assert path.read_text(encoding="utf-8") == _stubs.generate(module_name), (
-            f"{path.name} is stale: run python -m compile_engine_compat._stubs"
+            f"{path.name} is stale: run python -m compile_engine_compat.migrate.stubs"
         )
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from _builders import build
 from tvm import relax, te, topi
 
-from compile_engine_compat._te_fusion import fuse_injective
+from compile_engine_compat.pipeline.fuse import fuse_injective
 
 R = relax.op
 

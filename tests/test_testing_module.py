@@ -13,9 +13,7 @@ from hypothesis import strategies as st
 from tvm import relax, tirx, topi
 
 from compile_engine_compat import testing
-from compile_engine_compat._engine import global_engine
-from compile_engine_compat._op_references import REFERENCES, SHAPED_REFERENCES
-from compile_engine_compat._oracle import PATH_TOLERANCES, compare
+from compile_engine_compat.facade.engine import global_engine
 from compile_engine_compat.testing import (
     OP_NAMES,
     EquivalenceError,
@@ -24,6 +22,8 @@ from compile_engine_compat.testing import (
     input_arrays,
     relax_functions,
 )
+from compile_engine_compat.testing.op_references import REFERENCES, SHAPED_REFERENCES
+from compile_engine_compat.testing.oracle import PATH_TOLERANCES, compare
 
 R = relax.op
 FEW = settings(max_examples=15, database=None, suppress_health_check=list(HealthCheck))

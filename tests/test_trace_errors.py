@@ -8,7 +8,7 @@ from _builders import build
 from tvm import relax
 from tvm.relax import TensorType
 
-from compile_engine_compat._trace import UnsupportedConstructError, trace
+from compile_engine_compat.pipeline.trace import UnsupportedConstructError, trace
 
 
 def _lowering_error(engine, func, match):

@@ -49,13 +49,13 @@ def test_message_names_the_replacement_version_and_docs():
     ],
 )
 def test_each_entry_point_names_its_replacement(call, replacement):
-    engine = compile_engine_compat._engine.global_engine()
+    engine = compile_engine_compat.facade.engine.global_engine()
     with pytest.warns(CompileEngineDeprecationWarning, match=replacement.replace("(", r"\(")):
         call(engine)
 
 
 def test_error_filter_turns_calls_into_errors_and_is_not_swallowed():
-    engine = compile_engine_compat._engine.global_engine()
+    engine = compile_engine_compat.facade.engine.global_engine()
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         with pytest.raises(CompileEngineDeprecationWarning):
@@ -76,7 +76,7 @@ def test_ignore_filter_by_category():
 
 def test_ledger_counts_every_call_even_when_silenced():
     compile_engine_compat.reset_ledger()
-    engine = compile_engine_compat._engine.global_engine()
+    engine = compile_engine_compat.facade.engine.global_engine()
     with compile_engine_compat.silenced(), warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         for _ in range(3):
@@ -96,7 +96,7 @@ def test_silenced_is_exception_safe():
 
 def test_ledger_is_exact_under_threads():
     compile_engine_compat.reset_ledger()
-    engine = compile_engine_compat._engine.global_engine()
+    engine = compile_engine_compat.facade.engine.global_engine()
 
     def work():
         for _ in range(200):
@@ -132,7 +132,7 @@ def test_command_line_error_flag_wins_over_the_default_display():
 
 @pytest.mark.warnings_visible
 def test_an_ignore_filter_skips_building_the_warning_but_the_ledger_still_counts():
-    from compile_engine_compat import _deprecation
+    from compile_engine_compat.surfaces import deprecation as _deprecation
 
     api = "compile_engine.CompileEngine.lower"
     frame = sys._getframe()

@@ -97,6 +97,6 @@ REMOVED: dict[str, str] = {
 def __getattr__(name: str) -> _AnyT:
     if name.startswith("_"):
         raise AttributeError(f"module 'compile_engine_compat.relay' has no attribute {name!r}")
-    from .._import_alias import RelayRemovedError, _message
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, _message
 
     raise RelayRemovedError(_message(f"tvm.relay.{name}", REMOVED.get(name)))

@@ -14,7 +14,8 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from .._trace import TRACE_LOCK
+from compile_engine_compat.pipeline.trace import TRACE_LOCK
+
 from ._expr import (
     Call,
     Constant,

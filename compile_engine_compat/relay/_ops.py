@@ -173,7 +173,8 @@ class RelayOp:
         ``relax.matmul``): a strategy applies to every call of that Relax op.
         """
         if attr_name == "FTVMStrategy":
-            from .. import _strategy
+            from compile_engine_compat.pipeline import strategy as _strategy
+
             from .op.op import strategy_function
 
             if self.row.relax_op != f"relax.{self.name}":
@@ -200,7 +201,7 @@ class RelayOp:
     def reset_attr(self, attr_name: str) -> None:
         """Remove an op attribute (and the engine strategy it set)."""
         if self._attrs.pop(attr_name, None) is not None and attr_name == "FTVMStrategy":
-            from .. import _strategy
+            from compile_engine_compat.pipeline import strategy as _strategy
 
             _strategy.set_strategy_function(self.row.relax_op, None)
 

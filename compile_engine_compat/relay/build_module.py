@@ -18,7 +18,8 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from .._deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import warn_legacy
+
 from ._expr import Expr, Function
 
 __all__ = ["BuildResult", "VMRunner", "build", "create_executor"]
@@ -44,7 +45,9 @@ def _numpy(value: Any) -> Any:
 
 
 def _target(target: Any) -> Any:
-    from .._cache import as_target  # TVM <=0.19 target strings translated, with one warning
+    from compile_engine_compat.cache.keys import (
+        as_target,  # TVM <=0.19 target strings translated, with one warning
+    )
 
     if isinstance(target, dict) and all(isinstance(k, str) and k != "kind" for k in target):
         # Relay's {device_type: target} form (heterogeneous builds): one target is supported.

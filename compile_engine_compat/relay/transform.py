@@ -56,7 +56,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(name)
     from tvm import relax
 
-    from .._import_alias import RelayRemovedError, _message
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, _message
 
     if hasattr(relax.transform, name):
         why = (

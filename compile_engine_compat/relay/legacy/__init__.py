@@ -16,8 +16,9 @@ from typing import Any
 
 import tvm
 
-from ..._deprecation import warn_legacy
-from ..._import_alias import LEGACY_MODULES
+from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.import_alias import LEGACY_MODULES
+
 from ..op.op import SpecializedCondition
 
 __all__ = ["MODULES", "GenericFunc", "context", "device", "generic_func", "patch", "unpatch"]

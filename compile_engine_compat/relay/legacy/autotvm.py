@@ -17,8 +17,8 @@ import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ... import _strategy
-from ..._deprecation import warn_legacy
+from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.surfaces.deprecation import warn_legacy
 
 __all__ = [
     "GLOBAL_SCOPE",

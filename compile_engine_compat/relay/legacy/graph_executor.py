@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 import tvm
 
-from ..._deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import warn_legacy
+
 from ..build_module import VMRunner
 
 __all__ = ["GraphModule", "create"]

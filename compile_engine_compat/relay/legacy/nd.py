@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import tvm
 
-from ..._deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import warn_legacy
 
 __all__ = ["array", "empty"]
 

@@ -18,6 +18,10 @@ __all__ = ["transform"]
 def __getattr__(name: str) -> _AnyT:
     if name.startswith("_"):
         raise AttributeError(name)
-    from ..._import_alias import REFUSED_MODULES, RelayRemovedError, _message
+    from compile_engine_compat.surfaces.import_alias import (
+        REFUSED_MODULES,
+        RelayRemovedError,
+        _message,
+    )
 
     raise RelayRemovedError(_message(f"tvm.relay.qnn.{name}", REFUSED_MODULES["tvm.relay.qnn.op"]))

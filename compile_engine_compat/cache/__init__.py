@@ -1,0 +1,1 @@
+"""The in-memory cache's keys and values, and the persistent compile cache."""

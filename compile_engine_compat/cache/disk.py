@@ -1,0 +1,977 @@
+"""The persistent compile cache: ``jit`` kernels exported as shared libraries, loaded back later.
+
+Opt-in: set ``COMPILE_ENGINE_COMPAT_CACHE_DIR``. Loading a cached kernel takes ~0.5 ms where
+compiling it takes 40-200 ms, so a CI run that compiles the same functions in every process pays
+the compile once.
+
+Layout: ``<dir>/v1/<digest>/`` holds ``kernel.so``, ``source.tvmscript`` (the scheduled PrimFunc,
+its name stripped) and ``meta.json`` (the key material, the kernel's symbol and the SHA-256 of the
+other two files). ``digest`` is the SHA-256 of the key material: the PrimFunc's structural hash,
+the target, the TVM version, the shim version, the schedule rules version and the PassContext
+that ``tvm.compile`` runs under.
+
+``<dir>/index-v1/<digest>.json`` maps a *Relax source function* to the kernel entry it was built
+into, so that a warm ``jit`` loads the kernel without tracing and scheduling the function first
+(that takes 10-20 ms; loading takes ~1 ms). Its key material is the Relax function's structural
+hash with the same target, versions and PassContext; the record holds the function's TVMScript
+(the collision check), the kernel entry's digest, the kernel's arity and a SHA-256 of all that.
+The kernel entry attests each function indexed to it: ``<digest>/indexed/<source digest>`` holds
+that function's TVMScript, and a record is followed only when its entry holds the same text.
+The engine uses the index only while no user strategy or ``lower_call`` override is registered,
+since those change what a source function lowers to, and only for functions without tensor
+constants (their values are bound in the process, not stored).
+
+Safety:
+
+* Loading a shared library runs its code, so the directory must belong to the current user and
+  must not be writable by group or others; otherwise :class:`CacheDirectoryError`.
+* An entry is written in a temporary directory and renamed into place, which is atomic: a reader
+  sees a whole entry or none, and of two processes writing one key, one rename wins and the
+  other's copy is dropped.
+* A structural hash collision is caught by comparing the stored TVMScript text with the
+  function's: it never loads the wrong kernel.
+* An index record resolves only to an entry inside ``<dir>/v1``: its kernel must be an entry name
+  (a digest; never ``../``, never an absolute path), the entry must be a real directory (never a
+  symlink) whose library is a regular file, and the entry must attest the record's function. A
+  record pointing anywhere else, or at another function's entry, is discarded with a
+  :class:`CompileCacheWarning`; the function is then traced and compiled (or loaded by its own
+  kernel key) as on a miss.
+* A truncated, corrupt or foreign entry fails its checksum or key check: it is discarded with a
+  :class:`CompileCacheWarning` and the kernel is compiled again. Never a crash.
+* Storing never ends the process. LLVM exits the process when a file it writes fails (a file
+  size limit, a full disk, a quota), so it writes none: the kernel's code is printed as assembly
+  in memory, written by Python, and assembled and linked by the system compiler in a child
+  process. A failed store is one :class:`CompileCacheWarning` ("kernel not stored (why)"); the
+  kernel is used from memory. This costs ~7 ms per stored library (~60 ms -> ~67 ms).
+* ``COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB`` (default 1024) bounds the total size; the least
+  recently used entries go first.
+* A writer killed mid-store leaves a ``.tmp-*`` staging directory (or a ``.del-*`` one, killed
+  mid-delete). ``cache info`` counts them, ``cache clear`` removes them all, and the LRU pass
+  after each store reclaims those untouched for :data:`LEFTOVER_AGE_S` (10 minutes): never a live
+  writer's, which it keeps touching.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import stat
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import tvm
+import tvm.support.cc
+import tvm_ffi
+
+from compile_engine_compat._version import __version__
+from compile_engine_compat.cache.keys import (  # the shared build fingerprint
+    CachedFunc,
+    pass_context_text,
+    target_text,
+)
+from compile_engine_compat.pipeline.build import Kernel, build_kernel
+from compile_engine_compat.pipeline.schedule import RULES_VERSION
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CACHE_SIZE_ENV",
+    "CacheDirectoryError",
+    "Cleared",
+    "CompileCacheWarning",
+    "EntryKey",
+    "IndexHit",
+    "NotStoredError",
+    "SourceKey",
+    "cache_dir",
+    "clear",
+    "enabled",
+    "entry_key",
+    "info",
+    "kernel_for",
+    "kernels_for",
+    "load",
+    "load_by_source",
+    "source_key",
+    "store",
+    "store_many",
+]
+
+CACHE_DIR_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
+CACHE_SIZE_ENV = "COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB"
+DEFAULT_SIZE_MB = 1024
+_MIB = 1024 * 1024
+LAYOUT = "v1"
+INDEX = "index-v1"
+_LIBRARY = "kernel.so"
+_SOURCE = "source.tvmscript"
+_META = "meta.json"
+#: Prefix of staging files and directories: written there, then renamed into place.
+_STAGING = ".tmp-"
+#: Prefix of an entry being deleted: renamed first, so no reader sees it half-deleted.
+_TRASH = ".del-"
+#: Leftovers untouched for this long belong to a killed writer: the LRU pass reclaims them.
+#: A live writer touches its staging directory all along (files created, the linker writing).
+LEFTOVER_AGE_S = 600
+#: In a kernel entry: ``<source digest>`` files holding the TVMScript of each Relax function the
+#: index maps to this entry. The index trusts a record only when its entry attests the function.
+_INDEXED = "indexed"
+#: An entry's name: a SHA-256 hex digest. An index record naming anything else is refused, so a
+#: record can never resolve outside ``<cache>/v1`` (``../``, an absolute path).
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+class CacheDirectoryError(PermissionError):
+    """The cache directory is unsafe (not ours, or writable by others) or unusable."""
+
+
+class CompileCacheWarning(UserWarning):
+    """A cache entry was unusable (corrupt, truncated, foreign) and was recompiled."""
+
+
+@dataclass(frozen=True)
+class EntryKey:
+    """Identifies one kernel on disk.
+
+    Attributes
+    ----------
+    digest : str
+        SHA-256 hex of ``material``: the entry's directory name.
+    material : str
+        The key text: structural hash, target, versions, PassContext, arity.
+    source : str
+        TVMScript of the scheduled PrimFunc without its name: the collision check.
+    symbol : str
+        The kernel's function name in the library.
+    """
+
+    digest: str
+    material: str
+    source: str
+    symbol: str
+
+
+@dataclass(frozen=True)
+class SourceKey:
+    """Identifies a Relax source function in the index.
+
+    Attributes
+    ----------
+    digest : str
+        SHA-256 hex of ``material``: the index record's file name.
+    material : str
+        The key text: the function's structural hash, target, versions, PassContext.
+    function : tvm.relax.Function
+        The function, without its ``global_symbol``; its TVMScript is the collision check.
+    """
+
+    digest: str
+    material: str
+    function: Any
+
+    def source(self) -> str:
+        """Return the function's TVMScript (printed on demand: it costs ~0.5 ms)."""
+        return str(self.function.script(show_meta=False))
+
+
+@dataclass(frozen=True)
+class IndexHit:
+    """A kernel found through the index: its module, symbol and arity."""
+
+    module: Any
+    symbol: str
+    num_inputs: int
+    num_outputs: int
+
+
+def cache_dir() -> Path | None:
+    """Return the configured cache root, or None when the cache is off."""
+    value = os.environ.get(CACHE_DIR_ENV, "")
+    return Path(value).expanduser() if value else None
+
+
+def enabled() -> bool:
+    """Return True when ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` is set (the cache is on)."""
+    return bool(os.environ.get(CACHE_DIR_ENV, ""))
+
+
+def _checked_root() -> Path | None:
+    root = cache_dir()
+    if root is None:
+        return None
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        layout = root / LAYOUT
+        layout.mkdir(mode=0o700, exist_ok=True)
+        index = root / INDEX
+        index.mkdir(mode=0o700, exist_ok=True)
+    except OSError as err:
+        raise CacheDirectoryError(f"{CACHE_DIR_ENV}={root}: cannot create it ({err})") from err
+    for path in (root, layout, index):
+        _check_owner_and_mode(path)
+    return layout
+
+
+def _check_owner_and_mode(path: Path) -> None:
+    info_ = path.stat()  # a symlink to a safe directory is fine: its target is what is checked
+    if not stat.S_ISDIR(info_.st_mode):
+        raise CacheDirectoryError(f"{CACHE_DIR_ENV}: {path} is not a directory")
+    if info_.st_uid != os.getuid():
+        raise CacheDirectoryError(
+            f"{CACHE_DIR_ENV}: {path} belongs to uid {info_.st_uid}, not to the current user "
+            f"(uid {os.getuid()}); cached kernels are shared libraries that run when loaded, "
+            "so only a directory of your own is used"
+        )
+    if info_.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheDirectoryError(
+            f"{CACHE_DIR_ENV}: {path} is writable by group or others (mode "
+            f"{stat.S_IMODE(info_.st_mode):o}); cached kernels are shared libraries that run when "
+            f"loaded. Fix it with: chmod go-w {path}"
+        )
+
+
+def entry_key(funcs: tvm.IRModule, symbol: str, target: Any, arity: tuple[int, int]) -> EntryKey:
+    """Key the kernel ``symbol`` of ``funcs`` built for ``target``.
+
+    The PrimFunc's name is stripped: equal kernels lowered under different unique names share
+    one entry (the stored symbol is looked up in the library).
+    """
+    prim_func = funcs[symbol].without_attr("global_symbol")
+    material = "\n".join(
+        [
+            f"structural_hash={tvm_ffi.structural_hash(prim_func)}",
+            f"target={target_text(target)}",
+            f"tvm={tvm.__version__}",
+            f"shim={__version__}",
+            f"rules={RULES_VERSION}",
+            f"pass_context={pass_context_text()}",
+            f"arity={arity[0]},{arity[1]}",
+        ]
+    )
+    digest = hashlib.sha256(material.encode()).hexdigest()
+    return EntryKey(digest, material, str(prim_func.script()), symbol)
+
+
+def source_key(function: Any, structural_hash: int, target: Any) -> SourceKey:
+    """Key the Relax source ``function`` (``global_symbol`` already stripped) for ``target``.
+
+    Parameters
+    ----------
+    function : tvm.relax.Function
+    structural_hash : int
+        ``tvm_ffi.structural_hash(function)``; the engine has it already from its own key.
+    target : tvm.target.Target
+    """
+    material = "\n".join(
+        [
+            "kind=relax-source",
+            f"structural_hash={structural_hash}",
+            f"target={target_text(target)}",
+            f"tvm={tvm.__version__}",
+            f"shim={__version__}",
+            f"rules={RULES_VERSION}",
+            f"pass_context={pass_context_text()}",
+        ]
+    )
+    return SourceKey(hashlib.sha256(material.encode()).hexdigest(), material, function)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load(key: EntryKey) -> tuple[Any, str] | None:
+    """Return ``(module, symbol)`` from the cache, or None on a miss (or a discarded entry)."""
+    layout = _checked_root()
+    if layout is None:
+        return None
+    found = _verified_entry(layout / key.digest)
+    if found is None:
+        return None
+    entry, meta = found
+    if (entry / _SOURCE).read_text() != key.source:
+        # Same key material (a structural hash collision), another function: never load it.
+        # The entry stays: it is a valid kernel for that other function.
+        _warn_collision(entry)
+        return None
+    return _load_library(entry, meta)
+
+
+def _warn_collision(path: Path) -> None:
+    warnings.warn(
+        f"compile cache: {path} holds another function with the same structural hash; "
+        "compiling instead of loading it",
+        CompileCacheWarning,
+        stacklevel=3,
+    )
+
+
+def _verified_entry(entry: Path) -> tuple[Path, dict[str, Any]] | None:
+    """Return ``(entry, meta)`` for a whole entry of this layout; discard a damaged one.
+
+    ``entry`` is ``<cache>/v1/<digest>``: a symlink there could resolve anywhere, so it is refused
+    (a library is only ever loaded from a real directory inside the cache).
+    """
+    try:
+        status = entry.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        _discard(entry, f"unreadable entry ({err})")
+        return None
+    if stat.S_ISLNK(status.st_mode):
+        _discard(entry, "a symlink (only entries inside the cache directory are loaded)")
+        return None
+    try:
+        meta = json.loads((entry / _META).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        _discard(entry, f"unreadable metadata ({err})")
+        return None
+    problem = _verify(entry, meta)
+    if problem:
+        _discard(entry, problem)
+        return None
+    return entry, meta
+
+
+def _load_library(entry: Path, meta: dict[str, Any]) -> tuple[Any, str] | None:
+    try:
+        module = tvm.runtime.load_module(str(entry / _LIBRARY))
+        symbol = str(meta["symbol"])
+        module[symbol]  # fails now, not at the first call, if the symbol is missing
+    except Exception as err:  # a library that passed its checksum but does not load
+        _discard(entry, f"the library does not load ({type(err).__name__}: {err})")
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(entry / _META)  # recency for the LRU eviction
+    return module, symbol
+
+
+def load_by_source(key: SourceKey) -> IndexHit | None:
+    """Return the kernel the index maps ``key``'s function to, or None.
+
+    None on a miss, on a record whose function text differs (a structural hash collision), and
+    on a damaged record or kernel entry, which is discarded with a :class:`CompileCacheWarning`.
+    """
+    layout = _checked_root()
+    if layout is None:
+        return None
+    path = layout.parent / INDEX / f"{key.digest}.json"
+    try:
+        record = _verified_record(json.loads(path.read_text()), key)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        _discard(path, f"bad index record ({type(err).__name__}: {err})")
+        return None
+    source = key.source()
+    if record["source"] != source:
+        _warn_collision(path)
+        return None
+    found = _verified_entry(layout / record["kernel"])
+    if found is None:
+        return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
+    if _attested(found[0], key) != source:
+        # A record pointing at a whole entry of another function (forged, or copied from another
+        # cache): never load it. The entry stays: it is a valid kernel for that function.
+        _discard(path, f"index record: {found[0]} was not built from this function")
+        return None
+    loaded = _load_library(*found)
+    if loaded is None:
+        return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
+    num_inputs, num_outputs = record["arity"]
+    return IndexHit(loaded[0], loaded[1], int(num_inputs), int(num_outputs))
+
+
+def _record_digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _verified_record(record: Any, key: SourceKey) -> dict[str, Any]:
+    """Return the record's payload; raise ValueError when it is damaged or foreign."""
+    payload = record["payload"]
+    if record["sha256"] != _record_digest(payload):
+        raise ValueError("checksum mismatch")
+    if payload["layout"] != INDEX or payload["material"] != key.material:
+        raise ValueError("foreign record (its key material does not match its name)")
+    if not isinstance(payload["source"], str) or len(payload["arity"]) != 2:
+        raise ValueError("malformed record")
+    kernel = payload["kernel"]
+    if not isinstance(kernel, str) or not _DIGEST.fullmatch(kernel):
+        raise ValueError(f"its kernel {kernel!r} is outside the cache (not an entry name)")
+    return dict(payload)
+
+
+def _attested(entry: Path, key: SourceKey) -> str | None:
+    """Return the function text ``entry`` holds for ``key`` (None: it holds none)."""
+    try:
+        return (entry / _INDEXED / key.digest).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _attest(entry: Path, key: SourceKey, source: str) -> bool:
+    """Record in ``entry`` that ``key``'s function (``source``) is built into it; atomic.
+
+    Returns False when the entry is gone (evicted or discarded meanwhile) or is no real
+    directory (a symlink would take the write outside the cache): nothing to index then.
+    """
+    try:
+        if not stat.S_ISDIR(entry.lstat().st_mode):
+            return False
+        if _attested(entry, key) == source:
+            return True
+        indexed = entry / _INDEXED
+        indexed.mkdir(mode=0o700, exist_ok=True)
+        _write_atomically(indexed, key.digest, source)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _write_atomically(directory: Path, name: str, text: str) -> None:
+    """Write ``directory/name`` through a staging file and a rename: readers see all or nothing."""
+    handle, staging = tempfile.mkstemp(prefix=_STAGING, dir=directory)
+    os.close(handle)
+    try:
+        _write_bytes(Path(staging), text.encode())
+        os.replace(staging, directory / name)  # atomic; equal texts race harmlessly
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
+
+
+def store_index(key: SourceKey, kernel: EntryKey, arity: tuple[int, int]) -> None:
+    """Record that ``key``'s function is built into ``kernel``'s entry; atomic."""
+    layout = _checked_root()
+    if layout is None:
+        return
+    source = key.source()
+    # The entry's attestation first: a reader that sees the record then always sees it too.
+    if not _attest(layout / kernel.digest, key, source):
+        return
+    payload = {
+        "layout": INDEX,
+        "material": key.material,
+        "source": source,
+        "kernel": kernel.digest,
+        "arity": list(arity),
+    }
+    record = json.dumps({"payload": payload, "sha256": _record_digest(payload)}, indent=1)
+    _write_atomically(layout.parent / INDEX, f"{key.digest}.json", record)
+
+
+def _verify(entry: Path, meta: Any) -> str:
+    """Return "" when the entry is whole and of this version, else why not."""
+    if not isinstance(meta, dict) or meta.get("layout") != LAYOUT:
+        return "foreign entry (unknown layout)"
+    if (
+        meta.get("material") is None
+        or hashlib.sha256(str(meta["material"]).encode()).hexdigest() != entry.name
+    ):
+        return "foreign entry (its key material does not match its name)"
+    try:
+        if not stat.S_ISREG((entry / _LIBRARY).lstat().st_mode):
+            return "foreign entry (its library is not a regular file: a symlink?)"
+        if _sha256(entry / _SOURCE) != meta.get("source_sha256"):
+            return "corrupt entry (source checksum mismatch)"
+        if _sha256(entry / _LIBRARY) != meta.get("library_sha256"):
+            return "corrupt or truncated entry (library checksum mismatch)"
+    except OSError as err:
+        return f"incomplete entry ({err})"
+    return ""
+
+
+def store(key: EntryKey, module: Any) -> None:
+    """Export ``module`` as ``key``'s entry; atomic, and a no-op when the entry exists.
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
+    store_many([key], module)
+
+
+def store_many(keys: Sequence[EntryKey], module: Any) -> None:
+    """Export ``module`` once and store it as each of ``keys``'s entries (``jit_many``).
+
+    One library is built in a staging directory and hard-linked into every entry; each entry is
+    renamed into place whole (atomic), and entries that exist already are left alone.
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
+    layout = _checked_root()
+    if layout is None:
+        return
+    missing = [key for key in keys if not (layout / key.digest).exists()]
+    if not missing:
+        return
+    with _staging(layout) as build:
+        library = _export(module, build)
+        for key in missing:
+            with _staging(layout) as entry:
+                _link_or_copy(library, entry / _LIBRARY)
+                _write_bytes(entry / _SOURCE, key.source.encode())
+                _write_meta(entry, key)
+                with contextlib.suppress(OSError):  # another process renamed its copy first
+                    entry.rename(layout / key.digest)
+    _evict(layout, _size_limit())
+
+
+@contextlib.contextmanager
+def _staging(layout: Path) -> Iterator[Path]:
+    """Yield a new ``.tmp-*`` directory in ``layout``, removed afterwards unless renamed away."""
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=layout))
+    try:
+        yield staging
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+class NotStoredError(RuntimeError):
+    """A kernel could not be written to the cache; the message is one line saying why."""
+
+
+def _export(module: Any, directory: Path) -> Path:
+    """Export ``module`` as ``directory/kernel.so`` with no file written by LLVM in this process.
+
+    LLVM ends the whole process (``report_fatal_error``, exit code 1) when a file it writes fails:
+    a file size limit, a full disk, a quota. So no LLVM stream ever touches a file here: the code
+    is printed as assembly in memory, written by Python (a failure is an ``OSError``), then
+    assembled and linked by the system compiler in a child process (a failure is an exit code).
+    This mirrors ``Module.export_library``, whose object files LLVM writes itself.
+    """
+    lib = getattr(module, "mod", module)  # tvm.compile gives an Executable around the library
+    sources: list[Path] = []
+    target = None
+    try:
+        for index, dso in enumerate(lib._collect_dso_modules()):
+            if dso.kind != "llvm":
+                raise NotStoredError(f"a {dso.kind!r} module is not exported through assembly")
+            target = dso.get_function("_get_target_string")()
+            sources.append(_write_assembly(directory / f"lib{index}.s", dso))
+        if lib.imports:  # device code (CUDA, ...): packed into one more LLVM module, as TVM does
+            if target is None:
+                raise NotStoredError("device code without a host LLVM module")
+            pack = tvm.get_global_func("runtime.ModulePackImportsToLLVM")
+            sources.append(_write_assembly(directory / "devc.s", pack(lib, False, target, "")))
+        library = directory / _LIBRARY
+        try:
+            tvm.support.cc.create_shared(str(library), [str(path) for path in sources])
+        except RuntimeError as err:  # the compiler's exit code: its first message says why
+            lines = [line for line in str(err).splitlines()[1:] if line.strip()]
+            raise NotStoredError(
+                f"the system compiler could not link it ({lines[0] if lines else err})"
+            ) from err
+        return library
+    finally:
+        for path in sources:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+# GNU as before DWARF 5 support (binutils < 2.35, and >= 2.35 without --gdwarf-5) rejects the
+# `.file N "dir" "name" [md5 ...]` form LLVM prints; `.file N "dir/name"` names the same file.
+_DWARF5_FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"\n]*)"\s+"([^"\n]*)"[^\n]*$', re.MULTILINE)
+
+
+def _write_assembly(path: Path, module: Any) -> Path:
+    text = _DWARF5_FILE.sub(r'\1"\2/\3"', str(module.inspect_source("s")))
+    _write_bytes(path, text.encode())
+    return path
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write a new file ``path`` through Python: a failure is an ``OSError``, never a signal.
+
+    Python ignores SIGXFSZ, so a write past ``RLIMIT_FSIZE`` fails with EFBIG. An interpreter
+    embedded without that (SIGXFSZ at its default action) would be killed instead: the size is
+    checked against the limit first, exactly, since the file is new and ``data`` is all of it.
+    """
+    if hasattr(signal, "SIGXFSZ") and signal.getsignal(signal.SIGXFSZ) != signal.SIG_IGN:
+        import resource  # POSIX only, like SIGXFSZ
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and len(data) > limit:
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
+    with open(path, "wb") as file:
+        file.write(data)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        _write_bytes(target, source.read_bytes())
+
+
+def _write_meta(entry: Path, key: EntryKey) -> None:
+    meta = {
+        "layout": LAYOUT,
+        "material": key.material,
+        "symbol": key.symbol,
+        "library_sha256": _sha256(entry / _LIBRARY),
+        "source_sha256": _sha256(entry / _SOURCE),
+    }
+    _write_bytes(entry / _META, json.dumps(meta, indent=1).encode())
+
+
+def _discard(entry: Path, why: str) -> None:
+    warnings.warn(
+        f"compile cache: discarding {entry}: {why}; the kernel is compiled again",
+        CompileCacheWarning,
+        stacklevel=2,
+    )
+    _remove(entry)
+
+
+def _remove(entry: Path) -> None:
+    # Rename first: other processes then see the entry gone at once, never half-deleted.
+    trash = entry.with_name(f"{_TRASH}{entry.name}-{uuid.uuid4().hex[:8]}")
+    try:
+        entry.rename(trash)
+    except OSError:
+        return
+    _delete(trash)
+
+
+def _delete(path: Path) -> None:
+    """Delete a file or a directory tree; a symlink goes, never what it points to."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _size_limit() -> int:
+    """Return the size limit in bytes from ``COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB``.
+
+    A value that is not a finite number >= 0 (``nan``, ``inf``, ``1e400``, ``-5``, ``abc``) gives
+    one :class:`CompileCacheWarning` naming it and the default: like the package's other
+    settings, a bad one never fails a ``jit``, and eviction always runs with a real limit.
+    """
+    value = os.environ.get(CACHE_SIZE_ENV, "")
+    if not value.strip():
+        return DEFAULT_SIZE_MB * _MIB
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = math.nan
+    if not (math.isfinite(megabytes) and megabytes >= 0):
+        warnings.warn(
+            f"compile cache: {CACHE_SIZE_ENV}={value!r} is not a size in MiB (a finite number "
+            f">= 0); using the default, {DEFAULT_SIZE_MB}",
+            CompileCacheWarning,
+            stacklevel=2,
+        )
+        return DEFAULT_SIZE_MB * _MIB
+    return int(megabytes * _MIB)
+
+
+def _entries(layout: Path) -> Iterator[tuple[Path, float, int]]:
+    """Yield ``(entry, last use, size)`` for every whole entry.
+
+    A library hard-linked into several entries (``jit_many``) counts once, in the first entry.
+    """
+    seen: set[tuple[int, int]] = set()
+    for entry in layout.iterdir():
+        if entry.name.startswith("."):
+            continue
+        try:
+            used = (entry / _META).stat().st_mtime
+            _, size = _tree_usage(entry, seen)
+        except OSError:
+            continue
+        yield entry, used, size
+
+
+def _tree_usage(top: Path, seen: set[tuple[int, int]]) -> tuple[float, int]:
+    """Return ``(latest mtime, bytes)`` of ``top`` and the files under it.
+
+    Each inode's bytes count once across ``seen``. The latest mtime is the last activity: a
+    writer adding files to a directory, or a linker writing a file in it, moves it forward.
+    """
+    status = os.lstat(top)
+    if not stat.S_ISDIR(status.st_mode):
+        seen.add((status.st_dev, status.st_ino))
+        return status.st_mtime, status.st_size
+    latest, size = status.st_mtime, 0
+    for directory, _, files in os.walk(top):
+        for name in files:
+            status = os.lstat(os.path.join(directory, name))
+            latest = max(latest, status.st_mtime)
+            if (status.st_dev, status.st_ino) not in seen:
+                seen.add((status.st_dev, status.st_ino))
+                size += status.st_size
+    return latest, size
+
+
+def _leftovers(root: Path) -> list[tuple[Path, float, int]]:
+    """Return ``(path, last activity, bytes)`` for each staging or trash leftover.
+
+    A writer stages an entry (``v1/.tmp-*``) or an index record (``index-v1/.tmp-*``) and renames
+    it into place; a deleted entry is renamed to ``v1/.del-*`` first. A process killed meanwhile
+    leaves them behind, and nothing else ever removes them.
+    """
+    found = []
+    seen: set[tuple[int, int]] = set()
+    for directory in (root / LAYOUT, root / INDEX):
+        for path in directory.iterdir():
+            if path.name.startswith((_STAGING, _TRASH)):
+                with contextlib.suppress(OSError):  # gone meanwhile: renamed or removed
+                    found.append((path, *_tree_usage(path, seen)))
+    return found
+
+
+def _reclaim_stale_leftovers(root: Path) -> None:
+    # Only those untouched for LEFTOVER_AGE_S: a live writer's staging directory is younger.
+    stale_before = time.time() - LEFTOVER_AGE_S
+    for path, last_activity, _ in _leftovers(root):
+        if last_activity < stale_before:
+            _delete(path)
+
+
+def _evict(layout: Path, limit: int) -> None:
+    _reclaim_stale_leftovers(layout.parent)
+    entries = sorted(_entries(layout), key=lambda e: e[1])
+    total = sum(size for _, _, size in entries)
+    evicted: set[str] = set()
+    for entry, _, size in entries:
+        if total <= limit:
+            break
+        _remove(entry)
+        evicted.add(entry.name)
+        total -= size
+    if evicted:  # index records of evicted kernels would only ever miss: drop them too
+        for record in _index_records(layout.parent / INDEX):
+            with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+                if json.loads(record.read_text())["payload"]["kernel"] in evicted:
+                    record.unlink()
+
+
+def info() -> dict[str, Any]:
+    """Describe the cache.
+
+    Returns
+    -------
+    dict
+        ``directory`` (None when the cache is off), ``entries``, ``indexed_functions``,
+        ``bytes`` (all of it on disk, leftovers included), ``leftovers`` and ``leftover_bytes``
+        (staging and trash left by killed writers) and ``limit_bytes``.
+
+    Raises
+    ------
+    CacheDirectoryError
+        When the directory is unsafe.
+    """
+    layout = _checked_root()
+    if layout is None:
+        return {
+            "directory": None,
+            "entries": 0,
+            "indexed_functions": 0,
+            "bytes": 0,
+            "leftovers": 0,
+            "leftover_bytes": 0,
+            "limit_bytes": _size_limit(),
+        }
+    entries = list(_entries(layout))
+    leftovers = _leftovers(layout.parent)
+    leftover_bytes = sum(size for _, _, size in leftovers)
+    return {
+        "directory": str(layout.parent),
+        "entries": len(entries),
+        "indexed_functions": len(_index_records(layout.parent / INDEX)),
+        "bytes": sum(size for _, _, size in entries) + leftover_bytes,
+        "leftovers": len(leftovers),
+        "leftover_bytes": leftover_bytes,
+        "limit_bytes": _size_limit(),
+    }
+
+
+def _index_records(index: Path) -> list[Path]:
+    return [p for p in index.glob("*.json") if not p.name.startswith(".")]
+
+
+class Cleared(NamedTuple):
+    """What :func:`clear` removed: kernel entries, and leftovers of killed writers."""
+
+    entries: int
+    leftovers: int
+
+
+def clear() -> Cleared:
+    """Remove every entry, index record and leftover (however recent); say how many went."""
+    layout = _checked_root()
+    if layout is None:
+        return Cleared(0, 0)
+    leftovers = _leftovers(layout.parent)
+    for path, _, _ in leftovers:
+        _delete(path)
+    count = 0
+    for entry in list(layout.iterdir()):
+        if not entry.name.startswith("."):
+            count += 1
+            _remove(entry)
+    for record in list((layout.parent / INDEX).iterdir()):
+        _delete(record)
+    return Cleared(count, len(leftovers))
+
+
+# -- kernels through the cache ------------------------------------------------------------------
+
+
+def _key_of(cached: CachedFunc) -> EntryKey:
+    name = cached.prim_fn_var.name_hint
+    return entry_key(cached.funcs, name, cached.target, (len(cached.inputs), len(cached.outputs)))
+
+
+def _kernel(cached: CachedFunc, module: Any = None, symbol: str | None = None) -> Kernel:
+    return build_kernel(
+        cached.funcs,
+        symbol or cached.prim_fn_var.name_hint,
+        cached.target,
+        len(cached.inputs),
+        len(cached.outputs),
+        [value for _, value in cached.constants],
+        module=module,
+        plain=(lambda: cached.prim_func) if cached._plain_fallback else None,
+    )
+
+
+def _store_quietly(write: Callable[[], None], what: str = "kernel") -> None:
+    """Run ``write``; a failure (a full disk, a size limit) is one one-line warning."""
+    try:
+        write()
+    except CacheDirectoryError:
+        raise
+    except Exception as err:  # a cache is an optimisation: it must not fail the jit itself
+        consequence = "it is used from memory" if what == "kernel" else "the next jit traces it"
+        warnings.warn(
+            f"compile cache: {what} not stored ({_reason(err)}); {consequence}",
+            CompileCacheWarning,
+            stacklevel=3,
+        )
+
+
+def _reason(err: Exception) -> str:
+    """Say in one line why a store failed (a compiler's error can span many lines)."""
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.strerror}: {err.filename}" if err.filename else err.strerror
+    first = (str(err).strip().splitlines() or [""])[0]
+    return first if isinstance(err, NotStoredError) else f"{type(err).__name__}: {first}"
+
+
+def _arity(cached: CachedFunc) -> tuple[int, int]:
+    return len(cached.inputs), len(cached.outputs)
+
+
+def _index(source: SourceKey | None, cached: CachedFunc, key: EntryKey) -> None:
+    # A kernel with bound tensor constants cannot be rebuilt from the index: it holds no values.
+    if source is not None and not cached.constants:
+        store_index(source, key, _arity(cached))
+
+
+def kernel_for(cached: CachedFunc, source: SourceKey | None = None) -> Kernel:
+    """Return ``cached``'s kernel: loaded from the persistent cache, else compiled and stored.
+
+    Without ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` this is a plain compile.
+
+    Parameters
+    ----------
+    cached : CachedFunc
+    source : SourceKey, optional
+        The source function's index key: the stored kernel is indexed under it too.
+
+    Raises
+    ------
+    CacheDirectoryError
+        When the cache directory is unsafe.
+    """
+    if _checked_root() is None:
+        return _kernel(cached)
+    key = _key_of(cached)
+    hit = load(key)
+    if hit is not None:
+        _store_quietly(lambda: _index(source, cached, key), "index record")
+        return _kernel(cached, *hit)
+    kernel = _kernel(cached)
+    _store_quietly(lambda: store(key, kernel.module))
+    # After a failed store this finds no entry and indexes nothing, silently: one warning.
+    _store_quietly(lambda: _index(source, cached, key), "index record")
+    return kernel
+
+
+def kernels_for(
+    cacheds: Sequence[CachedFunc], sources: Sequence[SourceKey | None] | None = None
+) -> list[Kernel]:
+    """Return the kernels of ``cacheds`` (one target): cache hits loaded, the rest built at once.
+
+    The misses go into one IRModule and one ``tvm.compile`` (``jit_many`` calls this once per
+    chunk); the library is stored once and linked into each miss's entry.
+
+    Parameters
+    ----------
+    cacheds : sequence of CachedFunc
+    sources : sequence of SourceKey or None, optional
+        Index keys, one per ``cacheds`` item (None: not indexed).
+    """
+    use_cache = _checked_root() is not None
+    sources = list(sources) if sources is not None else [None] * len(cacheds)
+    kernels: list[Kernel | None] = [None] * len(cacheds)
+    keys: list[EntryKey | None] = [None] * len(cacheds)
+    for index, cached in enumerate(cacheds):
+        if use_cache:
+            keys[index] = key = _key_of(cached)
+            hit = load(key)
+            if hit is not None:
+                kernels[index] = _kernel(cached, *hit)
+    misses = [i for i, k in enumerate(kernels) if k is None]
+    if misses:
+        funcs = {
+            cacheds[i].prim_fn_var.name_hint: cacheds[i].funcs[cacheds[i].prim_fn_var]
+            for i in misses
+        }
+        target = cacheds[misses[0]].target
+        try:
+            module = tvm.compile(tvm.IRModule(funcs), target=target)
+        except Exception:
+            # One function TVM cannot build fails the whole module: build each alone, so that
+            # the others still get their kernels and a failing one gets build_kernel's fallback.
+            return [kernel_for(cached, source) for cached, source in zip(cacheds, sources)]
+        stored = [k for i in misses if (k := keys[i]) is not None]
+        # Measured: exporting the batch and loading it back (to skip the LLVM JIT's ~25 ms per
+        # function looked up) costs more than the JIT here, so the compiled module is used as is.
+        if stored:
+            _store_quietly(lambda: store_many(stored, module))
+        for i in misses:
+            kernels[i] = _kernel(cacheds[i], module)
+    if use_cache:
+
+        def index_all() -> None:
+            for cached, entry, source in zip(cacheds, keys, sources):
+                if entry is not None:
+                    _index(source, cached, entry)
+
+        _store_quietly(index_all, "index record")
+    return [k for k in kernels if k is not None]

@@ -1,0 +1,383 @@
+"""The lowering cache: its key, its value, and the CachedFunc record.
+
+These are plain Python objects. They cross the TVM FFI unchanged (a Python object handed to a
+registered global function comes back as the same object), so C++ callers of the registered
+``relay.backend._CompileEngine*`` globals see exactly what Python callers see.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from compile_engine_compat.pipeline import trace as _trace
+from compile_engine_compat.pipeline.host_cpu import host_target
+from compile_engine_compat.surfaces import legacy_target as _legacy_target
+from compile_engine_compat.surfaces.deprecation import warn_legacy
+
+__all__ = [
+    "CCacheKey",
+    "CCacheValue",
+    "CachedFunc",
+    "as_target",
+    "pass_context_text",
+    "target_text",
+]
+
+
+class _LegacyObject:
+    """What the legacy ``tvm.runtime.Object`` gave these records: ``same_as`` is identity."""
+
+    __slots__ = ()
+
+    def same_as(self, other: object) -> bool:
+        """Return True when ``other`` is this very object (legacy ``Object.same_as``)."""
+        return self is other
+
+
+@functools.lru_cache(maxsize=256)
+def _target_from_str(text: str) -> tvm.target.Target:
+    # A TVM <=0.19 command-line string warns once (this cache), with its dict spelling. Warning
+    # before TVM parses it keeps -W error raising at the caller's line.
+    spelling = _legacy_target.legacy_spelling(text)
+    if spelling is None:
+        return tvm.target.Target(text)
+    warn_legacy("target.cli_string", spelling)
+    return tvm.target.Target(_legacy_target.translate(text))
+
+
+def as_target(target: Any, host: bool = True) -> tvm.target.Target | None:
+    """Convert a ``str`` or dict target to ``tvm.target.Target``; pass a Target through.
+
+    ``None`` means the target of the enclosing ``with target:`` scope, if any. With ``host``
+    (the engine's case), a plain ``llvm`` target becomes the host CPU's
+    (:func:`~compile_engine_compat.pipeline.host_cpu.host_target`; the
+    ``COMPILE_ENGINE_COMPAT_GENERIC_CPU`` switch turns that off).
+
+    Raises
+    ------
+    ValueError
+        For an empty string (legacy: ``"Need target when source_func is a Function"``) or a
+        string TVM cannot parse. A TVM <=0.19 command-line string (``"llvm -mcpu=core-avx2"``)
+        is translated to the dict form, warning once per string; an unknown flag raises
+        :class:`~compile_engine_compat.surfaces.legacy_target.LegacyTargetError` (a ``ValueError``)
+        naming it.
+    TypeError
+        For any other type.
+    """
+    resolved: tvm.target.Target | None
+    if isinstance(target, tvm.target.Target):
+        resolved = target
+    elif isinstance(target, str):
+        if not target:
+            raise ValueError("Need target when source_func is a Function")
+        resolved = _target_from_str(target)
+    elif isinstance(target, dict):
+        resolved = tvm.target.Target(target)
+    elif target is None:
+        resolved = tvm.target.Target.current(allow_none=True)
+    else:
+        raise TypeError(
+            f"target must be a tvm.target.Target, a str or a dict, got {type(target).__qualname__}"
+        )
+    return host_target(resolved) if host and resolved is not None else resolved
+
+
+_target_texts: dict[Any, str] = {}
+
+
+def target_text(target: tvm.target.Target) -> str:
+    """Return ``str(target)`` (its canonical JSON), memoized per Target object.
+
+    Equal targets have equal text (legacy keys compared ``target->str()``). Target objects are
+    few and long-lived; the memo is bounded anyway.
+    """
+    text = _target_texts.get(target)
+    if text is None:
+        if len(_target_texts) > 1024:
+            _target_texts.clear()
+        text = _target_texts[target] = str(target)
+    return text
+
+
+# PassContext handle -> (context, text). The context is held so that its handle is not reused
+# while it is a key here. Contexts are few (one per ``with`` a user writes); bounded anyway.
+_context_texts: dict[int, tuple[Any, str]] = {}
+_MAX_CONTEXTS = 256
+
+
+def pass_context_text() -> str:
+    """Describe the current PassContext: everything in it that changes the code ``tvm.compile``
+    builds (opt level, config, required and disabled passes; not the instruments).
+
+    The one build-context fingerprint: the in-memory cache key and the persistent cache's keys
+    both hold it. Memoized per PassContext object (a context's fields never change), so a cache
+    hit pays one ``PassContext.current()`` and a dict lookup.
+
+    Returns
+    -------
+    str
+        JSON text, equal for contexts that build the same code.
+    """
+    context = tvm.transform.PassContext.current()
+    handle = context.__chandle__()
+    entry = _context_texts.get(handle)
+    if entry is not None:
+        return entry[1]
+    text = json.dumps(
+        [
+            int(context.opt_level),
+            sorted((str(k), str(v)) for k, v in context.config.items()),
+            sorted(str(p) for p in context.required_pass),
+            sorted(str(p) for p in context.disabled_pass),
+        ]
+    )
+    if len(_context_texts) >= _MAX_CONTEXTS:
+        _context_texts.clear()
+    _context_texts[handle] = (context, text)
+    return text
+
+
+class CCacheKey(_LegacyObject):
+    """Key in the CompileEngine.
+
+    Parameters
+    ----------
+    source_func : tvm.relax.Function
+        The source function.
+    target : tvm.target.Target
+        The target we want to run the function on.
+
+    Notes
+    -----
+    Two keys look up the same cache entry when their functions are structurally equal (their
+    ``global_symbol`` is ignored, as a Relay function had none), their targets are equal and they
+    are looked up under PassContexts that build the same code (:func:`pass_context_text`). The
+    legacy key ignored the PassContext; the engine adds it at each lookup, so one key looked up
+    inside and outside ``PassContext(config=...)`` finds two entries (two kernels).
+    Like the legacy object, ``==`` and ``hash()`` are identity-based; the engine hands back the
+    stored key objects from ``items()`` and ``get_current_ccache_key()``.
+    """
+
+    __slots__ = ("_lookup", "source_func", "target")
+
+    def __init__(self, source_func: Any, target: Any) -> None:
+        warn_legacy("compile_engine.CCacheKey")
+        self._init(source_func, target)
+
+    @classmethod
+    def _make(cls, source_func: Any, target: tvm.target.Target | None) -> CCacheKey:
+        """Build a key without counting a legacy call (the engine's internal path): ``target``
+        comes from :func:`as_target` already."""
+        key = cls.__new__(cls)
+        key._init(source_func, target, resolved=True)
+        return key
+
+    def _init(self, source_func: Any, target: Any, resolved: bool = False) -> None:
+        if not isinstance(source_func, relax.Function):
+            source_func = _trace.as_relax_source(source_func)
+        if not isinstance(source_func, relax.Function):
+            raise TypeError(
+                "CCacheKey needs a tvm.relax.Function, got "
+                f"{type(source_func).__module__}.{type(source_func).__qualname__}"
+            )
+        self.source_func = source_func
+        # The legacy FFI constructor converted a str to a Target; a dict is the modern spelling;
+        # a plain llvm Target is the host CPU's, as in the engine's own keys.
+        known = not resolved and isinstance(target, str | dict | tvm.target.Target)
+        self.target: Any = as_target(target) if known else target
+        self._lookup: tuple[Any, Any] | None = None
+
+    def lookup(self) -> tuple[Any, Any]:
+        """Return the structural dict key ``(function, target)``, computed once."""
+        if self._lookup is None:
+            if self.target is None:
+                raise ValueError("Need target when source_func is a Function")
+            # Unconditionally: ``"global_symbol" in func.attrs`` costs 1.5 us through the FFI,
+            # three times the copy it would save (and equal either way without the attribute).
+            func = self.source_func.without_attr("global_symbol")
+            self._lookup = (
+                tvm_ffi.StructuralKey(func),  # type: ignore[call-arg]
+                target_text(self.target),
+            )
+        return self._lookup
+
+    def __repr__(self) -> str:
+        return f"CCacheKey(source_func={_first_line(self.source_func)}, target={self.target})"
+
+
+class CachedFunc(_LegacyObject):
+    """A lowered function: its TE tensors, its schedule and its PrimFunc.
+
+    Attributes
+    ----------
+    target : tvm.target.Target
+        The target it was lowered for.
+    prim_fn_var : tvm.ir.GlobalVar
+        Names the PrimFunc in ``funcs``; ``prim_fn_var.name_hint`` is the unique kernel name.
+    inputs : list of te.Tensor
+        One placeholder per flattened tensor parameter.
+    outputs : list of te.Tensor
+        The composed TE outputs (printable before any scheduling).
+    schedule : tvm.s_tir.Schedule
+        A schedule over ``funcs`` (``te.Schedule`` no longer exists): reschedule with it and read
+        ``schedule.mod``.
+    prim_func : tvm.tirx.PrimFunc
+        The PrimFunc as ``te.create_prim_func`` makes it from ``inputs`` and ``outputs``, before
+        any inlining or scheduling (made on first access).
+    funcs : tvm.IRModule
+        Holds the scheduled PrimFunc under ``prim_fn_var``.
+    shape_func_param_states : list of int
+        Filled by ``lower_shape_func`` only: per parameter 0 (no need) or 2 (needs its shape).
+    constants : list of (te.Tensor, tvm.runtime.Tensor)
+        Placeholders standing for the function's non-scalar constants and their values. They
+        follow ``inputs`` in the PrimFunc's parameters; the ``jit`` kernel binds them itself.
+    """
+
+    __slots__ = (
+        "_plain_fallback",
+        "_prim_func",
+        "constants",
+        "funcs",
+        "inputs",
+        "outputs",
+        "prim_fn_var",
+        "schedule",
+        "shape_func_param_states",
+        "target",
+    )
+
+    def __init__(
+        self,
+        target: tvm.target.Target,
+        prim_fn_var: tvm.ir.GlobalVar,
+        inputs: list[Any],
+        outputs: list[Any],
+        schedule: Any,
+        prim_func: Any,  # a PrimFunc, or a function that makes it when first asked for
+        funcs: tvm.IRModule,
+        shape_func_param_states: list[int] | None = None,
+        constants: list[tuple[Any, Any]] | None = None,
+        plain_fallback: bool = False,
+    ) -> None:
+        self.target = target
+        self.prim_fn_var = prim_fn_var
+        self.inputs = inputs
+        self.outputs = outputs
+        self.schedule = schedule
+        self._prim_func = prim_func
+        self.funcs = funcs
+        self.shape_func_param_states = shape_func_param_states or []
+        self.constants = constants or []
+        # Only the shim's own inlining and default rules lie between prim_func and funcs (no
+        # user schedule): jit may build prim_func when TVM fails to build funcs.
+        self._plain_fallback = plain_fallback
+
+    @property
+    def prim_func(self) -> Any:
+        if not isinstance(self._prim_func, tvm.tirx.PrimFunc):  # a PrimFunc is callable too
+            self._prim_func = self._prim_func()
+        return self._prim_func
+
+    def __repr__(self) -> str:
+        return (
+            f"CachedFunc({self.prim_fn_var.name_hint}, target={self.target.kind.name}, "
+            f"inputs={len(self.inputs)}, outputs={len(self.outputs)})"
+        )
+
+
+class CCacheValue(_LegacyObject):
+    """Value in the CompileEngine, including usage statistics.
+
+    Attributes
+    ----------
+    cached_func : CachedFunc
+        The lowered function. A ``jit`` kernel loaded from the persistent cache's index comes
+        without one: it is lowered on first access, so a warm ``jit`` skips tracing.
+    use_count : int
+        Cache hits since it was lowered (``compile_engine``: starts at 0).
+    """
+
+    __slots__ = (
+        "_build_lock",
+        "_cached_func",
+        "_kernel",
+        "_lower",
+        "_pending",
+        "_source_key",
+        "use_count",
+    )
+
+    def __init__(self, cached_func: CachedFunc, use_count: int = 0) -> None:
+        self._init(cached_func, None, None, use_count)
+
+    @classmethod
+    def _deferred(cls, lower: Callable[[], CachedFunc], kernel: Any) -> CCacheValue:
+        """A value that has its kernel already; ``lower()`` makes its CachedFunc when asked."""
+        value = cls.__new__(cls)
+        value._init(None, lower, kernel, 0)
+        return value
+
+    def _init(
+        self,
+        cached_func: CachedFunc | None,
+        lower: Callable[[], CachedFunc] | None,
+        kernel: Any,
+        use_count: int,
+    ) -> None:
+        self._cached_func = cached_func
+        self._lower = lower
+        self._kernel = kernel
+        self._source_key: Any = None  # the persistent cache's index key, set by the engine
+        self.use_count = use_count
+        # Re-entrant: building a kernel under this lock reads ``cached_func``, which takes it.
+        self._build_lock = threading.RLock()
+        # Set while a ``jit_many`` build pool builds this kernel: other callers wait for it
+        # instead of building it again (see :meth:`_claim`).
+        self._pending: threading.Event | None = None
+
+    def _claim(self) -> bool:
+        """Take the build of this kernel for a ``jit_many``: False when it is built or claimed.
+
+        The claimer must call :meth:`_release` once its build ended, built or failed.
+        """
+        with self._build_lock:
+            if self._kernel is not None or self._pending is not None:
+                return False
+            self._pending = threading.Event()
+            return True
+
+    def _release(self) -> None:
+        """End a claim: callers waiting for the build look at ``_kernel`` again."""
+        with self._build_lock:
+            pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.set()
+
+    @property
+    def cached_func(self) -> CachedFunc:
+        cached = self._cached_func
+        if cached is None:
+            with self._build_lock:
+                if self._cached_func is None:
+                    assert self._lower is not None
+                    self._cached_func = self._lower()
+                    self._lower = None
+                cached = self._cached_func
+        return cached
+
+    def __repr__(self) -> str:
+        lowered = repr(self._cached_func) if self._cached_func is not None else "<not lowered yet>"
+        return f"CCacheValue({lowered}, use_count={self.use_count})"
+
+
+def _first_line(func: Any) -> str:
+    gsym = func.attrs.get("global_symbol") if func.attrs is not None else None
+    return f"<relax.Function {gsym or 'anonymous'}>"

@@ -1,0 +1,1 @@
+"""The legacy engine objects (CompileEngine, TECompiler) over the pipeline and cache."""

@@ -1,0 +1,606 @@
+"""The CompileEngine facade: legacy semantics over the tracer, the lowering and the cache.
+
+Data flow of ``lower``: source function -> :class:`CCacheKey` -> cache lookup -> (miss) the
+pipeline's first four stages (:func:`compile_engine_compat.pipeline.lower_function`: trace,
+fuse, lower, schedule) -> :class:`CachedFunc`.
+``jit`` adds ``tvm.compile`` of that PrimFunc, memoized on the cache value. With the persistent
+cache on, ``jit`` first asks its index for the source function: a hit loads the kernel and
+leaves the CachedFunc to be lowered on first access.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from compile_engine_compat import _threads, pipeline
+from compile_engine_compat.cache import disk as _disk_cache
+from compile_engine_compat.cache.keys import (
+    CachedFunc,
+    CCacheKey,
+    CCacheValue,
+    as_target,
+    pass_context_text,
+    target_text,
+)
+from compile_engine_compat.pipeline import build as _build
+from compile_engine_compat.pipeline import shape_func as _shape_func
+from compile_engine_compat.pipeline import trace as _trace
+from compile_engine_compat.pipeline.build_pool import ChunkedBuilder
+from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.legacy_target import LegacyTargetError
+
+__all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
+
+_RULE = "-" * 26 + "\n"
+_MAX_NAME = 80
+# ASCII letters, digits and "_" only (it becomes part of C symbol names), matched against the
+# whole name: "$" alone would accept a trailing newline.
+_VALID_MOD_NAME = re.compile(r"[A-Za-z0-9_]*")
+
+
+class LoweringError(RuntimeError):
+    """``CompileEngine.lower`` failed; the message holds "Error during compile func" and the source.
+
+    The original exception is chained as ``__cause__``.
+    """
+
+
+def mangle_module_name(mod_name: str) -> str:
+    """Return the legacy symbol prefix for ``mod_name``: ``tvmgen_<mod_name>``, or ``tvmgen``."""
+    if not isinstance(mod_name, str):
+        raise TypeError(f"mod_name must be a str, got {type(mod_name).__qualname__}")
+    if not _VALID_MOD_NAME.fullmatch(mod_name):
+        raise ValueError(f"{mod_name!r} contains invalid characters")
+    return f"tvmgen_{mod_name}" if mod_name else "tvmgen"
+
+
+def _legacy_func_name(source_func: relax.Function, stem: str) -> str:
+    name = "_".join([stem, *_trace.op_names(source_func)])
+    if len(name) > _MAX_NAME:
+        digest = int(hashlib.sha1(name.encode()).hexdigest()[:15], 16)
+        name = f"{name[:_MAX_NAME]}_{digest}_"
+    return name
+
+
+def _source_text(source_func: Any) -> str:
+    func = source_func.source_func if isinstance(source_func, CCacheKey) else source_func
+    try:
+        text = str(func.script(show_meta=False)) if hasattr(func, "script") else repr(func)
+    except Exception:  # the text is best effort; the original error is what matters
+        text = repr(func)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _get_cache_key(source_func: Any, target: Any) -> CCacheKey:
+    """Legacy ``_get_cache_key``: a Function makes a new key; a CCacheKey is returned as is."""
+    if isinstance(source_func, relax.Function | tvm.IRModule) or hasattr(
+        type(source_func), "__relax_function__"
+    ):
+        func = _trace.source_function(source_func)
+        resolved = as_target(target)
+        if resolved is None:
+            raise ValueError("Need target when source_func is a Function")
+        return CCacheKey._make(func, resolved)
+    if not isinstance(source_func, CCacheKey):
+        raise TypeError(
+            "Expect source_func to be CCacheKey (or a tvm.relax.Function / tvm.IRModule), got "
+            f"{type(source_func).__module__}.{type(source_func).__qualname__}"
+        )
+    return source_func
+
+
+#: Wraps each kernel ``jit`` returns: ``hook(kernel, source_func, target)``. Set by shadow mode
+#: (:mod:`compile_engine_compat.testing.shadow`), which registers itself: the engine never
+#: imports testing tooling.
+KernelHook = Callable[[Any, Any, Any], Any]
+_kernel_hook: KernelHook | None = None
+
+
+def set_kernel_hook(hook: KernelHook | None) -> None:
+    """Install ``hook`` around every kernel ``jit`` returns (None removes it)."""
+    global _kernel_hook
+    _kernel_hook = hook
+
+
+class CompileEngine:
+    """CompileEngine to get lowered code.
+
+    There is one per process: use :func:`get`. Direct construction raises ``RuntimeError``.
+    """
+
+    _instance: CompileEngine | None = None
+    _lock: threading.Lock
+    _cache: dict[Any, tuple[CCacheKey, CCacheValue]]
+    _shape_cache: dict[Any, tuple[CCacheKey, CCacheValue]]
+    _name_map: dict[str, int]
+    _current_key: CCacheKey | None
+    op_lowering: _trace.OpLowering | None
+    schedule_hook: Callable[[Any, list[Any]], None] | None
+    caching_enabled: Callable[[], bool]
+    lowering_customized: Callable[[], bool]
+
+    def __init__(self) -> None:
+        raise RuntimeError("Cannot construct a CompileEngine")
+
+    @classmethod
+    def _create(cls) -> CompileEngine:
+        self = cls.__new__(cls)
+        self._lock = threading.Lock()
+        self._cache = {}
+        self._shape_cache = {}
+        self._name_map = {}
+        self._current_key = None
+        # Filled by the strategy registry / lower_call override; None means "legalize every op".
+        self.op_lowering = None
+        # Filled by the strategy registry: runs user implementations' schedules after lowering.
+        self.schedule_hook = None
+        # Filled by the pass-config support; returns False inside a context that disables caching.
+        self.caching_enabled = lambda: True
+        # Filled by the strategy registry; True while user strategies may change a lowering.
+        self.lowering_customized = lambda: False
+        return self
+
+    def same_as(self, other: object) -> bool:
+        """Legacy ``Object.same_as``: identity."""
+        return self is other
+
+    # -- public legacy API -----------------------------------------------------------------------
+
+    def lower(self, source_func: Any, target: Any = None, mod_name: str = "default") -> CachedFunc:
+        """Lower a source_func to a CachedFunc.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+            The function to lower. A CCacheKey carries its own target and ``target`` is ignored.
+        target : tvm.target.Target, str or dict
+            The target; a str or dict is converted to ``Target``.
+        mod_name : str
+            Module name used in the kernel symbol: ``tvmgen_<mod_name>_fused_<ops>``.
+
+        Returns
+        -------
+        CachedFunc
+            The identical object on a cache hit.
+
+        Raises
+        ------
+        LoweringError
+            A ``RuntimeError`` with "Error during compile func" for any failure.
+        """
+        warn_legacy("compile_engine.CompileEngine.lower")
+        return self._lower_wrapped(source_func, target, mod_name).cached_func
+
+    def lower_shape_func(self, source_func: Any, target: Any = None) -> CachedFunc:
+        """Lower the shape function of ``source_func``: int64 shape tensors in, shapes out.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        CachedFunc
+            ``inputs`` are 1-D int64 shape tensors (one per tensor parameter), ``outputs`` the
+            output shapes, ``shape_func_param_states`` 2 for a parameter whose shape is needed.
+        """
+        warn_legacy("compile_engine.CompileEngine.lower_shape_func")
+        return self._shape_func_value(_get_cache_key(source_func, target)).cached_func
+
+    def jit(self, source_func: Any, target: Any = None) -> _build.Kernel:
+        """JIT a source_func to a callable kernel.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        Kernel
+            Call as ``kernel(*inputs, *outputs)``: writes into the outputs, returns None.
+            Memoized: the same kernel object on every call for the same key.
+        """
+        warn_legacy("compile_engine.CompileEngine.jit")
+        key = _get_cache_key(source_func, target)
+        value = self._lower_wrapped(key, None, "", for_jit=True)
+        hook = _kernel_hook  # shadow mode's, when on: the kernel also runs the modern path
+        if hook is not None:
+            return hook(self._kernel(value), key.source_func, key.target)
+        return self._kernel(value)
+
+    def lower_many(
+        self, funcs: Sequence[Any], target: Any = None, mod_name: str = "default"
+    ) -> list[CachedFunc]:
+        """Lower several functions; each fills the cache entry ``lower`` would.
+
+        Parameters
+        ----------
+        funcs : sequence of tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+        mod_name : str
+
+        Returns
+        -------
+        list of CachedFunc
+            In the order of ``funcs``; put their ``funcs`` modules together to build them at once.
+        """
+        warn_legacy("compile_engine.CompileEngine.lower_many")
+        return [self._lower_wrapped(f, target, mod_name).cached_func for f in funcs]
+
+    def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[_build.Kernel]:
+        """JIT several functions, building them as IRModules of several functions at once.
+
+        Each function fills the cache entry ``jit`` would: a later ``jit`` of one of them returns
+        the same kernel. Already built kernels and persistent-cache hits are not rebuilt. The
+        others go into IRModules of up to :data:`._build_pool.MAX_CHUNK` functions, each built
+        with one ``tvm.compile`` on a pool of threads while the next functions are lowered.
+
+        Parameters
+        ----------
+        funcs : sequence of tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        list of Kernel
+            In the order of ``funcs``.
+        """
+        warn_legacy("compile_engine.CompileEngine.jit_many")
+        builder: ChunkedBuilder[CCacheValue, _build.Kernel] = ChunkedBuilder(
+            len(funcs), _build_chunk
+        )
+        values: list[CCacheValue] = []
+        # Kernels this call builds. Another thread's jit or jit_many of the same functions
+        # waits for them (and this one for its claims): each kernel is built once.
+        claimed: list[CCacheValue] = []
+        try:
+            try:
+                for func in funcs:
+                    value = self._lower_wrapped(
+                        _get_cache_key(func, target), None, "", for_jit=True
+                    )
+                    values.append(value)
+                    if value._claim():
+                        claimed.append(value)
+                        builder.add(target_text(value.cached_func.target), value)
+            except BaseException:
+                builder.cancel()
+                raise
+            builder.finish(_set_kernel)
+        finally:
+            for value in claimed:
+                value._release()
+        return [self._kernel(v) for v in values]
+
+    def clear(self) -> None:
+        """clear the existing cached functions"""
+        warn_legacy("compile_engine.CompileEngine.clear")
+        with self._lock:
+            self._cache.clear()
+
+    def items(self) -> list[tuple[CCacheKey, CCacheValue]]:
+        """List items in the cache.
+
+        Returns
+        -------
+        list of (CCacheKey, CCacheValue)
+        """
+        warn_legacy("compile_engine.CompileEngine.items")
+        with self._lock:
+            return list(self._cache.values())
+
+    def shape_func_items(self) -> list[tuple[CCacheKey, CCacheValue]]:
+        """List items in the shape-function cache.
+
+        Returns
+        -------
+        list of (CCacheKey, CCacheValue)
+        """
+        warn_legacy("compile_engine.CompileEngine.shape_func_items")
+        with self._lock:
+            return list(self._shape_cache.values())
+
+    def get_current_ccache_key(self) -> CCacheKey | None:
+        """Return the key of the latest ``lower``/``jit`` call, or None before the first."""
+        warn_legacy("compile_engine.CompileEngine.get_current_ccache_key")
+        return self._current_key
+
+    def dump(self) -> str:
+        """Return a string representation of the engine (the legacy text layout)."""
+        warn_legacy("compile_engine.CompileEngine.dump")
+        with self._lock:
+            items = list(self._cache.values())
+            shape_items = list(self._shape_cache.values())
+        res = "====================================\n"
+        res += f"CompilerEngine dump, {len(items)} items cached\n"
+        res += "".join(_dump_item(k, v) for k, v in items)
+        res += "===================================\n"
+        res += f"{len(shape_items)} shape_func_items cached\n"
+        res += "".join(_dump_item(k, v) for k, v in shape_items)
+        res += "===================================\n"
+        return res
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _shape_func_value(self, key: CCacheKey) -> CCacheValue:
+        # Shape functions are lowered, never built: the PassContext cannot change them.
+        return self._lookup_or_build(
+            self._shape_cache,
+            key,
+            key.lookup(),
+            "shape_func",
+            "",
+            _shape_func_entry,
+            caching=True,  # the disable-cache pass config never applied to shape functions
+        )
+
+    def _lower_wrapped(
+        self, source_func: Any, target: Any, mod_name: str, for_jit: bool = False
+    ) -> CCacheValue:
+        try:
+            key = _get_cache_key(source_func, target)
+            prefix = mangle_module_name(mod_name) if mod_name else ""
+            return self._lower_value(key, prefix, self._jit_entry if for_jit else None)
+        except (_disk_cache.CacheDirectoryError, LegacyTargetError):
+            # An unsafe cache directory or a bad target flag is the user's to fix: say so plainly.
+            raise
+        except Exception as err:
+            raise _lowering_error(source_func) from err
+
+    def _lower_value(
+        self,
+        key: CCacheKey,
+        prefix: str,
+        make: Callable[[CCacheKey, str], CCacheValue] | None = None,
+    ) -> CCacheValue:
+        with self._lock:
+            self._current_key = key
+        # The PassContext is in the dict key, not in CCacheKey (legacy keys compare without it):
+        # a kernel built under ``tirx.disable_assert`` must never be handed out elsewhere.
+        return self._lookup_or_build(
+            self._cache,
+            key,
+            (*key.lookup(), pass_context_text()),
+            "fused",
+            prefix,
+            make or (lambda k, name: CCacheValue(self._build_cached_func(k, name))),
+            self.caching_enabled(),
+        )
+
+    def _lookup_or_build(
+        self,
+        cache: dict[Any, tuple[CCacheKey, CCacheValue]],
+        key: CCacheKey,
+        lookup: Any,
+        stem: str,
+        prefix: str,
+        make: Callable[[CCacheKey, str], CCacheValue],
+        caching: bool,
+    ) -> CCacheValue:
+        """Return the value stored under ``lookup`` (counting a hit), or make, store and return
+        ``key``'s.
+
+        A key is made once: makers run under the trace lock, and a thread that waited for
+        another's build finds it on the second look.
+        """
+        hit = self._hit(cache, lookup)
+        if hit is not None:
+            return hit
+        with _trace.TRACE_LOCK:
+            if caching:
+                hit = self._hit(cache, lookup)
+                if hit is not None:
+                    return hit
+            base = _legacy_func_name(key.source_func, stem)
+            with self._lock:
+                name = self._unique_name(f"{prefix}_{base}" if prefix else base)
+            value = make(key, name)
+            if caching:
+                with self._lock:
+                    cache[lookup] = (key, value)
+        return value
+
+    def _jit_entry(self, key: CCacheKey, name: str) -> CCacheValue:
+        """Make a ``jit`` cache value: from the persistent cache's index when it has the function
+        (no tracing: the CachedFunc is lowered on first access), else lowered now."""
+        source = self._index_key(key)
+        if source is not None:
+            hit = _disk_cache.load_by_source(source)
+            if hit is not None:
+                kernel = _build.Kernel(
+                    hit.module,
+                    hit.symbol,
+                    hit.num_inputs,
+                    hit.num_outputs,
+                    (),
+                    _build.device_for(key.target),
+                )
+                return CCacheValue._deferred(lambda: self._deferred_lowering(key, name), kernel)
+        value = CCacheValue(self._build_cached_func(key, name))
+        value._source_key = source
+        return value
+
+    def _index_key(self, key: CCacheKey) -> _disk_cache.SourceKey | None:
+        if not _disk_cache.enabled() or self.lowering_customized():
+            return None
+        structural_key = key.lookup()[0]  # the function without its global_symbol
+        return _disk_cache.source_key(structural_key.key, structural_key.hash_i64, key.target)
+
+    def _deferred_lowering(self, key: CCacheKey, name: str) -> CachedFunc:
+        try:
+            with _trace.TRACE_LOCK:
+                return self._build_cached_func(key, name)
+        except Exception as err:
+            raise _lowering_error(key) from err
+
+    def _hit(self, cache: dict[Any, tuple[CCacheKey, CCacheValue]], lookup: Any) -> Any:
+        with self._lock:
+            entry = cache.get(lookup)
+            if entry is None:
+                return None
+            entry[1].use_count += 1
+            return entry[1]
+
+    def _unique_name(self, name: str) -> str:
+        # Legacy GetUniqueName: '.' -> '_', then '_1', '_2', ... on collision; survives clear().
+        name = name.replace(".", "_")
+        while name in self._name_map:
+            suffix = self._name_map[name]
+            self._name_map[name] += 1
+            name = f"{name}_{suffix}"
+        self._name_map[name] = 1
+        return name
+
+    def _build_cached_func(self, key: CCacheKey, name: str) -> CachedFunc:
+        lowered = pipeline.lower_function(
+            key.source_func, key.target, name, self.op_lowering, self.schedule_hook
+        )
+        funcs = lowered.schedule.mod
+        return CachedFunc(
+            target=key.target,
+            prim_fn_var=funcs.get_global_var(name),
+            inputs=lowered.traced.inputs,
+            outputs=lowered.outputs,
+            schedule=lowered.schedule,
+            prim_func=lowered.prim_func,
+            funcs=funcs,
+            constants=lowered.traced.constants,
+            plain_fallback=lowered.plain_fallback,
+        )
+
+    def _kernel(self, value: CCacheValue) -> _build.Kernel:
+        kernel = value._kernel
+        if kernel is not None:
+            return kernel
+        while True:
+            with value._build_lock:  # one build per entry, other threads wait for it
+                if value._kernel is not None:
+                    return value._kernel
+                pending = value._pending
+                if pending is None:
+                    cached = value.cached_func
+                    try:
+                        # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
+                        value._kernel = _disk_cache.kernel_for(cached, value._source_key)
+                    except _disk_cache.CacheDirectoryError:
+                        raise  # an unsafe cache directory is the user's to fix: say so plainly
+                    except Exception as err:
+                        raise _build_failure(cached.funcs) from err
+                    return value._kernel
+            # A jit_many build pool is building it: wait, then look again (if its chunk failed,
+            # this thread builds the kernel itself and reports its own error).
+            pending.wait()
+
+
+def _lowering_error(source_func: Any) -> LoweringError:
+    """The legacy "Error during compile func" error for ``source_func`` (call inside ``except``)."""
+    message = (
+        f"{traceback.format_exc()}Error during compile func\n{_RULE}"
+        f"{_source_text(source_func)}{_RULE}"
+    )
+    return LoweringError(message)
+
+
+def _build_chunk(values: list[CCacheValue]) -> list[_build.Kernel]:
+    """Build the kernels of ``values`` (one target) together; runs on a build-pool thread."""
+    cacheds = [v.cached_func for v in values]
+    try:
+        return _disk_cache.kernels_for(cacheds, [v._source_key for v in values])
+    except _disk_cache.CacheDirectoryError:
+        raise
+    except Exception as err:
+        raise _build_failure(*[c.funcs for c in cacheds]) from err
+
+
+def _shape_func_entry(key: CCacheKey, name: str) -> CCacheValue:
+    return CCacheValue(_shape_func.lower_shape_func(key.source_func, key.target, name))
+
+
+def _set_kernel(value: CCacheValue, kernel: _build.Kernel) -> None:
+    with value._build_lock:  # a concurrent jit may have built it meanwhile
+        if value._kernel is None:
+            value._kernel = kernel
+
+
+def _build_failure(*modules: tvm.IRModule) -> LoweringError:
+    """The legacy "Error during compile func" error for a failed build (call inside ``except``)."""
+    scripts = "".join(f"{funcs.script()}\n" for funcs in modules)
+    return LoweringError(
+        f"{traceback.format_exc()}Error during compile func\n{_RULE}{scripts}{_RULE}"
+    )
+
+
+def _dump_item(key: CCacheKey, value: CCacheValue) -> str:
+    cached = value.cached_func
+    return (
+        "------------------------------------\n"
+        f"target={key.target}\n"
+        f"use_count={value.use_count}\n"
+        f"func_name={cached.prim_fn_var.name_hint}\n"
+        "----relay function----\n"
+        f"{key.source_func.script()}\n"
+        "----tir function----- \n"
+        f"inputs={cached.inputs}\n"
+        f"outputs={cached.outputs}\n"
+        "function: \n"
+        f"{cached.funcs.script()}\n"
+    )
+
+
+_engine_lock = threading.Lock()
+
+
+def get() -> CompileEngine:
+    """Get the global compile engine.
+
+    Returns
+    -------
+    engine : CompileEngine
+        The process-wide singleton.
+    """
+    warn_legacy("compile_engine.get")
+    return global_engine()
+
+
+def global_engine() -> CompileEngine:
+    """Return the singleton without counting a legacy call (for the shim's own modules)."""
+    engine = CompileEngine._instance
+    if engine is None:
+        with _engine_lock:
+            if CompileEngine._instance is None:
+                CompileEngine._instance = CompileEngine._create()
+            engine = CompileEngine._instance
+    return engine
+
+
+def _reset_locks_in_child() -> None:
+    """After ``os.fork()``: free every lock of the engine (see :func:`._threads.reset_lock`).
+
+    A fork while another thread is inside ``jit`` would otherwise leave the child waiting forever
+    for the trace lock, the engine's lock or the entry's build lock. The cache itself is always
+    whole: entries are inserted under the GIL only once made.
+    """
+    _threads.reset_lock(_engine_lock)
+    _threads.reset_lock(_trace.TRACE_LOCK)
+    engine = CompileEngine._instance
+    if engine is None:
+        return
+    _threads.reset_lock(engine._lock)
+    for cache in (engine._cache, engine._shape_cache):
+        for _, value in cache.values():
+            _threads.reset_lock(value._build_lock)
+            value._pending = None  # its builder thread is gone: the child builds it itself
+
+
+os.register_at_fork(after_in_child=_reset_locks_in_child)

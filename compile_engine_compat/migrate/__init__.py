@@ -1,0 +1,1 @@
+"""Tooling to move off the shim: the API table, scan, fix, docs, ledger, reports."""

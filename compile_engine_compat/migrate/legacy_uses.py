@@ -1,0 +1,799 @@
+"""Find every use of the legacy API in one parsed Python module (shared by ``scan`` and ``fix``).
+
+Resolution goes through libcst's qualified names, so every import spelling and attribute chain
+(``import tvm.relay.backend.compile_engine as ce``, ``from tvm import relay`` then
+``relay.backend.compile_engine.get()``, ``from tvm.relay.backend.compile_engine import get``)
+lands on the same table row. On top of that:
+
+* engine aliases: a name whose every assignment is ``<module>.get()`` is the engine, so
+  ``engine.jit`` is ``compile_engine.CompileEngine.jit``; ``compile_engine.get().jit`` likewise;
+* string literals equal to a registered global name or a pass-config key (docstrings and bare
+  string statements excepted);
+* code under ``try: ... except ImportError:`` is marked ``guarded``: it already copes with a
+  missing module, so neither the scanner nor the fixer touches it.
+
+Comments never match (they are not code), and a string matches only when it *is* the name.
+
+Speed: libcst's parse and scope analysis cost ~0.5 ms a line, about 30x CPython's ``ast.parse``.
+:func:`relevant_code` keeps libcst off almost all code: a file that spells none of the table's
+:func:`~._api_table.legacy_words` cannot hold a use and is not parsed at all; in one that does,
+``ast.parse`` (C, fast) finds the top-level statements, and only those that spell a legacy word or
+import something reach libcst, with every other line blanked so that lines and columns stay put.
+Imports are kept because they bind the names a kept statement resolves through.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import libcst as cst
+import libcst.metadata as md
+
+from compile_engine_compat.migrate.api_table import (
+    API_TABLE,
+    ENGINE_GETTERS,
+    LEGACY_MODULES,
+    SHIM_MODULES,
+    LegacyApi,
+    legacy_words,
+    string_rows,
+)
+
+__all__ = [
+    "LiteralUse",
+    "Relevant",
+    "Use",
+    "ast_column",
+    "find_uses",
+    "guards_import",
+    "guards_import_ast",
+    "literal_uses",
+    "module_of_node",
+    "relevant_code",
+    "source_lines",
+    "spells_word",
+]
+
+Origin = Literal["legacy", "shim"]
+Kind = Literal["import", "reference", "method", "string", "dynamic"]
+
+_GUARD_NAMES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+_WORDS = legacy_words()
+#: The same words as one pattern, for searching statements.
+LEGACY_WORDS = re.compile("|".join(re.escape(word) for word in _WORDS))
+
+
+def spells_word(text: str) -> bool:
+    """Does ``text`` contain a legacy word? Substring tests: faster than the alternation."""
+    return any(word in text for word in _WORDS)
+
+
+#: Words that are whole string keys (TVM <=0.19 pass-config keys) and nothing else: a file that
+#: spells only these needs no name resolution, so :func:`literal_uses` finds them on the ``ast``.
+_LITERAL_ONLY = string_rows()
+_LITERAL_WORDS = tuple(word for word in _WORDS if word in _LITERAL_ONLY)
+_RESOLVED_WORDS = tuple(word for word in _WORDS if word not in _LITERAL_ONLY)
+
+
+class LiteralUse(NamedTuple):
+    """A legacy string key found by :func:`literal_uses` (what a ``string`` :class:`Use` says)."""
+
+    row: LegacyApi
+    line: int
+    col: int
+    guarded: bool
+
+
+def guards_import_ast(node: ast.Try) -> bool:
+    """:func:`guards_import` on the ``ast``: a handler catches ``ImportError`` or wider."""
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for item in types:
+            name = item.attr if isinstance(item, ast.Attribute) else getattr(item, "id", "")
+            if name in _GUARD_NAMES:
+                return True
+    return False
+
+
+def literal_uses(code: str) -> list[LiteralUse] | None:
+    """The legacy string keys of a file that spells nothing else legacy; None otherwise.
+
+    Most files that pass the word filter only because they name a TVM <=0.19 pass-config key
+    (``"tir.noalias"``) need neither alias resolution nor libcst: the keys are found on the
+    ``ast`` with the same rules as :class:`_Finder`'s strings (docstrings and bare string
+    statements are prose, f-strings are not literals, a ``try`` guarding imports marks its whole
+    statement guarded) and the same 1-based character columns.
+
+    Returns
+    -------
+    list of LiteralUse or None
+        None when the code spells a word that needs the full resolver, or ``ast`` cannot parse
+        it (libcst then reports the error).
+    """
+    if any(word in code for word in _RESOLVED_WORDS):
+        return None
+    if not any(word in code for word in _LITERAL_WORDS):
+        return []  # (callers test spells_word first: most files end there)
+    try:
+        tree = ast.parse(code)
+    except Exception:  # SyntaxError, RecursionError, MemoryError: the full path reports it
+        return None
+    lines = source_lines(code)
+    # Only the statements and expressions around a line that spells a key are walked (a key must
+    # be spelled whole on one line, as the full path's statement filter also requires).
+    wanted = [n for n, line in enumerate(lines, 1) if any(w in line for w in _LITERAL_WORDS)]
+    if not wanted:  # a key split over lines ("tir." "noalias"): walk everything
+        wanted = list(range(1, len(lines) + 1))
+    found: list[LiteralUse] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # iterative: no recursion limit
+    while stack:
+        node, guarded = stack.pop()
+        first = getattr(node, "lineno", None)
+        if first is not None:
+            at = bisect.bisect_left(wanted, first)
+            last = getattr(node, "end_lineno", None) or first
+            if at == len(wanted) or wanted[at] > last:
+                continue  # no wanted line inside this node
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring or bare string: prose
+        if isinstance(node, ast.JoinedStr):
+            continue  # an f-string is not a literal key
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            row = _LITERAL_ONLY.get(node.value)
+            if row is not None:
+                found.append(LiteralUse(row, node.lineno, ast_column(lines, node), guarded))
+            continue
+        inner = guarded or (isinstance(node, ast.Try) and guards_import_ast(node))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return sorted(found, key=lambda use: (use.line, use.col))
+
+
+def source_lines(code: str) -> list[str]:
+    """The lines of ``code`` as Python numbers them (``str.splitlines`` also splits at form
+    feeds and Unicode separators, which would shift every line after one)."""
+    return _LINES.findall(code)
+
+
+def ast_column(lines: list[str], node: ast.expr | ast.stmt) -> int:
+    """The 1-based character column of an ``ast`` node (ast counts UTF-8 bytes; libcst, and the
+    findings, count characters)."""
+    prefix = lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
+    return len(prefix.decode("utf-8", errors="replace")) + 1
+
+
+#: The same test for identifiers, which repeat across a tree (cached; files are not).
+_identifier_spells_word = functools.lru_cache(maxsize=8192)(spells_word)
+
+
+# A top-level statement is kept when it spells a legacy word or imports (its bindings matter).
+_KEEP = re.compile("|".join([*(re.escape(word) for word in legacy_words()), r"\bimport\b"]))
+# Lines as Python counts them: \r\n, \r or \n (str.splitlines also splits on \f, \v, ...).
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+_VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _cached_get_visitors(self: cst.BatchableCSTVisitor) -> dict[str, Any]:
+    """``BatchableCSTVisitor.get_visitors`` with the method names cached per class.
+
+    libcst calls ``inspect.getmembers`` on each metadata provider at every traversal: ~3 ms a
+    provider, about a third of scanning a small file. The names depend only on the class, so
+    they are looked up once; the bound methods are still this instance's, and the result is the
+    same mapping.
+    """
+    names = _VISITOR_NAMES.get(type(self))
+    if names is None:
+        names = tuple(cst.BatchableCSTVisitor.get_visitors(self))
+        _VISITOR_NAMES[type(self)] = names
+    return {name: getattr(self, name) for name in names}
+
+
+# Only the providers scan and fix use, and only where they do not define their own.
+for _provider in (md.ScopeProvider, md.QualifiedNameProvider, md.PositionProvider):
+    if "get_visitors" not in vars(_provider):
+        _provider.get_visitors = _cached_get_visitors  # type: ignore[method-assign, union-attr]
+
+
+@dataclass(frozen=True)
+class Relevant:
+    """The relevant part of a module (see :func:`relevant_code`).
+
+    Attributes
+    ----------
+    code : str
+        The kept lines, whole (so columns are unchanged).
+    lines : list of int or None
+        ``lines[i]`` is the original line of line ``i + 1`` of ``code``; None when ``code`` is
+        the whole module.
+    """
+
+    code: str
+    lines: list[int] | None = None
+
+    def original_line(self, line: int) -> int:
+        """The module's line number for a line of :attr:`code`."""
+        return self.lines[line - 1] if self.lines is not None else line
+
+
+def relevant_code(code: str) -> Relevant | None:
+    """The part of ``code`` that can hold a legacy use, at the same lines and columns.
+
+    Parameters
+    ----------
+    code : str
+        A module's source.
+
+    Returns
+    -------
+    str or None
+        None when ``code`` spells no legacy word (nothing to find). Otherwise the lines of
+        ``code`` that matter, whole, with a map back to their line numbers (a block left empty
+        gets one ``pass``); all of ``code`` if ``ast`` cannot parse it (libcst then reports or
+        handles it). Kept: every top-level
+        import (it binds the names the rest resolves through), every statement that spells a
+        legacy word or an alias of one (``engine = get()`` then ``engine.jit``, followed to a
+        fixed point), and the headers of the functions, classes and simple blocks around them.
+    """
+    if not spells_word(code):  # the one test most files ever see: keep it cheapest
+        return None
+    try:
+        tree = ast.parse(code)
+    except Exception:  # SyntaxError, RecursionError, MemoryError, ValueError: let libcst judge
+        return Relevant(code)
+    names = _aliases(tree)
+    words = [LEGACY_WORDS.pattern, r"\bimport\b"]
+    if names:
+        words.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    reducer = _Reducer(_LINES.findall(code), re.compile("|".join(words)))
+    reducer.mark(tree.body, top=True)
+    return reducer.text()
+
+
+class _Reducer:
+    """Marks the lines of the statements to keep, recursing into simple blocks."""
+
+    # Blocks with one statement list, whose body can be thinned without touching else/except.
+    _BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)
+    _LOOPS = (ast.If, ast.For, ast.AsyncFor, ast.While)
+
+    def __init__(self, lines: list[str], keep: re.Pattern[str]) -> None:
+        self.lines = lines
+        self.pattern = keep
+        self.keep = [False] * len(lines)
+        self.passes: dict[int, int] = {}  # line index -> column of a ``pass`` that fills a block
+
+    @staticmethod
+    def span(node: ast.stmt) -> tuple[int, int]:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        return first, node.end_lineno or node.lineno
+
+    def _starts_line(self, node: ast.stmt) -> bool:
+        return not self.lines[node.lineno - 1][: node.col_offset].strip()
+
+    def mark(self, statements: list[ast.stmt], top: bool = False) -> bool:
+        """Mark what to keep of ``statements``; returns whether anything was kept."""
+        kept = False
+        for node in statements:
+            first, last = self.span(node)
+            is_import = top and isinstance(node, ast.Import | ast.ImportFrom)
+            if not is_import and not self.pattern.search("".join(self.lines[first - 1 : last])):
+                continue
+            kept = True
+            body = getattr(node, "body", None)
+            simple = isinstance(node, self._BLOCKS) or (
+                isinstance(node, self._LOOPS) and not node.orelse
+            )
+            if simple and body and self._starts_line(body[0]) and body[0].lineno > node.lineno:
+                body_first = self.span(body[0])[0]
+                self.keep[first - 1 : body_first - 1] = [True] * (body_first - first)
+                if not self.mark(body):
+                    self.passes[body_first - 1] = body[0].col_offset
+            else:
+                self.keep[first - 1 : last] = [True] * (last - first + 1)
+        return kept
+
+    def text(self) -> Relevant:
+        # Dropped lines are left out, not blanked: libcst builds a node for every empty line.
+        out = []
+        lines = []
+        for index, line in enumerate(self.lines):
+            if self.keep[index]:
+                out.append(line)
+            elif index in self.passes:
+                column = self.passes[index]
+                out.append(line[:column] + "pass" + line[len(line.rstrip("\r\n")) :])
+            else:
+                continue
+            lines.append(index + 1)
+        return Relevant("".join(out), lines)
+
+
+def _aliases(tree: ast.Module) -> set[str]:
+    """Names bound to something legacy, followed to a fixed point.
+
+    ``from <legacy module> import get`` binds ``get``; ``engine = get()`` (or ``self.engine =
+    ...``, ``mod = importlib.import_module("...compile_engine")``) binds ``engine``: the
+    assignment's value spells a legacy word or an alias. Names bound to anything else are not
+    followed, so a common name (``mod``, ``out``) does not pull the whole file in. One walk of
+    the tree; the fixed point runs over the assignments only.
+    """
+    names: set[str] = set()
+    # (targets, identifiers in the value) of the assignments not yet known to bind an alias
+    pending: list[tuple[set[str], set[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and spells_word(node.module or ""):
+            names |= {alias.asname or alias.name for alias in node.names} - {"*"}
+        elif isinstance(node, ast.Import):
+            names |= {a.asname for a in node.names if a.asname and spells_word(a.name)}
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = {
+                t.id if isinstance(t, ast.Name) else t.attr
+                for t in targets
+                if isinstance(t, ast.Name | ast.Attribute)
+            }
+            if not bound:
+                continue
+            identifiers: set[str] = set()
+            literal = False
+            for part in ast.walk(node.value):
+                if isinstance(part, ast.Name):
+                    identifiers.add(part.id)
+                elif isinstance(part, ast.Attribute):
+                    identifiers.add(part.attr)
+                elif isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    literal = literal or spells_word(part.value)
+            if literal or any(map(_identifier_spells_word, identifiers)):
+                names |= bound
+            else:
+                pending.append((bound, identifiers))
+    changed = True
+    while changed:
+        changed = False
+        for bound, identifiers in pending:
+            if not bound <= names and identifiers & names:
+                names |= bound
+                changed = True
+    return names
+
+
+@dataclass(frozen=True)
+class Use:
+    """One use of a legacy name.
+
+    Attributes
+    ----------
+    node : libcst.CSTNode
+        The node in the wrapper's module: an ``ImportAlias``, a ``Name``/``Attribute`` reference
+        (for ``method``, the ``Attribute`` whose ``attr`` is the method), or a string.
+    kind : {"import", "reference", "method", "string", "dynamic"}
+        ``dynamic``: reached through ``importlib.import_module``/``getattr`` with a literal name,
+        or through a module alias made that way; no mechanical fix.
+    row : LegacyApi
+    origin : {"legacy", "shim"}
+        Reached through ``tvm.relay.backend`` (or a registered name) or through the shim.
+    line, col : int
+        1-based position of ``node``.
+    guarded : bool
+        Inside a ``try`` that handles ``ImportError``.
+    statement : libcst.CSTNode or None
+        For imports: the ``Import``/``ImportFrom`` statement.
+    module : str or None
+        For ``from`` imports: the absolute module imported from (a relative import resolved).
+    module_node : libcst.CSTNode or None
+        For references: the sub-expression that names the legacy module (``relay.backend.
+        compile_engine`` in ``relay.backend.compile_engine.get``), if the reference spells it.
+    """
+
+    node: cst.CSTNode
+    kind: Kind
+    row: LegacyApi
+    origin: Origin
+    line: int
+    col: int
+    guarded: bool
+    statement: cst.CSTNode | None = None
+    module_node: cst.CSTNode | None = None
+    module: str | None = None
+
+
+def dotted(node: cst.CSTNode) -> str:
+    """``a.b.c`` for a Name/Attribute chain, ``""`` for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else ""
+    return ""
+
+
+def _split(qualified: str) -> tuple[str, str, Origin] | None:
+    """``tvm.relay.backend.compile_engine.get`` -> (module path, row name, origin)."""
+    for modules, origin in ((LEGACY_MODULES, "legacy"), (SHIM_MODULES, "shim")):
+        for module, prefix in modules.items():
+            if qualified == module:
+                return module, prefix, origin  # type: ignore[return-value]
+            if qualified.startswith(module + "."):
+                return module, prefix + qualified[len(module) :], origin  # type: ignore[return-value]
+    return None
+
+
+def absolute(name: str, package: str | None) -> str | None:
+    """Resolve a relative dotted name (``..backend.compile_engine.get``) against ``package``.
+
+    Outside a known package (no ``__init__.py`` found), a relative name counts only when it
+    spells at least the last two components of a legacy module (``..backend.compile_engine``):
+    enough to recognise TVM's own layout without guessing at a one-word ``from . import x``.
+    """
+    if not name.startswith("."):
+        return name
+    level = len(name) - len(name.lstrip("."))
+    rest = name[level:]
+    if package:
+        parts = package.split(".")
+        if level - 1 >= len(parts) + 1:
+            return None  # beyond the top-level package
+        base = parts[: len(parts) - (level - 1)]
+        return ".".join([*base, rest] if rest else base) or None
+    for module in LEGACY_MODULES:
+        parts = module.split(".")
+        for size in range(len(parts) - 1, 1, -1):
+            suffix = ".".join(parts[-size:])
+            if rest == suffix or rest.startswith(suffix + "."):
+                return module + rest[len(suffix) :]
+    return None
+
+
+def module_of_node(qualified: str) -> str | None:
+    """The legacy or shim module path a qualified name lies in, if any."""
+    split = _split(qualified)
+    return split[0] if split else None
+
+
+def guards_import(node: cst.Try) -> bool:
+    """True when one of the ``try``'s handlers catches ``ImportError`` (or something wider)."""
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        for item in types:
+            expr = item.value if isinstance(item, cst.Element) else item
+            if dotted(expr).rsplit(".", 1)[-1] in _GUARD_NAMES:
+                return True
+    return False
+
+
+_IMPORTERS = {"importlib.import_module", "builtins.__import__"}
+
+
+class Binding(NamedTuple):
+    """What an alias holds."""
+
+    #: The row-name prefix of its members: ``compile_engine`` (a module) or
+    #: ``compile_engine.CompileEngine`` (the engine).
+    prefix: str
+    origin: Origin
+    #: Reached through ``importlib``/``getattr``: the import swap cannot fix it.
+    dynamic: bool = False
+
+
+class _Resolver(cst.CSTVisitor):
+    """What both passes share: relative names, the enclosing class, and alias bindings."""
+
+    METADATA_DEPENDENCIES = (md.QualifiedNameProvider, md.ScopeProvider, md.PositionProvider)
+
+    def __init__(self, package: str | None) -> None:
+        super().__init__()
+        self.package = package
+        #: Name targets bound to a module or engine: ``e = compile_engine.get()``,
+        #: ``mod = importlib.import_module("tvm.relay.backend.compile_engine")``.
+        self.targets: dict[cst.CSTNode, Binding] = {}
+        #: ``(class, "self.engine")`` -> binding, None once anything else is assigned there.
+        self.attributes: dict[tuple[cst.ClassDef | None, str], Binding | None] = {}
+        self._classes: list[cst.ClassDef] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    @property
+    def _class(self) -> cst.ClassDef | None:
+        return self._classes[-1] if self._classes else None
+
+    def _split(self, qualified: str) -> tuple[str, str, Origin] | None:
+        name = absolute(qualified, self.package)
+        return _split(name) if name else None
+
+    def _resolve(self, node: cst.CSTNode) -> tuple[str, Origin] | None:
+        """The row name and origin of a Name/Attribute, if all its meanings are legacy or shim."""
+        qualified = self.get_metadata(md.QualifiedNameProvider, node, set())
+        splits = [self._split(q.name) for q in qualified]
+        if not splits or any(s is None for s in splits):
+            return None
+        origins = {s[2] for s in splits if s}
+        names = sorted({s[1] for s in splits if s})
+        # Legacy in ``try`` and shim in ``except ImportError``: that is the shim's name.
+        return names[0], ("legacy" if origins == {"legacy"} else "shim")
+
+    def _name_alias(self, name: cst.Name) -> Binding | None:
+        """The binding if every assignment reaching ``name`` binds the same module or engine."""
+        scope = self.get_metadata(md.ScopeProvider, name, None)
+        if scope is None:
+            return None
+        bound: set[Binding] = set()
+        for access in scope.accesses[name]:
+            if access.node is not name:
+                continue
+            for referent in access.referents:
+                target = getattr(referent, "node", None)
+                if target not in self.targets:
+                    return None
+                bound.add(self.targets[target])
+        return bound.pop() if len(bound) == 1 else None
+
+    def _alias(self, node: cst.CSTNode) -> Binding | None:
+        """What an alias holds: a Name bound as above, or ``self.engine`` within its class."""
+        if isinstance(node, cst.Name):
+            return self._name_alias(node)
+        if isinstance(node, cst.Attribute):
+            text = dotted(node)
+            return self.attributes.get((self._class, text)) if text else None
+        return None
+
+    def _literal(self, node: cst.CSTNode) -> str | None:
+        if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
+            try:
+                value = node.evaluated_value
+            except Exception:  # malformed escapes: not a name
+                return None
+            return value if isinstance(value, str) else None
+        return None
+
+    def _imported_module(self, call: cst.Call) -> Binding | None:
+        """``importlib.import_module("tvm.relay.backend.compile_engine")``: that module's row."""
+        if not call.args or call.args[0].keyword is not None:
+            return None
+        names = {q.name for q in self.get_metadata(md.QualifiedNameProvider, call.func, set())}
+        literal = self._literal(call.args[0].value)
+        if not names & _IMPORTERS or literal is None:
+            return None
+        split = _split(literal)
+        if split and split[1] in API_TABLE and literal == split[0]:
+            return Binding(split[1], split[2], dynamic=True)
+        return None
+
+    def _engine_call(self, call: cst.Call) -> Binding | None:
+        """``compile_engine.get()`` (any spelling, or through a module alias): the engine."""
+        resolved = self._resolve(call.func)
+        if resolved and resolved[0] in ENGINE_GETTERS:
+            return Binding(ENGINE_GETTERS[resolved[0]], resolved[1])
+        if isinstance(call.func, cst.Attribute):
+            held = self._alias(call.func.value)
+            getter = f"{held.prefix}.{call.func.attr.value}" if held else ""
+            if held and getter in ENGINE_GETTERS:
+                return Binding(ENGINE_GETTERS[getter], held.origin, held.dynamic)
+        return None
+
+
+class _EngineTargets(_Resolver):
+    """First pass: names and ``self.`` attributes bound to an engine or a legacy module."""
+
+    def _bind(self, target: cst.CSTNode, value: cst.CSTNode | None) -> None:
+        binding = None
+        if isinstance(value, cst.Call):
+            binding = self._engine_call(value) or self._imported_module(value)
+        if isinstance(target, cst.Name):
+            if binding:
+                self.targets[target] = binding
+        elif isinstance(target, cst.Attribute) and dotted(target):
+            key = (self._class, dotted(target))
+            if binding is None or self.attributes.get(key, binding) != binding:
+                self.attributes[key] = None  # assigned something else too: not an alias
+            else:
+                self.attributes[key] = binding
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._bind(node.targets[0].target, node.value)
+        else:
+            for target in node.targets:
+                self._bind(target.target, None)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+
+
+class _Finder(_Resolver):
+    def __init__(self, first: _EngineTargets) -> None:
+        super().__init__(first.package)
+        self.uses: list[Use] = []
+        self.targets = first.targets
+        self.attributes = first.attributes
+        self._guards: list[cst.Try] = []
+        self._strings = string_rows()
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+
+    def _add(self, node: cst.CSTNode, kind: Kind, row: LegacyApi, origin: Origin, **extra: object):
+        start = self.get_metadata(md.PositionProvider, node).start
+        self.uses.append(
+            Use(node, kind, row, origin, start.line, start.column + 1, bool(self._guards), **extra)  # type: ignore[arg-type]
+        )
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._guards.append(node) if guards_import(node) else None
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        if self._guards and self._guards[-1] is original_node:
+            self._guards.pop()
+
+    # -- imports --------------------------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            split = _split(dotted(alias.name))
+            if split and split[2] == "legacy" and split[1] in API_TABLE:
+                self._add(alias, "import", API_TABLE[split[1]], "legacy", statement=node)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        relative = "." * len(node.relative)
+        module_text = dotted(node.module) if node.module is not None else ""
+        if not relative and not module_text:
+            return False
+        if relative:
+            # ``from ..backend import compile_engine``: resolve against the package, or, with no
+            # package known, through each imported name (``..backend`` + ``compile_engine``).
+            base = absolute(relative + module_text, self.package) if self.package else None
+            imported = node.names if isinstance(node.names, list | tuple) else ()
+            for alias in imported if base is None else ():
+                spelled = f"{relative}{module_text}{'.' if module_text else ''}{dotted(alias.name)}"
+                full = absolute(spelled, None)
+                if full:
+                    base = full.rsplit(".", 1)[0]
+                    break
+            if base is None:
+                return False
+            module_text = base
+        module = module_text
+        names = node.names if isinstance(node.names, list | tuple) else None
+        if names is None:  # from X import *
+            split = _split(module)
+            if split and split[2] == "legacy" and split[1] in API_TABLE:
+                self._add(
+                    node, "import", API_TABLE[split[1]], "legacy", statement=node, module=module
+                )
+            return False
+        for alias in names:
+            split = _split(f"{module}.{dotted(alias.name)}")
+            if split is None or split[2] != "legacy":
+                continue
+            row = API_TABLE.get(split[1]) or API_TABLE.get(split[1].rsplit(".", 1)[0])
+            if row is not None and module != "tvm.relay.backend._backend":
+                self._add(alias, "import", row, "legacy", statement=node, module=module)
+        return False
+
+    # -- references -----------------------------------------------------------------------------
+
+    def _module_node(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        while isinstance(node, cst.Attribute | cst.Name):
+            for qualified in self.get_metadata(md.QualifiedNameProvider, node, set()):
+                name = absolute(qualified.name, self.package)
+                if name in LEGACY_MODULES or name in SHIM_MODULES:
+                    return node
+            if isinstance(node, cst.Name):
+                return None
+            node = node.value
+        return None
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        method = node.attr.value
+        if isinstance(node.value, cst.Call):
+            engine = self._engine_call(node.value)
+            if engine and f"{engine[0]}.{method}" in API_TABLE:
+                self._add(node, "method", API_TABLE[f"{engine[0]}.{method}"], engine[1])
+            return True
+        resolved = self._resolve(node)
+        if resolved and resolved[0] in API_TABLE:
+            self._add(
+                node,
+                "reference",
+                API_TABLE[resolved[0]],
+                resolved[1],
+                module_node=self._module_node(node),
+            )
+            return False
+        held = self._alias(node.value)
+        if held and f"{held[0]}.{method}" in API_TABLE:
+            # An engine's method is fixed with the import; a module held through importlib is not.
+            swapped = held.prefix in ENGINE_GETTERS.values() and not held.dynamic
+            kind: Kind = "method" if swapped else "dynamic"
+            self._add(node, kind, API_TABLE[f"{held[0]}.{method}"], held[1])
+            return False
+        return True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        imported = self._imported_module(node)
+        if imported:
+            self._add(node, "dynamic", API_TABLE[imported[0]], imported[1])
+            return
+        # getattr(<module, engine or alias>, "name"): the literal names the member.
+        if not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            return
+        if len(node.args) < 2 or any(arg.keyword or arg.star for arg in node.args[:2]):
+            return
+        member = self._literal(node.args[1].value)
+        holder = node.args[0].value
+        held = self._alias(holder)
+        if held is None and isinstance(holder, cst.Call):
+            held = self._engine_call(holder)
+        if held is None and isinstance(holder, cst.Name | cst.Attribute):
+            resolved = self._resolve(holder)
+            held = Binding(*resolved) if resolved else None
+        if member and held and f"{held[0]}.{member}" in API_TABLE:
+            self._add(node, "dynamic", API_TABLE[f"{held[0]}.{member}"], held[1])
+
+    def visit_Name(self, node: cst.Name) -> None:
+        resolved = self._resolve(node)
+        # A plain name bound to the module itself is the import's business, not a use.
+        if resolved and resolved[0] in API_TABLE and "." in resolved[0]:
+            self._add(node, "reference", API_TABLE[resolved[0]], resolved[1])
+
+    # -- strings --------------------------------------------------------------------------------
+
+    def visit_Expr(self, node: cst.Expr) -> bool:
+        # Docstrings and bare string statements are prose.
+        return not isinstance(node.value, cst.SimpleString | cst.ConcatenatedString)
+
+    def _string(self, node: cst.SimpleString | cst.ConcatenatedString) -> None:
+        try:
+            value = node.evaluated_value
+        except Exception:  # malformed escapes: not a name
+            return
+        if isinstance(value, str) and value in self._strings:
+            self._add(node, "string", self._strings[value], "legacy")
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._string(node)
+
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
+        self._string(node)
+        return False
+
+
+def find_uses(wrapper: md.MetadataWrapper, package: str | None = None) -> list[Use]:
+    """Every use of a legacy (or shim) name in the wrapped module, in source order.
+
+    Parameters
+    ----------
+    wrapper : libcst.metadata.MetadataWrapper
+        The parsed module; ``Use.node`` refers to nodes of ``wrapper.module``.
+    package : str, optional
+        The dotted package the module lies in, to resolve relative imports.
+
+    Returns
+    -------
+    list of Use
+    """
+    targets = _EngineTargets(package)
+    wrapper.visit(targets)
+    finder = _Finder(targets)
+    wrapper.visit(finder)
+    return sorted(finder.uses, key=lambda use: (use.line, use.col))
+
+
+def iter_unguarded(uses: list[Use], origins: tuple[Origin, ...] = ("legacy",)) -> Iterator[Use]:
+    """The uses outside ``try/except ImportError`` guards, of the given origins."""
+    return (use for use in uses if not use.guarded and use.origin in origins)

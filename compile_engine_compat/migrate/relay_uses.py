@@ -1,0 +1,205 @@
+"""Classify Relay-era code for ``scan`` and ``fix``: what runs on the shim, what needs a port.
+
+Relay building (``relay.var``, ``relay.nn.conv2d``, ``relay.Function``), ``relay.build`` and the
+executors, and AutoTVM either run as written under ``compile_engine_compat.install()`` -- on the
+shim's Relay front end, with a difference the API table's row states (fix kind ``served``) -- or
+fail there, because the front end does not serve the name (fix kind ``manual``, with the reason
+and the replacement). Which is which comes from ``_relay_surface.py``, the manifest generated from
+the live front end, so the scanner never imports TVM and never disagrees with what ``install()``
+really serves. A file that would fail under the shim therefore always has a ``manual`` finding.
+
+What is reported, so that a Relay-heavy test file gives a short report:
+
+* every use of a name the front end lacks or refuses (``relay.frontend.from_onnx``,
+  ``relay.transform.FoldConstant``, ``autotvm.tuner.XGBTuner``), one finding each;
+* every use of a name with its own row (``relay.build``, ``relay.create_executor``,
+  ``graph_executor.GraphModule``, ``autotvm.apply_history_best``, ``tvm.nd.array``), one each;
+* the rest of Relay building and of ``tvm.autotvm``: the first use in the file, its detail
+  counting the others.
+
+Files inside the ``tvm`` package itself (a TVM <=0.19 source tree) are Relay, not users of it,
+and are not classified.
+
+Names resolve through the file's imports (every ``import``/``from`` form, relative imports
+against the file's package, attribute chains from a bound name), read off the text with strings
+and comments blanked (:mod:`._code_text`: a third of a TVM <=0.19 tree is Relay-era files, and
+parsing them cost more than the rest of the scan). The
+``tvm.relay.backend.compile_engine``/``te_compiler`` names are the libcst finder's
+(:mod:`._legacy_uses`), and code under ``try: ... except ImportError:`` already copes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import NamedTuple
+
+from compile_engine_compat.migrate import relay_surface as surface
+from compile_engine_compat.migrate.api_table import API_TABLE, LEGACY_MODULES, Fix, LegacyApi
+from compile_engine_compat.migrate.code_text import (
+    code_only,
+    guarded_lines,
+    imports,
+    line_starts,
+    locate,
+)
+from compile_engine_compat.migrate.legacy_uses import absolute
+
+__all__ = ["ROOTS", "RelayUse", "relay_uses", "spells_relay_word"]
+
+#: The TVM <=0.19 modules whose names are classified here -> the row of their plain uses.
+ROOTS: dict[str, str] = {
+    "tvm.relay": "relay.building",
+    "tvm.autotvm": "tvm.autotvm",
+    "tvm.contrib.graph_executor": "tvm.contrib.graph_executor.GraphModule",
+    "tvm.nd": "tvm.nd",
+}
+#: Rows whose uses are reported once per file (the first, counting the rest): plain building.
+_PER_FILE = frozenset({"relay.building", "tvm.autotvm"})
+#: Substrings of which every such use spells one (``from tvm import nd`` spells " nd").
+_WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context")
+#: The libcst finder's modules: not classified here.
+_ENGINE_MODULES = tuple(LEGACY_MODULES)
+_UNSUPPORTED = API_TABLE["relay.unsupported"]
+
+#: Dotted legacy path -> its row, for the rows that name their own paths under a root (a
+#: root's own row covers what is left under it, after the refusals and these).
+_ROW_PATHS: dict[str, LegacyApi] = {
+    path: row
+    for row in API_TABLE.values()
+    for path in row.old_paths
+    if path not in ROOTS
+    and path.startswith(tuple(f"{root}." for root in ROOTS))
+    and all(part.isidentifier() for part in path.split("."))
+}
+
+
+class RelayUse(NamedTuple):
+    """One classified use: its row, where it is (1-based), and what the finding says."""
+
+    row: LegacyApi
+    line: int
+    col: int
+    fix: Fix
+    detail: str
+
+
+def spells_relay_word(code: str) -> bool:
+    """Can ``code`` hold a Relay-era use at all? (Substring tests: most files end here.)"""
+    return any(word in code for word in _WORDS)
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _prefixes(name: str) -> list[str]:
+    """``a.b.c`` -> ``["a.b.c", "a.b", "a"]``: longest first."""
+    parts = name.split(".")
+    return [".".join(parts[:size]) for size in range(len(parts), 0, -1)]
+
+
+@functools.lru_cache(maxsize=4096)
+def classify(name: str) -> tuple[LegacyApi, Fix, str] | None:
+    """The row, fix kind and detail of a use of the dotted TVM name ``name``; None if not ours.
+
+    Parameters
+    ----------
+    name : str
+        A fully qualified name such as ``"tvm.relay.nn.conv2d"``.
+    """
+    root = next((r for r in ROOTS if _within(name, r)), None)
+    if root is None:
+        if name == "tvm.context" or name.startswith("tvm.context."):
+            return API_TABLE["tvm.context"], "served", f"{name}: {API_TABLE['tvm.context'].note}"
+        return None
+    if any(_within(name, module) for module in _ENGINE_MODULES):
+        return None
+    prefixes = _prefixes(name)
+    for prefix in prefixes:
+        if prefix in surface.REFUSED:
+            return _UNSUPPORTED, "manual", f"{name}: {surface.REFUSED[prefix]}"
+    for prefix in prefixes:
+        row = _ROW_PATHS.get(prefix)
+        if row is not None:
+            return row, row.fix, f"{name}: {row.note}"
+    for prefix in prefixes:
+        if prefix in surface.NAMES or (prefix == name and prefix in surface.MODULES):
+            row = API_TABLE[ROOTS[root]]
+            return row, "served", f"{name}: {row.note}"
+        if prefix in surface.MODULES:  # a served module without the next name
+            missing = name[: len(prefix) + 1 + len(name[len(prefix) + 1 :].split(".")[0])]
+            return _UNSUPPORTED, "manual", f"{missing}: {surface.MISSING[root]}"
+    return None
+
+
+@functools.lru_cache(maxsize=8)  # scan and fix of one file share the work
+def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
+    """The Relay-era uses of a module's source, classified, in source order.
+
+    Parameters
+    ----------
+    code : str
+        Python source.
+    package : str, optional
+        The dotted package the module lies in, to resolve its relative imports.
+    """
+    if not spells_relay_word(code) or (package or "").split(".")[0] == "tvm":
+        return ()  # TVM's own sources are Relay itself, not a user of it
+    code = code_only(code)
+    statements = imports(code, lambda module: absolute(module, package))
+    bound = {local: name for statement in statements for local, name in statement.binds}
+    heads = sorted(
+        local
+        for local, name in bound.items()
+        if name in ("tvm", "tvm.contrib") or classify(name) is not None
+    )
+    if not heads:
+        return ()
+    starts = line_starts(code)
+    guarded = guarded_lines(code)
+    found: list[RelayUse] = []
+    # The first plain use per row, and how many there are (reported as one finding each).
+    plain: dict[str, tuple[int, int, str]] = {}
+    plain_count: dict[str, int] = {}
+
+    def record(name: str, offset: int) -> None:
+        hit = classify(name)
+        if hit is None:
+            return
+        line, col = locate(starts, offset)
+        if line in guarded:
+            return
+        row, fix, detail = hit
+        if fix == "served" and row.name in _PER_FILE:
+            plain_count[row.name] = plain_count.get(row.name, 0) + 1
+            plain.setdefault(row.name, (line, col, name))
+        else:
+            found.append(RelayUse(row, line, col, fix, detail))
+
+    for statement in statements:
+        for name in statement.names:  # an import itself: only what is refused or has a row
+            hit = classify(name)
+            if hit is not None and (hit[1] == "manual" or hit[0].name not in ROOTS.values()):
+                record(name, statement.start)
+    # A bound name, then its attribute chain (not an attribute itself, nor a def or class name).
+    chains = re.compile(
+        r"(?<![\w.])(?<!def )(?<!class )(" + "|".join(map(re.escape, heads)) + r")\b"
+        r"((?:\.[A-Za-z_]\w*)*+)(?P<rebound>[ \t]*=(?!=))?"
+    )
+    spans = iter([(s.start, s.end) for s in statements])
+    span = next(spans, None)
+    for match in chains.finditer(code):
+        while span is not None and span[1] <= match.start():
+            span = next(spans, None)
+        if span is not None and span[0] <= match.start():
+            continue  # inside the import statement itself
+        if match.group("rebound") and not match.group(2):
+            continue  # a keyword argument or a new binding of the name, not a use
+        record(bound[match.group(1)] + match.group(2), match.start())
+    for row_name, (line, col, name) in plain.items():
+        more = plain_count[row_name] - 1
+        row = API_TABLE[row_name]
+        detail = f"{name}{f' (and {more} more uses in this file)' if more else ''}: {row.note}"
+        found.append(RelayUse(row, line, col, "served", detail))
+    return tuple(sorted(found, key=lambda use: (use.line, use.col)))

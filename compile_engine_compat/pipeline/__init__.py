@@ -1,0 +1,90 @@
+"""The pipeline: a Relax function becomes a kernel in five stages, each one module.
+
+::
+
+    trace      Relax function -> one TE graph, each op through its strategy or legalization
+    fuse       injective stages inlined into their consumers, on the TE graph
+    lower      -> one PrimFunc (te.create_prim_func), the rest of the inlining on s_tir
+    schedule   default rules for the target (CPU tiles and packing, GPU dlight), user schedules
+    build      tvm.compile -> a destination-passing Kernel
+
+:func:`lower_function` runs the first four in that order; :func:`~.build.build_kernel` is the
+fifth, which the persistent cache (:mod:`compile_engine_compat.cache.disk`) may skip. The target
+is passed explicitly to every stage that depends on it. Beside the stages: :mod:`.strategy`
+(where an op's TE comes from: its legalization, or an implementation a user registered),
+:mod:`.shape_func` (``lower_shape_func``), :mod:`.host_cpu` (what a plain ``llvm`` target means)
+and :mod:`.build_pool` (building many functions at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import tvm
+from tvm import relax, s_tir, te, tirx
+
+from compile_engine_compat.pipeline import fuse, lower, schedule, trace
+
+__all__ = ["Lowered", "lower_function"]
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """What the first four stages make of one function (the engine's ``CachedFunc`` holds it)."""
+
+    name: str
+    traced: trace.TracedFunction
+    #: The PrimFunc's parameters: the traced inputs, then one placeholder per constant.
+    arguments: list[te.Tensor]
+    outputs: list[te.Tensor]
+    schedule: s_tir.Schedule
+    #: No user schedule shaped it, so TVM may build the unscheduled PrimFunc if this one fails.
+    plain_fallback: bool
+
+    def prim_func(self) -> tirx.PrimFunc:
+        """The PrimFunc before any inlining or scheduling."""
+        return lower.to_prim_func(self.arguments, self.outputs, self.name)
+
+
+def lower_function(
+    source_func: relax.Function,
+    target: tvm.target.Target,
+    name: str,
+    op_lowering: trace.OpLowering | None = None,
+    schedule_hook: Callable[[s_tir.Schedule, list[te.Tensor]], Any] | None = None,
+) -> Lowered:
+    """Trace, fuse, lower and schedule ``source_func`` for ``target`` into the PrimFunc ``name``.
+
+    Parameters
+    ----------
+    source_func : tvm.relax.Function
+        The function, ``global_symbol`` or not.
+    target : tvm.target.Target
+        Current while tracing (a ``lower_call`` override reads it) and the schedule's target.
+    name : str
+        The PrimFunc's name (the kernel symbol).
+    op_lowering : callable, optional
+        Replaces each op's default TE (the strategy registry's hook).
+    schedule_hook : callable, optional
+        Runs after the default schedules, with the schedule and the TE outputs (user schedules).
+
+    Returns
+    -------
+    Lowered
+    """
+    with target:  # legacy lowered with the target current
+        traced = trace.trace(source_func, op_lowering)
+    arguments = traced.inputs + [placeholder for placeholder, _ in traced.constants]
+    outputs = lower.distinct_outputs(arguments, traced.outputs)
+    # Injective stages are inlined on the TE graph first (linear time); the s_tir inliner then
+    # only sees what that pass leaves (graphs with extern kernels).
+    fused = fuse.fuse_injective(outputs)
+    sch = lower.inline_injective(lower.to_prim_func(arguments, fused, name), name)
+    # Default rules for the target; blocks a user schedule (the hook) takes are skipped.
+    user_blocks = schedule.user_scheduled_blocks(outputs)
+    sch = schedule.schedule_for_target(sch, target, user_blocks)
+    if schedule_hook is not None:
+        schedule_hook(sch, outputs)
+    return Lowered(name, traced, arguments, outputs, sch, plain_fallback=not user_blocks)

@@ -1,0 +1,608 @@
+"""Op implementations: the modern stand-in for Relay's ``OpStrategy``.
+
+Every Relax op has one default implementation: its own legalization, traced to TE (plevel 10).
+Users may register more per op (as ``TempOpAttr(op, "FTVMStrategy", ...)`` allowed), or replace
+the op's whole strategy for a while with :func:`temp_strategy`. Selection picks the highest
+``plevel`` among the implementations whose condition holds for the input shapes, and logs the
+choice to the ``compile_engine`` and ``te_compiler`` loggers, as the legacy code did.
+
+The engine's tracer asks :func:`engine_op_lowering` for every op call, so registered
+implementations, and a user's override of the ``relay.backend.lower_call`` global, take effect
+inside ``lower``/``jit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import tvm
+from tvm import relax, te, tirx
+
+from compile_engine_compat import _threads
+from compile_engine_compat.pipeline.trace import TEValue, flatten, trace_op
+from compile_engine_compat.surfaces.deprecation import warn_legacy
+
+__all__ = [
+    "LoweredOutput",
+    "OpImplementation",
+    "get_shape",
+    "get_valid_implementations",
+    "lower_call",
+    "register_implementation",
+    "select_implementation",
+    "temp_strategy",
+    "unregister_implementation",
+]
+
+logger = logging.getLogger("compile_engine")
+te_compiler_logger = logging.getLogger("te_compiler")
+autotvm_logger = logging.getLogger("autotvm")
+
+Compute = Callable[[Any, list[te.Tensor], Any], Any]
+Condition = Callable[[list[te.Tensor]], Any]
+Schedule = Callable[[Any, list[str]], None]
+
+DEFAULT_PLEVEL = 10
+LOWER_CALL_GLOBAL = "relay.backend.lower_call"
+
+
+@dataclass(frozen=True)
+class OpImplementation:
+    """One way to compute an op.
+
+    Attributes
+    ----------
+    name : str
+        Shown in logs ("Using <name> for <op> ...").
+    compute : callable
+        ``compute(attrs, inputs, out_type) -> te.Tensor or list of te.Tensor``.
+    schedule : callable, optional
+        ``schedule(sch: tvm.s_tir.Schedule, block_names: list[str]) -> None``; applied to the
+        engine's schedule after lowering, with the names of this implementation's output blocks
+        that survived injective inlining.
+    plevel : int
+        Priority; the highest valid one is selected.
+    condition : callable, optional
+        ``condition(inputs)`` on the input tensors (legacy ``SpecializedCondition``). It returns a
+        bool, a ``PrimExpr`` or a list of them; the implementation applies only when every clause
+        simplifies to a non-zero constant (a symbolic clause does not hold).
+    """
+
+    name: str
+    compute: Compute
+    schedule: Schedule | None = None
+    plevel: int = DEFAULT_PLEVEL
+    condition: Condition | None = None
+
+
+def _op_name(op: Any) -> str:
+    # A front end's op object (relay.op.get("nn.dense")) names the Relax op it becomes.
+    relax_name = getattr(op, "relax_op_name", None)
+    if isinstance(relax_name, str):
+        return relax_name
+    name = op.name if isinstance(op, tvm.ir.Op) else str(op)
+    return name if name.startswith("relax.") else f"relax.{name}"
+
+
+@functools.cache
+def default_implementation(op_name: str) -> OpImplementation:
+    """Return the op's own legalization as an implementation (plevel 10); one object per op."""
+    name = _op_name(op_name)
+
+    def compute(attrs: Any, inputs: list[te.Tensor], out_type: Any) -> list[te.Tensor]:
+        return trace_op(name, attrs, inputs, out_type)
+
+    return OpImplementation(f"{name.removeprefix('relax.')}.legalize", compute)
+
+
+# -- the registry -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Strategy:
+    include_default: bool
+    impls: list[OpImplementation]
+
+
+_registry_lock = _threads.fork_safe(threading.Lock())
+_registry: dict[str, _Strategy] = {}
+
+#: ``fn(attrs, inputs, out_type, target) -> implementations``: a strategy computed per call, as
+#: Relay's ``FTVMStrategy`` functions were. While set for an op it replaces the op's
+#: implementations (its legalization included), as ``TempOpAttr(op, "FTVMStrategy", fn)`` did.
+StrategyFunction = Callable[[Any, list[Any], Any, Any], Sequence[OpImplementation]]
+_strategy_functions: dict[str, StrategyFunction] = {}
+
+
+def set_strategy_function(op: Any, fn: StrategyFunction | None) -> StrategyFunction | None:
+    """Set (or with None, remove) ``op``'s per-call strategy function; return the previous one.
+
+    Parameters
+    ----------
+    op : tvm.ir.Op or str
+        The Relax op (or its name).
+    fn : callable or None
+        ``fn(attrs, inputs, out_type, target)`` returning the op's implementations.
+
+    Returns
+    -------
+    callable or None
+        The function it replaces.
+    """
+    name = _op_name(op)
+    with _registry_lock:
+        previous = _strategy_functions.pop(name, None)
+        if fn is not None:
+            _strategy_functions[name] = fn
+    return previous
+
+
+def register_implementation(op: Any, impl: OpImplementation) -> OpImplementation:
+    """Add an implementation for ``op`` (a Relax op or its name), next to its legalization.
+
+    Parameters
+    ----------
+    op : tvm.ir.Op or str
+        ``"relax.nn.conv2d"`` or ``"nn.conv2d"``.
+    impl : OpImplementation
+
+    Returns
+    -------
+    OpImplementation
+        ``impl``, so the call can be used as an expression.
+    """
+    if not isinstance(impl, OpImplementation):
+        raise TypeError(f"impl must be an OpImplementation, got {type(impl).__qualname__}")
+    with _registry_lock:
+        _registry.setdefault(_op_name(op), _Strategy(True, [])).impls.append(impl)
+    return impl
+
+
+def unregister_implementation(op: Any, impl: OpImplementation) -> None:
+    """Remove an implementation added with :func:`register_implementation`."""
+    with _registry_lock:
+        strategy = _registry.get(_op_name(op))
+        if strategy is not None and impl in strategy.impls:
+            strategy.impls.remove(impl)
+
+
+@contextlib.contextmanager
+def temp_strategy(op: Any, impls: Sequence[OpImplementation]) -> Iterator[None]:
+    """Replace ``op``'s implementations, its legalization included, inside the block.
+
+    The modern form of ``with TempOpAttr("nn.conv2d", "FTVMStrategy", my_strategy):``.
+
+    Parameters
+    ----------
+    op : tvm.ir.Op or str
+    impls : sequence of OpImplementation
+        The op's only implementations while the block runs.
+    """
+    name = _op_name(op)
+    for impl in impls:
+        if not isinstance(impl, OpImplementation):
+            raise TypeError(f"impls must hold OpImplementation, got {type(impl).__qualname__}")
+    with _registry_lock:
+        previous = _registry.get(name)
+        _registry[name] = _Strategy(False, list(impls))
+    try:
+        yield
+    finally:
+        with _registry_lock:
+            if previous is None:
+                _registry.pop(name, None)
+            else:
+                _registry[name] = previous
+
+
+def registered_implementations(op: Any) -> list[OpImplementation]:
+    """Return the op's implementations: its legalization (unless replaced), then the user's."""
+    name = _op_name(op)
+    with _registry_lock:
+        strategy = _registry.get(name)
+        if strategy is None:
+            return [default_implementation(name)]
+        defaults = [default_implementation(name)] if strategy.include_default else []
+        return [*defaults, *strategy.impls]
+
+
+def has_user_implementations(op_name: str) -> bool:
+    """Return True when ``op_name`` has implementations beyond its legalization."""
+    if _op_name(op_name) in _strategy_functions:
+        return True
+    strategy = _registry.get(_op_name(op_name))
+    return strategy is not None and (bool(strategy.impls) or not strategy.include_default)
+
+
+def customized() -> bool:
+    """Return True when a user implementation or ``lower_call`` override may change a lowering.
+
+    The persistent cache's source index maps a function to the kernel the default lowering
+    made; the engine only uses it while this is False.
+    """
+    if user_lower_call() is not None:
+        return True
+    with _registry_lock:
+        names = [*_registry, *_strategy_functions]
+    return any(has_user_implementations(name) for name in names)
+
+
+def _holds(condition: Condition, inputs: list[Any]) -> bool:
+    result = condition(inputs)
+    clauses = list(result) if isinstance(result, list | tuple | tvm.ir.Array) else [result]
+    analyzer = tvm.sym.Analyzer()
+    for clause in clauses:
+        if tvm.ir.is_prim_expr(clause):
+            clause = analyzer.canonical_simplify(clause)
+            if not isinstance(clause, tirx.IntImm) or clause.value == 0:
+                return False
+        elif not clause:
+            return False
+    return True
+
+
+def valid_implementations(
+    op: Any,
+    inputs: Sequence[Any],
+    attrs: Any = None,
+    out_type: Any = None,
+    target: Any = None,
+) -> list[OpImplementation]:
+    """Implementations of ``op`` whose condition holds for ``inputs`` (no warning).
+
+    ``attrs``, ``out_type`` and ``target`` reach the op's strategy function, if it has one.
+    """
+    tensors = list(inputs)
+    fn = _strategy_functions.get(_op_name(op))
+    if fn is not None:
+        impls = list(fn(attrs, tensors, out_type, target))
+    else:
+        impls = registered_implementations(op)
+    return [i for i in impls if i.condition is None or _holds(i.condition, tensors)]
+
+
+def best_implementation(
+    op: Any,
+    inputs: Sequence[Any],
+    target: Any = None,
+    attrs: Any = None,
+    out_type: Any = None,
+) -> OpImplementation:
+    """The valid implementation with the highest plevel; the first one wins a tie (legacy ``max``).
+
+    Logs "Using <impl> for <op> based on highest priority (<plevel>)" at INFO.
+    """
+    impls = valid_implementations(op, inputs, attrs, out_type, target)
+    if not impls:
+        where = target.kind.name if isinstance(target, tvm.target.Target) else target
+        raise RuntimeError(f"No valid {_op_name(op)} implementations for {where}")
+    best = max(impls, key=lambda impl: impl.plevel)
+    for log in (logger, te_compiler_logger):
+        log.info(
+            "Using %s for %s based on highest priority (%d)", best.name, _op_name(op), best.plevel
+        )
+    return best
+
+
+# -- selection ----------------------------------------------------------------------------------
+
+_autotvm_warned = False
+_AUTOTVM_MESSAGE = (
+    "select_implementation(use_autotvm=True): modern TVM has no AutoTVM tuning records to "
+    "consult; the implementation with the highest plevel is used. Pass use_autotvm=False to "
+    "silence this warning."
+)
+
+
+def _warn_autotvm_once() -> None:
+    global _autotvm_warned
+    if _autotvm_warned:
+        return
+    _autotvm_warned = True
+    # Legacy warned once per process that ops were untuned; say why nothing can be tuned.
+    warnings.warn(_AUTOTVM_MESSAGE, UserWarning, stacklevel=4)
+    autotvm_logger.debug(_AUTOTVM_MESSAGE)
+
+
+#: Called by ``select`` when ``use_autotvm=True``, before selecting; a check raises when tuning
+#: records are in force that selection by plevel would silently ignore (the served
+#: ``tvm.autotvm.apply_history_best`` registers one).
+autotvm_checks: list[Callable[[], None]] = []
+
+
+def _auto_scheduler_enabled() -> bool:
+    from compile_engine_compat.surfaces import (
+        passconfig as _passconfig,  # late: the pass-config support imports the engine
+    )
+
+    return bool(_passconfig.current_config().get(_passconfig.USE_AUTO_SCHEDULER, False))
+
+
+def _as_tensors(outputs: Any, source: str) -> list[te.Tensor]:
+    if hasattr(outputs, "outputs") and not isinstance(outputs, te.Tensor):
+        outputs = outputs.outputs
+    items = [outputs] if isinstance(outputs, te.Tensor) else list(outputs)
+    for item in items:
+        if not isinstance(item, te.Tensor):
+            raise TypeError(
+                f"{source} must return te.Tensor outputs, got {type(item).__qualname__}"
+            )
+    return items
+
+
+def select(
+    op: Any,
+    attrs: Any,
+    inputs: Sequence[Any],
+    out_type: Any,
+    target: Any,
+    use_autotvm: bool,
+) -> tuple[OpImplementation, list[te.Tensor]]:
+    """``select_implementation`` without the legacy warning (shared by both legacy modules)."""
+    if use_autotvm and not _auto_scheduler_enabled():
+        for check in autotvm_checks:
+            check()
+        _warn_autotvm_once()
+    best = best_implementation(op, inputs, target, attrs, out_type)
+    outputs = _as_tensors(
+        best.compute(attrs, list(inputs), out_type), f"implementation {best.name}"
+    )
+    return best, outputs
+
+
+def valid(
+    op: Any, attrs: Any, inputs: Sequence[Any], out_type: Any, target: Any
+) -> list[OpImplementation]:
+    """``get_valid_implementations`` without the legacy warning."""
+    # Conditions see the input shapes only; a strategy function sees everything.
+    return valid_implementations(op, inputs, attrs, out_type, target)
+
+
+def shape_of(shape: Sequence[Any]) -> list[Any]:
+    """``get_shape`` without the legacy warning."""
+    return [tirx.IntImm("int64", d) if isinstance(d, int) else d for d in shape]
+
+
+def make_lowered_output(outputs: Sequence[te.Tensor], implement: Any) -> LoweredOutput:
+    """Build a :class:`LoweredOutput` without the legacy warning."""
+    result = LoweredOutput.__new__(LoweredOutput)
+    result.outputs = list(outputs)
+    result.implementation = implement
+    return result
+
+
+def lower_one_call(
+    call: Any, inputs: Sequence[Any], target: Any, otype: Any = None
+) -> LoweredOutput:
+    """``lower_call`` without the legacy warning."""
+    if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
+        raise TypeError(
+            "lower_call needs a call to a tvm.ir.Op, got "
+            f"{type(getattr(call, 'op', call)).__qualname__}"
+        )
+    out_type = otype if otype is not None else call.ty
+    best, outputs = select(call.op, call.attrs, list(inputs), out_type, target, use_autotvm=False)
+    return make_lowered_output(outputs, best)
+
+
+class LoweredOutput:
+    """Lowered output: the TE outputs of an op call and the implementation that made them."""
+
+    __slots__ = ("implementation", "outputs")
+
+    outputs: list[te.Tensor]
+    implementation: Any
+
+    def __init__(self, outputs: Sequence[te.Tensor], implement: Any) -> None:
+        warn_legacy("compile_engine.LoweredOutput")
+        self.outputs = list(outputs)
+        self.implementation = implement
+
+    def same_as(self, other: object) -> bool:
+        """Legacy ``Object.same_as``: identity."""
+        return self is other
+
+    def __repr__(self) -> str:
+        name = getattr(self.implementation, "name", self.implementation)
+        return f"LoweredOutput({name}, outputs={len(self.outputs)})"
+
+
+# -- the compile_engine module functions ---------------------------------------------------------
+
+
+def get_shape(shape: Sequence[Any]) -> list[Any]:
+    """Convert the shape to correct dtype and vars.
+
+    Modern TVM indexes with int64 throughout (legacy ``INDEX_DEFAULT_I64=ON``), so integer dims
+    are kept as they are; plain Python ints become int64 ``IntImm``; symbolic dims are kept.
+    """
+    warn_legacy("compile_engine.get_shape")
+    return shape_of(shape)
+
+
+def get_valid_implementations(
+    op: Any, attrs: Any, inputs: Sequence[te.Tensor], out_type: Any, target: Any
+) -> list[OpImplementation]:
+    """Get all valid implementations of ``op`` for these inputs.
+
+    Parameters
+    ----------
+    op : tvm.ir.Op or str
+    attrs : tvm.ir.Attrs or None
+    inputs : list of te.Tensor
+        Each implementation's condition is evaluated on them.
+    out_type : relax type or None
+    target : tvm.target.Target or str
+
+    Returns
+    -------
+    list of OpImplementation
+        The legalization first (unless replaced with :func:`temp_strategy`), then registered ones.
+    """
+    warn_legacy("compile_engine.get_valid_implementations")
+    return valid(op, attrs, inputs, out_type, target)
+
+
+def select_implementation(
+    op: Any,
+    attrs: Any,
+    inputs: Sequence[te.Tensor],
+    out_type: Any,
+    target: Any,
+    use_autotvm: bool = True,
+) -> tuple[OpImplementation, list[te.Tensor]]:
+    """Select the implementation with the highest plevel and compute its outputs.
+
+    ``use_autotvm=True`` finds no AutoTVM records on modern TVM: it warns once per process and
+    selects by plevel (silently so under ``relay.backend.use_auto_scheduler``, as legacy did).
+
+    Returns
+    -------
+    (OpImplementation, list of te.Tensor)
+    """
+    warn_legacy("compile_engine.select_implementation")
+    return select(op, attrs, inputs, out_type, target, use_autotvm)
+
+
+def lower_call(
+    call: Any, inputs: Sequence[te.Tensor], target: Any, otype: Any = None
+) -> LoweredOutput:
+    """Lower the call expression to op implementation and tensor outputs.
+
+    Parameters
+    ----------
+    call : tvm.ir.Call
+        A call to a Relax op.
+    inputs : list of te.Tensor
+        Its arguments as TE tensors.
+    target : tvm.target.Target
+    otype : relax type, optional
+        Overrides ``call.ty`` as the output type handed to the compute.
+
+    Returns
+    -------
+    LoweredOutput
+    """
+    warn_legacy("compile_engine.lower_call")
+    return lower_one_call(call, inputs, target, otype)
+
+
+# -- the tracer hook ----------------------------------------------------------------------------
+
+#: The ``relay.backend.lower_call`` function the shim registered (set by ``_globals``). Any other
+#: function registered under that name is a user override and is called for every op.
+own_lower_call: Any = None
+
+
+def user_lower_call() -> Any:
+    """Return the user's ``relay.backend.lower_call`` override, or None when it is the shim's."""
+    current = tvm.get_global_func(LOWER_CALL_GLOBAL, allow_missing=True)
+    if current is None or (own_lower_call is not None and current.same_as(own_lower_call)):
+        return None
+    return current
+
+
+# Output op -> schedule of the implementation that made it, until the engine applies it. Ops are
+# held strongly so their handles stay unique; applied entries are dropped.
+_pending_lock = _threads.fork_safe(threading.Lock())
+_pending_schedules: dict[int, tuple[Any, Schedule]] = {}
+_MAX_PENDING = 4096
+
+
+def _traced_value(outputs: list[te.Tensor], call: Any) -> TEValue:
+    if isinstance(call.ty, relax.TupleType) or len(outputs) != 1:
+        return outputs
+    return outputs[0]
+
+
+def engine_op_lowering(
+    call: Any, te_args: list[TEValue], default: Callable[[], TEValue]
+) -> TEValue:
+    """The engine's per-op lowering: a user ``lower_call`` override, else strategy selection.
+
+    Parameters
+    ----------
+    call : tvm.ir.Call
+        The op call being traced.
+    te_args : list
+        Its arguments as TE values.
+    default : callable
+        Lowers the call through its legalization (the default implementation).
+    """
+    inputs = flatten(te_args)
+    target = tvm.target.Target.current(allow_none=True)
+    override = user_lower_call()
+    if override is not None:
+        result = override(call, inputs, target)
+        return _traced_value(_as_tensors(result, LOWER_CALL_GLOBAL), call)
+    best = best_implementation(call.op, inputs, target, call.attrs, call.ty)
+    if best is default_implementation(_op_name(call.op)):
+        return default()
+    outputs = _as_tensors(best.compute(call.attrs, inputs, call.ty), f"implementation {best.name}")
+    if best.schedule is not None:
+        with _pending_lock:
+            if len(_pending_schedules) > _MAX_PENDING:  # only failed builds leave entries behind
+                _pending_schedules.clear()
+            for out in outputs:
+                _pending_schedules[out.op.__chandle__()] = (out.op, best.schedule)
+    return _traced_value(outputs, call)
+
+
+def scheduled_ops(outputs: Sequence[te.Tensor], pop: bool = False) -> dict[Any, list[str]]:
+    """Map each pending user schedule to the names of its ops in ``outputs``' graph.
+
+    Parameters
+    ----------
+    outputs : sequence of te.Tensor
+        A traced function's outputs.
+    pop : bool
+        Forget the entries found (the engine's hook does, once it has run them).
+
+    Returns
+    -------
+    dict
+        ``schedule function -> [op name, ...]``; empty when no user implementation was used.
+    """
+    found: dict[Any, list[str]] = {}
+    if not _pending_schedules:
+        return found
+    seen: set[int] = set()
+    stack = [t.op for t in outputs]
+    while stack:
+        op = stack.pop()
+        handle = op.__chandle__()
+        if handle in seen:
+            continue
+        seen.add(handle)
+        with _pending_lock:
+            entry = _pending_schedules.pop(handle, None) if pop else _pending_schedules.get(handle)
+        if entry is not None:
+            found.setdefault(entry[1], []).append(op.name)
+        stack.extend(t.op for t in getattr(op, "input_tensors", []))
+    return found
+
+
+def apply_schedules(schedule: Any, outputs: Sequence[te.Tensor]) -> None:
+    """Run the schedules of the implementations that made ``outputs`` (the engine's hook).
+
+    Each schedule receives ``schedule`` and the names of its implementation's output blocks that
+    are still in the function (injective stages may have been inlined away).
+    """
+    for schedule_fn, names in scheduled_ops(outputs, pop=True).items():
+        present = [n for n in names if _has_block(schedule, n)]
+        schedule_fn(schedule, present)
+
+
+def _has_block(schedule: Any, name: str) -> bool:
+    try:
+        schedule.get_sblock(name)
+    except Exception:  # ScheduleError / ValueError: the block was inlined or renamed
+        return False
+    return True

@@ -1,0 +1,1 @@
+"""Legacy surfaces beside the engine: globals, pass config, import alias, warnings."""

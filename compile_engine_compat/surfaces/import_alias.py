@@ -1,0 +1,229 @@
+"""Opt-in import alias: ``tvm.relay`` -> the shim's Relay front end and legacy engine modules.
+
+After :func:`install`, untouched legacy files run::
+
+    import compile_engine_compat
+    compile_engine_compat.install()
+
+    from tvm import relay                          # is compile_engine_compat.relay
+    from tvm.relay.testing import run_infer_type   # compile_engine_compat.relay.testing
+    from tvm.relay.backend import compile_engine   # is compile_engine_compat.compile_engine
+    import tvm.relay.backend.te_compiler as tec    # is compile_engine_compat.te_compiler
+
+A meta-path finder serves ``tvm.relay`` and each of its submodules as the module of the same
+path under :mod:`compile_engine_compat.relay` (the Relay building API emitting Relax), and the two
+engine aliases. What that front end does not provide is refused, saying why and naming the
+replacement: a submodule (``tvm.relay.frontend``, ``tvm.relay.qnn``, ``tvm.relay.vm``) raises
+:class:`RelayRemovedImportError` (a ``ModuleNotFoundError``), an attribute (``relay.frontend``,
+``relay.If``) :class:`RelayRemovedError` (an ``AttributeError``).
+
+Effect on feature detection, while installed:
+
+* ``import tvm.relay`` and ``from tvm import relay`` succeed, so
+  ``try: from tvm import relay / except ImportError`` takes the Relay branch;
+* ``hasattr(tvm, "relay")`` is False until something imports ``tvm.relay``, True afterwards;
+* ``hasattr(tvm.relay, "frontend")`` is False (the error is an ``AttributeError``).
+
+Prefer ``hasattr(tvm, "relax")`` to detect modern TVM. :func:`uninstall` removes the finder and the
+aliases, restoring all of the above.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+import types
+from typing import Any
+
+from compile_engine_compat import _threads
+
+__all__ = [
+    "LEGACY_MODULES",
+    "REFUSED_MODULES",
+    "RelayRemovedError",
+    "RelayRemovedImportError",
+    "install",
+    "installed",
+    "uninstall",
+    "uninstall_pass_config",
+]
+
+_ALIASES = {
+    "tvm.relay.backend.compile_engine": "compile_engine_compat.compile_engine",
+    "tvm.relay.backend.te_compiler": "compile_engine_compat.te_compiler",
+}
+_FRONT_END = "compile_engine_compat.relay"
+#: Other TVM <=0.19 modules Relay-era code imports -> the module serving them.
+LEGACY_MODULES: dict[str, str] = {
+    "tvm.autotvm": "compile_engine_compat.relay.legacy.autotvm",
+    "tvm.nd": "compile_engine_compat.relay.legacy.nd",
+    "tvm.contrib.graph_executor": "compile_engine_compat.relay.legacy.graph_executor",
+    "tvm.tir": "tvm.tirx",
+}
+
+#: tvm.relay submodules the front end does not provide, and why (longest prefix wins).
+REFUSED_MODULES: dict[str, str] = {
+    "tvm.relay.frontend": "Relay's model importers are gone: use tvm.relax.frontend "
+    "(onnx.from_onnx, torch.from_exported_program, ...)",
+    "tvm.relay.qnn.op": "QNN (quantized Relay ops) has no Relax front end here: quantize in "
+    "the source framework, or use relax.op.quantize/dequantize",
+    "tvm.relay.vm": "the Relay VM is gone: ex = tvm.compile(mod, target); "
+    "relax.VirtualMachine(ex, dev)",
+    "tvm.relay.backend.vm": "the Relay VM is gone: ex = tvm.compile(mod, target); "
+    "relax.VirtualMachine(ex, dev)",
+    "tvm.relay.adt": "ADTs and Relay control flow are not mapped: use relax.If and tuples in a "
+    "relax.BlockBuilder function",
+    "tvm.relay.prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
+    "tvm.relay.loops": "Relay loops (recursion) are not mapped: unroll, or write TIR",
+    "tvm.relay.quantize": "relay.quantize is gone: quantize in the source framework",
+}
+
+
+def _message(name: str, reason: str | None = None) -> str:
+    why = reason or (
+        "compile-engine-compat's Relay front end does not provide it. Port this part to Relax: "
+        "build the model with tvm.relax (relax.BlockBuilder, TVMScript or tvm.relax.frontend) "
+        "and compile it with tvm.compile(mod, target)"
+    )
+    return (
+        f"{name} does not exist: Relay was removed in TVM 0.20. The compile-engine-compat import "
+        "alias serves tvm.relay as its Relay front end (compile_engine_compat.relay: building, "
+        "inference, the ops of its table) and tvm.relay.backend.compile_engine/te_compiler (the "
+        f"shim modules compile_engine_compat.compile_engine and .te_compiler); {why}. See "
+        "MIGRATION.md."
+    )
+
+
+def _refusal(fullname: str) -> str | None:
+    for prefix in sorted(REFUSED_MODULES, key=len, reverse=True):
+        if fullname == prefix or fullname.startswith(prefix + "."):
+            return REFUSED_MODULES[prefix]
+    return None
+
+
+class RelayRemovedError(AttributeError):
+    """An attribute of ``tvm.relay`` that the Relay front end does not provide."""
+
+
+class RelayRemovedImportError(ModuleNotFoundError):
+    """A ``tvm.relay`` submodule that the Relay front end does not provide."""
+
+
+def _target(fullname: str) -> str | None:
+    """The module serving ``fullname``, or None when nothing does."""
+    if fullname in _ALIASES:
+        return _ALIASES[fullname]
+    if fullname in LEGACY_MODULES:
+        return LEGACY_MODULES[fullname]
+    if _refusal(fullname) is not None:
+        return None
+    name = _FRONT_END + fullname.removeprefix("tvm.relay")
+    try:
+        found = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        return None
+    return name if found is not None else None
+
+
+class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``tvm.relay.*`` from the front end; refuses what it lacks, saying why."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, Any] = {}
+        self._targets: dict[str, str] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname.startswith(_FRONT_END + "."):
+            # ``from tvm.relay import frontend`` imports the front end's own submodule name.
+            legacy = "tvm.relay" + fullname.removeprefix(_FRONT_END)
+            reason = _refusal(legacy)
+            if reason is None and importlib.machinery.PathFinder.find_spec(fullname, path):
+                return None  # a real module of the front end: the path finder loads it
+            raise RelayRemovedImportError(_message(legacy, reason), name=None)
+        if fullname in LEGACY_MODULES:
+            name: str | None = LEGACY_MODULES[fullname]
+        elif fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
+            return None
+        else:
+            name = _target(fullname)
+        if name is None:
+            # name=None: with the missing module's name, ``from tvm.relay import x`` would
+            # swallow this error and raise a bare "cannot import name 'x'" instead.
+            raise RelayRemovedImportError(_message(fullname, _refusal(fullname)), name=None)
+        assert name is not None
+        self._targets[fullname] = name
+        module = importlib.import_module(name)
+        return importlib.machinery.ModuleSpec(
+            fullname, self, is_package=hasattr(module, "__path__")
+        )
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        module = importlib.import_module(self._targets[spec.name])
+        # The import system overwrites __spec__ next; exec_module puts the real one back.
+        self._specs[spec.name] = module.__spec__
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        saved = self._specs.pop(module.__spec__.name if module.__spec__ else "", None)
+        if saved is not None:
+            module.__spec__ = saved
+
+
+_finder: _RelayFinder | None = None
+_lock = _threads.fork_safe(threading.Lock())
+
+
+def installed() -> bool:
+    """Return True while the import alias is installed."""
+    return _finder is not None and _finder in sys.meta_path
+
+
+def install() -> None:
+    """Serve ``tvm.relay`` (the Relay front end), the legacy engine modules and the TVM <=0.19
+    names around them (:data:`LEGACY_MODULES`, ``tvm.context``, ``tvm.te.SpecializedCondition``,
+    ``tvm.target.generic_func``) on import.
+
+    Off by default; idempotent; undone by :func:`uninstall`. See the module docstring for the
+    effect on feature detection (``hasattr(tvm, "relay")`` and friends).
+    """
+    global _finder
+    with _lock:
+        if _finder is None:
+            _finder = _RelayFinder()
+        if _finder not in sys.meta_path:
+            sys.meta_path.insert(0, _finder)
+    # The legacy attributes (tvm.context, tvm.te.SpecializedCondition...) live on TVM's own
+    # modules, so TVM is imported here.
+    from compile_engine_compat.relay import legacy
+
+    legacy.patch()
+
+
+def uninstall() -> None:
+    """Remove the import alias: ``tvm.relay`` is unimportable again and ``tvm.relay`` is unset.
+
+    The shim modules and the front end stay imported under their own names.
+    """
+    legacy = sys.modules.get(_FRONT_END + ".legacy")
+    if legacy is not None:
+        legacy.unpatch()
+    with _lock:
+        if _finder is not None and _finder in sys.meta_path:
+            sys.meta_path.remove(_finder)
+        for name in [n for n in sys.modules if n == "tvm.relay" or n.startswith("tvm.relay.")]:
+            del sys.modules[name]
+        tvm = sys.modules.get("tvm")
+        front_end = sys.modules.get(_FRONT_END)
+        if tvm is not None and front_end is not None and tvm.__dict__.get("relay") is front_end:
+            delattr(tvm, "relay")
+
+
+def uninstall_pass_config() -> None:
+    """Stop accepting the ``relay.backend.*`` PassContext keys (see ``_passconfig``)."""
+    from compile_engine_compat.surfaces import passconfig as _passconfig
+
+    _passconfig.uninstall()
