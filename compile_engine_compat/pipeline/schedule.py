@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "5"
+RULES_VERSION = "6"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
 
