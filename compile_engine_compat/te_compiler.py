@@ -35,6 +35,9 @@ from compile_engine_compat.facade.te_compiler import (
     global_compiler as global_compiler,  # un-warned accessor, not legacy
 )
 
+# Registers the relay.backend.* globals and config keys.
+from compile_engine_compat.surfaces import globals as _globals  # noqa: F401
+
 # Shadow mode wraps jit's kernels when COMPILE_ENGINE_COMPAT_SHADOW is on (it wires itself).
 from compile_engine_compat.testing import shadow as _shadow  # noqa: F401
 

@@ -5,10 +5,10 @@ from typing import Any, Literal
 
 import collections.abc
 import compile_engine_compat.cache.keys
+import compile_engine_compat.facade.shared
 import compile_engine_compat.facade.te_compiler
 import compile_engine_compat.pipeline.build
 import compile_engine_compat.pipeline.strategy
-import compile_engine_compat.surfaces.globals
 import logging
 import tvm.te.tensor
 import tvm.tirx.function
@@ -24,7 +24,7 @@ class CCacheKey(compile_engine_compat.facade.te_compiler.CCacheKey):
     ...
 
 @deprecated('te_compiler.CCacheValue is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use the tvm.runtime.Executable returned by tvm.compile. See MIGRATION.md#te-compiler-ccachevalue (run `compile-engine-compat docs CEC209`)')
-class CCacheValue(compile_engine_compat.surfaces.globals.TECCacheValue):
+class CCacheValue(compile_engine_compat.facade.shared.TECCacheValue):
     ...
 
 @deprecated('te_compiler.LoweredOutput is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use the te.Tensor outputs of your compute function. See MIGRATION.md#te-compiler-loweredoutput (run `compile-engine-compat docs CEC210`)')

@@ -18,6 +18,7 @@ from tvm import te
 from compile_engine_compat import _threads
 from compile_engine_compat.cache import keys as _cache
 from compile_engine_compat.cache.keys import CachedFunc, as_target
+from compile_engine_compat.facade import shared
 from compile_engine_compat.facade.engine import (
     CompileEngine,
     _get_cache_key,
@@ -29,7 +30,6 @@ from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.strategy import OpImplementation
-from compile_engine_compat.surfaces import globals as _globals
 from compile_engine_compat.surfaces.deprecation import warn_legacy
 
 # The public names are listed once, in te_compiler.py (the surface this module implements).
@@ -37,7 +37,7 @@ from compile_engine_compat.surfaces.deprecation import warn_legacy
 logger = logging.getLogger("te_compiler")
 
 #: te_compiler's cache value: a view of the shared entry whose ``use_count`` is 1-based.
-CCacheValue = _globals.TECCacheValue
+CCacheValue = shared.TECCacheValue
 
 
 class _SameClassMeta(type):
@@ -134,12 +134,12 @@ class TECompiler:
             Call as ``kernel(*inputs, *outputs)``: writes into the outputs, returns None.
         """
         warn_legacy("te_compiler.TECompiler.jit")
-        return _globals.jit(self._engine, _get_cache_key(source_func, target))
+        return shared.jit(self._engine, _get_cache_key(source_func, target))
 
     def clear(self) -> None:
         """clear the existing cached functions"""
         warn_legacy("te_compiler.TECompiler.clear")
-        _globals.clear(self._engine)
+        shared.clear(self._engine)
 
     def items(self) -> list[tuple[CCacheKey, Any]]:
         """List items in the cache.
@@ -150,7 +150,7 @@ class TECompiler:
             Values count from 1: ``use_count`` is the number of lowerings of that entry.
         """
         warn_legacy("te_compiler.TECompiler.items")
-        flat = _globals.te_values(_globals.flat_items(self._engine))
+        flat = shared.te_values(shared.flat_items(self._engine))
         assert len(flat) % 2 == 0
         return [(flat[2 * i], flat[2 * i + 1]) for i in range(len(flat) // 2)]
 

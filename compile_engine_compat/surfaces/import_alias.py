@@ -200,7 +200,7 @@ def install() -> None:
     # modules, so TVM is imported here.
     from compile_engine_compat.relay import legacy
 
-    legacy.patch()
+    legacy.patch(LEGACY_MODULES)
 
 
 def uninstall() -> None:
@@ -210,7 +210,7 @@ def uninstall() -> None:
     """
     legacy = sys.modules.get(_FRONT_END + ".legacy")
     if legacy is not None:
-        legacy.unpatch()
+        legacy.unpatch(LEGACY_MODULES)
     with _lock:
         if _finder is not None and _finder in sys.meta_path:
             sys.meta_path.remove(_finder)

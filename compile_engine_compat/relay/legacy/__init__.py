@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import tvm
 
 from compile_engine_compat.surfaces.deprecation import warn_legacy
-from compile_engine_compat.surfaces.import_alias import LEGACY_MODULES
 
 from ..op.op import SpecializedCondition
 
-__all__ = ["MODULES", "GenericFunc", "context", "device", "generic_func", "patch", "unpatch"]
-
-#: Legacy module path -> the module serving it (kept TVM-free in the import alias).
-MODULES = LEGACY_MODULES
+__all__ = ["GenericFunc", "context", "device", "generic_func", "patch", "unpatch"]
 
 
 #: Target names TVM 0.19's ``tvm.device``/``tvm.context`` took as device names.
@@ -102,8 +98,9 @@ _ATTRIBUTES: list[tuple[str, str, Any]] = [
 ]
 
 
-def patch() -> None:
-    """Set the legacy attributes (never replacing one TVM has, but ``tvm.device``)."""
+def patch(modules: Mapping[str, str]) -> None:
+    """Set the legacy attributes (never replacing one TVM has, but ``tvm.device``), and each
+    legacy module of ``modules`` (legacy path -> the module serving it) on its parent."""
     if tvm.device is _device:
         tvm.device = device
     if not hasattr(tvm.runtime.Tensor, "asnumpy"):
@@ -112,15 +109,15 @@ def patch() -> None:
         module = importlib.import_module(module_name)
         if not hasattr(module, attr):
             setattr(module, attr, value)
-    for legacy in MODULES:
+    for legacy in modules:
         parent, _, child = legacy.rpartition(".")
         module = importlib.import_module(parent)
         if not hasattr(module, child):
             setattr(module, child, importlib.import_module(legacy))
 
 
-def unpatch() -> None:
-    """Remove what :func:`patch` set and the legacy modules it imported."""
+def unpatch(modules: Mapping[str, str]) -> None:
+    """Remove what :func:`patch` set and the legacy modules of ``modules`` it imported."""
     if tvm.device is device:
         tvm.device = _device
     if tvm.runtime.Tensor.__dict__.get("asnumpy") is _asnumpy:
@@ -129,7 +126,7 @@ def unpatch() -> None:
         module = sys.modules.get(module_name)
         if module is not None and module.__dict__.get(attr) is value:
             delattr(module, attr)
-    for legacy, name in MODULES.items():
+    for legacy, name in modules.items():
         parent, _, child = legacy.rpartition(".")
         module = sys.modules.get(parent)
         served = sys.modules.get(name)
