@@ -23,13 +23,16 @@ __all__ = ["Import", "code_only", "guarded_lines", "imports", "line_starts", "lo
 #: A comment or a string literal (any prefix, quote and length; an unterminated one ends at its
 #: line or at the end of the file). Possessive loops: no backtracking on long strings.
 _STRING_OR_COMMENT = re.compile(
+    # The lookahead first: most positions start neither, and fail on one character class
+    # (halves the time over a TVM-era test file).
+    r"(?=[#'\"rRbBuUfF])(?:"
     r"#[^\r\n]*+"
     r"|(?<![\w])[rRbBuUfF]{0,2}(?:"
     r"'''(?:[^'\\]++|\\.|'(?!''))*+(?:'''|\Z)"
     r'|"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\Z)'
     r"|'(?:[^'\\\r\n]++|\\.)*+'?"
     r'|"(?:[^"\\\r\n]++|\\.)*+"?'
-    r")",
+    r"))",
     re.S,
 )
 _NOT_NEWLINE = re.compile(r"[^\r\n]")

@@ -79,6 +79,7 @@ def spells_word(text: str) -> bool:
 #: spells only these needs no name resolution, so :func:`literal_uses` finds them on the ``ast``.
 _LITERAL_ONLY = string_rows()
 _LITERAL_WORDS = tuple(word for word in _WORDS if word in _LITERAL_ONLY)
+_LITERAL_RE = re.compile("|".join(re.escape(word) for word in _LITERAL_WORDS) or r"(?!)")
 _RESOLVED_WORDS = tuple(word for word in _WORDS if word not in _LITERAL_ONLY)
 
 
@@ -130,7 +131,10 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
     lines = source_lines(code)
     # Only the statements and expressions around a line that spells a key are walked (a key must
     # be spelled whole on one line, as the full path's statement filter also requires).
-    wanted = [n for n, line in enumerate(lines, 1) if any(w in line for w in _LITERAL_WORDS)]
+    if code.count("\r") == code.count("\r\n"):  # "\n" ends every line: one C search
+        wanted = sorted({code.count("\n", 0, m.start()) + 1 for m in _LITERAL_RE.finditer(code)})
+    else:  # old Mac line ends ("\r" alone): test line by line
+        wanted = [n for n, line in enumerate(lines, 1) if _LITERAL_RE.search(line)]
     if not wanted:  # a key split over lines ("tir." "noalias"): walk everything
         wanted = list(range(1, len(lines) + 1))
     found: list[LiteralUse] = []

@@ -11,11 +11,11 @@ really serves. A file that would fail under the shim therefore always has a ``ma
 What is reported, so that a Relay-heavy test file gives a short report:
 
 * every use of a name the front end lacks or refuses (``relay.frontend.from_onnx``,
-  ``relay.transform.FoldConstant``, ``autotvm.tuner.XGBTuner``), one finding each;
-* every use of a name with its own row (``relay.build``, ``relay.create_executor``,
-  ``graph_executor.GraphModule``, ``autotvm.apply_history_best``, ``tvm.nd.array``), one each;
-* the rest of Relay building and of ``tvm.autotvm``: the first use in the file, its detail
-  counting the others.
+  ``relay.transform.FoldConstant``, ``autotvm.tuner.XGBTuner``), one finding each: each needs
+  a port;
+* the uses that run as written, one finding per row and file: the first use, its detail
+  counting the others (Relay building, ``relay.build``, ``relay.create_executor``,
+  ``graph_executor.GraphModule``, ``tvm.nd``, AutoTVM's decorators).
 
 Files inside the ``tvm`` package itself (a TVM <=0.19 source tree) are Relay, not users of it,
 and are not classified.
@@ -40,8 +40,6 @@ from compile_engine_compat.migrate.code_text import (
     code_only,
     guarded_lines,
     imports,
-    line_starts,
-    locate,
 )
 from compile_engine_compat.migrate.legacy_uses import absolute
 
@@ -54,8 +52,11 @@ ROOTS: dict[str, str] = {
     "tvm.contrib.graph_executor": "tvm.contrib.graph_executor.GraphModule",
     "tvm.nd": "tvm.nd",
 }
-#: Rows whose uses are reported once per file (the first, counting the rest): plain building.
-_PER_FILE = frozenset({"relay.building", "tvm.autotvm"})
+#: What must follow a name bound to these packages for a chain to reach a classified name.
+_TVM_NEXT = {
+    "tvm": r"(?=\.(?:relay|autotvm|nd|context|contrib\.graph_executor)\b)",
+    "tvm.contrib": r"(?=\.graph_executor\b)",
+}
 #: Substrings of which every such use spells one (``from tvm import nd`` spells " nd").
 _WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context")
 #: The libcst finder's modules: not classified here.
@@ -133,6 +134,24 @@ def classify(name: str) -> tuple[LegacyApi, Fix, str] | None:
     return None
 
 
+class _Locator:
+    """Line and column of offsets that mostly come in increasing order (C-speed counting from
+    the previous one, rather than a table of every line's start)."""
+
+    def __init__(self, code: str) -> None:
+        self._code = code
+        self._offset = 0
+        self._line = 1
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """(1-based line, 1-based character column) of ``offset``."""
+        if offset < self._offset:
+            self._offset, self._line = 0, 1
+        self._line += self._code.count("\n", self._offset, offset)
+        self._offset = offset
+        return self._line, offset - self._code.rfind("\n", 0, offset)
+
+
 @functools.lru_cache(maxsize=8)  # scan and fix of one file share the work
 def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
     """The Relay-era uses of a module's source, classified, in source order.
@@ -156,7 +175,7 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
     )
     if not heads:
         return ()
-    starts = line_starts(code)
+    where = _Locator(code)
     guarded = guarded_lines(code)
     found: list[RelayUse] = []
     # The first plain use per row, and how many there are (reported as one finding each).
@@ -167,11 +186,11 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
         hit = classify(name)
         if hit is None:
             return
-        line, col = locate(starts, offset)
+        line, col = where.locate(offset)
         if line in guarded:
             return
         row, fix, detail = hit
-        if fix == "served" and row.name in _PER_FILE:
+        if fix == "served":  # runs as written: one finding per row and file, counting the rest
             plain_count[row.name] = plain_count.get(row.name, 0) + 1
             plain.setdefault(row.name, (line, col, name))
         else:
@@ -183,20 +202,25 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
             if hit is not None and (hit[1] == "manual" or hit[0].name not in ROOTS.values()):
                 record(name, statement.start)
     # A bound name, then its attribute chain (not an attribute itself, nor a def or class name).
+    # A name bound to ``tvm`` (or ``tvm.contrib``) only matters before a classified attribute:
+    # matching only those skips the tvm.te/tvm.cpu/... chains that fill a TVM-era file.
+    alternatives = [re.escape(h) + _TVM_NEXT.get(bound[h], "") for h in heads]
     chains = re.compile(
-        r"(?<![\w.])(?<!def )(?<!class )(" + "|".join(map(re.escape, heads)) + r")\b"
+        r"(?<![\w.])(?<!def )(?<!class )(" + "|".join(alternatives) + r")\b"
         r"((?:\.[A-Za-z_]\w*)*+)(?P<rebound>[ \t]*=(?!=))?"
     )
     spans = iter([(s.start, s.end) for s in statements])
     span = next(spans, None)
     for match in chains.finditer(code):
-        while span is not None and span[1] <= match.start():
+        start = match.start()
+        while span is not None and span[1] <= start:
             span = next(spans, None)
-        if span is not None and span[0] <= match.start():
+        if span is not None and span[0] <= start:
             continue  # inside the import statement itself
-        if match.group("rebound") and not match.group(2):
+        head, attributes, rebound = match.group(1, 2, 3)
+        if rebound and not attributes:
             continue  # a keyword argument or a new binding of the name, not a use
-        record(bound[match.group(1)] + match.group(2), match.start())
+        record(bound[head] + attributes, start)
     for row_name, (line, col, name) in plain.items():
         more = plain_count[row_name] - 1
         row = API_TABLE[row_name]
