@@ -234,3 +234,21 @@ def test_the_fixture_comes_from_the_plugin_and_runs_the_oracle(compile_engine_eq
     [out] = compile_engine_equivalence(func, x, x)
     np.testing.assert_array_equal(out, x * x)
     assert global_engine() is not None
+
+
+def test_the_package_forwards_exactly_the_strategies_names_and_needs_no_hypothesis_for_the_oracle():
+    import subprocess
+    import sys
+
+    from compile_engine_compat import testing
+    from compile_engine_compat.testing import strategies
+
+    assert sorted(testing.__all__) == sorted(strategies.__all__)
+    script = (
+        "import sys; import compile_engine_compat.testing.oracle;"
+        " import compile_engine_compat.testing.shadow; print('hypothesis' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.strip() == "False", out.stderr[-2000:]

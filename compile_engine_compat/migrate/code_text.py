@@ -13,12 +13,11 @@ one-liner, and a name shadowed by a local of the same name.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["Import", "code_only", "guarded_lines", "imports", "line_starts", "locate"]
+__all__ = ["Import", "code_only", "guarded_lines", "imports"]
 
 #: A comment or a string literal (any prefix, quote and length; an unterminated one ends at its
 #: line or at the end of the file). Possessive loops: no backtracking on long strings.
@@ -46,7 +45,6 @@ _IMPORT = re.compile(
 _TRY = re.compile(r"^([ \t]*)try[ \t]*:", re.M)
 _HANDLER = re.compile(r"except\b[ \t]*(?P<types>[^:]*):")
 _WORD = re.compile(r"\w+")
-_LINE_START = re.compile(r"^", re.M)
 #: Handlers that make a ``try`` cope with a missing module (as :mod:`._legacy_uses` counts them).
 GUARD_NAMES = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
@@ -152,14 +150,3 @@ def guarded_lines(code: str) -> set[int]:
         if catches:
             guarded.update(range(first, last + 1))
     return guarded
-
-
-def line_starts(code: str) -> list[int]:
-    """The offset at which each line starts (for :func:`locate`)."""
-    return [match.start() for match in _LINE_START.finditer(code)]
-
-
-def locate(starts: list[int], offset: int) -> tuple[int, int]:
-    """(1-based line, 1-based character column) of an offset."""
-    line = bisect.bisect_right(starts, offset)
-    return line, offset - starts[line - 1] + 1
