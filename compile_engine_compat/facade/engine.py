@@ -243,8 +243,9 @@ class CompileEngine:
 
         Each function fills the cache entry ``jit`` would: a later ``jit`` of one of them returns
         the same kernel. Already built kernels and persistent-cache hits are not rebuilt. The
-        others go into IRModules of up to :data:`._build_pool.MAX_CHUNK` functions, each built
-        with one ``tvm.compile`` on a pool of threads while the next functions are lowered.
+        others go into IRModules of up to
+        :data:`compile_engine_compat.pipeline.build_pool.MAX_CHUNK` functions, each built with
+        one ``tvm.compile`` on a pool of threads while the next functions are lowered.
 
         Parameters
         ----------

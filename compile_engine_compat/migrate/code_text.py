@@ -2,7 +2,7 @@
 
 A Relay-era test file is Relay from top to bottom: parsing it with ``ast`` and walking every node
 cost about twice ``ast.parse`` of the file, and such files are a third of a TVM <=0.19 tree. The
-Relay-era finder (:mod:`._relay_uses`) reads the text instead, with C regular expressions (ruff's
+Relay-era finder (:mod:`.relay_uses`) reads the text instead, with C regular expressions (ruff's
 fast-path idea): :func:`code_only` blanks strings and comments first, keeping every offset, so
 that only code can match what follows.
 
@@ -45,7 +45,7 @@ _IMPORT = re.compile(
 _TRY = re.compile(r"^([ \t]*)try[ \t]*:", re.M)
 _HANDLER = re.compile(r"except\b[ \t]*(?P<types>[^:]*):")
 _WORD = re.compile(r"\w+")
-#: Handlers that make a ``try`` cope with a missing module (as :mod:`._legacy_uses` counts them).
+#: Handlers that make a ``try`` cope with a missing module (as :mod:`.legacy_uses` counts them).
 GUARD_NAMES = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 

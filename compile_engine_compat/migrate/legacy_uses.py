@@ -16,7 +16,7 @@ Comments never match (they are not code), and a string matches only when it *is*
 
 Speed: libcst's parse and scope analysis cost ~0.5 ms a line, about 30x CPython's ``ast.parse``.
 :func:`relevant_code` keeps libcst off almost all code: a file that spells none of the table's
-:func:`~._api_table.legacy_words` cannot hold a use and is not parsed at all; in one that does,
+:func:`.api_table.legacy_words` cannot hold a use and is not parsed at all; in one that does,
 ``ast.parse`` (C, fast) finds the top-level statements, and only those that spell a legacy word or
 import something reach libcst, with every other line blanked so that lines and columns stay put.
 Imports are kept because they bind the names a kept statement resolves through.

@@ -22,10 +22,10 @@ and are not classified.
 
 Names resolve through the file's imports (every ``import``/``from`` form, relative imports
 against the file's package, attribute chains from a bound name), read off the text with strings
-and comments blanked (:mod:`._code_text`: a third of a TVM <=0.19 tree is Relay-era files, and
+and comments blanked (:mod:`.code_text`: a third of a TVM <=0.19 tree is Relay-era files, and
 parsing them cost more than the rest of the scan). The
 ``tvm.relay.backend.compile_engine``/``te_compiler`` names are the libcst finder's
-(:mod:`._legacy_uses`), and code under ``try: ... except ImportError:`` already copes.
+(:mod:`.legacy_uses`), and code under ``try: ... except ImportError:`` already copes.
 """
 
 from __future__ import annotations

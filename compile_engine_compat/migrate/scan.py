@@ -12,7 +12,7 @@ under ``try/except ImportError`` already copes and is not reported. ``--include-
 calls that go through ``compile_engine_compat`` (the next step of the burn-down).
 
 Relay-era code (Relay building, ``relay.build`` and the executors, AutoTVM, ``tvm.nd``) is
-classified by :mod:`._relay_uses` against what ``install()`` serves.
+classified by :mod:`.relay_uses` against what ``install()`` serves.
 
 Each finding's ``fix`` says what ``compile-engine-compat fix`` can do: ``safe`` (the default fix
 removes it and keeps behaviour), ``unsafe`` (only ``fix --unsafe``, a modern rewrite), ``manual``

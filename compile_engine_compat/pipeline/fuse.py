@@ -1,7 +1,7 @@
 """Inline injective TE stages into their consumers before ``te.create_prim_func``.
 
 This is the legacy injective schedule's ``compute_inline``, done on the TE graph. The same rules
-as :func:`._lowering.inline_injective` decide which stages go: a single-output spatial stage that
+as :func:`.lower.inline_injective` decide which stages go: a single-output spatial stage that
 is not an output and whose every consumer is a spatial stage, with at most one possibly-expanding
 intrinsic (tanh, erf, ...) per resulting stage. Done here, it takes time linear in the number of
 stages; done with ``s_tir`` primitives, each ``compute_inline`` costs time proportional to the
@@ -15,7 +15,7 @@ consumer reading at other indices (a broadcast, a transpose, a materialized stag
 variables) substitutes into it.
 
 Graphs holding anything but compute and placeholder ops (extern sort/scan kernels) are left
-alone: :func:`._lowering.inline_injective` handles those after ``create_prim_func``.
+alone: :func:`.lower.inline_injective` handles those after ``create_prim_func``.
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ class TracedFunction:
         Placeholders standing for non-scalar constants, with the values to bind to them.
     outputs : list of te.Tensor
         The flattened outputs of the function body (may include placeholders and repeats;
-        see :func:`compile_engine_compat.pipeline.lower.distinct_outputs`).
+        see :func:`.lower.distinct_outputs`).
     """
 
     inputs: list[te.Tensor]

@@ -1,7 +1,7 @@
 """Relay's expression and type nodes, as plain Python objects that know their Relax form.
 
 A Relay program built with these classes is a DAG of immutable nodes. Nothing is checked or
-inferred while building (as in Relay); :func:`compile_engine_compat.relay._emit.infer` turns the
+inferred while building (as in Relay); :func:`._emit.infer` turns the
 graph into one Relax function and fills in ``checked_type`` on every node it visits.
 """
 

@@ -8,7 +8,7 @@ hypothesis aborts never leaves a half-open ``BlockBuilder`` behind.
 
 Shapes in a plan are tuples of ``int`` and the marker :data:`SYM` (one symbolic dim shared by
 the whole function); :func:`build_function` turns the marker into one ``tirx.Var``.
-The NumPy side of the registry lives in :mod:`._op_references`.
+The NumPy side of the registry lives in :mod:`.op_references`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ float16       rtol 4e-3, atol 4e-3   rtol 3e-2, atol 3e-2
 NumPy does not judge an output that depends *discontinuously* on a rounded float intermediate
 (a comparison, ``floor``, ``argmax`` or float-to-int cast of a computed float: ``tanh(x) == x``
 in float16 flips on one ulp); the two TVM paths must still agree bit for bit there. See
-:mod:`compile_engine_compat.testing.interpret`.
+:mod:`.interpret`.
 
 Why floats are not bit-exact between the two TVM paths: both compute the same TE expressions,
 but the shim builds ONE kernel with injective stages inlined, while the new path runs one kernel

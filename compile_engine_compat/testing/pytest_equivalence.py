@@ -23,7 +23,7 @@ __all__ = ["compile_engine_equivalence"]
 def compile_engine_equivalence() -> Callable[..., Any]:
     """Return ``check(func, *arrays, target="llvm", seed=None, reference=True)``.
 
-    ``check`` runs :func:`compile_engine_compat.testing.assert_matches_new_path`: the shim's
+    ``check`` runs :func:`.assert_matches_new_path`: the shim's
     ``jit`` kernel, ``tvm.compile`` + ``relax.VirtualMachine`` and, when every op has one, the
     NumPy reference must agree within the documented per-dtype tolerances. It returns the jit
     outputs and raises ``EquivalenceError`` (an ``AssertionError``) with a full report otherwise.

@@ -5,7 +5,7 @@ or for a block with :func:`shadow_mode`. ``CompileEngine.jit`` then returns a
 :class:`ShadowKernel`: called like the kernel (destination-passing), it runs the kernel, then
 runs the same inputs through ``tvm.compile`` + ``relax.VirtualMachine`` and raises
 :class:`ShadowMismatchError`, with the oracle's report, when an output differs beyond the
-tolerances of :mod:`compile_engine_compat.testing.oracle`.
+tolerances of :mod:`.oracle`.
 
 Cost: the first call of each kernel compiles the Relax function the modern way (about
 0.1-0.3 s for small functions, as much as a cold ``jit``); every call then copies the inputs
