@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any as _AnyT
 
-from . import analysis, backend, expr, function, op, qnn, testing, transform, ty
+from . import _emit, _expr, _ops, analysis, backend, expr, function, op, qnn, testing, transform, ty
 from ._emit import free_vars
 from ._expr import (
     Any,
@@ -38,6 +38,10 @@ from ._expr import (
 from ._ops import OP_TABLE, REFUSED_OPS, UnsupportedRelayError, namespace
 from .build_module import build, create_executor
 from .op import image, nn
+
+# The expression classes reach the op table and the emitter through this one connection.
+_expr.connect(_ops.builder, _ops.RelayOp, _emit.to_relax, _emit.function_to_relax)
+_ops.connect_strategy(op.op.strategy_function)
 
 globals().update(namespace(""))
 

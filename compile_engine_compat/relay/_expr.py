@@ -8,12 +8,42 @@ graph into one Relax function and fills in ``checked_type`` on every node it vis
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any as AnyT
 
 import numpy as np
 import tvm
 from tvm import relax, tirx
+
+
+class _Late:
+    """What the expression classes use from the modules built on top of them.
+
+    Operators build calls through the op table (:mod:`._ops`), and ``astext``, ``checked_type``
+    and TVM's view of an expression go through the emitter (:mod:`._emit`); both import this
+    module, so this one never imports them. ``relay/__init__`` connects them once
+    (:func:`connect`), before anything can build an expression.
+    """
+
+    builder: Callable[[str], AnyT]
+    relay_op: AnyT  # the RelayOp class (Any: calls on its instances are checked there)
+    to_relax: Callable[[AnyT], AnyT]
+    function_to_relax: Callable[[AnyT], AnyT]
+
+
+_late = _Late()
+
+
+def connect(
+    builder: Callable[[str], AnyT],
+    relay_op: type,
+    to_relax: Callable[[AnyT], AnyT],
+    function_to_relax: Callable[[AnyT], AnyT],
+) -> None:
+    """Give the expression classes the op table's builders and the emitter (see :class:`_Late`)."""
+    _late.builder, _late.relay_op = builder, relay_op
+    _late.to_relax, _late.function_to_relax = to_relax, function_to_relax
+
 
 __all__ = [
     "Any",
@@ -263,9 +293,7 @@ class Expr:
 
         Relay's text format is gone; the Relax script is the honest text of what runs.
         """
-        from ._emit import to_relax
-
-        return str(to_relax(self).script())
+        return str(_late.to_relax(self).script())
 
     def __add__(self, other: AnyT) -> Call:
         return _builder("add")(self, _operand(other))
@@ -311,9 +339,7 @@ class Expr:
 
         So ``tvm.IRModule.from_expr(expr)`` holds it as ``main``, as Relay's did.
         """
-        from ._emit import to_relax
-
-        return to_relax(self)
+        return _late.to_relax(self)
 
     # Relay nodes compare by identity (structural equality is tvm.ir.structural_equal's job).
     __eq__ = object.__eq__
@@ -321,9 +347,7 @@ class Expr:
 
 
 def _builder(name: str) -> AnyT:
-    from ._ops import builder
-
-    return builder(name)
+    return _late.builder(name)
 
 
 def _operand(other: AnyT) -> Expr:
@@ -517,13 +541,11 @@ class Call(Expr):
         type_args: Sequence[Type] | None = None,
         span: AnyT = None,
     ) -> None:
-        from ._ops import RelayOp
-
-        if not isinstance(op, RelayOp | Function):
+        if not isinstance(op, _late.relay_op | Function):
             raise TypeError(f"Call takes a relay op (relay.op.get(name)) or a Function, got {op!r}")
         self.op = op
         self.args = [_as_expr(a) for a in args]
-        if attrs is None and isinstance(op, RelayOp):
+        if attrs is None and isinstance(op, _late.relay_op):
             attrs = op.row.default_attrs()
         self.attrs = attrs
         self.type_args = list(type_args or [])
@@ -594,9 +616,7 @@ class Function(Expr):
     def __relax_function__(self) -> relax.Function:
         """The Relax function of the same graph (built once; nodes are immutable)."""
         if self._relax is None:
-            from ._emit import function_to_relax
-
-            self._relax = function_to_relax(self)
+            self._relax = _late.function_to_relax(self)
         return self._relax
 
     def __tvm_ffi_object__(self) -> relax.Function:

@@ -175,8 +175,6 @@ class RelayOp:
         if attr_name == "FTVMStrategy":
             from compile_engine_compat.pipeline import strategy as _strategy
 
-            from .op.op import strategy_function
-
             if self.row.relax_op != f"relax.{self.name}":
                 # The Relax form is another op, or more than one (nn.dense is relax.matmul of
                 # a transposed weight): a Relay compute would see other inputs. Refuse, rather
@@ -187,7 +185,7 @@ class RelayOp:
                     f"an implementation of {self.row.relax_op} with "
                     "compile_engine_compat.register_implementation (or temp_strategy)"
                 )
-            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value, self.row))
+            _strategy.set_strategy_function(self.row.relax_op, _strategy_adapter(value, self.row))
         elif attr_name not in _INERT_ATTRS:
             raise UnsupportedRelayError(
                 f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
@@ -1505,6 +1503,22 @@ def _static_ints(attr: str) -> Callable[[Any], Any]:
         return tuple(int(v) for v in value)
 
     return norm
+
+
+def _unconnected(fstrategy: Any, row: OpRow) -> Any:
+    raise RuntimeError("compile_engine_compat.relay is not initialized: import it first")
+
+
+#: Adapts a Relay ``FTVMStrategy`` function to the engine's registry
+#: (:func:`.op.op.strategy_function`, which builds on this module): connected once by
+#: ``relay/__init__`` (:func:`connect_strategy`).
+_strategy_adapter: Callable[[Any, OpRow], Any] = _unconnected
+
+
+def connect_strategy(adapter: Callable[[Any, OpRow], Any]) -> None:
+    """Set how an ``FTVMStrategy`` op attribute reaches the engine's strategy registry."""
+    global _strategy_adapter
+    _strategy_adapter = adapter
 
 
 #: Relay op name -> row. The single source of the Relay front end's ops.
