@@ -27,11 +27,14 @@ import tvm
 import tvm_ffi
 from tvm import te, tirx
 
+from compile_engine_compat._boundary import te_ffi
 from compile_engine_compat.pipeline.lower import expanding_calls
 
 __all__ = ["fuse_injective"]
 
 _TENSOR_LOAD = tvm.ir.Op.get("te.tensor_load")
+# ComputeOp/TensorLoad constructors (see _boundary.PRIVATE_NAMES).
+_TE_FFI = te_ffi()
 
 
 def _handle(obj: Any) -> int:
@@ -142,7 +145,7 @@ class _Fuser:
             # A multi-output reduction (argmax) must share one source between its outputs;
             # rewriting each output apart breaks that. Rare: leave such graphs to s_tir.
             raise _Unsupported(op.name)
-        self._rebuilt[key] = te._ffi_api.ComputeOp(op.name, op.tag, op.attrs, op.axis, bodies)
+        self._rebuilt[key] = _TE_FFI.ComputeOp(op.name, op.tag, op.attrs, op.axis, bodies)
 
     def tensor(self, tensor: te.Tensor) -> te.Tensor:
         new_op = self._rebuilt.get(_handle(tensor.op))
@@ -151,7 +154,7 @@ class _Fuser:
     def _load(self, tensor: te.Tensor, indices: list[Any]) -> Any:
         expression = self._expressions.get(_handle(tensor.op))
         if expression is None:
-            return te._ffi_api.TensorLoad(self.tensor(tensor), indices)
+            return _TE_FFI.TensorLoad(self.tensor(tensor), indices)
         substitution: dict[int, Any] = {}
         for dim, (iv, index) in enumerate(zip(tensor.op.axis, indices)):
             var = self.canonical(dim, _dtype(iv.var))

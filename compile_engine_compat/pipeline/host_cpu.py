@@ -26,6 +26,8 @@ import os
 
 import tvm
 
+from compile_engine_compat._boundary import env_raw
+
 __all__ = ["GENERIC_CPU_ENV", "host_cpu", "host_target"]
 
 #: Set to 1 (or true/yes/on) for TVM's generic code on a plain ``llvm`` target.
@@ -39,16 +41,13 @@ _ON = ("1", "true", "yes", "on")
 
 def _generic_requested() -> bool:
     # Read on every call (a test or a process may switch it), on the hot path of every cache-hit
-    # lower: os.environ.get costs ~0.8 us (key encoding, a KeyError when unset); POSIX CPython
-    # keeps the bytes mapping underneath, where a miss costs ~0.05 us.
-    raw = getattr(os.environ, "_data", None)
-    if isinstance(raw, dict) and _ENV_KEY is not None:
-        value = raw.get(_ENV_KEY)
-        return value is not None and value.decode(errors="replace").strip().lower() in _ON
-    return os.environ.get(GENERIC_CPU_ENV, "").strip().lower() in _ON
+    # lower: os.environ.get costs ~0.8 us (key encoding, a KeyError when unset), the raw read
+    # ~0.05 us (see _boundary.env_raw).
+    value = env_raw(_ENV_KEY)
+    return value is not None and value.decode(errors="replace").strip().lower() in _ON
 
 
-_ENV_KEY = os.fsencode(GENERIC_CPU_ENV) if os.name == "posix" else None
+_ENV_KEY = os.fsencode(GENERIC_CPU_ENV)
 
 
 @functools.cache

@@ -26,7 +26,6 @@ import contextlib
 import dataclasses
 import functools
 import os
-import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -36,6 +35,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import deprecation
 
+from compile_engine_compat._boundary import caller_frame
 from compile_engine_compat.migrate.api_table import LegacyApi, lookup
 
 __all__ = [
@@ -217,7 +217,7 @@ def _user_frame() -> tuple[FrameType | None, int]:
 
     Level 1 is the caller of ``warnings.warn`` (i.e. :func:`warn_legacy`).
     """
-    frame: FrameType | None = sys._getframe(2)
+    frame: FrameType | None = caller_frame(2)  # warn_legacy's caller
     level = 2
     while frame is not None:
         filename = frame.f_code.co_filename
