@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["Import", "code_only", "guarded_lines", "imports"]
+__all__ = ["GUARD_NAMES", "Import", "code_only", "guarded_lines", "imports"]
 
 #: A comment or a string literal (any prefix, quote and length; an unterminated one ends at its
 #: line or at the end of the file). Possessive loops: no backtracking on long strings.
@@ -45,7 +45,7 @@ _IMPORT = re.compile(
 _TRY = re.compile(r"^([ \t]*)try[ \t]*:", re.M)
 _HANDLER = re.compile(r"except\b[ \t]*(?P<types>[^:]*):")
 _WORD = re.compile(r"\w+")
-#: Handlers that make a ``try`` cope with a missing module (as :mod:`.legacy_uses` counts them).
+#: Handlers that make a ``try`` cope with a missing module (for both finders).
 GUARD_NAMES = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 

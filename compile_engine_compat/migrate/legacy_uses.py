@@ -44,26 +44,23 @@ from compile_engine_compat.migrate.api_table import (
     legacy_words,
     string_rows,
 )
+from compile_engine_compat.migrate.code_text import GUARD_NAMES
 
 __all__ = [
     "LiteralUse",
     "Relevant",
     "Use",
-    "ast_column",
     "find_uses",
     "guards_import",
-    "guards_import_ast",
     "literal_uses",
     "module_of_node",
     "relevant_code",
-    "source_lines",
     "spells_word",
 ]
 
 Origin = Literal["legacy", "shim"]
 Kind = Literal["import", "reference", "method", "string", "dynamic"]
 
-_GUARD_NAMES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 _WORDS = legacy_words()
 #: The same words as one pattern, for searching statements.
@@ -92,7 +89,7 @@ class LiteralUse(NamedTuple):
     guarded: bool
 
 
-def guards_import_ast(node: ast.Try) -> bool:
+def _guards(node: ast.Try) -> bool:
     """:func:`guards_import` on the ``ast``: a handler catches ``ImportError`` or wider."""
     for handler in node.handlers:
         if handler.type is None:
@@ -100,7 +97,7 @@ def guards_import_ast(node: ast.Try) -> bool:
         types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
         for item in types:
             name = item.attr if isinstance(item, ast.Attribute) else getattr(item, "id", "")
-            if name in _GUARD_NAMES:
+            if name in GUARD_NAMES:
                 return True
     return False
 
@@ -128,7 +125,7 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
         tree = ast.parse(code)
     except Exception:  # SyntaxError, RecursionError, MemoryError: the full path reports it
         return None
-    lines = source_lines(code)
+    lines = _source_lines(code)
     # Only the statements and expressions around a line that spells a key are walked (a key must
     # be spelled whole on one line, as the full path's statement filter also requires).
     if code.count("\r") == code.count("\r\n"):  # "\n" ends every line: one C search
@@ -154,20 +151,20 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             row = _LITERAL_ONLY.get(node.value)
             if row is not None:
-                found.append(LiteralUse(row, node.lineno, ast_column(lines, node), guarded))
+                found.append(LiteralUse(row, node.lineno, _ast_column(lines, node), guarded))
             continue
-        inner = guarded or (isinstance(node, ast.Try) and guards_import_ast(node))
+        inner = guarded or (isinstance(node, ast.Try) and _guards(node))
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     return sorted(found, key=lambda use: (use.line, use.col))
 
 
-def source_lines(code: str) -> list[str]:
+def _source_lines(code: str) -> list[str]:
     """The lines of ``code`` as Python numbers them (``str.splitlines`` also splits at form
     feeds and Unicode separators, which would shift every line after one)."""
     return _LINES.findall(code)
 
 
-def ast_column(lines: list[str], node: ast.expr | ast.stmt) -> int:
+def _ast_column(lines: list[str], node: ast.expr | ast.stmt) -> int:
     """The 1-based character column of an ``ast`` node (ast counts UTF-8 bytes; libcst, and the
     findings, count characters)."""
     prefix = lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
@@ -472,7 +469,7 @@ def guards_import(node: cst.Try) -> bool:
         types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
         for item in types:
             expr = item.value if isinstance(item, cst.Element) else item
-            if dotted(expr).rsplit(".", 1)[-1] in _GUARD_NAMES:
+            if dotted(expr).rsplit(".", 1)[-1] in GUARD_NAMES:
                 return True
     return False
 
