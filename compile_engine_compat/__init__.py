@@ -43,11 +43,15 @@ if TYPE_CHECKING:
     from . import relay as relay
     from . import te_compiler as te_compiler
     from . import testing as testing
-    from .cache.keys import CachedFunc, CCacheKey, CCacheValue  # noqa: F401
-    from .facade.engine import CompileEngine, LoweringError, get  # noqa: F401
-    from .pipeline.strategy import (  # noqa: F401
+    from .compile_engine import (  # noqa: F401
+        CachedFunc,
+        CCacheKey,
+        CCacheValue,
+        CompileEngine,
         LoweredOutput,
+        LoweringError,
         OpImplementation,
+        get,
         get_shape,
         get_valid_implementations,
         lower_call,

@@ -16,30 +16,29 @@ modules during a migration sees one cache. Like upstream, a te_compiler cache en
 
 from __future__ import annotations
 
+from compile_engine_compat.cache.keys import CachedFunc
 from compile_engine_compat.facade.te_compiler import (
-    CachedFunc,
     CCacheKey,
     CCacheValue,
     LoweredOutput,
-    OpImplementation,
     TECompiler,
-    get,
-    get_shape,
-    get_valid_implementations,
     logger,
-    lower_call,
-    lower_to_primfunc,
-    select_implementation,
 )
 from compile_engine_compat.facade.te_compiler import (
     global_compiler as global_compiler,  # un-warned accessor, not legacy
 )
+from compile_engine_compat.pipeline.strategy import OpImplementation
 
 # Registers the relay.backend.* globals and config keys.
 from compile_engine_compat.surfaces import globals as _globals  # noqa: F401
+from compile_engine_compat.surfaces.deprecation import legacy_surface
 
 # Shadow mode wraps jit's kernels when COMPILE_ENGINE_COMPAT_SHADOW is on (it wires itself).
 from compile_engine_compat.testing import shadow as _shadow  # noqa: F401
+
+# get, lower_call, get_shape, select_implementation, get_valid_implementations and
+# lower_to_primfunc: the API table's rows, each made from its un-warned core.
+globals().update(legacy_surface("te_compiler"))
 
 __all__ = [
     "CCacheKey",

@@ -292,7 +292,7 @@ def test_every_name_the_front_end_warns_has_a_row():
         for path in root.rglob("*.py")
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Call)
-        and getattr(node.func, "id", None) == "warn_legacy"
+        and getattr(node.func, "id", None) in ("warn_legacy", "legacy_api")
         and isinstance(node.args[0], ast.Constant)
     }
     assert names == {

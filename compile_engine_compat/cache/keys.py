@@ -20,7 +20,7 @@ from tvm import relax
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.host_cpu import host_target
 from compile_engine_compat.surfaces import legacy_target as _legacy_target
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import LegacyObject, legacy_api, warn_legacy
 
 __all__ = [
     "CCacheKey",
@@ -30,16 +30,6 @@ __all__ = [
     "pass_context_text",
     "target_text",
 ]
-
-
-class _LegacyObject:
-    """What the legacy ``tvm.runtime.Object`` gave these records: ``same_as`` is identity."""
-
-    __slots__ = ()
-
-    def same_as(self, other: object) -> bool:
-        """Return True when ``other`` is this very object (legacy ``Object.same_as``)."""
-        return self is other
 
 
 @functools.lru_cache(maxsize=256)
@@ -145,7 +135,8 @@ def pass_context_text() -> str:
     return text
 
 
-class CCacheKey(_LegacyObject):
+@legacy_api("compile_engine.CCacheKey")
+class CCacheKey(LegacyObject):
     """Key in the CompileEngine.
 
     Parameters
@@ -169,7 +160,6 @@ class CCacheKey(_LegacyObject):
     __slots__ = ("_lookup", "source_func", "target")
 
     def __init__(self, source_func: Any, target: Any) -> None:
-        warn_legacy("compile_engine.CCacheKey")
         self._init(source_func, target)
 
     @classmethod
@@ -213,7 +203,7 @@ class CCacheKey(_LegacyObject):
         return f"CCacheKey(source_func={_first_line(self.source_func)}, target={self.target})"
 
 
-class CachedFunc(_LegacyObject):
+class CachedFunc(LegacyObject):
     """A lowered function: its TE tensors, its schedule and its PrimFunc.
 
     Attributes
@@ -293,7 +283,7 @@ class CachedFunc(_LegacyObject):
         )
 
 
-class CCacheValue(_LegacyObject):
+class CCacheValue(LegacyObject):
     """Value in the CompileEngine, including usage statistics.
 
     Attributes

@@ -35,10 +35,10 @@ from compile_engine_compat.pipeline import build as _build
 from compile_engine_compat.pipeline import shape_func as _shape_func
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.build_pool import ChunkedBuilder
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import LegacyObject, legacy_api
 from compile_engine_compat.surfaces.legacy_target import LegacyTargetError
 
-__all__ = ["CompileEngine", "LoweringError", "get", "global_engine"]
+__all__ = ["CompileEngine", "LoweringError", "global_engine"]
 
 _RULE = "-" * 26 + "\n"
 _MAX_NAME = 80
@@ -111,7 +111,8 @@ def set_kernel_hook(hook: KernelHook | None) -> None:
     _kernel_hook = hook
 
 
-class CompileEngine:
+@legacy_api("compile_engine.CompileEngine")
+class CompileEngine(LegacyObject):
     """CompileEngine to get lowered code.
 
     There is one per process: use :func:`get`. Direct construction raises ``RuntimeError``.
@@ -149,12 +150,9 @@ class CompileEngine:
         self.lowering_customized = lambda: False
         return self
 
-    def same_as(self, other: object) -> bool:
-        """Legacy ``Object.same_as``: identity."""
-        return self is other
-
     # -- public legacy API -----------------------------------------------------------------------
 
+    @legacy_api("compile_engine.CompileEngine.lower")
     def lower(self, source_func: Any, target: Any = None, mod_name: str = "default") -> CachedFunc:
         """Lower a source_func to a CachedFunc.
 
@@ -177,9 +175,9 @@ class CompileEngine:
         LoweringError
             A ``RuntimeError`` with "Error during compile func" for any failure.
         """
-        warn_legacy("compile_engine.CompileEngine.lower")
         return self._lower_wrapped(source_func, target, mod_name).cached_func
 
+    @legacy_api("compile_engine.CompileEngine.lower_shape_func")
     def lower_shape_func(self, source_func: Any, target: Any = None) -> CachedFunc:
         """Lower the shape function of ``source_func``: int64 shape tensors in, shapes out.
 
@@ -194,9 +192,9 @@ class CompileEngine:
             ``inputs`` are 1-D int64 shape tensors (one per tensor parameter), ``outputs`` the
             output shapes, ``shape_func_param_states`` 2 for a parameter whose shape is needed.
         """
-        warn_legacy("compile_engine.CompileEngine.lower_shape_func")
         return self._shape_func_value(_get_cache_key(source_func, target)).cached_func
 
+    @legacy_api("compile_engine.CompileEngine.jit")
     def jit(self, source_func: Any, target: Any = None) -> _build.Kernel:
         """JIT a source_func to a callable kernel.
 
@@ -211,7 +209,6 @@ class CompileEngine:
             Call as ``kernel(*inputs, *outputs)``: writes into the outputs, returns None.
             Memoized: the same kernel object on every call for the same key.
         """
-        warn_legacy("compile_engine.CompileEngine.jit")
         key = _get_cache_key(source_func, target)
         value = self._lower_wrapped(key, None, "", for_jit=True)
         hook = _kernel_hook  # shadow mode's, when on: the kernel also runs the modern path
@@ -219,6 +216,7 @@ class CompileEngine:
             return hook(self._kernel(value), key.source_func, key.target)
         return self._kernel(value)
 
+    @legacy_api("compile_engine.CompileEngine.lower_many")
     def lower_many(
         self, funcs: Sequence[Any], target: Any = None, mod_name: str = "default"
     ) -> list[CachedFunc]:
@@ -235,9 +233,9 @@ class CompileEngine:
         list of CachedFunc
             In the order of ``funcs``; put their ``funcs`` modules together to build them at once.
         """
-        warn_legacy("compile_engine.CompileEngine.lower_many")
         return [self._lower_wrapped(f, target, mod_name).cached_func for f in funcs]
 
+    @legacy_api("compile_engine.CompileEngine.jit_many")
     def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[_build.Kernel]:
         """JIT several functions, building them as IRModules of several functions at once.
 
@@ -257,7 +255,6 @@ class CompileEngine:
         list of Kernel
             In the order of ``funcs``.
         """
-        warn_legacy("compile_engine.CompileEngine.jit_many")
         builder: ChunkedBuilder[CCacheValue, _build.Kernel] = ChunkedBuilder(
             len(funcs), _build_chunk
         )
@@ -284,12 +281,13 @@ class CompileEngine:
                 value._release()
         return [self._kernel(v) for v in values]
 
+    @legacy_api("compile_engine.CompileEngine.clear")
     def clear(self) -> None:
         """clear the existing cached functions"""
-        warn_legacy("compile_engine.CompileEngine.clear")
         with self._lock:
             self._cache.clear()
 
+    @legacy_api("compile_engine.CompileEngine.items")
     def items(self) -> list[tuple[CCacheKey, CCacheValue]]:
         """List items in the cache.
 
@@ -297,10 +295,10 @@ class CompileEngine:
         -------
         list of (CCacheKey, CCacheValue)
         """
-        warn_legacy("compile_engine.CompileEngine.items")
         with self._lock:
             return list(self._cache.values())
 
+    @legacy_api("compile_engine.CompileEngine.shape_func_items")
     def shape_func_items(self) -> list[tuple[CCacheKey, CCacheValue]]:
         """List items in the shape-function cache.
 
@@ -308,18 +306,17 @@ class CompileEngine:
         -------
         list of (CCacheKey, CCacheValue)
         """
-        warn_legacy("compile_engine.CompileEngine.shape_func_items")
         with self._lock:
             return list(self._shape_cache.values())
 
+    @legacy_api("compile_engine.CompileEngine.get_current_ccache_key")
     def get_current_ccache_key(self) -> CCacheKey | None:
         """Return the key of the latest ``lower``/``jit`` call, or None before the first."""
-        warn_legacy("compile_engine.CompileEngine.get_current_ccache_key")
         return self._current_key
 
+    @legacy_api("compile_engine.CompileEngine.dump")
     def dump(self) -> str:
         """Return a string representation of the engine (the legacy text layout)."""
-        warn_legacy("compile_engine.CompileEngine.dump")
         with self._lock:
             items = list(self._cache.values())
             shape_items = list(self._shape_cache.values())
@@ -562,20 +559,14 @@ def _dump_item(key: CCacheKey, value: CCacheValue) -> str:
 _engine_lock = threading.Lock()
 
 
-def get() -> CompileEngine:
-    """Get the global compile engine.
+def global_engine() -> CompileEngine:
+    """Get the global compile engine (the core of ``compile_engine.get``).
 
     Returns
     -------
     engine : CompileEngine
         The process-wide singleton.
     """
-    warn_legacy("compile_engine.get")
-    return global_engine()
-
-
-def global_engine() -> CompileEngine:
-    """Return the singleton without counting a legacy call (for the shim's own modules)."""
     engine = CompileEngine._instance
     if engine is None:
         with _engine_lock:

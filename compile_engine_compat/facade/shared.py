@@ -1,27 +1,34 @@
-"""The un-warned core that the registered globals and the TECompiler share.
+"""The un-warned cores of the ``relay.backend.*`` globals, and te_compiler's view of a cache value.
 
-Both reach the one engine and its cache directly, without the legacy warnings of the public
-methods: ``relay.backend._CompileEngineJIT`` and ``TECompiler.jit`` warn once, as themselves,
-and then call :func:`jit` here.
+The API table names a core here for each registered global; ``legacy_surface("relay.backend")``
+makes the global from it. A core takes the C++ argument list (the engine or TECompiler object
+first) and runs the engine's methods with ``**INTERNAL``: ``relay.backend._CompileEngineJIT``
+warns once, as itself.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from compile_engine_compat.cache.keys import CCacheKey, CCacheValue
+from compile_engine_compat.cache.keys import CCacheKey, CCacheValue, as_target
 from compile_engine_compat.facade.engine import CompileEngine
+from compile_engine_compat.surfaces.deprecation import INTERNAL
 
 __all__ = [
     "TECCacheValue",
     "clear",
+    "current_key",
     "engine_of",
     "flat_items",
+    "flat_shape_func_items",
     "jit",
     "key_of",
     "lower",
+    "lower_external_functions",
+    "lower_shape_func",
+    "make_key",
+    "te_flat_items",
     "te_value",
-    "te_values",
 ]
 
 
@@ -43,29 +50,60 @@ def key_of(key: Any) -> CCacheKey:
     return key
 
 
-def flat_items(engine: CompileEngine, shape_funcs: bool = False) -> list[Any]:
-    """The cache as the legacy flat list: key 0, value 0, key 1, value 1, ..."""
-    with engine._lock:
-        pairs = list((engine._shape_cache if shape_funcs else engine._cache).values())
-    return [item for pair in pairs for item in pair]
+# -- the cores of the relay.backend.* globals (C++ argument lists) ------------------------------
 
 
-def clear(engine: CompileEngine) -> None:
+def make_key(source_func: Any, target: Any) -> CCacheKey:
+    """``_make_CCacheKey``: a key, the target converted as the FFI constructor did."""
+    return CCacheKey._make(source_func, as_target(target))
+
+
+def clear(obj: Any) -> None:
     """Empty the lowering cache (not the shape-function cache or the name map, as legacy)."""
-    with engine._lock:
-        engine._cache.clear()
+    engine_of(obj).clear(**INTERNAL)
 
 
-def jit(engine: CompileEngine, key: Any) -> Any:
-    """JIT ``key`` through the shared cache and return its memoized kernel."""
-    return engine._kernel(engine._lower_wrapped(key_of(key), None, ""))
-
-
-def lower(engine: CompileEngine, key: Any, prefix: str) -> Any:
+def lower(obj: Any, key: Any, prefix: str = "") -> Any:
     """Lower ``key`` with a literal, already mangled symbol prefix (as C++ received it)."""
     if not isinstance(prefix, str):
         raise TypeError(f"mod_name must be a str, got {type(prefix).__qualname__}")
-    return engine._lower_value(key_of(key), prefix).cached_func
+    return engine_of(obj)._lower_value(key_of(key), prefix).cached_func
+
+
+def lower_shape_func(obj: Any, key: Any) -> Any:
+    """Lower the shape function of ``key``."""
+    return engine_of(obj).lower_shape_func(key_of(key), **INTERNAL)
+
+
+def lower_external_functions(obj: Any) -> list[Any]:
+    """The external (BYOC) functions to build: none, the shim never caches any."""
+    engine_of(obj)
+    return []
+
+
+def jit(obj: Any, key: Any) -> Any:
+    """JIT ``key`` through the shared cache and return its memoized kernel."""
+    return engine_of(obj).jit(key_of(key), **INTERNAL)
+
+
+def flat_items(obj: Any) -> list[Any]:
+    """The cache as the legacy flat list: key 0, value 0, key 1, value 1, ..."""
+    return [item for pair in engine_of(obj).items(**INTERNAL) for item in pair]
+
+
+def flat_shape_func_items(obj: Any) -> list[Any]:
+    """The shape-function cache as the legacy flat list."""
+    return [item for pair in engine_of(obj).shape_func_items(**INTERNAL) for item in pair]
+
+
+def te_flat_items(obj: Any) -> list[Any]:
+    """The cache as te_compiler's flat list: its values count ``use_count`` from 1."""
+    return [te_value(item) if i % 2 else item for i, item in enumerate(flat_items(obj))]
+
+
+def current_key(obj: Any) -> CCacheKey | None:
+    """The key of the latest ``lower``/``jit`` call, or None before the first."""
+    return engine_of(obj).get_current_ccache_key(**INTERNAL)
 
 
 # -- te_compiler's view of the cache: use_count is 1-based -----------------------------------------
@@ -114,8 +152,3 @@ class TECCacheValue:
 def te_value(value: CCacheValue) -> TECCacheValue:
     """Wrap a shared cache value as te_compiler sees it."""
     return TECCacheValue(value)
-
-
-def te_values(flat: list[Any]) -> list[Any]:
-    """Rewrite a flat key/value list with te_compiler's value views."""
-    return [te_value(item) if i % 2 else item for i, item in enumerate(flat)]

@@ -9,28 +9,20 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 import tvm
-from tvm import te
 
 from compile_engine_compat import _threads
 from compile_engine_compat.cache import keys as _cache
 from compile_engine_compat.cache.keys import CachedFunc, as_target
 from compile_engine_compat.facade import shared
-from compile_engine_compat.facade.engine import (
-    CompileEngine,
-    _get_cache_key,
-    _legacy_func_name,
-    global_engine,
-)
+from compile_engine_compat.facade.engine import CompileEngine, _legacy_func_name, global_engine
 from compile_engine_compat.pipeline import build as _build
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
-from compile_engine_compat.pipeline.strategy import OpImplementation
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import INTERNAL, LegacyObject, legacy_api
 
 # The public names are listed once, in te_compiler.py (the surface this module implements).
 
@@ -52,6 +44,7 @@ class _SameClassMeta(type):
         return issubclass(sub, cls._shared)
 
 
+@legacy_api("te_compiler.CCacheKey")
 class CCacheKey(_cache.CCacheKey, metaclass=_SameClassMeta):
     """Key in the TECompiler (the same key type as compile_engine's; both share one cache).
 
@@ -66,28 +59,22 @@ class CCacheKey(_cache.CCacheKey, metaclass=_SameClassMeta):
     __slots__ = ()
     _shared = _cache.CCacheKey
 
-    def __init__(self, source_func: Any, target: Any) -> None:
-        warn_legacy("te_compiler.CCacheKey")
-        self._init(source_func, target)
 
-
+@legacy_api("te_compiler.LoweredOutput")
 class LoweredOutput(_strategy.LoweredOutput, metaclass=_SameClassMeta):
     """Lowered output: the TE outputs of an op call and the implementation that made them."""
 
     __slots__ = ()
     _shared = _strategy.LoweredOutput
 
-    def __init__(self, outputs: Sequence[te.Tensor], implement: Any) -> None:
-        warn_legacy("te_compiler.LoweredOutput")
-        self.outputs = list(outputs)
-        self.implementation = implement
 
-
-class TECompiler:
+@legacy_api("te_compiler.TECompiler")
+class TECompiler(LegacyObject):
     """TECompiler to get lowered code.
 
     There is one per process: use :func:`get`. Direct construction raises ``RuntimeError``.
-    It works on the engine behind ``compile_engine.get()``.
+    It is a view of the engine behind ``compile_engine.get()``: each method runs that engine's
+    un-warned core (``**INTERNAL``) and warns as itself.
     """
 
     _instance: TECompiler | None = None
@@ -96,10 +83,7 @@ class TECompiler:
     def __init__(self) -> None:
         raise RuntimeError("Cannot construct a TECompiler")
 
-    def same_as(self, other: object) -> bool:
-        """Legacy ``Object.same_as``: identity."""
-        return self is other
-
+    @legacy_api("te_compiler.TECompiler.lower")
     def lower(self, source_func: Any, target: Any = None, mod_name: str = "default") -> CachedFunc:
         """Lower a source_func to a CachedFunc.
 
@@ -117,9 +101,9 @@ class TECompiler:
         CachedFunc
             The identical object on a cache hit (also one made through ``compile_engine``).
         """
-        warn_legacy("te_compiler.TECompiler.lower")
-        return self._engine._lower_wrapped(source_func, target, mod_name).cached_func
+        return self._engine.lower(source_func, target, mod_name, **INTERNAL)
 
+    @legacy_api("te_compiler.TECompiler.jit")
     def jit(self, source_func: Any, target: Any = None) -> _build.Kernel:
         """JIT a source_func to a callable kernel.
 
@@ -133,15 +117,15 @@ class TECompiler:
         Kernel
             Call as ``kernel(*inputs, *outputs)``: writes into the outputs, returns None.
         """
-        warn_legacy("te_compiler.TECompiler.jit")
-        return shared.jit(self._engine, _get_cache_key(source_func, target))
+        return self._engine.jit(source_func, target, **INTERNAL)
 
+    @legacy_api("te_compiler.TECompiler.clear")
     def clear(self) -> None:
         """clear the existing cached functions"""
-        warn_legacy("te_compiler.TECompiler.clear")
-        shared.clear(self._engine)
+        self._engine.clear(**INTERNAL)
 
-    def items(self) -> list[tuple[CCacheKey, Any]]:
+    @legacy_api("te_compiler.TECompiler.items")
+    def items(self) -> list[tuple[_cache.CCacheKey, Any]]:
         """List items in the cache.
 
         Returns
@@ -149,17 +133,20 @@ class TECompiler:
         list of (CCacheKey, CCacheValue)
             Values count from 1: ``use_count`` is the number of lowerings of that entry.
         """
-        warn_legacy("te_compiler.TECompiler.items")
-        flat = shared.te_values(shared.flat_items(self._engine))
-        assert len(flat) % 2 == 0
-        return [(flat[2 * i], flat[2 * i + 1]) for i in range(len(flat) // 2)]
+        return [(key, shared.te_value(value)) for key, value in self._engine.items(**INTERNAL)]
 
 
 _compiler_lock = _threads.fork_safe(threading.Lock())
 
 
 def global_compiler() -> TECompiler:
-    """Return the TECompiler singleton without counting a legacy call."""
+    """Get the global TE Compiler (the core of ``te_compiler.get``).
+
+    Returns
+    -------
+    compiler : TECompiler
+        The process-wide singleton; it shares its cache with ``compile_engine.get()``.
+    """
     compiler = TECompiler._instance
     if compiler is None:
         with _compiler_lock:
@@ -169,89 +156,6 @@ def global_compiler() -> TECompiler:
                 TECompiler._instance = instance
             compiler = TECompiler._instance
     return compiler
-
-
-def get() -> TECompiler:
-    """Get the global TE Compiler.
-
-    Returns
-    -------
-    compiler : TECompiler
-        The process-wide singleton; it shares its cache with ``compile_engine.get()``.
-    """
-    warn_legacy("te_compiler.get")
-    return global_compiler()
-
-
-def get_valid_implementations(
-    op: Any, attrs: Any, inputs: Sequence[te.Tensor], out_type: Any, target: Any
-) -> list[OpImplementation]:
-    """Get all valid implementations of ``op`` for these inputs.
-
-    Parameters
-    ----------
-    op : tvm.ir.Op or str
-    attrs : tvm.ir.Attrs or None
-    inputs : list of te.Tensor
-        Each implementation's condition is evaluated on them.
-    out_type : relax type or None
-    target : tvm.target.Target or str
-
-    Returns
-    -------
-    list of OpImplementation
-    """
-    warn_legacy("te_compiler.get_valid_implementations")
-    return _strategy.valid(op, attrs, inputs, out_type, target)
-
-
-def select_implementation(
-    op: Any,
-    attrs: Any,
-    inputs: Sequence[te.Tensor],
-    out_type: Any,
-    target: Any,
-    use_autotvm: bool = True,
-) -> tuple[OpImplementation, list[te.Tensor]]:
-    """Select the implementation with the highest plevel and compute its outputs.
-
-    ``use_autotvm=True`` finds no AutoTVM records on modern TVM: it warns once per process and
-    selects by plevel.
-
-    Returns
-    -------
-    (OpImplementation, list of te.Tensor)
-    """
-    warn_legacy("te_compiler.select_implementation")
-    return _strategy.select(op, attrs, inputs, out_type, target, use_autotvm)
-
-
-def get_shape(shape: Sequence[Any]) -> list[Any]:
-    """Convert the shape to correct dtype and vars (int dims become int64 ``IntImm``)."""
-    warn_legacy("te_compiler.get_shape")
-    return _strategy.shape_of(shape)
-
-
-def lower_call(
-    call: Any, inputs: Sequence[te.Tensor], target: Any, otype: Any = None
-) -> _strategy.LoweredOutput:
-    """Lower the call expression to op implementation and tensor outputs.
-
-    Parameters
-    ----------
-    call : tvm.ir.Call
-        A call to a Relax op.
-    inputs : list of te.Tensor
-    target : tvm.target.Target
-    otype : relax type, optional
-        Overrides ``call.ty`` as the output type handed to the compute.
-
-    Returns
-    -------
-    LoweredOutput
-    """
-    warn_legacy("te_compiler.lower_call")
-    return _strategy.lower_one_call(call, inputs, target, otype)
 
 
 def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.PrimFunc:
@@ -270,7 +174,6 @@ def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.PrimFunc:
         Parameters are the inputs, then the placeholders of non-scalar constants, then the
         outputs; ``global_symbol`` is ``fused_<ops>`` with ``.`` made ``_``.
     """
-    warn_legacy("te_compiler.lower_to_primfunc")
     source = _trace.source_function(func)
     resolved = as_target(target)
     if resolved is None:

@@ -50,6 +50,11 @@ class LegacyApi:
         Stable anchor in MIGRATION.md.
     note : str
         What differs from the legacy behaviour, if anything.
+    core : str
+        ``"module:attribute"`` of the un-warned implementation, for the rows that are plain
+        functions: :func:`~compile_engine_compat.surfaces.deprecation.legacy_surface` makes the
+        legacy function of this row from it (the shim modules' functions and the registered
+        globals). Empty for classes, methods and everything that is not a callable of the shim.
     rewrite : str
         Template of the modern call that ``compile-engine-compat fix --unsafe`` writes in place of
         a call of this name: ``{0}``, ``{1}``... are the call's positional arguments; an empty
@@ -67,6 +72,7 @@ class LegacyApi:
     anchor: str
     note: str = ""
     rewrite: str | None = None
+    core: str = ""
 
     @property
     def rule_id(self) -> str:
@@ -98,6 +104,7 @@ def _row(
     shim: str | None = None,
     rewrite: str | None = None,
     since: str | None = None,
+    core: str = "",
 ) -> LegacyApi:
     if since is None:
         te_era = name.startswith(("te_compiler", "relay.backend._TECompiler"))
@@ -118,9 +125,13 @@ def _row(
         anchor=name.replace(".", "-").replace("_", "-").lower(),
         note=note,
         rewrite=rewrite,
+        core=core,
     )
 
 
+# The un-warned cores of the rows that are plain functions.
+_STRATEGY = "compile_engine_compat.pipeline.strategy"
+_FACADE = "compile_engine_compat.facade"
 _LOWER = (
     "mod = relax.transform.LegalizeOps()(IRModule({'main': func})); "
     "or trace to TE and te.create_prim_func(inputs + outputs)"
@@ -143,6 +154,7 @@ _ENGINE_ROWS = (
         "no global engine: call tvm.compile(mod, target) per module",
         ("tvm.compile",),
         fix="safe",
+        core=f"{_FACADE}.engine:global_engine",
     ),
     _row(
         "compile_engine.CompileEngine",
@@ -225,6 +237,7 @@ _ENGINE_ROWS = (
         "tvm.ir.Op.get(name).get_attr('FLegalize')(bb, call)",
         ("tvm.ir.Op", "tvm.relax.BlockBuilder"),
         fix="safe",
+        core=f"{_STRATEGY}:lower_call",
     ),
     _row(
         "compile_engine.get_shape",
@@ -233,18 +246,21 @@ _ENGINE_ROWS = (
         fix="safe",
         note="The unsafe rewrite list(shape) keeps int64 dims; legacy narrowed them to int32.",
         rewrite="list({0})",
+        core=f"{_STRATEGY}:get_shape",
     ),
     _row(
         "compile_engine.select_implementation",
         "tvm.ir.Op.get(name).get_attr('FLegalize') (one implementation per op)",
         ("tvm.ir.Op",),
         fix="safe",
+        core=f"{_STRATEGY}:select_implementation",
     ),
     _row(
         "compile_engine.get_valid_implementations",
         "tvm.ir.Op.get(name).get_attr('FLegalize') (one implementation per op)",
         ("tvm.ir.Op",),
         fix="safe",
+        core=f"{_STRATEGY}:get_valid_implementations",
     ),
 )
 
@@ -260,6 +276,10 @@ _TE_COMPILER_ROWS = (
             fix=row.fix,
             note=row.note,
             rewrite=row.rewrite,
+            # One core under both names; te_compiler.get returns the TECompiler view.
+            core=f"{_FACADE}.te_compiler:global_compiler"
+            if row.name.endswith(".get")
+            else row.core,
         )
         for row in _ENGINE_ROWS
         if row.name.rsplit(".", 1)[-1]
@@ -270,29 +290,32 @@ _TE_COMPILER_ROWS = (
         "relax.transform.LegalizeOps() then mod[name] (a tirx.PrimFunc), or te.create_prim_func",
         ("tvm.relax.transform.LegalizeOps", "tvm.te.create_prim_func"),
         fix="safe",
+        core=f"{_FACADE}.te_compiler:lower_to_primfunc",
     ),
 )
 
 # Registered global functions that C++ and other FFI users looked up by name.
-_GLOBAL_NAMES = (
-    "_make_LoweredOutput",
-    "_make_CCacheKey",
-    "_CompileEngineGlobal",
-    "_CompileEngineClear",
-    "_CompileEngineLower",
-    "_CompileEngineLowerShapeFunc",
-    "_CompileLowerExternalFunctions",
-    "_CompileEngineJIT",
-    "_CompileEngineListItems",
-    "_CompileEngineListShapeFuncItems",
-    "_CompileEngineGetCurrentCCacheKey",
-    "_TECompilerGlobal",
-    "_TECompilerClear",
-    "_TECompilerLower",
-    "_TECompilerJIT",
-    "_TECompilerListItems",
-    "lower_call",
-)
+_SHARED = f"{_FACADE}.shared"
+#: Global name -> its un-warned core (the same core serves compile_engine's and te_compiler's).
+_GLOBAL_CORES = {
+    "_make_LoweredOutput": f"{_STRATEGY}:make_lowered_output",
+    "_make_CCacheKey": f"{_SHARED}:make_key",
+    "_CompileEngineGlobal": f"{_FACADE}.engine:global_engine",
+    "_CompileEngineClear": f"{_SHARED}:clear",
+    "_CompileEngineLower": f"{_SHARED}:lower",
+    "_CompileEngineLowerShapeFunc": f"{_SHARED}:lower_shape_func",
+    "_CompileLowerExternalFunctions": f"{_SHARED}:lower_external_functions",
+    "_CompileEngineJIT": f"{_SHARED}:jit",
+    "_CompileEngineListItems": f"{_SHARED}:flat_items",
+    "_CompileEngineListShapeFuncItems": f"{_SHARED}:flat_shape_func_items",
+    "_CompileEngineGetCurrentCCacheKey": f"{_SHARED}:current_key",
+    "_TECompilerGlobal": f"{_FACADE}.te_compiler:global_compiler",
+    "_TECompilerClear": f"{_SHARED}:clear",
+    "_TECompilerLower": f"{_SHARED}:lower",
+    "_TECompilerJIT": f"{_SHARED}:jit",
+    "_TECompilerListItems": f"{_SHARED}:te_flat_items",
+    "lower_call": f"{_STRATEGY}:lower_call",
+}
 # What each registered global does differently from its C++ original.
 _GLOBAL_NOTES = {
     "_CompileEngineJIT": "Returns the shim's kernel converted to an FFI function (a PackedFunc).",
@@ -321,8 +344,9 @@ _GLOBAL_ROWS = tuple(
         old_paths=(f"relay.backend.{name}",),
         shim=f"relay.backend.{name} ({_REGISTERED})",
         note=_GLOBAL_NOTES.get(name, ""),
+        core=core,
     )
-    for name in _GLOBAL_NAMES
+    for name, core in _GLOBAL_CORES.items()
 )
 
 _CONFIG_ROWS = (
@@ -673,6 +697,17 @@ SHIM_MODULES: dict[str, str] = {
     "compile_engine_compat.compile_engine": "compile_engine",
     "compile_engine_compat.te_compiler": "te_compiler",
 }
+#: Legacy module -> the shim module that replaces it, from the rows that are modules.
+MODULE_SHIMS: dict[str, str] = {
+    path: API_TABLE[prefix].shim
+    for path, prefix in LEGACY_MODULES.items()
+    if prefix in API_TABLE
+    for path in API_TABLE[prefix].old_paths
+}
+#: The ``relay.backend.*`` global functions C++ and FFI users looked up, as rows.
+GLOBAL_ROWS: tuple[LegacyApi, ...] = _GLOBAL_ROWS
+#: The pass-config keys the engine itself reads, in table order.
+CONFIG_KEYS: tuple[str, ...] = tuple(row.name for row in _CONFIG_ROWS)
 #: Row names of the engine singletons' getters -> the row-name prefix of the engine's methods.
 ENGINE_GETTERS: dict[str, str] = {
     "compile_engine.get": "compile_engine.CompileEngine",

@@ -46,7 +46,7 @@ import libcst.metadata as md
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from compile_engine_compat.migrate.api_table import LEGACY_MODULES, LegacyApi
+from compile_engine_compat.migrate.api_table import LEGACY_MODULES, MODULE_SHIMS, LegacyApi
 from compile_engine_compat.migrate.legacy_uses import (
     Use,
     dotted,
@@ -71,11 +71,8 @@ from compile_engine_compat.migrate.sources import (
 
 __all__ = ["Change", "FileFix", "fix_code", "main"]
 
-#: Legacy module -> shim module (the ``_backend`` FFI namespace has no drop-in).
-_SHIM_OF = {
-    "tvm.relay.backend.compile_engine": "compile_engine_compat.compile_engine",
-    "tvm.relay.backend.te_compiler": "compile_engine_compat.te_compiler",
-}
+#: Legacy module -> shim module, from the table (the ``_backend`` FFI namespace has no drop-in).
+_SHIM_OF = MODULE_SHIMS
 _RELAY_PACKAGE = "tvm.relay.backend"
 
 

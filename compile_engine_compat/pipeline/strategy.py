@@ -27,7 +27,7 @@ from tvm import relax, te, tirx
 
 from compile_engine_compat import _threads
 from compile_engine_compat.pipeline.trace import TEValue, flatten, trace_op
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import INTERNAL, LegacyObject, legacy_api
 
 __all__ = [
     "LoweredOutput",
@@ -337,15 +337,37 @@ def _as_tensors(outputs: Any, source: str) -> list[te.Tensor]:
     return items
 
 
-def select(
+# -- the legacy module functions' cores --------------------------------------------------------
+# Un-warned: compile_engine's and te_compiler's functions of these names, and the
+# relay.backend.lower_call global, are made from them by the API table (legacy_surface).
+
+
+def select_implementation(
     op: Any,
     attrs: Any,
-    inputs: Sequence[Any],
+    inputs: Sequence[te.Tensor],
     out_type: Any,
     target: Any,
-    use_autotvm: bool,
+    use_autotvm: bool = True,
 ) -> tuple[OpImplementation, list[te.Tensor]]:
-    """``select_implementation`` without the legacy warning (shared by both legacy modules)."""
+    """Select the implementation with the highest plevel and compute its outputs.
+
+    ``use_autotvm=True`` finds no AutoTVM records on modern TVM: it warns once per process and
+    selects by plevel (silently so under ``relay.backend.use_auto_scheduler``, as legacy did).
+
+    Parameters
+    ----------
+    op : tvm.ir.Op or str
+    attrs : tvm.ir.Attrs or None
+    inputs : list of te.Tensor
+    out_type : relax type or None
+    target : tvm.target.Target or str
+    use_autotvm : bool
+
+    Returns
+    -------
+    (OpImplementation, list of te.Tensor)
+    """
     if use_autotvm and not _auto_scheduler_enabled():
         for check in autotvm_checks:
             check()
@@ -355,76 +377,6 @@ def select(
         best.compute(attrs, list(inputs), out_type), f"implementation {best.name}"
     )
     return best, outputs
-
-
-def valid(
-    op: Any, attrs: Any, inputs: Sequence[Any], out_type: Any, target: Any
-) -> list[OpImplementation]:
-    """``get_valid_implementations`` without the legacy warning."""
-    # Conditions see the input shapes only; a strategy function sees everything.
-    return valid_implementations(op, inputs, attrs, out_type, target)
-
-
-def shape_of(shape: Sequence[Any]) -> list[Any]:
-    """``get_shape`` without the legacy warning."""
-    return [tirx.IntImm("int64", d) if isinstance(d, int) else d for d in shape]
-
-
-def make_lowered_output(outputs: Sequence[te.Tensor], implement: Any) -> LoweredOutput:
-    """Build a :class:`LoweredOutput` without the legacy warning."""
-    result = LoweredOutput.__new__(LoweredOutput)
-    result.outputs = list(outputs)
-    result.implementation = implement
-    return result
-
-
-def lower_one_call(
-    call: Any, inputs: Sequence[Any], target: Any, otype: Any = None
-) -> LoweredOutput:
-    """``lower_call`` without the legacy warning."""
-    if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
-        raise TypeError(
-            "lower_call needs a call to a tvm.ir.Op, got "
-            f"{type(getattr(call, 'op', call)).__qualname__}"
-        )
-    out_type = otype if otype is not None else call.ty
-    best, outputs = select(call.op, call.attrs, list(inputs), out_type, target, use_autotvm=False)
-    return make_lowered_output(outputs, best)
-
-
-class LoweredOutput:
-    """Lowered output: the TE outputs of an op call and the implementation that made them."""
-
-    __slots__ = ("implementation", "outputs")
-
-    outputs: list[te.Tensor]
-    implementation: Any
-
-    def __init__(self, outputs: Sequence[te.Tensor], implement: Any) -> None:
-        warn_legacy("compile_engine.LoweredOutput")
-        self.outputs = list(outputs)
-        self.implementation = implement
-
-    def same_as(self, other: object) -> bool:
-        """Legacy ``Object.same_as``: identity."""
-        return self is other
-
-    def __repr__(self) -> str:
-        name = getattr(self.implementation, "name", self.implementation)
-        return f"LoweredOutput({name}, outputs={len(self.outputs)})"
-
-
-# -- the compile_engine module functions ---------------------------------------------------------
-
-
-def get_shape(shape: Sequence[Any]) -> list[Any]:
-    """Convert the shape to correct dtype and vars.
-
-    Modern TVM indexes with int64 throughout (legacy ``INDEX_DEFAULT_I64=ON``), so integer dims
-    are kept as they are; plain Python ints become int64 ``IntImm``; symbolic dims are kept.
-    """
-    warn_legacy("compile_engine.get_shape")
-    return shape_of(shape)
 
 
 def get_valid_implementations(
@@ -446,29 +398,30 @@ def get_valid_implementations(
     list of OpImplementation
         The legalization first (unless replaced with :func:`temp_strategy`), then registered ones.
     """
-    warn_legacy("compile_engine.get_valid_implementations")
-    return valid(op, attrs, inputs, out_type, target)
+    # Conditions see the input shapes only; a strategy function sees everything.
+    return valid_implementations(op, inputs, attrs, out_type, target)
 
 
-def select_implementation(
-    op: Any,
-    attrs: Any,
-    inputs: Sequence[te.Tensor],
-    out_type: Any,
-    target: Any,
-    use_autotvm: bool = True,
-) -> tuple[OpImplementation, list[te.Tensor]]:
-    """Select the implementation with the highest plevel and compute its outputs.
+def get_shape(shape: Sequence[Any]) -> list[Any]:
+    """Convert the shape to correct dtype and vars.
 
-    ``use_autotvm=True`` finds no AutoTVM records on modern TVM: it warns once per process and
-    selects by plevel (silently so under ``relay.backend.use_auto_scheduler``, as legacy did).
+    Modern TVM indexes with int64 throughout (legacy ``INDEX_DEFAULT_I64=ON``), so integer dims
+    are kept as they are; plain Python ints become int64 ``IntImm``; symbolic dims are kept.
+
+    Parameters
+    ----------
+    shape : sequence of int or PrimExpr
 
     Returns
     -------
-    (OpImplementation, list of te.Tensor)
+    list of PrimExpr
     """
-    warn_legacy("compile_engine.select_implementation")
-    return select(op, attrs, inputs, out_type, target, use_autotvm)
+    return [tirx.IntImm("int64", d) if isinstance(d, int) else d for d in shape]
+
+
+def make_lowered_output(outputs: Sequence[te.Tensor], implement: Any) -> LoweredOutput:
+    """Build a :class:`LoweredOutput` as the engine does: uncounted, without a warning."""
+    return LoweredOutput(list(outputs), implement, **INTERNAL)
 
 
 def lower_call(
@@ -490,8 +443,34 @@ def lower_call(
     -------
     LoweredOutput
     """
-    warn_legacy("compile_engine.lower_call")
-    return lower_one_call(call, inputs, target, otype)
+    if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
+        raise TypeError(
+            "lower_call needs a call to a tvm.ir.Op, got "
+            f"{type(getattr(call, 'op', call)).__qualname__}"
+        )
+    out_type = otype if otype is not None else call.ty
+    best, outputs = select_implementation(
+        call.op, call.attrs, list(inputs), out_type, target, use_autotvm=False
+    )
+    return make_lowered_output(outputs, best)
+
+
+@legacy_api("compile_engine.LoweredOutput")
+class LoweredOutput(LegacyObject):
+    """Lowered output: the TE outputs of an op call and the implementation that made them."""
+
+    __slots__ = ("implementation", "outputs")
+
+    outputs: list[te.Tensor]
+    implementation: Any
+
+    def __init__(self, outputs: Sequence[te.Tensor], implement: Any) -> None:
+        self.outputs = list(outputs)
+        self.implementation = implement
+
+    def __repr__(self) -> str:
+        name = getattr(self.implementation, "name", self.implementation)
+        return f"LoweredOutput({name}, outputs={len(self.outputs)})"
 
 
 # -- the tracer hook ----------------------------------------------------------------------------

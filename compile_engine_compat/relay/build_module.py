@@ -18,7 +18,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import legacy_api
 
 from ._expr import Expr, Function
 
@@ -102,6 +102,7 @@ class BuildResult:
         return iter((self.get_graph_json(), self.executable, self.params))
 
 
+@legacy_api("relay.build")
 def build(
     ir_mod: Any,
     target: Any = None,
@@ -133,7 +134,6 @@ def build(
     BuildResult
         ``lib["default"](dev)`` feeds ``graph_executor.GraphModule``.
     """
-    warn_legacy("relay.build")
     if target is None:
         target = tvm.target.Target.current(allow_none=True) or "llvm"
     mod = _relax_module(ir_mod, params)
@@ -169,6 +169,7 @@ class _Executor:
         return run
 
 
+@legacy_api("relay.create_executor")
 def create_executor(
     kind: str = "debug",
     mod: Any = None,
@@ -196,7 +197,6 @@ def create_executor(
     object
         ``.evaluate(expr=None)`` returns a Python function of the inputs.
     """
-    warn_legacy("relay.create_executor")
     if kind not in ("debug", "graph", "vm", "aot"):
         raise ValueError(f"unknown executor kind {kind!r}")
     return _Executor(mod, device, target, params)

@@ -1,6 +1,8 @@
 """Deprecation machinery and the call-site ledger, in one place.
 
-Every public legacy entry point calls :func:`warn_legacy` first thing. It
+Every legacy entry point is made by :func:`legacy_api` from its row of the API table (directly, or
+through :func:`legacy_surface` for the rows that name an un-warned core). Each call runs
+:func:`warn_legacy` first thing, unless the package itself calls with ``**INTERNAL``. It
 
 1. walks the stack out of this package to the user's frame,
 2. counts the call in the in-process ledger under ``(api, file, line)``,
@@ -25,24 +27,28 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib
 import os
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from types import FrameType
+from types import FrameType, MappingProxyType
 from typing import Any, Literal, TypeVar, cast
 
 import deprecation
 
 from compile_engine_compat._boundary import caller_frame
-from compile_engine_compat.migrate.api_table import LegacyApi, lookup
+from compile_engine_compat.migrate.api_table import API_TABLE, LegacyApi, lookup
 
 __all__ = [
+    "INTERNAL",
     "CompileEngineDeprecationWarning",
     "LedgerEntry",
+    "LegacyObject",
     "ledger",
     "legacy_api",
+    "legacy_surface",
     "reset_ledger",
     "silenced",
     "warn_legacy",
@@ -286,32 +292,124 @@ _DISPLAY = _display_enabled()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: The one flag by which the package's own code calls a legacy function or method without a
+#: warning and without counting a call (SQLAlchemy's ``_sa_skip_warning``): spread it into the call,
+#: ``engine.lower(func, target, **INTERNAL)``. A ``**`` mapping, so that type checkers keep
+#: checking the other arguments against the legacy signature.
+SKIP_WARNING = "_skip_warning"
+INTERNAL: Mapping[str, Any] = MappingProxyType({SKIP_WARNING: True})
+
+
+def _deprecation_note(row: LegacyApi, doc: str | None) -> str:
+    """``doc`` with the ``.. deprecated::`` note as :func:`deprecation.deprecated` writes it."""
+
+    def stand_in() -> None:
+        pass
+
+    stand_in.__doc__ = doc
+    noted = deprecation.deprecated(
+        deprecated_in=f"TVM {row.since}",
+        removed_in=f"compile-engine-compat {row.removed_in}",
+        details=f"Use {row.replacement}. See {row.docs}",
+    )(stand_in)
+    return noted.__doc__ or ""
+
 
 def legacy_api(api: str) -> Callable[[F], F]:
-    """Decorate a legacy entry point: warn on every call and note the deprecation in its docstring.
+    """Make ``func`` the legacy entry point ``api``, from its row of the API table.
 
-    The docstring gains a ``.. deprecated::`` block, as :func:`deprecation.deprecated` writes it.
+    The one decorator of the legacy surface: every call warns (:func:`warn_legacy`) and counts in
+    the ledger, the docstring gains the row's ``.. deprecated::`` note as the ``deprecation``
+    package writes it, and ``__legacy_api__`` names the row. Applied to a class, it does this for
+    the class's construction. Callers inside the package pass ``**INTERNAL`` to run the
+    un-warned core, uncounted.
 
     Parameters
     ----------
     api : str
         A row name of the API table.
+
+    Returns
+    -------
+    callable
+        The decorator. ``legacy_api(api)(core)`` makes a legacy function of an un-warned core
+        (what :func:`legacy_surface` does for the rows that name one).
     """
     row = lookup(api)
 
     def decorate(func: F) -> F:
+        if isinstance(func, type):
+            return cast(F, _legacy_class(func))
+
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            warn_legacy(api)
+            if not (kwargs and kwargs.pop(SKIP_WARNING, False)):
+                warn_legacy(api)
             return func(*args, **kwargs)
 
-        doc = func.__doc__ or ""
-        wrapper.__doc__ = (
-            f"{doc.rstrip()}\n\n    .. deprecated:: TVM {row.since}\n"
-            f"       Removed upstream; will be removed from compile-engine-compat "
-            f"{row.removed_in}.\n       Use {row.replacement}.\n"
-        )
+        wrapper.__doc__ = _deprecation_note(row, func.__doc__)
         wrapper.__legacy_api__ = api  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
+    def _legacy_class(cls: type) -> type:
+        init: Callable[..., None] | None = cls.__dict__.get("__init__")
+        if init is None:  # inherited: construct through the parent's core, counted as this row
+            inherited: Callable[..., None] = getattr(cls, "__init__")  # noqa: B009
+            flag = INTERNAL if hasattr(inherited, "__legacy_api__") else {}
+
+            @functools.wraps(inherited)
+            def through_parent(self: Any, *args: Any, **kwargs: Any) -> None:
+                inherited(self, *args, **flag, **kwargs)
+
+            init = through_parent
+
+        setattr(cls, "__init__", decorate(init))  # noqa: B010
+        cls.__doc__ = _deprecation_note(row, cls.__doc__)
+        cls.__legacy_api__ = api  # type: ignore[attr-defined]
+        return cls
+
     return decorate
+
+
+class LegacyObject:
+    """What the legacy ``tvm.runtime.Object`` gave the shim's records: ``same_as`` is identity."""
+
+    __slots__ = ()
+
+    def same_as(self, other: object) -> bool:
+        """Return True when ``other`` is this very object (legacy ``Object.same_as``)."""
+        return self is other
+
+
+def legacy_surface(prefix: str) -> dict[str, Callable[..., Any]]:
+    """The legacy functions under ``prefix``, made from the table rows that name their core.
+
+    Like ``six``'s table of moved names, the rows are the surface: a row ``<prefix>.<name>`` whose
+    ``core`` is ``"module:attribute"`` becomes ``legacy_api(row)(core)``. The shim modules and the
+    registered ``relay.backend.*`` globals are these functions.
+
+    Parameters
+    ----------
+    prefix : str
+        A row-name prefix: ``"compile_engine"``, ``"te_compiler"`` or ``"relay.backend"``.
+
+    Returns
+    -------
+    dict of str to callable
+        Last name component -> the legacy function, in table order.
+    """
+    surface: dict[str, Callable[..., Any]] = {}
+    for row in API_TABLE.values():
+        parent, _, name = row.name.rpartition(".")
+        if parent == prefix and row.core:
+            module, _, attribute = row.core.partition(":")
+            core: Any = importlib.import_module(module)
+            for part in attribute.split("."):
+                core = getattr(core, part)
+            function = legacy_api(row.name)(core)
+            # Named as the legacy function, in the shim module that serves it.
+            function.__name__ = function.__qualname__ = name
+            if row.shim.startswith("compile_engine_compat."):
+                function.__module__ = row.shim.rpartition(".")[0]
+            surface[name] = function
+    return surface

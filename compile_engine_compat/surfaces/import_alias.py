@@ -40,6 +40,7 @@ import types
 from typing import Any
 
 from compile_engine_compat import _threads
+from compile_engine_compat.migrate.api_table import MODULE_SHIMS
 
 __all__ = [
     "LEGACY_MODULES",
@@ -52,10 +53,8 @@ __all__ = [
     "uninstall_pass_config",
 ]
 
-_ALIASES = {
-    "tvm.relay.backend.compile_engine": "compile_engine_compat.compile_engine",
-    "tvm.relay.backend.te_compiler": "compile_engine_compat.te_compiler",
-}
+#: Legacy module -> the shim module served under its name, from the API table.
+_ALIASES = MODULE_SHIMS
 _FRONT_END = "compile_engine_compat.relay"
 #: Other TVM <=0.19 modules Relay-era code imports -> the module serving them.
 LEGACY_MODULES: dict[str, str] = {

@@ -36,7 +36,7 @@ from typing import Any
 from tvm.ir import transform
 
 from compile_engine_compat import _threads
-from compile_engine_compat.migrate.api_table import LEGACY_CONFIG_KEYS
+from compile_engine_compat.migrate.api_table import CONFIG_KEYS, LEGACY_CONFIG_KEYS
 from compile_engine_compat.surfaces.deprecation import warn_legacy
 
 __all__ = [
@@ -51,9 +51,9 @@ __all__ = [
     "uninstall",
 ]
 
-USE_AUTO_SCHEDULER = "relay.backend.use_auto_scheduler"
-DISABLE_COMPILE_ENGINE_CACHE = "relay.backend.disable_compile_engine_cache"
-KEYS = (USE_AUTO_SCHEDULER, DISABLE_COMPILE_ENGINE_CACHE)
+#: The keys the engine reads, from the API table's pass-config rows.
+KEYS = CONFIG_KEYS
+USE_AUTO_SCHEDULER, DISABLE_COMPILE_ENGINE_CACHE = KEYS
 _ALL_LEGACY_KEYS = frozenset((*KEYS, *LEGACY_CONFIG_KEYS))
 OFF_ENV = "COMPILE_ENGINE_COMPAT_PASSCONFIG"
 

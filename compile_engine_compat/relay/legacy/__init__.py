@@ -16,7 +16,7 @@ from typing import Any
 
 import tvm
 
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import legacy_api, warn_legacy
 
 from ..op.op import SpecializedCondition
 
@@ -36,15 +36,15 @@ def device(dev_type: Any, dev_id: int = 0) -> Any:
     return _device(dev_type, dev_id)
 
 
+@legacy_api("tvm.nd")
 def _asnumpy(self: Any) -> Any:
     """``Tensor.asnumpy()``: TVM <=0.19's name of ``numpy()``."""
-    warn_legacy("tvm.nd")
     return self.numpy()
 
 
+@legacy_api("tvm.context")
 def context(dev_type: Any, dev_id: int = 0) -> Any:
     """``tvm.context`` (renamed ``tvm.device`` in TVM 0.8)."""
-    warn_legacy("tvm.context")
     if isinstance(dev_type, str) and dev_type.split()[0] in _TARGET_DEVICES:
         dev_type = _TARGET_DEVICES[dev_type.split()[0]]
     return _device(dev_type, dev_id)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from compile_engine_compat.pipeline import strategy as _strategy
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import legacy_api
 
 __all__ = [
     "GLOBAL_SCOPE",
@@ -130,6 +130,7 @@ class _ApplyHistoryBest(DispatchContext):
         DispatchContext.current = self._previous
 
 
+@legacy_api("tvm.autotvm.apply_history_best")
 def apply_history_best(records: Any) -> _ApplyHistoryBest:
     """``autotvm.apply_history_best(records)``: warns; the records cannot be applied.
 
@@ -137,7 +138,6 @@ def apply_history_best(records: Any) -> _ApplyHistoryBest:
     ``select_implementation(..., use_autotvm=True)`` inside it raises
     :class:`AutoTVMRecordsError`, since selecting by plevel would silently ignore the records.
     """
-    warn_legacy("tvm.autotvm.apply_history_best")
     return _ApplyHistoryBest(records)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import tvm
 
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import legacy_api
 
 from ..build_module import VMRunner
 
@@ -20,6 +20,7 @@ def _flatten(value: Any) -> list[Any]:
     return [leaf for item in value for leaf in _flatten(item)]
 
 
+@legacy_api("tvm.contrib.graph_executor.GraphModule")
 class GraphModule:
     """``graph_executor.GraphModule(lib["default"](dev))``: set inputs, run, read outputs.
 
@@ -30,7 +31,6 @@ class GraphModule:
     """
 
     def __init__(self, module: Any) -> None:
-        warn_legacy("tvm.contrib.graph_executor.GraphModule")
         if not isinstance(module, VMRunner):
             raise TypeError(
                 "GraphModule takes lib['default'](dev) of compile_engine_compat.relay.build; "

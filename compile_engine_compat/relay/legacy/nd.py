@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import tvm
 
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.surfaces.deprecation import legacy_api
 
 __all__ = ["array", "empty"]
 
@@ -21,14 +21,14 @@ def _device(device: Any, ctx: Any) -> Any:
     return tvm.cpu() if dev is None else dev
 
 
+@legacy_api("tvm.nd")
 def array(arr: Any, device: Any = None, ctx: Any = None) -> Any:
     """``tvm.nd.array(arr, device)`` (``ctx=`` before TVM 0.8): ``tvm.runtime.tensor``."""
-    warn_legacy("tvm.nd")
     value = arr.numpy() if hasattr(arr, "numpy") else np.asarray(arr)
     return tvm.runtime.tensor(value, _device(device, ctx))
 
 
+@legacy_api("tvm.nd")
 def empty(shape: Any, dtype: str = "float32", device: Any = None, ctx: Any = None) -> Any:
     """``tvm.nd.empty(shape, dtype, device)``: ``tvm.runtime.empty``."""
-    warn_legacy("tvm.nd")
     return tvm.runtime.empty(tuple(shape), dtype, _device(device, ctx))
