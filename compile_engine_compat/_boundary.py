@@ -6,17 +6,24 @@ feature (never by comparing version numbers), and :data:`PRIVATE_NAMES` says for
 for and which TVM change would move it: ``tests/test_boundary.py`` resolves every entry and
 fails naming that change the day a release moves one.
 
-The process patches (a class-level hook, import machinery, attributes set on TVM's modules,
-at-fork handlers) each live with the feature they serve; :data:`PROCESS_PATCHES` lists them with
-their off switch and their test.
+Every change the package makes to the process beyond its own modules goes through this module
+too: attributes set on TVM's classes and modules (:func:`patch_attribute`, :func:`patched`),
+the import finder (:func:`add_meta_path_finder`), the warnings filter
+(:func:`insert_warnings_filter`), environment variables (:func:`set_environ`) and at-fork
+handlers (:func:`at_fork_in_child`). :func:`active_patches` says what is patched right now, and
+:data:`PROCESS_PATCHES` lists each patch with its off switch and its test.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import inspect
 import os
 import sys
-from collections.abc import Callable
+import threading
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -26,10 +33,22 @@ __all__ = [
     "PROCESS_PATCHES",
     "PrivateName",
     "ProcessPatch",
+    "active_patches",
+    "add_meta_path_finder",
+    "at_fork_in_child",
     "caller_frame",
+    "dataflow_block",
     "env_raw",
+    "handle_of",
+    "insert_warnings_filter",
+    "pass_context_params",
+    "patch_attribute",
+    "patched",
+    "remove_meta_path_finder",
     "resolve",
+    "restore_attribute",
     "schedule_ffi",
+    "set_environ",
     "te_ffi",
 ]
 
@@ -73,6 +92,34 @@ PRIVATE_NAMES: dict[str, PrivateName] = {
         "COMPILE_ENGINE_COMPAT_GENERIC_CPU read in 0.05 us on every cache-hit lower "
         "(pipeline.host_cpu); os.environ.get costs 0.8 us",
         "CPython stops keeping the bytes mapping under os.environ (the public get is used then)",
+    ),
+    "handle": PrivateName(
+        "tvm_ffi",
+        "Object.__chandle__",
+        "a TVM object's address: an identity key for objects whose == builds an expression (TIR) "
+        "or that take no attributes and no weak references (PassContext)",
+        "tvm-ffi renames the handle accessor of its Object",
+    ),
+    "dataflow_block": PrivateName(
+        "tvm.relax",
+        "BlockBuilder._begin_dataflow_block",
+        "the tracer opens a dataflow block in a scope it began itself (pipeline.trace); the public "
+        "bb.dataflow() needs a bb.function() around it",
+        "Relax renames BlockBuilder's block helpers (_begin_dataflow_block, _end_block)",
+    ),
+    "filters_mutated": PrivateName(
+        "warnings",
+        "_filters_mutated",
+        "after inserting the warning category's display filter, the per-module 'once' registries "
+        "must be invalidated as warnings.filterwarnings does (surfaces.deprecation)",
+        "CPython renames it (3.14 keeps it; warnings.filterwarnings is the fallback then)",
+    ),
+    "pass_context_params": PrivateName(
+        "tvm.ir.transform",
+        "PassContext.__init__",
+        "the legacy-key wrapper finds config= among positional arguments by the parameter order "
+        "(surfaces.passconfig)",
+        "TVM reorders or renames PassContext.__init__'s parameters",
     ),
 }
 
@@ -129,6 +176,165 @@ def env_raw(name: bytes) -> bytes | None:
     return None if text is None else os.fsencode(text)
 
 
+def handle_of(obj: Any) -> int:
+    """The address of TVM object ``obj`` (see :data:`PRIVATE_NAMES` ``["handle"]``)."""
+    return int(obj.__chandle__())
+
+
+@contextlib.contextmanager
+def dataflow_block(bb: Any) -> Iterator[Any]:
+    """Keep a dataflow block of ``bb`` open inside the block (its scope is the caller's)."""
+    bb._begin_dataflow_block()
+    try:
+        yield bb
+    finally:
+        bb._end_block()
+
+
+_PASS_CONTEXT_PARAMS = ("opt_level", "required_pass", "disabled_pass", "instruments", "config")
+
+
+def pass_context_params() -> tuple[str, ...]:
+    """PassContext.__init__'s parameter names in order, checked against the installed TVM.
+
+    Raises
+    ------
+    ImportError
+        When TVM reordered or renamed them (see :data:`PRIVATE_NAMES`).
+    """
+    init = resolve("pass_context_params")
+    patched_entry = _applied.get(
+        (id(importlib.import_module("tvm.ir.transform").PassContext), "__init__")
+    )
+    if patched_entry is not None:  # ours (surfaces.passconfig): probe TVM's own
+        init = patched_entry[2]
+    names = tuple(inspect.signature(init).parameters)[1:]
+    if names[: len(_PASS_CONTEXT_PARAMS)] != _PASS_CONTEXT_PARAMS:
+        entry = PRIVATE_NAMES["pass_context_params"]
+        raise ImportError(
+            f"compile-engine-compat needs PassContext({', '.join(_PASS_CONTEXT_PARAMS)}), got "
+            f"PassContext({', '.join(names)}): {entry.breaks_when}."
+        )
+    return _PASS_CONTEXT_PARAMS
+
+
+# -- the process patches --------------------------------------------------------------------------
+
+_patch_lock = threading.RLock()
+#: (owner id, name) -> (owner, name, original value or _MISSING, nesting count of patched()).
+_applied: dict[tuple[int, str], list[Any]] = {}
+_MISSING = object()
+
+
+def patch_attribute(owner: Any, name: str, value: Any) -> None:
+    """Set ``owner.name = value``, remembering what was there for :func:`restore_attribute`."""
+    with _patch_lock:
+        key = (id(owner), name)
+        if key not in _applied:
+            _applied[key] = [owner, name, owner.__dict__.get(name, _MISSING), 0]
+        setattr(owner, name, value)
+
+
+def restore_attribute(owner: Any, name: str) -> None:
+    """Put back what :func:`patch_attribute` replaced (remove it if nothing was there).
+
+    An attribute the package set otherwise is removed: the submodule attribute the import system
+    sets on a TVM module when the package's finder serves a legacy module (``tvm.nd``). Callers
+    check that the attribute is the package's before they call this.
+    """
+    with _patch_lock:
+        entry = _applied.pop((id(owner), name), None)
+        if entry is None:
+            if name in owner.__dict__:
+                delattr(owner, name)
+            return
+        original = entry[2]
+        if original is _MISSING:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
+
+
+@contextlib.contextmanager
+def patched(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """``owner.name = value`` inside the block only; nested and concurrent uses share one patch."""
+    key = (id(owner), name)
+    with _patch_lock:
+        if key not in _applied:
+            patch_attribute(owner, name, value)
+        _applied[key][3] += 1
+    try:
+        yield
+    finally:
+        with _patch_lock:
+            entry = _applied[key]
+            entry[3] -= 1
+            if entry[3] == 0:
+                restore_attribute(owner, name)
+
+
+def active_patches() -> list[str]:
+    """What the package has patched in this process right now, as ``"owner.name"`` texts."""
+    with _patch_lock:
+        entries = list(_applied.values())
+    texts = [f"{_owner_name(owner)}.{name}" for owner, name, *_ in entries]
+    texts += [f"sys.meta_path: {type(f).__qualname__}" for f in sys.meta_path if f in _finders]
+    return sorted(texts)
+
+
+def _owner_name(owner: Any) -> str:
+    if isinstance(owner, type):
+        return f"{owner.__module__}.{owner.__qualname__}"
+    return str(getattr(owner, "__name__", type(owner).__qualname__))
+
+
+_finders: list[Any] = []
+
+
+def add_meta_path_finder(finder: Any) -> None:
+    """Put ``finder`` first on ``sys.meta_path`` (once)."""
+    with _patch_lock:
+        if finder not in sys.meta_path:
+            sys.meta_path.insert(0, finder)
+        if finder not in _finders:
+            _finders.append(finder)
+
+
+def remove_meta_path_finder(finder: Any) -> None:
+    """Take ``finder`` off ``sys.meta_path``."""
+    with _patch_lock:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        if finder in _finders:
+            _finders.remove(finder)
+
+
+def insert_warnings_filter(position: int, entry: tuple[Any, ...]) -> None:
+    """Insert ``entry`` into ``warnings.filters`` at ``position``, as ``filterwarnings`` would."""
+    filters: Any = warnings.filters
+    filters.insert(position, entry)
+    mutated = getattr(warnings, "_filters_mutated", None)
+    if mutated is not None:
+        mutated()  # invalidates the 'once' registries (filterwarnings does the same)
+
+
+def set_environ(name: str, value: str) -> None:
+    """Set an environment variable the package decides (``TVM_NUM_THREADS``)."""
+    os.environ[name] = value
+
+
+def at_fork_in_child(
+    handler: Callable[[], object],
+    before: Callable[[], object] | None = None,
+    after_in_parent: Callable[[], object] | None = None,
+) -> None:
+    """Run ``handler`` in a forked child (and the optional lock pair around the fork)."""
+    if before is not None and after_in_parent is not None:
+        os.register_at_fork(before=before, after_in_parent=after_in_parent, after_in_child=handler)
+    else:
+        os.register_at_fork(after_in_child=handler)
+
+
 @dataclass(frozen=True)
 class ProcessPatch:
     """One change the package makes to the process beyond its own modules."""
@@ -144,21 +350,28 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
     ProcessPatch(
         "relax.BlockBuilder.call_te: a class-level hook that captures legalizations' TE",
         "pipeline.trace",
-        "inactive outside a trace (the hook calls the original when no tracer is set)",
-        "tests/test_trace_errors.py, tests/test_differential.py",
+        "off outside the shim's own traces: set by patched() while one runs, restored after (other "
+        "threads meanwhile reach the original through it)",
+        "tests/test_boundary.py, tests/test_trace_errors.py, tests/test_differential.py",
+    ),
+    ProcessPatch(
+        "a warnings filter that shows CompileEngineDeprecationWarning, behind the user's filters",
+        "surfaces.deprecation",
+        "COMPILE_ENGINE_COMPAT_WARN=off (calls are still counted)",
+        "tests/test_warnings.py",
     ),
     ProcessPatch(
         "sys.meta_path finder serving tvm.relay and the TVM <=0.19 modules; tvm.context, "
         "tvm.device('llvm'), Tensor.asnumpy, te.SpecializedCondition on TVM's modules",
-        "surfaces.import_alias, relay.legacy",
+        "surfaces.import_alias, relay.legacy (through add_meta_path_finder, patch_attribute)",
         "opt-in: compile_engine_compat.install(); uninstall() removes all of it",
-        "tests/test_import_alias.py, tests/test_relay_legacy.py",
+        "tests/test_boundary.py, tests/test_import_alias.py, tests/test_relay_legacy.py",
     ),
     ProcessPatch(
         "PassContext accepts the relay.backend.* and TVM <=0.19 config keys",
-        "surfaces.passconfig",
-        "compile_engine_compat.uninstall_pass_config()",
-        "tests/test_passconfig.py, tests/test_legacy_config_keys.py",
+        "surfaces.passconfig (through patch_attribute)",
+        "compile_engine_compat.uninstall_pass_config(); COMPILE_ENGINE_COMPAT_PASSCONFIG=off",
+        "tests/test_boundary.py, tests/test_passconfig.py, tests/test_legacy_config_keys.py",
     ),
     ProcessPatch(
         "TVM_NUM_THREADS set to the physical cores before TVM's pool starts; 1 in a forked child",

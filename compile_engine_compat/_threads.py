@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
+from compile_engine_compat._boundary import at_fork_in_child, set_environ
+
 __all__ = ["configure", "fork_safe", "physical_cores", "reset_lock"]
 
 _USER_KNOBS = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
@@ -45,7 +47,7 @@ def configure() -> None:
     """Set ``TVM_NUM_THREADS`` to :func:`physical_cores` unless the user set a thread count."""
     if any(os.environ.get(knob) for knob in _USER_KNOBS):
         return
-    os.environ["TVM_NUM_THREADS"] = str(physical_cores())
+    set_environ("TVM_NUM_THREADS", str(physical_cores()))
 
 
 def reset_lock(lock: Any) -> None:
@@ -74,7 +76,7 @@ def fork_safe(lock: _LockT) -> _LockT:
 
 def _one_thread_in_child() -> None:
     # Also for a user's own TVM_NUM_THREADS: any value above 1 reaches the dead pool.
-    os.environ["TVM_NUM_THREADS"] = "1"
+    set_environ("TVM_NUM_THREADS", "1")
 
 
 def _free_module_locks_in_child() -> None:
@@ -82,5 +84,5 @@ def _free_module_locks_in_child() -> None:
         reset_lock(lock)
 
 
-os.register_at_fork(after_in_child=_one_thread_in_child)
-os.register_at_fork(after_in_child=_free_module_locks_in_child)
+at_fork_in_child(_one_thread_in_child)
+at_fork_in_child(_free_module_locks_in_child)

@@ -17,6 +17,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
+from compile_engine_compat._boundary import handle_of
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.host_cpu import host_target
 from compile_engine_compat.surfaces import legacy_target as _legacy_target
@@ -117,7 +118,7 @@ def pass_context_text() -> str:
         JSON text, equal for contexts that build the same code.
     """
     context = tvm.transform.PassContext.current()
-    handle = context.__chandle__()
+    handle = handle_of(context)
     entry = _context_texts.get(handle)
     if entry is not None:
         return entry[1]

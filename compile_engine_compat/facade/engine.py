@@ -11,7 +11,6 @@ leaves the CachedFunc to be lowered on first access.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import threading
 import traceback
@@ -22,6 +21,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import _threads, pipeline
+from compile_engine_compat._boundary import at_fork_in_child
 from compile_engine_compat.cache import disk as _disk_cache
 from compile_engine_compat.cache.keys import (
     CachedFunc,
@@ -595,4 +595,4 @@ def _reset_locks_in_child() -> None:
             value._pending = None  # its builder thread is gone: the child builds it itself
 
 
-os.register_at_fork(after_in_child=_reset_locks_in_child)
+at_fork_in_child(_reset_locks_in_child)

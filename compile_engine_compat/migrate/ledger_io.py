@@ -31,6 +31,8 @@ import time
 from collections.abc import Iterable
 from typing import Any, TypeGuard
 
+from compile_engine_compat._boundary import at_fork_in_child
+
 try:
     import fcntl
 except ImportError:  # Windows: O_APPEND single writes alone
@@ -370,7 +372,7 @@ def install_from_env() -> None:
         return
     _installed = True
     atexit.register(_flush_at_exit)
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    at_fork_in_child(_after_fork_in_child)
     import multiprocessing.util
 
     multiprocessing.util.register_after_fork(_token, _after_multiprocessing_fork)

@@ -27,7 +27,7 @@ import tvm
 import tvm_ffi
 from tvm import te, tirx
 
-from compile_engine_compat._boundary import te_ffi
+from compile_engine_compat._boundary import handle_of, te_ffi
 from compile_engine_compat.pipeline.lower import expanding_calls
 
 __all__ = ["fuse_injective"]
@@ -39,7 +39,7 @@ _TE_FFI = te_ffi()
 
 def _handle(obj: Any) -> int:
     # TIR objects overload ``==`` to build expressions: key dicts by the node's address instead.
-    return int(obj.__chandle__())
+    return handle_of(obj)
 
 
 def _dtype(expr: Any) -> str:

@@ -26,6 +26,7 @@ import tvm
 from tvm import relax, te, tirx
 
 from compile_engine_compat import _threads
+from compile_engine_compat._boundary import handle_of
 from compile_engine_compat.pipeline.trace import TEValue, flatten, trace_op
 from compile_engine_compat.surfaces.deprecation import INTERNAL, LegacyObject, legacy_api
 
@@ -530,7 +531,7 @@ def engine_op_lowering(
             if len(_pending_schedules) > _MAX_PENDING:  # only failed builds leave entries behind
                 _pending_schedules.clear()
             for out in outputs:
-                _pending_schedules[out.op.__chandle__()] = (out.op, best.schedule)
+                _pending_schedules[handle_of(out.op)] = (out.op, best.schedule)
     return _traced_value(outputs, call)
 
 
@@ -556,7 +557,7 @@ def scheduled_ops(outputs: Sequence[te.Tensor], pop: bool = False) -> dict[Any, 
     stack = [t.op for t in outputs]
     while stack:
         op = stack.pop()
-        handle = op.__chandle__()
+        handle = handle_of(op)
         if handle in seen:
             continue
         seen.add(handle)

@@ -15,14 +15,17 @@ the same process behave exactly as before.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import tvm
 import tvm_ffi
 from tvm import relax, te, tirx, topi
+
+from compile_engine_compat._boundary import dataflow_block, patched
 
 __all__ = [
     "TRACE_LOCK",
@@ -118,14 +121,25 @@ def _call_te_hook(self: relax.BlockBuilder, func: Callable[..., Any], *args: Any
     return tracer.call_te(self, func, *args, **kwargs)
 
 
-def _install_hook() -> None:
-    if getattr(relax.BlockBuilder.call_te, "__compile_engine_compat_hook__", False):
-        return
-    _call_te_hook.__compile_engine_compat_hook__ = True  # type: ignore[attr-defined]
-    relax.BlockBuilder.call_te = _call_te_hook
+@contextlib.contextmanager
+def _tracing(tracer: _Tracer, params: list[relax.Var]) -> Iterator[relax.BlockBuilder]:
+    """A BlockBuilder scope over ``params`` whose ``call_te`` calls reach ``tracer``.
 
+    The class-level hook is set only while a trace runs (the boundary module's ``patched``):
+    outside the shim's own traces, ``BlockBuilder.call_te`` is TVM's. Another thread's
+    ``call_te`` meanwhile reaches the original through the hook (the tracer is per thread).
+    """
+    bb = relax.BlockBuilder()
+    bb.begin_scope(params)
+    previous = getattr(_tls, "tracer", None)
+    _tls.tracer = tracer
+    try:
+        with patched(relax.BlockBuilder, "call_te", _call_te_hook), dataflow_block(bb):
+            yield bb
+    finally:
+        _tls.tracer = previous
+        bb.end_scope()
 
-_install_hook()
 
 # -- results ------------------------------------------------------------------------------------
 
@@ -416,12 +430,7 @@ def _trace_locked(func: relax.Function, op_lowering: OpLowering | None) -> Trace
     per_param = [_param_placeholders(p) for p in func.params]
     for param, placeholders in zip(func.params, per_param):
         tracer.env[param] = placeholders
-    bb = relax.BlockBuilder()
-    bb.begin_scope(list(func.params))
-    bb._begin_dataflow_block()
-    previous = getattr(_tls, "tracer", None)
-    _tls.tracer = tracer
-    try:
+    with _tracing(tracer, list(func.params)) as bb:
         for block in func.body.blocks:
             for binding in block.bindings:
                 if isinstance(binding, relax.MatchCast):
@@ -441,10 +450,6 @@ def _trace_locked(func: relax.Function, op_lowering: OpLowering | None) -> Trace
                 tracer.env[binding.var] = tracer.eval(bb, binding.value)
                 bb.emit_normalized(binding)
         result = tracer.eval(bb, func.body.body)
-    finally:
-        _tls.tracer = previous
-        bb._end_block()
-        bb.end_scope()
     outputs = flatten(result)
     for out in outputs:
         if not isinstance(out, te.Tensor):
@@ -517,19 +522,10 @@ def _trace_op_locked(op: Any, attrs: Any, inputs: Sequence[te.Tensor]) -> list[t
         relax.Var(f"arg{i}", relax.TensorType(list(t.shape), t.dtype)) for i, t in enumerate(inputs)
     ]
     call = tvm.ir.Call(op, params, attrs)
-    bb = relax.BlockBuilder()
-    bb.begin_scope(params)
-    bb._begin_dataflow_block()
     tracer = _Tracer(None)
     for param, tensor in zip(params, inputs):
         tracer.env[param] = tensor
-    previous = getattr(_tls, "tracer", None)
-    _tls.tracer = tracer
-    try:
+    with _tracing(tracer, params) as bb:
         call = bb.normalize(call)
         result = tracer._legalize(bb, call)
-    finally:
-        _tls.tracer = previous
-        bb._end_block()
-        bb.end_scope()
     return flatten(result)

@@ -38,7 +38,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import deprecation
 
-from compile_engine_compat._boundary import caller_frame
+from compile_engine_compat._boundary import at_fork_in_child, caller_frame, insert_warnings_filter
 from compile_engine_compat.migrate.api_table import API_TABLE, LegacyApi, lookup
 
 __all__ = [
@@ -132,10 +132,8 @@ class LedgerEntry:
 _ledger_lock = threading.Lock()
 _ledger: dict[tuple[str, str, int], int] = {}
 # A fork while another thread holds the lock would leave the child's copy locked forever.
-os.register_at_fork(
-    before=_ledger_lock.acquire,
-    after_in_parent=_ledger_lock.release,
-    after_in_child=_ledger_lock.release,
+at_fork_in_child(
+    _ledger_lock.release, before=_ledger_lock.acquire, after_in_parent=_ledger_lock.release
 )
 
 
@@ -204,8 +202,7 @@ def _install_display_filter() -> None:
         if category is DeprecationWarning and message is None and (builtin_main or builtin_ignore):
             position = index
             break
-    filters.insert(position, entry)
-    warnings._filters_mutated()  # type: ignore[attr-defined]
+    insert_warnings_filter(position, entry)
 
 
 def _display_enabled() -> bool:

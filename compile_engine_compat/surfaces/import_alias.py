@@ -40,6 +40,7 @@ import types
 from typing import Any
 
 from compile_engine_compat import _threads
+from compile_engine_compat._boundary import add_meta_path_finder, remove_meta_path_finder
 from compile_engine_compat.migrate.api_table import MODULE_SHIMS
 
 __all__ = [
@@ -193,8 +194,7 @@ def install() -> None:
     with _lock:
         if _finder is None:
             _finder = _RelayFinder()
-        if _finder not in sys.meta_path:
-            sys.meta_path.insert(0, _finder)
+        add_meta_path_finder(_finder)
     # The legacy attributes (tvm.context, tvm.te.SpecializedCondition...) live on TVM's own
     # modules, so TVM is imported here.
     from compile_engine_compat.relay import legacy
@@ -211,8 +211,8 @@ def uninstall() -> None:
     if legacy is not None:
         legacy.unpatch(LEGACY_MODULES)
     with _lock:
-        if _finder is not None and _finder in sys.meta_path:
-            sys.meta_path.remove(_finder)
+        if _finder is not None:
+            remove_meta_path_finder(_finder)
         for name in [n for n in sys.modules if n == "tvm.relay" or n.startswith("tvm.relay.")]:
             del sys.modules[name]
         tvm = sys.modules.get("tvm")

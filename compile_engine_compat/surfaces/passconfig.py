@@ -36,6 +36,12 @@ from typing import Any
 from tvm.ir import transform
 
 from compile_engine_compat import _threads
+from compile_engine_compat._boundary import (
+    handle_of,
+    pass_context_params,
+    patch_attribute,
+    restore_attribute,
+)
 from compile_engine_compat.migrate.api_table import CONFIG_KEYS, LEGACY_CONFIG_KEYS
 from compile_engine_compat.surfaces.deprecation import warn_legacy
 
@@ -58,8 +64,9 @@ _ALL_LEGACY_KEYS = frozenset((*KEYS, *LEGACY_CONFIG_KEYS))
 OFF_ENV = "COMPILE_ENGINE_COMPAT_PASSCONFIG"
 
 _PassContext = transform.PassContext
+_INIT_PARAMS = pass_context_params()
+# TVM's own methods, which the wrappers call (read before any patch).
 _ORIGINALS = {name: _PassContext.__dict__[name] for name in ("__init__", "__enter__", "__exit__")}
-_INIT_PARAMS = ("opt_level", "required_pass", "disabled_pass", "instruments", "config")
 
 # Context handle -> (context, legacy values). The context is held so that its handle stays unique.
 # PassContext objects take no attributes and no weak references, hence this side table; it is
@@ -139,7 +146,7 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
     if not legacy:  # only renamed or dropped TVM <=0.19 keys: nothing to remember
         return
     with _remembered_lock:
-        _remembered[self.__chandle__()] = (self, legacy)
+        _remembered[handle_of(self)] = (self, legacy)
         while len(_remembered) > _MAX_REMEMBERED:
             _remembered.popitem(last=False)
 
@@ -154,7 +161,7 @@ def _stack() -> list[tuple[int, dict[str, bool]]]:
 def _enter(self: Any) -> Any:
     result = _ORIGINALS["__enter__"](self)
     if _remembered:
-        handle = self.__chandle__()
+        handle = handle_of(self)
         with _remembered_lock:
             entry = _remembered.get(handle)
         if entry is not None:
@@ -165,7 +172,7 @@ def _enter(self: Any) -> Any:
 def _exit(self: Any, ptype: Any, value: Any, trace: Any) -> Any:
     result = _ORIGINALS["__exit__"](self, ptype, value, trace)
     stack = getattr(_tls, "stack", None)
-    if stack and stack[-1][0] == self.__chandle__():
+    if stack and stack[-1][0] == handle_of(self):
         stack.pop()
     return result
 
@@ -180,7 +187,7 @@ def current_config() -> dict[str, bool]:
     if not stack:
         return {}
     handle, legacy = stack[-1]
-    return legacy if _PassContext.current().__chandle__() == handle else {}
+    return legacy if handle_of(_PassContext.current()) == handle else {}
 
 
 def caching_enabled() -> bool:
@@ -197,15 +204,14 @@ def installed() -> bool:
 
 def install() -> None:
     """Make PassContext accept the legacy keys (done on import unless ``OFF_ENV=off``)."""
-    _PassContext.__init__ = _init
-    _PassContext.__enter__ = _enter
-    _PassContext.__exit__ = _exit
+    for name, method in (("__init__", _init), ("__enter__", _enter), ("__exit__", _exit)):
+        patch_attribute(_PassContext, name, method)
 
 
 def uninstall() -> None:
     """Restore TVM's own PassContext methods: the legacy keys are rejected again."""
-    for name, method in _ORIGINALS.items():
-        setattr(_PassContext, name, method)
+    for name in ("__init__", "__enter__", "__exit__"):
+        restore_attribute(_PassContext, name)
     with _remembered_lock:
         _remembered.clear()
 

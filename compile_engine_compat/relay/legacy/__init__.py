@@ -16,6 +16,7 @@ from typing import Any
 
 import tvm
 
+from compile_engine_compat._boundary import patch_attribute, restore_attribute
 from compile_engine_compat.surfaces.deprecation import legacy_api, warn_legacy
 
 from ..op.op import SpecializedCondition
@@ -102,35 +103,37 @@ def patch(modules: Mapping[str, str]) -> None:
     """Set the legacy attributes (never replacing one TVM has, but ``tvm.device``), and each
     legacy module of ``modules`` (legacy path -> the module serving it) on its parent."""
     if tvm.device is _device:
-        tvm.device = device
+        patch_attribute(tvm, "device", device)
     if not hasattr(tvm.runtime.Tensor, "asnumpy"):
-        tvm.runtime.Tensor.asnumpy = _asnumpy
+        patch_attribute(tvm.runtime.Tensor, "asnumpy", _asnumpy)
     for module_name, attr, value in _ATTRIBUTES:
         module = importlib.import_module(module_name)
         if not hasattr(module, attr):
-            setattr(module, attr, value)
+            patch_attribute(module, attr, value)
     for legacy in modules:
         parent, _, child = legacy.rpartition(".")
         module = importlib.import_module(parent)
         if not hasattr(module, child):
-            setattr(module, child, importlib.import_module(legacy))
+            served = importlib.import_module(legacy)  # the import system sets module.child
+            if module.__dict__.get(child) is not served:
+                patch_attribute(module, child, served)
 
 
 def unpatch(modules: Mapping[str, str]) -> None:
     """Remove what :func:`patch` set and the legacy modules of ``modules`` it imported."""
     if tvm.device is device:
-        tvm.device = _device
+        restore_attribute(tvm, "device")
     if tvm.runtime.Tensor.__dict__.get("asnumpy") is _asnumpy:
-        del tvm.runtime.Tensor.asnumpy
+        restore_attribute(tvm.runtime.Tensor, "asnumpy")
     for module_name, attr, value in _ATTRIBUTES:
         module = sys.modules.get(module_name)
         if module is not None and module.__dict__.get(attr) is value:
-            delattr(module, attr)
+            restore_attribute(module, attr)
     for legacy, name in modules.items():
         parent, _, child = legacy.rpartition(".")
         module = sys.modules.get(parent)
         served = sys.modules.get(name)
         if module is not None and served is not None and module.__dict__.get(child) is served:
-            delattr(module, child)
+            restore_attribute(module, child)
         if sys.modules.get(legacy) is served:
             sys.modules.pop(legacy, None)
