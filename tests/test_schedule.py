@@ -230,6 +230,37 @@ def test_a_user_schedule_wins_over_the_default(engine):
     )
 
 
+def test_user_schedules_travel_with_the_traced_function(engine):
+    # No process-global table keyed by C handles: the traced function carries each schedule
+    # with the ops it made, and two traces never see each other's.
+    from compile_engine_compat.pipeline import trace as _trace
+
+    def compute(attrs, inputs, out_type):
+        a, b = inputs
+        k = te.reduce_axis((0, a.shape[1]), name="k")
+        return te.compute(
+            (a.shape[0], b.shape[1]), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="mine"
+        )
+
+    def schedule(sch, names):
+        pass
+
+    impl = OpImplementation("mine", compute, schedule=schedule, plevel=30)
+    with _strategy.temp_strategy("matmul", [impl]):
+        traced = _trace.trace(_matmul_bias_relu(), global_engine().op_lowering)
+        plain = _trace.trace(add3_like(), global_engine().op_lowering)
+    assert [(fn, [op.name for op in ops]) for fn, ops in traced.schedules] == [(schedule, ["mine"])]
+    assert plain.schedules == []
+    assert _schedule.user_schedules(traced.schedules, traced.outputs) == {schedule: ["mine"]}
+    assert not any("pending" in name.lower() for name in vars(_strategy))
+
+
+def add3_like() -> Any:
+    return build(
+        "add", [("x", (3,), "float32"), ("y", (3,), "float32")], lambda bb, x, y: relax.op.add(x, y)
+    )
+
+
 def test_a_rule_that_does_not_fit_leaves_the_block_as_it_was():
     func = te.create_prim_func(
         [a := te.placeholder((64, 64), name="a"), te.compute((64, 64), lambda i, j: a[j, i])]

@@ -125,7 +125,6 @@ class CompileEngine(LegacyObject):
     _name_map: dict[str, int]
     _current_key: CCacheKey | None
     op_lowering: _trace.OpLowering | None
-    schedule_hook: Callable[[Any, list[Any]], None] | None
     caching_enabled: Callable[[], bool]
     lowering_customized: Callable[[], bool]
 
@@ -142,8 +141,6 @@ class CompileEngine(LegacyObject):
         self._current_key = None
         # Filled by the strategy registry / lower_call override; None means "legalize every op".
         self.op_lowering = None
-        # Filled by the strategy registry: runs user implementations' schedules after lowering.
-        self.schedule_hook = None
         # Filled by the pass-config support; returns False inside a context that disables caching.
         self.caching_enabled = lambda: True
         # Filled by the strategy registry; True while user strategies may change a lowering.
@@ -461,9 +458,7 @@ class CompileEngine(LegacyObject):
         return name
 
     def _build_cached_func(self, key: CCacheKey, name: str) -> CachedFunc:
-        lowered = pipeline.lower_function(
-            key.source_func, key.target, name, self.op_lowering, self.schedule_hook
-        )
+        lowered = pipeline.lower_function(key.source_func, key.target, name, self.op_lowering)
         funcs = lowered.schedule.mod
         return CachedFunc(
             target=key.target,

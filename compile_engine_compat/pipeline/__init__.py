@@ -18,9 +18,7 @@ and :mod:`.build_pool` (building many functions at once).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import tvm
 from tvm import relax, s_tir, te, tirx
@@ -53,7 +51,6 @@ def lower_function(
     target: tvm.target.Target,
     name: str,
     op_lowering: trace.OpLowering | None = None,
-    schedule_hook: Callable[[s_tir.Schedule, list[te.Tensor]], Any] | None = None,
 ) -> Lowered:
     """Trace, fuse, lower and schedule ``source_func`` for ``target`` into the PrimFunc ``name``.
 
@@ -66,9 +63,8 @@ def lower_function(
     name : str
         The PrimFunc's name (the kernel symbol).
     op_lowering : callable, optional
-        Replaces each op's default TE (the strategy registry's hook).
-    schedule_hook : callable, optional
-        Runs after the default schedules, with the schedule and the TE outputs (user schedules).
+        Replaces each op's default TE (the strategy registry's hook); the schedules of the user
+        implementations it picks travel with the traced function and run after the defaults.
 
     Returns
     -------
@@ -82,9 +78,10 @@ def lower_function(
     # only sees what that pass leaves (graphs with extern kernels).
     fused = fuse.fuse_injective(outputs)
     sch = lower.inline_injective(lower.to_prim_func(arguments, fused, name), name)
-    # Default rules for the target; blocks a user schedule (the hook) takes are skipped.
-    user_blocks = schedule.user_scheduled_blocks(outputs)
+    # Default rules for the target; blocks a user schedule takes are skipped, and the user
+    # schedules the traced function carries run last.
+    user = schedule.user_schedules(traced.schedules, outputs)
+    user_blocks = {block for blocks in user.values() for block in blocks}
     sch = schedule.schedule_for_target(sch, target, user_blocks)
-    if schedule_hook is not None:
-        schedule_hook(sch, outputs)
+    schedule.apply_user_schedules(sch, user)
     return Lowered(name, traced, arguments, outputs, sch, plain_fallback=not user_blocks)

@@ -48,13 +48,16 @@ from tvm import s_tir, te, tirx
 from tvm.tirx import IndexMap
 
 from compile_engine_compat import _threads
+from compile_engine_compat._boundary import handle_of
+from compile_engine_compat.pipeline.trace import UserSchedule
 
 __all__ = [
     "GPU_KINDS",
     "RULES_VERSION",
+    "apply_user_schedules",
     "schedule_for_target",
     "uncovered_blocks",
-    "user_scheduled_blocks",
+    "user_schedules",
 ]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
@@ -114,17 +117,57 @@ def schedule_for_target(
     return sch
 
 
-def user_scheduled_blocks(outputs: Sequence[te.Tensor]) -> set[str]:
-    """Names of the ops in ``outputs``' graph whose implementation brings its own schedule.
+def user_schedules(
+    schedules: Sequence[tuple[UserSchedule, list[Any]]], outputs: Sequence[te.Tensor]
+) -> dict[UserSchedule, list[str]]:
+    """The user schedules a traced function carries, each with its ops' names in ``outputs``' graph.
 
-    Reads (never pops) the strategy registry's pending schedules, which the strategy hook applies
-    after the default rules: a user schedule wins over the default.
+    Parameters
+    ----------
+    schedules : sequence of (callable, list of te.Operation)
+        :attr:`.trace.TracedFunction.schedules`.
+    outputs : sequence of te.Tensor
+        The function's outputs: ops no longer reachable from them are left out.
+
+    Returns
+    -------
+    dict
+        ``schedule function -> [op name, ...]``; empty when no user implementation brought one.
     """
-    from compile_engine_compat.pipeline import (
-        strategy as _strategy,  # late: the strategy module imports the tracer
-    )
+    if not schedules:
+        return {}
+    owner = {handle_of(op): fn for fn, ops in schedules for op in ops}
+    found: dict[UserSchedule, list[str]] = {}
+    seen: set[int] = set()
+    stack = [t.op for t in outputs]
+    while stack:
+        op = stack.pop()
+        handle = handle_of(op)
+        if handle in seen:
+            continue
+        seen.add(handle)
+        if handle in owner:
+            found.setdefault(owner[handle], []).append(op.name)
+        stack.extend(t.op for t in getattr(op, "input_tensors", []))
+    return found
 
-    return {name for names in _strategy.scheduled_ops(outputs).values() for name in names}
+
+def apply_user_schedules(sch: s_tir.Schedule, found: dict[UserSchedule, list[str]]) -> None:
+    """Run each user schedule with the names of its blocks still in ``sch``.
+
+    Runs after the default rules, which skip those blocks: a user schedule wins. Injective
+    stages may have been inlined away, so each schedule gets only the blocks that remain.
+    """
+    for schedule_fn, names in found.items():
+        schedule_fn(sch, [name for name in names if _has_block(sch, name)])
+
+
+def _has_block(sch: s_tir.Schedule, name: str) -> bool:
+    try:
+        sch.get_sblock(name)
+    except Exception:  # ScheduleError / ValueError: the block was inlined or renamed
+        return False
+    return True
 
 
 # -- CPU ------------------------------------------------------------------------------------------

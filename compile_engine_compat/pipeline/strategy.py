@@ -26,8 +26,7 @@ import tvm
 from tvm import relax, te, tirx
 
 from compile_engine_compat import _threads
-from compile_engine_compat._boundary import handle_of
-from compile_engine_compat.pipeline.trace import TEValue, flatten, trace_op
+from compile_engine_compat.pipeline.trace import Scheduled, TEValue, flatten, trace_op
 from compile_engine_compat.surfaces.deprecation import INTERNAL, LegacyObject, legacy_api
 
 __all__ = [
@@ -489,13 +488,6 @@ def user_lower_call() -> Any:
     return current
 
 
-# Output op -> schedule of the implementation that made it, until the engine applies it. Ops are
-# held strongly so their handles stay unique; applied entries are dropped.
-_pending_lock = _threads.fork_safe(threading.Lock())
-_pending_schedules: dict[int, tuple[Any, Schedule]] = {}
-_MAX_PENDING = 4096
-
-
 def _traced_value(outputs: list[te.Tensor], call: Any) -> TEValue:
     if isinstance(call.ty, relax.TupleType) or len(outputs) != 1:
         return outputs
@@ -515,6 +507,11 @@ def engine_op_lowering(
         Its arguments as TE values.
     default : callable
         Lowers the call through its legalization (the default implementation).
+
+    Returns
+    -------
+    TE value, or Scheduled
+        :class:`~.trace.Scheduled` when the implementation brings a schedule.
     """
     inputs = flatten(te_args)
     target = tvm.target.Target.current(allow_none=True)
@@ -526,63 +523,6 @@ def engine_op_lowering(
     if best is default_implementation(_op_name(call.op)):
         return default()
     outputs = _as_tensors(best.compute(call.attrs, inputs, call.ty), f"implementation {best.name}")
-    if best.schedule is not None:
-        with _pending_lock:
-            if len(_pending_schedules) > _MAX_PENDING:  # only failed builds leave entries behind
-                _pending_schedules.clear()
-            for out in outputs:
-                _pending_schedules[handle_of(out.op)] = (out.op, best.schedule)
+    if best.schedule is not None:  # travels with the traced function to the schedule stage
+        return Scheduled(_traced_value(outputs, call), best.schedule)
     return _traced_value(outputs, call)
-
-
-def scheduled_ops(outputs: Sequence[te.Tensor], pop: bool = False) -> dict[Any, list[str]]:
-    """Map each pending user schedule to the names of its ops in ``outputs``' graph.
-
-    Parameters
-    ----------
-    outputs : sequence of te.Tensor
-        A traced function's outputs.
-    pop : bool
-        Forget the entries found (the engine's hook does, once it has run them).
-
-    Returns
-    -------
-    dict
-        ``schedule function -> [op name, ...]``; empty when no user implementation was used.
-    """
-    found: dict[Any, list[str]] = {}
-    if not _pending_schedules:
-        return found
-    seen: set[int] = set()
-    stack = [t.op for t in outputs]
-    while stack:
-        op = stack.pop()
-        handle = handle_of(op)
-        if handle in seen:
-            continue
-        seen.add(handle)
-        with _pending_lock:
-            entry = _pending_schedules.pop(handle, None) if pop else _pending_schedules.get(handle)
-        if entry is not None:
-            found.setdefault(entry[1], []).append(op.name)
-        stack.extend(t.op for t in getattr(op, "input_tensors", []))
-    return found
-
-
-def apply_schedules(schedule: Any, outputs: Sequence[te.Tensor]) -> None:
-    """Run the schedules of the implementations that made ``outputs`` (the engine's hook).
-
-    Each schedule receives ``schedule`` and the names of its implementation's output blocks that
-    are still in the function (injective stages may have been inlined away).
-    """
-    for schedule_fn, names in scheduled_ops(outputs, pop=True).items():
-        present = [n for n in names if _has_block(schedule, n)]
-        schedule_fn(schedule, present)
-
-
-def _has_block(schedule: Any, name: str) -> bool:
-    try:
-        schedule.get_sblock(name)
-    except Exception:  # ScheduleError / ValueError: the block was inlined or renamed
-        return False
-    return True

@@ -29,8 +29,10 @@ from compile_engine_compat._boundary import dataflow_block, patched
 
 __all__ = [
     "TRACE_LOCK",
+    "Scheduled",
     "TracedFunction",
     "UnsupportedConstructError",
+    "UserSchedule",
     "op_names",
     "source_function",
     "trace",
@@ -157,15 +159,36 @@ class TracedFunction:
     outputs : list of te.Tensor
         The flattened outputs of the function body (may include placeholders and repeats;
         see :func:`.lower.distinct_outputs`).
+    schedules : list of (callable, list of te.Operation)
+        The schedules user implementations brought, each with the TE ops it made: they travel
+        with the traced function to the schedule stage (:func:`.schedule.user_schedules`).
     """
 
     inputs: list[te.Tensor]
     constants: list[tuple[te.Tensor, Any]] = field(default_factory=list)
     outputs: list[te.Tensor] = field(default_factory=list)
+    schedules: list[tuple[UserSchedule, list[Any]]] = field(default_factory=list)
 
 
-#: A per-op lowering: (call, te_args, default) -> TE value. ``default`` lowers through FLegalize.
-OpLowering = Callable[[Any, list[TEValue], Callable[[], TEValue]], TEValue]
+#: A user implementation's schedule: ``schedule(sch, block_names)`` on the function's schedule.
+UserSchedule = Callable[[Any, list[str]], None]
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """What an op lowering returns for TE that comes with its own schedule.
+
+    The tracer records ``schedule`` with the ops of ``value`` in the traced function and carries
+    on with ``value``.
+    """
+
+    value: TEValue
+    schedule: UserSchedule
+
+
+#: A per-op lowering: (call, te_args, default) -> TE value, or a :class:`Scheduled` one.
+#: ``default`` lowers through the op's legalization or fallback.
+OpLowering = Callable[[Any, list[TEValue], Callable[[], TEValue]], Any]
 
 
 class _Tracer:
@@ -174,6 +197,7 @@ class _Tracer:
         self.constants: list[tuple[te.Tensor, Any]] = []
         self._const_memo: dict[Any, te.Tensor] = {}
         self._op_lowering = op_lowering
+        self.schedules: list[tuple[UserSchedule, list[Any]]] = []
 
     # called by the hook, inside a legalization
     def call_te(self, bb: relax.BlockBuilder, func: Callable[..., Any], *args: Any, **kwargs: Any):
@@ -259,7 +283,11 @@ class _Tracer:
         if self._op_lowering is None:
             return default()
         te_args = [self.eval(bb, a) for a in call.args]
-        return self._op_lowering(call, te_args, default)
+        result = self._op_lowering(call, te_args, default)
+        if isinstance(result, Scheduled):
+            self.schedules.append((result.schedule, [t.op for t in flatten(result.value)]))
+            return result.value
+        return result
 
     def _legalize(self, bb: relax.BlockBuilder, call: Any) -> TEValue:
         name = call.op.name
@@ -456,7 +484,7 @@ def _trace_locked(func: relax.Function, op_lowering: OpLowering | None) -> Trace
             raise UnsupportedConstructError(
                 f"the function returns a {type(out).__name__}, not a tensor: {_short(out)}"
             )
-    return TracedFunction(flatten(per_param), tracer.constants, outputs)
+    return TracedFunction(flatten(per_param), tracer.constants, outputs, tracer.schedules)
 
 
 def op_names(source: Any) -> list[str]:

@@ -5,7 +5,7 @@ C++ and other FFI users (RAF, tvm-clj) looked these up by name. Importing
 
 * registers every global of the legacy API table (``_CompileEngine*``, ``_TECompiler*``,
   ``_make_*`` and ``relay.backend.lower_call``), acting on the one engine singleton;
-* plugs the strategy registry into the engine (``engine.op_lowering``, ``engine.schedule_hook``)
+* plugs the strategy registry into the engine (``engine.op_lowering``)
   and the legacy pass-config keys into it (``engine.caching_enabled``).
 
 The engine, keys and values are plain Python objects; they cross the FFI unchanged. A user's
@@ -51,7 +51,6 @@ def register() -> None:
             _strategy.own_lower_call = tvm.get_global_func(full)
     engine = global_engine()
     engine.op_lowering = _strategy.engine_op_lowering
-    engine.schedule_hook = _strategy.apply_schedules
     engine.lowering_customized = _strategy.customized
     engine.caching_enabled = _passconfig.caching_enabled
     _passconfig.install_from_env()
