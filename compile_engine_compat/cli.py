@@ -30,6 +30,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "compile_engine_compat.migrate.fix:main",
         "swap legacy imports to the shim (--unsafe: rewrite calls to modern TVM)",
     ),
+    "op": (
+        "compile_engine_compat.pipeline.op_sources:main",
+        "print where an op's TE comes from (user strategy, fallback or legalization)",
+    ),
     "docs": (
         "compile_engine_compat.migrate.docs:main",
         "print or check MIGRATION.md, generated from the API table",

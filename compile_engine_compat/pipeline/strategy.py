@@ -26,6 +26,8 @@ import tvm
 from tvm import relax, te, tirx
 
 from compile_engine_compat import _threads
+from compile_engine_compat.pipeline import op_sources
+from compile_engine_compat.pipeline.op_sources import OpSource
 from compile_engine_compat.pipeline.trace import Scheduled, TEValue, flatten, trace_op
 from compile_engine_compat.surfaces.deprecation import INTERNAL, LegacyObject, legacy_api
 
@@ -335,6 +337,20 @@ def _as_tensors(outputs: Any, source: str) -> list[te.Tensor]:
                 f"{source} must return te.Tensor outputs, got {type(item).__qualname__}"
             )
     return items
+
+
+def _user_source(name: str, default: OpSource) -> OpSource | None:
+    """This registry's part of :func:`.op_sources.te_source`: an override, else user impls."""
+    override = user_lower_call()
+    if override is not None:
+        return OpSource(name, "lower_call override", f"{LOWER_CALL_GLOBAL} = {override}", default)
+    if has_user_implementations(name):
+        names = ", ".join(impl.name for impl in registered_implementations(name))
+        return OpSource(name, "user strategy", names, default)
+    return None
+
+
+op_sources.connect_user_source(_user_source)
 
 
 # -- the legacy module functions' cores --------------------------------------------------------

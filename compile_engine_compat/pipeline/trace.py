@@ -23,9 +23,10 @@ from typing import Any
 
 import tvm
 import tvm_ffi
-from tvm import relax, te, tirx, topi
+from tvm import relax, te, tirx
 
 from compile_engine_compat._boundary import dataflow_block, patched
+from compile_engine_compat.pipeline.op_sources import FALLBACK_LOWERINGS, REJECTED_OPS
 
 __all__ = [
     "TRACE_LOCK",
@@ -44,66 +45,6 @@ class UnsupportedConstructError(TypeError):
 
 
 TEValue = Any  # a te.Tensor, a PrimExpr, or a (nested) list of them
-
-# Ops lowered by dedicated passes (DispatchSortScan, ...) rather than FLegalize. Each entry maps the
-# op to a function (call, te_args) -> TE tensor(s), built on the same topi kernels those passes use.
-
-
-def _scan(topi_fn: Callable[..., Any]) -> Callable[[Any, list[TEValue]], TEValue]:
-    def lower(call: Any, args: list[TEValue]) -> TEValue:
-        axis = call.attrs.axis
-        axis = None if axis is None else int(axis)
-        return topi_fn(args[0], axis, call.attrs.dtype, call.attrs.exclusive)
-
-    return lower
-
-
-def _sort(call: Any, args: list[TEValue]) -> TEValue:
-    return topi.sort(args[0], int(call.attrs.axis), not bool(call.attrs.descending))
-
-
-def _argsort(call: Any, args: list[TEValue]) -> TEValue:
-    attrs = call.attrs
-    return topi.argsort(
-        args[0], axis=int(attrs.axis), is_ascend=not bool(attrs.descending), dtype=attrs.dtype
-    )
-
-
-def _topk(call: Any, args: list[TEValue]) -> TEValue:
-    attrs = call.attrs
-    return topi.topk(
-        args[0],
-        k=int(attrs.k),
-        axis=int(attrs.axis),
-        ret_type=str(attrs.ret_type),
-        is_ascend=not bool(attrs.largest),
-        dtype=str(attrs.dtype),
-    )
-
-
-def _bucketize(call: Any, args: list[TEValue]) -> TEValue:
-    out_dtype = "int32" if call.attrs.out_int32 else "int64"
-    return topi.searchsorted(args[1], args[0], bool(call.attrs.right), out_dtype)
-
-
-FALLBACK_LOWERINGS: dict[str, Callable[[Any, list[TEValue]], TEValue]] = {
-    "relax.cumsum": _scan(topi.cumsum),
-    "relax.cumprod": _scan(topi.cumprod),
-    "relax.sort": _sort,
-    "relax.argsort": _argsort,
-    "relax.topk": _topk,
-    "relax.bucketize": _bucketize,
-}
-
-# Constructs that a user may reasonably write but that have no single-kernel TE form.
-_REJECTED_OPS = {
-    "relax.call_tir": "relax.call_tir (the body is already lowered TIR)",
-    "relax.call_tir_inplace": "relax.call_tir_inplace (the body is already lowered TIR)",
-    "relax.call_dps_packed": "relax.call_dps_packed (an opaque packed function)",
-    "relax.call_pure_packed": "relax.call_pure_packed (an opaque packed function)",
-    "relax.call_packed": "relax.call_packed (an opaque packed function)",
-}
-
 
 # -- the call_te hook ---------------------------------------------------------------------------
 
@@ -274,8 +215,8 @@ class _Tracer:
                 "(only calls to Relax ops are supported)"
             )
         name = op.name
-        if name in _REJECTED_OPS:
-            raise UnsupportedConstructError(f"{_REJECTED_OPS[name]} is not supported")
+        if name in REJECTED_OPS:
+            raise UnsupportedConstructError(f"{REJECTED_OPS[name]} is not supported")
 
         def default() -> TEValue:
             return self._legalize(bb, call)
@@ -304,7 +245,7 @@ class _Tracer:
         lowered = legalize(bb, call)
         if lowered.same_as(call):
             raise UnsupportedConstructError(f"op {name} was left unchanged by its legalization")
-        if isinstance(lowered, tvm.ir.Call) and getattr(lowered.op, "name", "") in _REJECTED_OPS:
+        if isinstance(lowered, tvm.ir.Call) and getattr(lowered.op, "name", "") in REJECTED_OPS:
             raise UnsupportedConstructError(
                 f"op {name} legalizes to a prebuilt kernel ({lowered.op.name}), not to a TE "
                 "compute that can be composed into one PrimFunc"

@@ -1,0 +1,233 @@
+"""Where each op's TE comes from, in one place.
+
+The tracer (:mod:`.trace`) asks, for every op call of a function, in this order:
+
+1. **a user strategy**: a ``relay.backend.lower_call`` override, else the implementations
+   registered with ``register_implementation``/``temp_strategy`` (:mod:`.strategy`), the one of
+   highest ``plevel`` whose condition holds;
+2. **rejected**: :data:`REJECTED_OPS`, constructs with no single-kernel TE form (an error);
+3. **a fallback**: :data:`FALLBACK_LOWERINGS`, ops the new path lowers with a dedicated pass
+   rather than a legalization (sort, scans, top-k, bucketize), on the same topi kernels;
+4. **the legalization**: the op's ``FLegalize`` attribute, the very TE the new path's
+   ``relax.transform.LegalizeOps`` uses.
+
+:func:`te_source` answers the question for one op, naming the Python function and file;
+``compile-engine-compat op relax.sort`` prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import tvm
+from tvm import topi
+from tvm.relax.transform import legalize_ops
+
+__all__ = [
+    "FALLBACK_LOWERINGS",
+    "REJECTED_OPS",
+    "OpSource",
+    "connect_user_source",
+    "main",
+    "te_source",
+]
+
+TEValue = Any  # a te.Tensor, a PrimExpr, or a (nested) list of them
+
+
+def _scan(topi_fn: Callable[..., Any]) -> Callable[[Any, list[TEValue]], TEValue]:
+    def lower(call: Any, args: list[TEValue]) -> TEValue:
+        axis = call.attrs.axis
+        axis = None if axis is None else int(axis)
+        return topi_fn(args[0], axis, call.attrs.dtype, call.attrs.exclusive)
+
+    return lower
+
+
+def _sort(call: Any, args: list[TEValue]) -> TEValue:
+    return topi.sort(args[0], int(call.attrs.axis), not bool(call.attrs.descending))
+
+
+def _argsort(call: Any, args: list[TEValue]) -> TEValue:
+    attrs = call.attrs
+    return topi.argsort(
+        args[0], axis=int(attrs.axis), is_ascend=not bool(attrs.descending), dtype=attrs.dtype
+    )
+
+
+def _topk(call: Any, args: list[TEValue]) -> TEValue:
+    attrs = call.attrs
+    return topi.topk(
+        args[0],
+        k=int(attrs.k),
+        axis=int(attrs.axis),
+        ret_type=str(attrs.ret_type),
+        is_ascend=not bool(attrs.largest),
+        dtype=str(attrs.dtype),
+    )
+
+
+def _bucketize(call: Any, args: list[TEValue]) -> TEValue:
+    out_dtype = "int32" if call.attrs.out_int32 else "int64"
+    return topi.searchsorted(args[1], args[0], bool(call.attrs.right), out_dtype)
+
+
+#: Ops lowered by dedicated passes (DispatchSortScan, ...) rather than FLegalize: op -> a function
+#: (call, te_args) -> TE tensor(s), built on the same topi kernels those passes use.
+FALLBACK_LOWERINGS: dict[str, Callable[[Any, list[TEValue]], TEValue]] = {
+    "relax.cumsum": _scan(topi.cumsum),
+    "relax.cumprod": _scan(topi.cumprod),
+    "relax.sort": _sort,
+    "relax.argsort": _argsort,
+    "relax.topk": _topk,
+    "relax.bucketize": _bucketize,
+}
+
+#: Constructs that a user may reasonably write but that have no single-kernel TE form.
+REJECTED_OPS: dict[str, str] = {
+    "relax.call_tir": "relax.call_tir (the body is already lowered TIR)",
+    "relax.call_tir_inplace": "relax.call_tir_inplace (the body is already lowered TIR)",
+    "relax.call_dps_packed": "relax.call_dps_packed (an opaque packed function)",
+    "relax.call_pure_packed": "relax.call_pure_packed (an opaque packed function)",
+    "relax.call_packed": "relax.call_packed (an opaque packed function)",
+}
+
+
+SourceKind = Literal["user strategy", "lower_call override", "rejected", "fallback", "legalization"]
+
+
+@dataclass(frozen=True)
+class OpSource:
+    """Where one op's TE comes from.
+
+    Attributes
+    ----------
+    op : str
+        The Relax op name, e.g. ``"relax.sort"``.
+    kind : str
+        ``"user strategy"``, ``"lower_call override"``, ``"rejected"``, ``"fallback"`` or
+        ``"legalization"``.
+    where : str
+        The function that makes the TE, as ``module.qualname (file:line)``, or the reason a
+        rejected op is rejected.
+    then : OpSource or None
+        For a user strategy: the source the op falls back to when no implementation applies.
+    """
+
+    op: str
+    kind: SourceKind
+    where: str
+    then: OpSource | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.op}: {self.kind}: {self.where}"
+        return (
+            text
+            if self.then is None
+            else f"{text}\n  otherwise {self.then.kind}: {self.then.where}"
+        )
+
+
+def _where(func: Any) -> str:
+    name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', func)}"
+    try:
+        file = inspect.getsourcefile(func)
+        line = inspect.getsourcelines(func)[1]
+    except (TypeError, OSError):
+        return name  # a C++ function
+    return f"{name} ({file}:{line})"
+
+
+def _default_source(name: str) -> OpSource:
+    if name in REJECTED_OPS:
+        return OpSource(name, "rejected", REJECTED_OPS[name])
+    fallback = FALLBACK_LOWERINGS.get(name)
+    if fallback is not None:
+        return OpSource(name, "fallback", _where(fallback))
+    legalize = tvm.ir.Op.get(name).get_attr("FLegalize")
+    if legalize is None:
+        return OpSource(name, "rejected", f"{name} has no legalization (FLegalize) and no fallback")
+    return OpSource(name, "legalization", _registration_site(name) or _where(legalize))
+
+
+def _registration_site(name: str) -> str | None:
+    """Where TVM registers ``name``'s legalization, as ``file:line: the line``.
+
+    FLegalize holds an FFI function that does not lead back to its Python source, so the
+    registration is found in the legalize_ops package's text.
+    """
+    package = Path(legalize_ops.__file__).parent
+    quoted = f'"{name}"'
+    for path in sorted(package.glob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if quoted in line and "register_legalize" in line:
+                return f"{path}:{number}: {line.strip()}"
+    return None
+
+
+def te_source(op: str | Any) -> OpSource:
+    """Where the engine takes ``op``'s TE from, right now in this process.
+
+    Parameters
+    ----------
+    op : str or tvm.ir.Op
+        ``"relax.sort"``, ``"sort"`` or the Op.
+
+    Returns
+    -------
+    OpSource
+
+    Raises
+    ------
+    ValueError
+        For a name that is not a registered op.
+    """
+    name = op if isinstance(op, str) else op.name
+    name = name if name.startswith("relax.") else f"relax.{name}"
+    try:
+        tvm.ir.Op.get(name)
+    except Exception as exc:  # TVMError: not registered
+        raise ValueError(f"{name!r} is not a registered op") from exc
+    default = _default_source(name)
+    user = _user_source(name, default) if _user_source is not None else None
+    return default if user is None else user
+
+
+#: The strategy registry's answer for an op (a user strategy or ``lower_call`` override), set by
+#: :mod:`.strategy` when it loads: it imports the tracer, which imports this module. Without it
+#: loaded no user implementation can exist.
+UserSource = Callable[[str, OpSource], OpSource | None]
+_user_source: UserSource | None = None
+
+
+def connect_user_source(lookup: UserSource) -> None:
+    """Let ``lookup(op_name, default)`` name the user's source of an op (the strategy registry)."""
+    global _user_source
+    _user_source = lookup
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``compile-engine-compat op NAME...``: print where each op's TE comes from."""
+    parser = argparse.ArgumentParser(
+        prog="compile-engine-compat op", description="Print where each op's TE comes from."
+    )
+    parser.add_argument("ops", nargs="+", metavar="NAME", help="relax.sort, sort, nn.conv2d, ...")
+    args = parser.parse_args(argv)
+    status = 0
+    for op in args.ops:
+        try:
+            print(te_source(op))
+        except ValueError as exc:
+            print(f"compile-engine-compat op: {exc}", file=sys.stderr)
+            status = 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
