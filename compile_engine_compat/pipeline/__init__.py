@@ -11,8 +11,9 @@
 :func:`lower_function` runs the first four in that order; :func:`~.build.build_kernel` is the
 fifth, which the persistent cache (:mod:`compile_engine_compat.cache.disk`) may skip. The target
 is passed explicitly to every stage that depends on it. Beside the stages: :mod:`.op_sources`
-(where an op's TE comes from: a user strategy, a fallback or its legalization; ``compile-engine-compat
-op NAME`` says which), :mod:`.strategy` (the implementations users register),
+(where an op's TE comes from: a user strategy, a fallback or its legalization;
+``compile-engine-compat op NAME`` says which), :mod:`.strategy` (the implementations users
+register),
 :mod:`.shape_func` (``lower_shape_func``), :mod:`.host_cpu` (what a plain ``llvm`` target means)
 and :mod:`.build_pool` (building many functions at once).
 """
