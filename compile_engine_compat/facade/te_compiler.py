@@ -7,6 +7,7 @@ mypy run: a stub shadows the ``.py`` beside it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from typing import Any
@@ -15,10 +16,9 @@ import tvm
 
 from compile_engine_compat import _threads
 from compile_engine_compat.cache import keys as _cache
-from compile_engine_compat.cache.keys import CachedFunc, as_target
+from compile_engine_compat.cache.keys import as_target
 from compile_engine_compat.facade import shared
 from compile_engine_compat.facade.engine import CompileEngine, _legacy_func_name, global_engine
-from compile_engine_compat.pipeline import build as _build
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
@@ -68,6 +68,20 @@ class LoweredOutput(_strategy.LoweredOutput, metaclass=_SameClassMeta):
     _shared = _strategy.LoweredOutput
 
 
+def _on_engine(name: str, api: str) -> Any:
+    """The TECompiler method ``api``: the engine's method ``name`` on the shared engine.
+
+    Signature and docstring are the engine method's; the call runs its un-warned core.
+    """
+    core = getattr(CompileEngine, name).__wrapped__
+
+    @functools.wraps(core)
+    def method(self: TECompiler, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._engine, name)(*args, **INTERNAL, **kwargs)
+
+    return legacy_api(api)(method)
+
+
 @legacy_api("te_compiler.TECompiler")
 class TECompiler(LegacyObject):
     """TECompiler to get lowered code.
@@ -83,46 +97,10 @@ class TECompiler(LegacyObject):
     def __init__(self) -> None:
         raise RuntimeError("Cannot construct a TECompiler")
 
-    @legacy_api("te_compiler.TECompiler.lower")
-    def lower(self, source_func: Any, target: Any = None, mod_name: str = "default") -> CachedFunc:
-        """Lower a source_func to a CachedFunc.
-
-        Parameters
-        ----------
-        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
-            The function to lower. A CCacheKey carries its own target and ``target`` is ignored.
-        target : tvm.target.Target, str or dict
-            The target; a str or dict is converted to ``Target``.
-        mod_name : str
-            Module name used in the kernel symbol: ``tvmgen_<mod_name>_fused_<ops>``.
-
-        Returns
-        -------
-        CachedFunc
-            The identical object on a cache hit (also one made through ``compile_engine``).
-        """
-        return self._engine.lower(source_func, target, mod_name, **INTERNAL)
-
-    @legacy_api("te_compiler.TECompiler.jit")
-    def jit(self, source_func: Any, target: Any = None) -> _build.Kernel:
-        """JIT a source_func to a callable kernel.
-
-        Parameters
-        ----------
-        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
-        target : tvm.target.Target, str or dict
-
-        Returns
-        -------
-        Kernel
-            Call as ``kernel(*inputs, *outputs)``: writes into the outputs, returns None.
-        """
-        return self._engine.jit(source_func, target, **INTERNAL)
-
-    @legacy_api("te_compiler.TECompiler.clear")
-    def clear(self) -> None:
-        """clear the existing cached functions"""
-        self._engine.clear(**INTERNAL)
+    # The engine's own methods, run un-warned on the shared engine; each warns as itself.
+    lower = _on_engine("lower", "te_compiler.TECompiler.lower")
+    jit = _on_engine("jit", "te_compiler.TECompiler.jit")
+    clear = _on_engine("clear", "te_compiler.TECompiler.clear")
 
     @legacy_api("te_compiler.TECompiler.items")
     def items(self) -> list[tuple[_cache.CCacheKey, Any]]:
