@@ -9,19 +9,20 @@ hypothesis aborts never leaves a half-open ``BlockBuilder`` behind.
 Shapes in a plan are tuples of ``int`` and the marker :data:`SYM` (one symbolic dim shared by
 the whole function); :func:`build_function` turns the marker into one ``tirx.Var``.
 The NumPy side of the registry lives in :mod:`.op_references`.
+
+This module imports hypothesis only when a :class:`Planner` starts drawing, so that the registry
+can be read in processes that never draw and need not have hypothesis.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from tvm import relax, tirx
 
 from compile_engine_compat.testing.op_references import DOMAINS
@@ -126,6 +127,13 @@ class Planner:
     """Draws a :class:`Plan` op by op; ops call back into it for operands and shapes."""
 
     def __init__(self, draw: Any, dtypes: tuple[str, ...], symbolic: bool) -> None:
+        # Imported here, not with the module: processes that only read the registry need not
+        # have hypothesis.
+        from hypothesis import strategies
+        from hypothesis.extra import numpy as hnp
+
+        self._st: Any = strategies
+        self._hnp: Any = hnp
         self.draw = draw
         self.dtypes = dtypes
         self.symbolic = symbolic
@@ -134,13 +142,25 @@ class Planner:
     # -- drawing helpers ------------------------------------------------------------------------
 
     def integer(self, lo: int, hi: int) -> int:
-        return self.draw(st.integers(lo, hi))
+        return self.draw(self._st.integers(lo, hi))
 
     def flag(self) -> bool:
-        return self.draw(st.booleans())
+        return self.draw(self._st.booleans())
 
     def choice(self, options: Any) -> Any:
-        return self.draw(st.sampled_from(list(options)))
+        return self.draw(self._st.sampled_from(list(options)))
+
+    def subset(self, options: Sequence[Any]) -> set[Any]:
+        """A non-empty subset of ``options``."""
+        return self.draw(self._st.sets(self._st.sampled_from(options), min_size=1))
+
+    def integer_set(self, lo: int, hi: int, max_size: int) -> set[int]:
+        """One to ``max_size`` distinct integers in [lo, hi]."""
+        return self.draw(self._st.sets(self._st.integers(lo, hi), min_size=1, max_size=max_size))
+
+    def permutation(self, items: Sequence[Any]) -> list[Any]:
+        """The items in a random order."""
+        return self.draw(self._st.permutations(items))
 
     def dtype(self, spec: OpSpec) -> str:
         return self.choice([d for d in self.dtypes if d in spec.dtypes])
@@ -217,7 +237,7 @@ class Planner:
         """A shape that broadcasts against ``shape`` (NumPy rules), symbolic dims kept or 1."""
         if _static(shape):
             return self.draw(
-                hnp.broadcastable_shapes(
+                self._hnp.broadcastable_shapes(
                     shape, min_dims=0, max_dims=len(shape) + 1, max_side=MAX_SIDE
                 )
             )
@@ -335,11 +355,7 @@ def _reduction(fn: Callable[..., Any], arg: bool = False) -> tuple[Any, Any]:
         keep = p.flag()
         axes: list[int] | None = None
         if shape and p.flag():
-            axes = (
-                [p.choice(range(len(shape)))]
-                if arg
-                else sorted(p.draw(st.sets(st.sampled_from(range(len(shape))), min_size=1)))
-            )
+            axes = [p.choice(range(len(shape)))] if arg else sorted(p.subset(range(len(shape))))
         attr = axes[0] if arg and axes else axes
         out = _reduced(shape, axes, keep)
         out_dt = "int64" if arg else dt
@@ -517,7 +533,7 @@ def _permute(p: Planner, spec: OpSpec) -> Step:
     dt = p.dtype(spec)
     x = p.operand(dt, _nd(1))
     shape = p.info(x).shape
-    axes = p.draw(st.permutations(range(len(shape))))
+    axes = p.permutation(range(len(shape)))
     return Step(
         spec.name, [x], {"axes": list(axes)}, [TensorInfo(tuple(shape[a] for a in axes), dt)]
     )
@@ -560,7 +576,7 @@ def _split(p: Planner, spec: OpSpec) -> Step | None:
         sizes = [size // sections] * sections
         spec_value: Any = sections
     else:
-        cuts = sorted(p.draw(st.sets(st.integers(1, size - 1), min_size=1, max_size=2)))
+        cuts = sorted(p.integer_set(1, size - 1, max_size=2))
         bounds = [0, *cuts, size]
         sizes = [b - a for a, b in itertools.pairwise(bounds)]
         spec_value = cuts
@@ -696,7 +712,7 @@ def _squeeze(p: Planner, spec: OpSpec) -> Step | None:
     ones = [a for a, d in enumerate(shape) if d == 1]
     if not ones:
         return None
-    axes = sorted(p.draw(st.sets(st.sampled_from(ones), min_size=1)))
+    axes = sorted(p.subset(ones))
     if _static(shape) and p.flag():
         axes = ones
         attr: Any = None
