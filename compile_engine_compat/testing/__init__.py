@@ -6,10 +6,11 @@ shadow mode (``testing.oracle``, ``testing.shadow``) never import hypothesis, wh
 strategies (``testing.strategies``) need. The engine itself never imports this package.
 
 Modules: :mod:`.strategies` (hypothesis strategies of Relax functions and inputs),
-:mod:`.op_plans` (what each drawable op looks like: the plans the strategies draw from),
-:mod:`.op_references` (NumPy references and input domains), :mod:`.oracle` (``tvm.compile`` +
-VM and NumPy, with the tolerances), :mod:`.interpret` (the op-by-op reference run),
-:mod:`.shadow` (shadow mode), :mod:`.pytest_equivalence` (the pytest fixture).
+:mod:`.op_plans` (the op specs: one per op, with everything the tooling knows about it: how to
+draw and build it, its NumPy reference, input domains and discontinuity), :mod:`.op_references`
+(the NumPy reference functions the specs name), :mod:`.oracle` (``tvm.compile`` + VM and NumPy,
+with the tolerances), :mod:`.interpret` (the op-by-op reference run), :mod:`.shadow` (shadow
+mode), :mod:`.pytest_equivalence` (the pytest fixture).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Run a Relax function on NumPy arrays with the registry's references, tracking exactness.
+"""Run a Relax function on NumPy arrays with the op specs' references, tracking exactness.
 
 Every value carries a status:
 
@@ -12,6 +12,9 @@ Every value carries a status:
     float-to-int cast... of a rounded intermediate. One ulp flips it (``tanh(x) == x`` in
     float16), so NumPy cannot judge it; the oracle still requires the two TVM paths to agree
     bit for bit there. Everything computed from a fragile value is fragile.
+
+Each op's reference and whether it is discontinuous come from its spec
+(:func:`compile_engine_compat.testing.op_plans.spec_for`).
 """
 
 from __future__ import annotations
@@ -24,20 +27,11 @@ import tvm
 from tvm import relax, tirx
 
 from compile_engine_compat.pipeline.trace import flatten, source_function
-from compile_engine_compat.testing.op_references import REFERENCES, SHAPED_REFERENCES
+from compile_engine_compat.testing.op_plans import OpSpec, spec_for
 
 __all__ = ["APPROX", "EXACT", "FRAGILE", "interpret"]
 
 EXACT, APPROX, FRAGILE = 0, 1, 2
-
-#: Ops whose result jumps when an input moves by one ulp.
-DISCONTINUOUS = frozenset(
-    f"relax.{name}"
-    for name in (
-        "floor ceil round sign equal not_equal less less_equal greater greater_equal argmax "
-        "argmin argsort topk floor_divide floor_mod astype"
-    ).split()
-)
 
 
 class _NoReference(Exception):
@@ -100,23 +94,25 @@ def _call(call: Any, env: dict[Any, tuple[Any, Any]], analyzer: Any) -> tuple[An
     name = call.op.name
     pairs = [_eval(a, env, analyzer) for a in call.args]
     wide = [_widen(p[0]) for p in pairs]
-    if name in SHAPED_REFERENCES:
-        shape = tuple(int(analyzer.simplify(d)) for d in call.ty.shape.values)
-        result = SHAPED_REFERENCES[name](shape, wide[0])
-    elif name in REFERENCES:
-        with np.errstate(all="ignore"):
-            result = REFERENCES[name](call, *wide)
-    else:
+    spec = spec_for(name)
+    if spec is None:
         raise _NoReference(name)
+    if spec.shaped_reference is not None:
+        shape = tuple(int(analyzer.simplify(d)) for d in call.ty.shape.values)
+        result = spec.shaped_reference(shape, wide[0])
+    else:
+        assert spec.reference is not None  # an OpSpec holds one of the two
+        with np.errstate(all="ignore"):
+            result = spec.reference(call, *wide)
     if result is None:
         raise _NoReference(name)
     value = _cast(result, call.ty)
-    return value, _status(name, [p[1] for p in pairs], value)
+    return value, _status(spec, [p[1] for p in pairs], value)
 
 
-def _status(name: str, inputs: list[Any], value: Any) -> int:
+def _status(spec: OpSpec, inputs: list[Any], value: Any) -> int:
     worst = max((s for i in inputs for s in flatten(i)), default=EXACT)
-    if worst == FRAGILE or (worst == APPROX and name in DISCONTINUOUS):
+    if worst == FRAGILE or (worst == APPROX and spec.discontinuous):
         return FRAGILE
     outputs = flatten(value) if isinstance(value, list) else [value]
     return APPROX if any(np.asarray(o).dtype.kind == "f" for o in outputs) else worst

@@ -1,6 +1,13 @@
-"""The op registry behind :mod:`compile_engine_compat.testing`: how to draw and build each op.
+"""The op registry behind :mod:`compile_engine_compat.testing`: one :class:`OpSpec` per op.
 
-:data:`OPS` maps a registry name (the Relax op name without ``relax.``) to an :class:`OpSpec`.
+:data:`OPS` maps a registry name (the Relax op name without ``relax.``) to the op's spec, and the
+spec holds everything the test tooling knows about the op: the dtypes it is drawn with, how to
+draw it (``plan``) and build it (``build``), its NumPy reference (a function of
+:mod:`.op_references`), the input domains where it is defined, whether its output is known to
+be positive, and whether its result jumps when an input moves by one ulp. The strategies, the
+input generator and the interpreter all read these facts from the spec (:func:`spec_for` finds
+it by Relax op name); no other table holds a per-op fact.
+
 A spec's ``plan`` draws the op's operands and attributes for a graph under construction and
 states its output shapes; ``build`` makes the Relax call. Generation first draws a whole *plan*
 (plain Python data), then builds the Relax function from it in one go, so that a draw that
@@ -8,27 +15,32 @@ hypothesis aborts never leaves a half-open ``BlockBuilder`` behind.
 
 Shapes in a plan are tuples of ``int`` and the marker :data:`SYM` (one symbolic dim shared by
 the whole function); :func:`build_function` turns the marker into one ``tirx.Var``.
-The NumPy side of the registry lives in :mod:`.op_references`.
+
+This module imports hypothesis only when a :class:`Planner` starts drawing: the oracle reads the
+specs (through :mod:`.interpret`) in processes that never draw, and needs no hypothesis.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from tvm import relax, tirx
 
-from compile_engine_compat.testing.op_references import DOMAINS
+from compile_engine_compat.testing import op_references as ref
+from compile_engine_compat.testing.op_references import binary, unary
 
 __all__ = [
     "ALL_DTYPES",
+    "INDEX",
+    "NONZERO",
     "OPS",
+    "POSITIVE",
     "SYM",
     "CannotApply",
     "OpSpec",
@@ -36,6 +48,7 @@ __all__ = [
     "Planner",
     "Step",
     "TensorInfo",
+    "spec_for",
 ]
 
 R = relax.op
@@ -49,6 +62,11 @@ ALL_DTYPES = ("float32", "float16", "int32", "int64", "bool")
 SYM = "n"
 MAX_SIDE = 4
 MAX_PARAMS = 4
+
+# Input domains (OpSpec.domains): where an argument must lie for the op to be defined.
+POSITIVE = "positive"  # > 0
+NONZERO = "nonzero"  # never 0
+INDEX = "index"  # a valid index into argument 0 along the call's ``axis`` attribute
 
 Shape = tuple[Any, ...]  # ints and SYM
 
@@ -94,13 +112,54 @@ class Plan:
 
 @dataclass(frozen=True)
 class OpSpec:
-    """One registry entry: ``plan(planner, spec)`` draws a :class:`Step` (None when the op cannot
-    apply here); ``build(args, attrs)`` makes the Relax call."""
+    """Everything the test tooling knows about one Relax op.
+
+    Attributes
+    ----------
+    name : str
+        The registry name: the Relax op name without ``relax.`` (``"sort"``, ``"nn.conv2d"``).
+    dtypes : frozenset of str
+        The dtypes the op is drawn with (of its data operand).
+    plan : callable
+        ``plan(planner, spec)`` draws a :class:`Step` for the graph drawn so far; None (or
+        :class:`CannotApply`) when the op cannot apply there.
+    build : callable
+        ``build(args, attrs)`` makes the Relax call of a step.
+    reference : callable, optional
+        The NumPy reference ``ref(call, *arrays)``, reading attributes from the call; it may
+        return None for attributes it does not cover. Exactly one of ``reference`` and
+        ``shaped_reference`` is set.
+    shaped_reference : callable, optional
+        For an op whose output type fixes its result: ``ref(out_shape, x)``, with the output
+        type's symbolic dims bound.
+    domains : mapping of int to str
+        Argument index -> :data:`POSITIVE`, :data:`NONZERO` or :data:`INDEX`: the values input
+        generation gives a parameter there so that the op is defined.
+    positive : bool
+        The output is known to be > 0, so later ops may use it where :data:`POSITIVE` is needed.
+    discontinuous : bool
+        The result jumps when an input moves by one ulp (comparisons, ``floor``, ``argmax``,
+        casts...): computed from a rounded float, it is too fragile for NumPy to judge.
+    needs : frozenset of str
+        Dtypes that must also be allowed for the op to be drawn (``where``'s condition is bool).
+    """
 
     name: str
     dtypes: frozenset[str]
     plan: Callable[[Planner, OpSpec], Step | None]
     build: Callable[..., Any]
+    reference: Callable[..., Any] | None = None
+    shaped_reference: Callable[[tuple[int, ...], np.ndarray], Any] | None = None
+    domains: Mapping[int, str] = field(default_factory=dict, hash=False)
+    positive: bool = False
+    discontinuous: bool = False
+    needs: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if (self.reference is None) == (self.shaped_reference is None):
+            raise ValueError(f"{self.name}: give exactly one of reference and shaped_reference")
+        # Read-only, so that a consumer cannot change a fact for every other one.
+        object.__setattr__(self, "domains", MappingProxyType(dict(self.domains)))
 
 
 def broadcast(*shapes: Shape) -> Shape | None:
@@ -126,6 +185,13 @@ class Planner:
     """Draws a :class:`Plan` op by op; ops call back into it for operands and shapes."""
 
     def __init__(self, draw: Any, dtypes: tuple[str, ...], symbolic: bool) -> None:
+        # Imported here, not with the module: the specs name the planners, and the oracle reads
+        # the specs in processes that never draw and need not have hypothesis.
+        from hypothesis import strategies
+        from hypothesis.extra import numpy as hnp
+
+        self._st: Any = strategies
+        self._hnp: Any = hnp
         self.draw = draw
         self.dtypes = dtypes
         self.symbolic = symbolic
@@ -134,13 +200,25 @@ class Planner:
     # -- drawing helpers ------------------------------------------------------------------------
 
     def integer(self, lo: int, hi: int) -> int:
-        return self.draw(st.integers(lo, hi))
+        return self.draw(self._st.integers(lo, hi))
 
     def flag(self) -> bool:
-        return self.draw(st.booleans())
+        return self.draw(self._st.booleans())
 
     def choice(self, options: Any) -> Any:
-        return self.draw(st.sampled_from(list(options)))
+        return self.draw(self._st.sampled_from(list(options)))
+
+    def subset(self, options: Sequence[Any]) -> set[Any]:
+        """A non-empty subset of ``options``."""
+        return self.draw(self._st.sets(self._st.sampled_from(options), min_size=1))
+
+    def integer_set(self, lo: int, hi: int, max_size: int) -> set[int]:
+        """One to ``max_size`` distinct integers in [lo, hi]."""
+        return self.draw(self._st.sets(self._st.integers(lo, hi), min_size=1, max_size=max_size))
+
+    def permutation(self, items: Sequence[Any]) -> list[Any]:
+        """The items in a random order."""
+        return self.draw(self._st.permutations(items))
 
     def dtype(self, spec: OpSpec) -> str:
         return self.choice([d for d in self.dtypes if d in spec.dtypes])
@@ -217,7 +295,7 @@ class Planner:
         """A shape that broadcasts against ``shape`` (NumPy rules), symbolic dims kept or 1."""
         if _static(shape):
             return self.draw(
-                hnp.broadcastable_shapes(
+                self._hnp.broadcastable_shapes(
                     shape, min_dims=0, max_dims=len(shape) + 1, max_side=MAX_SIDE
                 )
             )
@@ -266,14 +344,14 @@ def values(
             data = rng.uniform(-2.0, 2.0, shape)
         else:
             data = rng.uniform(0.5, 2.5, shape)
-            if domain == "nonzero":
+            if domain == NONZERO:
                 data = data * rng.choice([-1.0, 1.0], shape)
         return np.asarray(data, dtype=dtype)
     if domain is None:
         ints = rng.integers(-4, 5, shape)
     else:
         ints = rng.integers(1, 5, shape)
-        if domain == "nonzero":
+        if domain == NONZERO:
             ints = ints * rng.choice([-1, 1], shape)
     return np.asarray(ints, dtype=dtype)
 
@@ -285,30 +363,24 @@ def _nd(lo: int, hi: int = 4) -> Callable[[TensorInfo], bool]:
     return lambda i: lo <= len(i.shape) <= hi
 
 
-def _unary(fn: Callable[..., Any], positive: bool = False, **fixed: Any) -> tuple[Any, Any]:
-    domain = DOMAINS.get(f"relax.{_name_of(fn)}", {}).get(0)
-
+def _unary(fn: Callable[..., Any], **fixed: Any) -> tuple[Any, Any]:
     def plan(p: Planner, spec: OpSpec) -> Step:
         dt = p.dtype(spec)
-        x = p.operand(dt, domain=domain)
-        return Step(spec.name, [x], dict(fixed), [TensorInfo(p.info(x).shape, dt, positive)])
+        x = p.operand(dt, domain=spec.domains.get(0))
+        out = TensorInfo(p.info(x).shape, dt, spec.positive)
+        return Step(spec.name, [x], dict(fixed), [out])
 
     return plan, lambda args, attrs: fn(*args, **attrs)
 
 
-def _name_of(fn: Callable[..., Any]) -> str:
-    module = fn.__module__.rsplit(".", 1)[-1]
-    return f"nn.{fn.__name__}" if module == "nn" else fn.__name__
-
-
 def _binary(fn: Callable[..., Any], out_bool: bool = False) -> tuple[Any, Any]:
-    domains = DOMAINS.get(f"relax.{fn.__name__}", {})
-
     def plan(p: Planner, spec: OpSpec) -> Step | None:
         dt = p.dtype(spec)
+        domains = spec.domains
         x = p.operand(dt, domain=domains.get(0))
         shape = p.info(x).shape
         y = p.partner(dt, shape, domains.get(1))
+        # An argument with a domain keeps its place; others may swap (scalar or constant first).
         args = [x, y] if domains or not p.flag() else [y, x]
         out = broadcast(*(p.info(a).shape for a in args))
         if out is None:
@@ -335,11 +407,7 @@ def _reduction(fn: Callable[..., Any], arg: bool = False) -> tuple[Any, Any]:
         keep = p.flag()
         axes: list[int] | None = None
         if shape and p.flag():
-            axes = (
-                [p.choice(range(len(shape)))]
-                if arg
-                else sorted(p.draw(st.sets(st.sampled_from(range(len(shape))), min_size=1)))
-            )
+            axes = [p.choice(range(len(shape)))] if arg else sorted(p.subset(range(len(shape))))
         attr = axes[0] if arg and axes else axes
         out = _reduced(shape, axes, keep)
         out_dt = "int64" if arg else dt
@@ -448,8 +516,7 @@ def _softmax(p: Planner, spec: OpSpec) -> Step:
     x = p.operand(dt, _nd(1))
     shape = p.info(x).shape
     axis = p.choice(range(-len(shape), len(shape)))
-    positive = spec.name == "nn.softmax"
-    return Step(spec.name, [x], {"axis": axis}, [TensorInfo(shape, dt, positive)])
+    return Step(spec.name, [x], {"axis": axis}, [TensorInfo(shape, dt, spec.positive)])
 
 
 def _affine_args(p: Planner, shape: Shape, dt: str, count: int) -> list[tuple[Any, ...]]:
@@ -517,7 +584,7 @@ def _permute(p: Planner, spec: OpSpec) -> Step:
     dt = p.dtype(spec)
     x = p.operand(dt, _nd(1))
     shape = p.info(x).shape
-    axes = p.draw(st.permutations(range(len(shape))))
+    axes = p.permutation(range(len(shape)))
     return Step(
         spec.name, [x], {"axes": list(axes)}, [TensorInfo(tuple(shape[a] for a in axes), dt)]
     )
@@ -560,7 +627,7 @@ def _split(p: Planner, spec: OpSpec) -> Step | None:
         sizes = [size // sections] * sections
         spec_value: Any = sections
     else:
-        cuts = sorted(p.draw(st.sets(st.integers(1, size - 1), min_size=1, max_size=2)))
+        cuts = sorted(p.integer_set(1, size - 1, max_size=2))
         bounds = [0, *cuts, size]
         sizes = [b - a for a, b in itertools.pairwise(bounds)]
         spec_value = cuts
@@ -599,7 +666,7 @@ def _take(p: Planner, spec: OpSpec) -> Step | None:
 
 
 def _where(p: Planner, spec: OpSpec) -> Step | None:
-    if "bool" not in p.dtypes:
+    if not spec.needs <= set(p.dtypes):
         return None
     dt = p.dtype(spec)
     x = p.operand(dt)
@@ -646,18 +713,21 @@ def _scan(p: Planner, spec: OpSpec) -> Step:
     return Step(spec.name, [x], attrs, [TensorInfo(out, dt)])
 
 
-def _sort(p: Planner, spec: OpSpec) -> Step:
-    dt = p.dtype(spec)
-    x = p.operand(dt, _nd(1))
-    shape = p.info(x).shape
-    attrs: dict[str, Any] = {
-        "axis": p.choice(range(-len(shape), len(shape))),
-        "descending": p.flag(),
-    }
-    out_dt = dt
-    if spec.name == "argsort":
-        out_dt = attrs["dtype"] = p.choice(["int32", "int64"])
-    return Step(spec.name, [x], attrs, [TensorInfo(shape, out_dt)])
+def _sort(indices: bool) -> Callable[[Planner, OpSpec], Step]:
+    def plan(p: Planner, spec: OpSpec) -> Step:
+        dt = p.dtype(spec)
+        x = p.operand(dt, _nd(1))
+        shape = p.info(x).shape
+        attrs: dict[str, Any] = {
+            "axis": p.choice(range(-len(shape), len(shape))),
+            "descending": p.flag(),
+        }
+        out_dt = dt
+        if indices:
+            out_dt = attrs["dtype"] = p.choice(["int32", "int64"])
+        return Step(spec.name, [x], attrs, [TensorInfo(shape, out_dt)])
+
+    return plan
 
 
 def _topk(p: Planner, spec: OpSpec) -> Step | None:
@@ -696,7 +766,7 @@ def _squeeze(p: Planner, spec: OpSpec) -> Step | None:
     ones = [a for a, d in enumerate(shape) if d == 1]
     if not ones:
         return None
-    axes = sorted(p.draw(st.sets(st.sampled_from(ones), min_size=1)))
+    axes = sorted(p.subset(ones))
     if _static(shape) and p.flag():
         axes = ones
         attr: Any = None
@@ -778,109 +848,273 @@ def _build_concat(args: list[Any], attrs: dict[str, Any]) -> Any:
     return R.concat(args[0], axis=attrs["axis"])
 
 
-def _spec(name: str, dtypes: frozenset[str], pair: Any) -> OpSpec:
-    plan, build = pair
-    return OpSpec(name, dtypes, plan, build)
-
-
-_UNARY_FLOAT = {
-    "exp": (R.exp, True),
-    "log": (R.log, False),
-    "sqrt": (R.sqrt, True),
-    "rsqrt": (R.rsqrt, True),
-    "tanh": (R.tanh, False),
-    "sigmoid": (R.sigmoid, True),
-    "sin": (R.sin, False),
-    "cos": (R.cos, False),
-    "floor": (R.floor, False),
-    "ceil": (R.ceil, False),
-    "erf": (R.erf, False),
-    "nn.silu": (NN.silu, False),
-    "nn.gelu": (NN.gelu, False),
-}
-_UNARY_NUMERIC = {
-    "negative": R.negative,
-    "abs": R.abs,
-    "square": R.square,
-    "sign": R.sign,
-    "nn.relu": NN.relu,
-}
-_BINARY_NUMERIC = {
-    "add": R.add,
-    "subtract": R.subtract,
-    "multiply": R.multiply,
-    "maximum": R.maximum,
-    "minimum": R.minimum,
-}
-_COMPARE = {
-    "equal": R.equal,
-    "not_equal": R.not_equal,
-    "less": R.less,
-    "greater_equal": R.greater_equal,
-}
+# -- the specs ----------------------------------------------------------------------------------
+#
+# One entry per op, and the only place that says anything about one op: to learn what the tests
+# know about ``relax.sort``, read its entry. ``*_unary(fn)``, ``*_binary(fn)`` and
+# ``*_reduction(fn)`` give the plan and the build of their op. The order is the drawing order:
+# hypothesis' generated plans depend on it.
 
 _SPECS: list[OpSpec] = [
     # "add" first: hypothesis' simplest example is the first op, so every run exercises it.
-    *(_spec(n, NUMERIC, _binary(f)) for n, f in _BINARY_NUMERIC.items()),
-    *(_spec(n, FLOATS, _unary(f, pos)) for n, (f, pos) in _UNARY_FLOAT.items()),
-    *(_spec(n, NUMERIC, _unary(f)) for n, f in _UNARY_NUMERIC.items()),
-    _spec("nn.leakyrelu", FLOATS, _unary(NN.leakyrelu, alpha=0.1)),
-    _spec("logical_not", BOOL, _unary(R.logical_not)),
-    _spec("divide", FLOATS, _binary(R.divide)),
-    _spec("power", FLOATS, _binary(R.power)),
-    _spec("floor_divide", INTS, _binary(R.floor_divide)),
-    _spec("floor_mod", INTS, _binary(R.floor_mod)),
-    _spec("bitwise_and", INTS, _binary(R.bitwise_and)),
-    *(_spec(n, NUMERIC, _binary(f, out_bool=True)) for n, f in _COMPARE.items()),
-    _spec("logical_and", BOOL, _binary(R.logical_and)),
-    _spec("logical_or", BOOL, _binary(R.logical_or)),
-    _spec("sum", NUMERIC, _reduction(R.sum)),
-    _spec("max", NUMERIC, _reduction(R.max)),
-    _spec("min", NUMERIC, _reduction(R.min)),
-    _spec("mean", FLOATS, _reduction(R.mean)),
-    _spec("prod", FLOATS, _reduction(R.prod)),
-    _spec("variance", FLOATS, _reduction(R.variance)),
-    _spec("std", FLOATS, _reduction(R.std)),
-    _spec("argmax", FLOATS, _reduction(R.argmax, arg=True)),
-    _spec("argmin", FLOATS, _reduction(R.argmin, arg=True)),
-    OpSpec("matmul", NUMERIC, _matmul, _plain(R.matmul)),
-    OpSpec("nn.conv1d", FLOATS, _conv(1), _plain(NN.conv1d)),
-    OpSpec("nn.conv2d", FLOATS, _conv(2), _plain(NN.conv2d)),
-    OpSpec("nn.max_pool1d", FLOATS, _pool(1), _plain(NN.max_pool1d)),
-    OpSpec("nn.max_pool2d", FLOATS, _pool(2), _plain(NN.max_pool2d)),
-    OpSpec("nn.avg_pool2d", FLOATS, _pool(2, avg=True), _plain(NN.avg_pool2d)),
-    OpSpec("nn.adaptive_avg_pool2d", FLOATS, _adaptive_pool, _plain(NN.adaptive_avg_pool2d)),
-    OpSpec("nn.softmax", FLOATS, _softmax, _plain(NN.softmax)),
-    OpSpec("nn.log_softmax", FLOATS, _softmax, _plain(NN.log_softmax)),
-    OpSpec("nn.layer_norm", FLOATS, _trailing_norm(2), _plain(NN.layer_norm)),
-    OpSpec("nn.rms_norm", FLOATS, _trailing_norm(1), _plain(NN.rms_norm)),
-    OpSpec("nn.group_norm", FLOATS, _group_norm, _plain(NN.group_norm)),
-    OpSpec("reshape", NUMERIC | BOOL, _reshape, _shaped(R.reshape)),
-    OpSpec("permute_dims", NUMERIC | BOOL, _permute, _plain(R.permute_dims)),
-    OpSpec("concat", NUMERIC | BOOL, _concat, _build_concat),
-    OpSpec("split", NUMERIC | BOOL, _split, _plain(R.split)),
-    OpSpec("strided_slice", NUMERIC | BOOL, _strided_slice, _build_strided_slice),
-    OpSpec("take", NUMERIC | BOOL, _take, _plain(R.take)),
-    OpSpec("where", NUMERIC, _where, _plain(R.where)),
-    OpSpec("astype", NUMERIC | BOOL, _astype, _plain(R.astype)),
-    OpSpec("clip", NUMERIC, _clip, _plain(R.clip)),
-    OpSpec("cumsum", NUMERIC, _scan, _plain(R.cumsum)),
-    OpSpec("cumprod", FLOATS, _scan, _plain(R.cumprod)),
-    OpSpec("sort", NUMERIC, _sort, _plain(R.sort)),
-    OpSpec("argsort", FLOATS, _sort, _plain(R.argsort)),
-    OpSpec("topk", FLOATS, _topk, _plain(R.topk)),
-    OpSpec("expand_dims", NUMERIC | BOOL, _expand_dims, _plain(R.expand_dims)),
-    OpSpec("squeeze", NUMERIC | BOOL, _squeeze, _plain(R.squeeze)),
-    OpSpec("flip", NUMERIC | BOOL, _flip, _plain(R.flip)),
-    OpSpec("broadcast_to", NUMERIC | BOOL, _broadcast_to, _shaped(R.broadcast_to)),
-    OpSpec("tile", NUMERIC | BOOL, _tile, _plain(R.tile)),
-    OpSpec("repeat", NUMERIC | BOOL, _repeat, _plain(R.repeat)),
-    OpSpec("tril", NUMERIC, _tri, _plain(R.tril)),
-    OpSpec("triu", NUMERIC, _tri, _plain(R.triu)),
+    OpSpec("add", NUMERIC, *_binary(R.add), reference=binary(np.add)),
+    OpSpec("subtract", NUMERIC, *_binary(R.subtract), reference=binary(np.subtract)),
+    OpSpec("multiply", NUMERIC, *_binary(R.multiply), reference=binary(np.multiply)),
+    OpSpec("maximum", NUMERIC, *_binary(R.maximum), reference=binary(np.maximum)),
+    OpSpec("minimum", NUMERIC, *_binary(R.minimum), reference=binary(np.minimum)),
+    OpSpec("exp", FLOATS, *_unary(R.exp), reference=unary(np.exp), positive=True),
+    OpSpec("log", FLOATS, *_unary(R.log), reference=unary(np.log), domains={0: POSITIVE}),
+    OpSpec(
+        "sqrt",
+        FLOATS,
+        *_unary(R.sqrt),
+        reference=unary(np.sqrt),
+        domains={0: POSITIVE},
+        positive=True,
+    ),
+    OpSpec(
+        "rsqrt",
+        FLOATS,
+        *_unary(R.rsqrt),
+        reference=unary(ref.rsqrt),
+        domains={0: POSITIVE},
+        positive=True,
+    ),
+    OpSpec("tanh", FLOATS, *_unary(R.tanh), reference=unary(np.tanh)),
+    OpSpec("sigmoid", FLOATS, *_unary(R.sigmoid), reference=unary(ref.sigmoid), positive=True),
+    OpSpec("sin", FLOATS, *_unary(R.sin), reference=unary(np.sin)),
+    OpSpec("cos", FLOATS, *_unary(R.cos), reference=unary(np.cos)),
+    OpSpec("floor", FLOATS, *_unary(R.floor), reference=unary(np.floor), discontinuous=True),
+    OpSpec("ceil", FLOATS, *_unary(R.ceil), reference=unary(np.ceil), discontinuous=True),
+    OpSpec("erf", FLOATS, *_unary(R.erf), reference=unary(ref.erf)),
+    OpSpec("nn.silu", FLOATS, *_unary(NN.silu), reference=unary(ref.silu)),
+    OpSpec("nn.gelu", FLOATS, *_unary(NN.gelu), reference=unary(ref.gelu)),
+    OpSpec("negative", NUMERIC, *_unary(R.negative), reference=unary(np.negative)),
+    OpSpec("abs", NUMERIC, *_unary(R.abs), reference=unary(np.abs)),
+    OpSpec("square", NUMERIC, *_unary(R.square), reference=unary(np.square)),
+    OpSpec("sign", NUMERIC, *_unary(R.sign), reference=unary(np.sign), discontinuous=True),
+    OpSpec("nn.relu", NUMERIC, *_unary(NN.relu), reference=unary(ref.relu)),
+    OpSpec("nn.leakyrelu", FLOATS, *_unary(NN.leakyrelu, alpha=0.1), reference=ref.leakyrelu),
+    OpSpec("logical_not", BOOL, *_unary(R.logical_not), reference=unary(np.logical_not)),
+    OpSpec(
+        "divide",
+        FLOATS,
+        *_binary(R.divide),
+        reference=binary(np.true_divide),
+        domains={1: NONZERO},
+    ),
+    OpSpec("power", FLOATS, *_binary(R.power), reference=binary(np.power), domains={0: POSITIVE}),
+    OpSpec(
+        "floor_divide",
+        INTS,
+        *_binary(R.floor_divide),
+        reference=binary(np.floor_divide),
+        domains={1: NONZERO},
+        discontinuous=True,
+    ),
+    OpSpec(
+        "floor_mod",
+        INTS,
+        *_binary(R.floor_mod),
+        reference=binary(np.mod),
+        domains={1: NONZERO},
+        discontinuous=True,
+    ),
+    OpSpec("bitwise_and", INTS, *_binary(R.bitwise_and), reference=binary(np.bitwise_and)),
+    OpSpec(
+        "equal",
+        NUMERIC,
+        *_binary(R.equal, out_bool=True),
+        reference=binary(np.equal),
+        discontinuous=True,
+    ),
+    OpSpec(
+        "not_equal",
+        NUMERIC,
+        *_binary(R.not_equal, out_bool=True),
+        reference=binary(np.not_equal),
+        discontinuous=True,
+    ),
+    OpSpec(
+        "less",
+        NUMERIC,
+        *_binary(R.less, out_bool=True),
+        reference=binary(np.less),
+        discontinuous=True,
+    ),
+    OpSpec(
+        "greater_equal",
+        NUMERIC,
+        *_binary(R.greater_equal, out_bool=True),
+        reference=binary(np.greater_equal),
+        discontinuous=True,
+    ),
+    OpSpec("logical_and", BOOL, *_binary(R.logical_and), reference=binary(np.logical_and)),
+    OpSpec("logical_or", BOOL, *_binary(R.logical_or), reference=binary(np.logical_or)),
+    OpSpec("sum", NUMERIC, *_reduction(R.sum), reference=ref.reduction(np.sum)),
+    OpSpec("max", NUMERIC, *_reduction(R.max), reference=ref.reduction(np.max)),
+    OpSpec("min", NUMERIC, *_reduction(R.min), reference=ref.reduction(np.min)),
+    OpSpec("mean", FLOATS, *_reduction(R.mean), reference=ref.reduction(np.mean)),
+    OpSpec("prod", FLOATS, *_reduction(R.prod), reference=ref.reduction(np.prod)),
+    OpSpec(
+        "variance",
+        FLOATS,
+        *_reduction(R.variance),
+        reference=ref.reduction(np.var),
+    ),
+    OpSpec("std", FLOATS, *_reduction(R.std), reference=ref.reduction(np.std)),
+    OpSpec(
+        "argmax",
+        FLOATS,
+        *_reduction(R.argmax, arg=True),
+        reference=ref.arg_reduction(np.argmax),
+        discontinuous=True,
+    ),
+    OpSpec(
+        "argmin",
+        FLOATS,
+        *_reduction(R.argmin, arg=True),
+        reference=ref.arg_reduction(np.argmin),
+        discontinuous=True,
+    ),
+    OpSpec("matmul", NUMERIC, _matmul, _plain(R.matmul), reference=ref.matmul),
+    OpSpec("nn.conv1d", FLOATS, _conv(1), _plain(NN.conv1d), reference=ref.conv),
+    OpSpec("nn.conv2d", FLOATS, _conv(2), _plain(NN.conv2d), reference=ref.conv),
+    OpSpec("nn.max_pool1d", FLOATS, _pool(1), _plain(NN.max_pool1d), reference=ref.pool("max")),
+    OpSpec("nn.max_pool2d", FLOATS, _pool(2), _plain(NN.max_pool2d), reference=ref.pool("max")),
+    OpSpec(
+        "nn.avg_pool2d",
+        FLOATS,
+        _pool(2, avg=True),
+        _plain(NN.avg_pool2d),
+        reference=ref.pool("avg"),
+    ),
+    OpSpec(
+        "nn.adaptive_avg_pool2d",
+        FLOATS,
+        _adaptive_pool,
+        _plain(NN.adaptive_avg_pool2d),
+        reference=ref.adaptive_avg_pool2d,
+    ),
+    OpSpec(
+        "nn.softmax",
+        FLOATS,
+        _softmax,
+        _plain(NN.softmax),
+        reference=ref.softmax,
+        positive=True,
+    ),
+    OpSpec("nn.log_softmax", FLOATS, _softmax, _plain(NN.log_softmax), reference=ref.log_softmax),
+    OpSpec(
+        "nn.layer_norm",
+        FLOATS,
+        _trailing_norm(2),
+        _plain(NN.layer_norm),
+        reference=ref.layer_norm,
+    ),
+    OpSpec("nn.rms_norm", FLOATS, _trailing_norm(1), _plain(NN.rms_norm), reference=ref.rms_norm),
+    OpSpec("nn.group_norm", FLOATS, _group_norm, _plain(NN.group_norm), reference=ref.group_norm),
+    OpSpec(
+        "reshape",
+        NUMERIC | BOOL,
+        _reshape,
+        _shaped(R.reshape),
+        shaped_reference=ref.reshape,
+    ),
+    OpSpec(
+        "permute_dims",
+        NUMERIC | BOOL,
+        _permute,
+        _plain(R.permute_dims),
+        reference=ref.permute_dims,
+    ),
+    OpSpec("concat", NUMERIC | BOOL, _concat, _build_concat, reference=ref.concat),
+    OpSpec("split", NUMERIC | BOOL, _split, _plain(R.split), reference=ref.split),
+    OpSpec(
+        "strided_slice",
+        NUMERIC | BOOL,
+        _strided_slice,
+        _build_strided_slice,
+        reference=ref.strided_slice,
+    ),
+    OpSpec(
+        "take",
+        NUMERIC | BOOL,
+        _take,
+        _plain(R.take),
+        reference=ref.take,
+        domains={1: INDEX},
+    ),
+    OpSpec(
+        "where",
+        NUMERIC,
+        _where,
+        _plain(R.where),
+        reference=ref.where,
+        needs=frozenset({"bool"}),
+    ),
+    OpSpec(
+        "astype",
+        NUMERIC | BOOL,
+        _astype,
+        _plain(R.astype),
+        reference=ref.astype,
+        discontinuous=True,
+    ),
+    OpSpec("clip", NUMERIC, _clip, _plain(R.clip), reference=ref.clip),
+    OpSpec("cumsum", NUMERIC, _scan, _plain(R.cumsum), reference=ref.scan(np.cumsum)),
+    OpSpec("cumprod", FLOATS, _scan, _plain(R.cumprod), reference=ref.scan(np.cumprod)),
+    OpSpec("sort", NUMERIC, _sort(indices=False), _plain(R.sort), reference=ref.sort),
+    OpSpec(
+        "argsort",
+        FLOATS,
+        _sort(indices=True),
+        _plain(R.argsort),
+        reference=ref.argsort,
+        discontinuous=True,
+    ),
+    OpSpec("topk", FLOATS, _topk, _plain(R.topk), reference=ref.topk, discontinuous=True),
+    OpSpec(
+        "expand_dims",
+        NUMERIC | BOOL,
+        _expand_dims,
+        _plain(R.expand_dims),
+        reference=ref.expand_dims,
+    ),
+    OpSpec("squeeze", NUMERIC | BOOL, _squeeze, _plain(R.squeeze), reference=ref.squeeze),
+    OpSpec("flip", NUMERIC | BOOL, _flip, _plain(R.flip), reference=ref.flip),
+    OpSpec(
+        "broadcast_to",
+        NUMERIC | BOOL,
+        _broadcast_to,
+        _shaped(R.broadcast_to),
+        shaped_reference=ref.broadcast_to,
+    ),
+    OpSpec("tile", NUMERIC | BOOL, _tile, _plain(R.tile), reference=ref.tile),
+    OpSpec("repeat", NUMERIC | BOOL, _repeat, _plain(R.repeat), reference=ref.repeat),
+    OpSpec("tril", NUMERIC, _tri, _plain(R.tril), reference=ref.tril),
+    OpSpec("triu", NUMERIC, _tri, _plain(R.triu), reference=ref.triu),
 ]
 
 #: Registry name (Relax op name without ``relax.``) -> spec, in drawing order.
 OPS: dict[str, OpSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def spec_for(op_name: str) -> OpSpec | None:
+    """The spec of a Relax op, by its Relax name (``"relax.sort"``).
+
+    Parameters
+    ----------
+    op_name : str
+        ``call.op.name`` of a Relax call.
+
+    Returns
+    -------
+    OpSpec or None
+        None for an op the registry does not hold (it has no NumPy reference).
+    """
+    prefix = "relax."
+    return OPS.get(op_name[len(prefix) :]) if op_name.startswith(prefix) else None
 
 
 # -- building -----------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """NumPy references for Relax ops, read from the call itself (op name and attributes).
 
-:data:`REFERENCES` maps a Relax op name to ``ref(call, *arrays)``. Because it reads the attributes
-from the call, it works for any normalized Relax function, hand-written ones included: the oracle
-interprets a function binding by binding with it. :data:`DOMAINS` says which arguments must be
-positive or non-zero, so that input generation avoids values where an op is undefined.
+Each op's spec (:data:`compile_engine_compat.testing.op_plans.OPS`) names its reference here:
+``ref(call, *arrays)``, or for an op whose result its output type fixes, ``ref(shape, x)``.
+Because a reference reads the attributes from the call, it works for any normalized Relax
+function, hand-written ones included: the oracle interprets a function binding by binding with
+them. The adapters (:func:`unary`, :func:`binary`, :func:`reduction`, ...) turn a NumPy function
+into such a reference.
 
 The references compute in float64 or the input's integer dtype; the interpreter casts every
 result to the binding's Relax dtype, so each op is "exact, then rounded once".
@@ -19,12 +21,14 @@ import numpy as np
 
 
 def norm_axis(axis: int, ndim: int) -> int:
+    """``axis`` counted from the front (a negative axis counts from the back)."""
     return axis + ndim if axis < 0 else axis
 
 
 # -- NumPy references ---------------------------------------------------------------------------
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+#: The error function, elementwise in float64 (NumPy has none).
+erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def _axes(attr: Any, ndim: int) -> tuple[int, ...] | None:
@@ -33,14 +37,18 @@ def _axes(attr: Any, ndim: int) -> tuple[int, ...] | None:
     return tuple(norm_axis(int(a), ndim) for a in attr)
 
 
-def _reduce(fn: Callable[..., Any]) -> Callable[..., Any]:
+def reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The reference of a reduction: ``fn(x, axis, keepdims)`` with the call's attributes."""
+
     def ref(call: Any, x: np.ndarray) -> Any:
         return fn(x, axis=_axes(call.attrs.axis, x.ndim), keepdims=bool(call.attrs.keepdims))
 
     return ref
 
 
-def _arg_reduce(fn: Callable[..., Any]) -> Callable[..., Any]:
+def arg_reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The reference of ``argmax``/``argmin`` (``fn``): one axis or all, keepdims honoured."""
+
     def ref(call: Any, x: np.ndarray) -> Any:
         axis = call.attrs.axis
         keep = bool(call.attrs.keepdims)
@@ -76,7 +84,8 @@ def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dil: 
         yield idx, out_shape, x[window]
 
 
-def _conv(call: Any, x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+def conv(call: Any, x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+    """``nn.conv1d``/``nn.conv2d`` in NCW/NCHW with groups; None for other layouts."""
     attrs = call.attrs
     nsp = x.ndim - 2
     if str(attrs.data_layout) != "NCHW"[: nsp + 2] and str(attrs.data_layout) != "NCW":
@@ -100,7 +109,9 @@ def _conv(call: Any, x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _pool(kind: str) -> Callable[..., Any]:
+def pool(kind: str) -> Callable[..., Any]:
+    """The reference of a ``"max"`` or ``"avg"`` pool in NCW/NCHW (None for ceil mode)."""
+
     def ref(call: Any, x: np.ndarray) -> np.ndarray | None:
         attrs = call.attrs
         if bool(attrs.ceil_mode) or str(attrs.layout) not in ("NCHW", "NCW"):
@@ -127,7 +138,8 @@ def _pool(kind: str) -> Callable[..., Any]:
     return ref
 
 
-def _adaptive_avg_pool2d(call: Any, x: np.ndarray) -> np.ndarray | None:
+def adaptive_avg_pool2d(call: Any, x: np.ndarray) -> np.ndarray | None:
+    """``nn.adaptive_avg_pool2d`` in NCHW; None for other layouts."""
     if str(call.attrs.layout) != "NCHW":
         return None
     h, w = x.shape[-2:]
@@ -142,12 +154,13 @@ def _adaptive_avg_pool2d(call: Any, x: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+def _softmax_along(x: np.ndarray, axis: int) -> np.ndarray:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _layer_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+def layer_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``nn.layer_norm`` over the call's axes."""
     axes = _axes(call.attrs.axes, x.ndim)
     mean = x.mean(axis=axes, keepdims=True)
     var = x.var(axis=axes, keepdims=True)
@@ -155,7 +168,8 @@ def _layer_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -
     return y * gamma + beta
 
 
-def _group_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+def group_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``nn.group_norm`` with any channel axis."""
     attrs = call.attrs
     groups, caxis = int(attrs.num_groups), norm_axis(int(attrs.channel_axis), x.ndim)
     xm = np.moveaxis(x, caxis, 1)
@@ -171,13 +185,15 @@ def _group_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -
     return np.moveaxis(y, 1, caxis)
 
 
-def _rms_norm(call: Any, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+def rms_norm(call: Any, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``nn.rms_norm`` over the call's axes."""
     axes = _axes(call.attrs.axes, x.ndim)
     rms = np.sqrt((x * x).mean(axis=axes, keepdims=True) + float(call.attrs.epsilon))
     return x / rms * weight
 
 
-def _strided_slice(call: Any, x: np.ndarray, *rest: Any) -> np.ndarray:
+def strided_slice(call: Any, x: np.ndarray, *rest: Any) -> np.ndarray:
+    """``strided_slice``: axes, begin, end and strides are the call's arguments 1 to 4."""
     axes, begin, end = (_ints(v) for v in call.args[1:4])
     strides = _ints(call.args[4]) if len(call.args) > 4 else [1] * len(axes)
     index = [slice(None)] * x.ndim
@@ -186,7 +202,8 @@ def _strided_slice(call: Any, x: np.ndarray, *rest: Any) -> np.ndarray:
     return x[tuple(index)]
 
 
-def _split(call: Any, x: np.ndarray) -> list[np.ndarray]:
+def split(call: Any, x: np.ndarray) -> list[np.ndarray]:
+    """``split`` into sections or at indices."""
     spec = call.attrs.indices_or_sections
     axis = int(call.attrs.axis)
     if isinstance(spec, int) or not hasattr(spec, "__len__"):
@@ -198,7 +215,8 @@ def _sort_key(x: np.ndarray, descending: bool) -> np.ndarray:
     return -x if descending else x
 
 
-def _topk(call: Any, x: np.ndarray) -> Any:
+def topk(call: Any, x: np.ndarray) -> Any:
+    """``topk``: a stable order, so ties keep the first index; values, indices or both."""
     attrs = call.attrs
     axis, k = int(attrs.axis), int(attrs.k)
     order = np.argsort(_sort_key(x, bool(attrs.largest)), axis=axis, kind="stable")
@@ -212,7 +230,9 @@ def _topk(call: Any, x: np.ndarray) -> Any:
     return [values, idx]
 
 
-def _scan(fn: Callable[..., Any]) -> Callable[..., Any]:
+def scan(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The reference of ``cumsum``/``cumprod`` (``fn``): one axis or flattened, maybe exclusive."""
+
     def ref(call: Any, x: np.ndarray) -> np.ndarray:
         axis = call.attrs.axis
         data = x.reshape(-1) if axis is None else x
@@ -229,136 +249,158 @@ def _scan(fn: Callable[..., Any]) -> Callable[..., Any]:
     return ref
 
 
-def _take(call: Any, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def take(call: Any, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``take`` along the call's axis (or from the flattened array)."""
     axis = call.attrs.axis
     return np.take(x, idx, axis=None if axis is None else int(axis))
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+def gelu(x: np.ndarray) -> np.ndarray:
+    """The exact (erf) GELU."""
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
-UNARY_REFS: dict[str, Callable[[np.ndarray], Any]] = {
-    "exp": np.exp,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x),
-    "tanh": np.tanh,
-    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-    "negative": np.negative,
-    "abs": np.abs,
-    "sin": np.sin,
-    "cos": np.cos,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "square": np.square,
-    "erf": _erf,
-    "sign": np.sign,
-    "logical_not": np.logical_not,
-    "nn.relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
-    "nn.silu": lambda x: x / (1.0 + np.exp(-x)),
-    "nn.gelu": _gelu,
-}
-
-BINARY_REFS: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
-    "add": np.add,
-    "subtract": np.subtract,
-    "multiply": np.multiply,
-    "divide": np.true_divide,
-    "maximum": np.maximum,
-    "minimum": np.minimum,
-    "power": np.power,
-    "floor_divide": np.floor_divide,
-    "floor_mod": np.mod,
-    "equal": np.equal,
-    "not_equal": np.not_equal,
-    "less": np.less,
-    "greater_equal": np.greater_equal,
-    "logical_and": np.logical_and,
-    "logical_or": np.logical_or,
-    "bitwise_and": np.bitwise_and,
-}
+# -- adapters: a NumPy function as a reference --------------------------------------------------
 
 
-def _unary_ref(fn: Callable[[np.ndarray], Any]) -> Callable[..., Any]:
+def unary(fn: Callable[[np.ndarray], Any]) -> Callable[..., Any]:
+    """The reference ``ref(call, x) = fn(x)`` of an elementwise op without attributes."""
     return lambda call, x: fn(x)
 
 
-def _binary_ref(fn: Callable[[np.ndarray, np.ndarray], Any]) -> Callable[..., Any]:
+def binary(fn: Callable[[np.ndarray, np.ndarray], Any]) -> Callable[..., Any]:
+    """The reference ``ref(call, x, y) = fn(x, y)`` of a broadcasting op without attributes."""
     return lambda call, x, y: fn(x, y)
 
 
-REFERENCES: dict[str, Callable[..., Any]] = {
-    **{f"relax.{k}": _unary_ref(v) for k, v in UNARY_REFS.items()},
-    **{f"relax.{k}": _binary_ref(v) for k, v in BINARY_REFS.items()},
-    "relax.nn.leakyrelu": lambda c, x: np.where(x > 0, x, x * float(c.attrs.alpha)),
-    "relax.sum": _reduce(np.sum),
-    "relax.mean": _reduce(np.mean),
-    "relax.max": _reduce(np.max),
-    "relax.min": _reduce(np.min),
-    "relax.prod": _reduce(np.prod),
-    "relax.variance": _reduce(np.var),
-    "relax.std": _reduce(np.std),
-    "relax.argmax": _arg_reduce(np.argmax),
-    "relax.argmin": _arg_reduce(np.argmin),
-    "relax.matmul": lambda c, x, y: np.matmul(x, y),
-    "relax.nn.conv1d": _conv,
-    "relax.nn.conv2d": _conv,
-    "relax.nn.max_pool1d": _pool("max"),
-    "relax.nn.max_pool2d": _pool("max"),
-    "relax.nn.avg_pool2d": _pool("avg"),
-    "relax.nn.adaptive_avg_pool2d": _adaptive_avg_pool2d,
-    "relax.nn.softmax": lambda c, x: _softmax(x, int(c.attrs.axis)),
-    "relax.nn.log_softmax": lambda c, x: np.log(_softmax(x, int(c.attrs.axis))),
-    "relax.nn.layer_norm": _layer_norm,
-    "relax.nn.group_norm": _group_norm,
-    "relax.nn.rms_norm": _rms_norm,
-    "relax.permute_dims": lambda c, x: np.transpose(
-        x, None if c.attrs.axes is None else _ints(c.attrs.axes)
-    ),
-    "relax.concat": lambda c, xs: np.concatenate(xs, axis=int(c.attrs.axis)),
-    "relax.split": _split,
-    "relax.strided_slice": _strided_slice,
-    "relax.take": _take,
-    "relax.where": lambda c, cond, x, y: np.where(cond, x, y),
-    "relax.astype": lambda c, x: x,  # the interpreter casts every result to its Relax dtype
-    "relax.clip": lambda c, x, lo, hi: np.clip(x, lo, hi),
-    "relax.cumsum": _scan(np.cumsum),
-    "relax.cumprod": _scan(np.cumprod),
-    "relax.sort": lambda c, x: np.sort(x, axis=int(c.attrs.axis))[
-        (slice(None),) * norm_axis(int(c.attrs.axis), x.ndim)
-        + ((slice(None, None, -1),) if bool(c.attrs.descending) else ())
-    ],
-    "relax.argsort": lambda c, x: np.argsort(
-        _sort_key(x, bool(c.attrs.descending)), axis=int(c.attrs.axis), kind="stable"
-    ),
-    "relax.topk": _topk,
-    "relax.expand_dims": lambda c, x: np.expand_dims(x, tuple(_ints(c.attrs.axis))),
-    "relax.squeeze": lambda c, x: np.squeeze(
-        x, None if c.attrs.axis is None else tuple(_ints(c.attrs.axis))
-    ),
-    "relax.flip": lambda c, x: np.flip(x, int(c.attrs.axis)),
-    "relax.tile": lambda c, x: np.tile(x, _ints(c.attrs.repeats)),
-    "relax.repeat": lambda c, x: np.repeat(
-        x, int(c.attrs.repeats), axis=None if c.attrs.axis is None else int(c.attrs.axis)
-    ),
-    "relax.tril": lambda c, x, k: np.tril(x, int(k)),
-    "relax.triu": lambda c, x, k: np.triu(x, int(k)),
-}
+# -- elementwise functions NumPy lacks (for unary) ----------------------------------------------
 
-#: Ops whose result is fixed by their output type: ``ref(out_shape, x)`` with symbolic dims bound.
-SHAPED_REFERENCES: dict[str, Callable[[tuple[int, ...], np.ndarray], np.ndarray]] = {
-    "relax.reshape": lambda shape, x: x.reshape(shape),
-    "relax.broadcast_to": lambda shape, x: np.broadcast_to(x, shape),
-}
 
-#: Relax op -> {argument index: domain}. ``positive``: > 0; ``nonzero``: never 0.
-DOMAINS: dict[str, dict[int, str]] = {
-    "relax.log": {0: "positive"},
-    "relax.sqrt": {0: "positive"},
-    "relax.rsqrt": {0: "positive"},
-    "relax.divide": {1: "nonzero"},
-    "relax.floor_divide": {1: "nonzero"},
-    "relax.floor_mod": {1: "nonzero"},
-    "relax.power": {0: "positive"},
-}
+def rsqrt(x: np.ndarray) -> np.ndarray:
+    """``1 / sqrt(x)``."""
+    return 1.0 / np.sqrt(x)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))``."""
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def relu(x: np.ndarray) -> np.ndarray:
+    """``max(x, 0)`` in ``x``'s dtype."""
+    return np.maximum(x, np.zeros((), x.dtype))
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """``x * sigmoid(x)``."""
+    return x / (1.0 + np.exp(-x))
+
+
+# -- references that read the call --------------------------------------------------------------
+
+
+def leakyrelu(call: Any, x: np.ndarray) -> np.ndarray:
+    """``nn.leakyrelu`` with the call's ``alpha``."""
+    return np.where(x > 0, x, x * float(call.attrs.alpha))
+
+
+def matmul(call: Any, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``matmul`` with NumPy's broadcasting and 1-d rules (Relax's are the same)."""
+    return np.matmul(x, y)
+
+
+def softmax(call: Any, x: np.ndarray) -> np.ndarray:
+    """``nn.softmax`` along the call's axis."""
+    return _softmax_along(x, int(call.attrs.axis))
+
+
+def log_softmax(call: Any, x: np.ndarray) -> np.ndarray:
+    """``nn.log_softmax`` along the call's axis."""
+    return np.log(_softmax_along(x, int(call.attrs.axis)))
+
+
+def permute_dims(call: Any, x: np.ndarray) -> np.ndarray:
+    """``permute_dims``; no axes reverses them."""
+    return np.transpose(x, None if call.attrs.axes is None else _ints(call.attrs.axes))
+
+
+def concat(call: Any, xs: list[np.ndarray]) -> np.ndarray:
+    """``concat`` of a tuple along the call's axis."""
+    return np.concatenate(xs, axis=int(call.attrs.axis))
+
+
+def where(call: Any, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``where`` with broadcasting."""
+    return np.where(cond, x, y)
+
+
+def astype(call: Any, x: np.ndarray) -> np.ndarray:
+    """``astype``: the value unchanged; the interpreter casts every result to its Relax dtype."""
+    return x
+
+
+def clip(call: Any, x: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    """``clip`` to the call's bounds (arguments 1 and 2)."""
+    return np.clip(x, lo, hi)
+
+
+def sort(call: Any, x: np.ndarray) -> np.ndarray:
+    """``sort`` along the call's axis, reversed there when descending."""
+    axis = int(call.attrs.axis)
+    flip = (slice(None, None, -1),) if bool(call.attrs.descending) else ()
+    return np.sort(x, axis=axis)[(slice(None),) * norm_axis(axis, x.ndim) + flip]
+
+
+def argsort(call: Any, x: np.ndarray) -> np.ndarray:
+    """``argsort``: a stable order, so ties keep the first index also when descending."""
+    key = _sort_key(x, bool(call.attrs.descending))
+    return np.argsort(key, axis=int(call.attrs.axis), kind="stable")
+
+
+def expand_dims(call: Any, x: np.ndarray) -> np.ndarray:
+    """``expand_dims`` at the call's axes."""
+    return np.expand_dims(x, tuple(_ints(call.attrs.axis)))
+
+
+def squeeze(call: Any, x: np.ndarray) -> np.ndarray:
+    """``squeeze`` of the call's axes, or of every size-1 axis."""
+    return np.squeeze(x, None if call.attrs.axis is None else tuple(_ints(call.attrs.axis)))
+
+
+def flip(call: Any, x: np.ndarray) -> np.ndarray:
+    """``flip`` along the call's axis."""
+    return np.flip(x, int(call.attrs.axis))
+
+
+def tile(call: Any, x: np.ndarray) -> np.ndarray:
+    """``tile`` by the call's repeats."""
+    return np.tile(x, _ints(call.attrs.repeats))
+
+
+def repeat(call: Any, x: np.ndarray) -> np.ndarray:
+    """``repeat`` along the call's axis, or of the flattened array."""
+    axis = None if call.attrs.axis is None else int(call.attrs.axis)
+    return np.repeat(x, int(call.attrs.repeats), axis=axis)
+
+
+def tril(call: Any, x: np.ndarray, k: Any) -> np.ndarray:
+    """``tril`` below diagonal ``k`` (argument 1)."""
+    return np.tril(x, int(k))
+
+
+def triu(call: Any, x: np.ndarray, k: Any) -> np.ndarray:
+    """``triu`` above diagonal ``k`` (argument 1)."""
+    return np.triu(x, int(k))
+
+
+# -- shaped references: ref(out_shape, x), the output type's shape with symbolic dims bound -----
+
+
+def reshape(shape: tuple[int, ...], x: np.ndarray) -> np.ndarray:
+    """``reshape`` to the output type's shape."""
+    return x.reshape(shape)
+
+
+def broadcast_to(shape: tuple[int, ...], x: np.ndarray) -> np.ndarray:
+    """``broadcast_to`` the output type's shape."""
+    return np.broadcast_to(x, shape)

@@ -34,15 +34,17 @@ from tvm import relax, tirx
 from compile_engine_compat.pipeline.trace import source_function
 from compile_engine_compat.testing.op_plans import (
     ALL_DTYPES,
+    INDEX,
     MAX_SIDE,
     OPS,
+    POSITIVE,
     CannotApply,
     Plan,
     Planner,
     build_function,
+    spec_for,
     values,
 )
-from compile_engine_compat.testing.op_references import DOMAINS
 from compile_engine_compat.testing.oracle import (
     EquivalenceError,
     assert_matches_new_path,
@@ -77,11 +79,8 @@ def _select(ops: Iterable[str] | None, dtypes: Sequence[str]) -> list[Any]:
     bad = [d for d in dtypes if d not in ALL_DTYPES]
     if bad or not dtypes:
         raise ValueError(f"dtypes must be a non-empty subset of {ALL_DTYPES}, got {list(dtypes)}")
-    specs = [
-        OPS[n]
-        for n in names
-        if n == "astype" or (OPS[n].dtypes & set(dtypes) and (n != "where" or "bool" in dtypes))
-    ]
+    allowed = set(dtypes)
+    specs = [OPS[n] for n in names if OPS[n].dtypes & allowed and OPS[n].needs <= allowed]
     if not specs:
         raise ValueError(f"none of the ops {names} accepts the dtypes {list(dtypes)}")
     return specs
@@ -223,7 +222,7 @@ def _domains(func: relax.Function) -> dict[Any, tuple[str, Any]]:
     params = set(func.params)
 
     def note(arg: Any, domain: tuple[str, Any]) -> None:
-        if arg in params and found.get(arg, ("",))[0] != "positive":
+        if arg in params and found.get(arg, ("",))[0] != POSITIVE:
             found[arg] = domain
 
     for block in func.body.blocks:
@@ -231,11 +230,15 @@ def _domains(func: relax.Function) -> dict[Any, tuple[str, Any]]:
             call = binding.value
             if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
                 continue
-            for index, domain in DOMAINS.get(call.op.name, {}).items():
-                note(call.args[index], (domain, None))
-            if call.op.name == "relax.take" and call.attrs.axis is not None:
-                data_shape = call.args[0].ty.shape.values
-                note(call.args[1], ("index", data_shape[int(call.attrs.axis)]))
+            spec = spec_for(call.op.name)
+            if spec is None:
+                continue
+            for index, domain in spec.domains.items():
+                if domain != INDEX:
+                    note(call.args[index], (domain, None))
+                elif call.attrs.axis is not None:  # an index into argument 0 along the axis
+                    data_shape = call.args[0].ty.shape.values
+                    note(call.args[index], (INDEX, data_shape[int(call.attrs.axis)]))
     return found
 
 
@@ -270,7 +273,7 @@ def arrays_for(
         shape = tuple(size(d) for d in param.ty.shape.values)
         dtype = str(param.ty.dtype)
         domain, detail = domains.get(param, (None, None))
-        if domain == "index":
+        if domain == INDEX:
             arrays.append(rng.integers(0, size(detail), shape).astype(dtype))
         else:
             arrays.append(values(rng, shape, dtype, domain))
