@@ -42,8 +42,8 @@ PACKAGED = Path(__file__).resolve().parent.parent / "MIGRATION.md"  # the packag
 _INTRO = f"""\
 # Migration guide: `tvm.relay.backend.compile_engine` and `te_compiler`
 
-<!-- Generated from compile_engine_compat/_api_table.py by `compile-engine-compat docs -o \
-MIGRATION.md`. Do not edit by hand: change the table or compile_engine_compat/_docs.py. -->
+<!-- Generated from compile_engine_compat/migrate/api_table.py by `compile-engine-compat docs -o \
+MIGRATION.md`. Do not edit by hand: change the table or compile_engine_compat/migrate/docs.py. -->
 
 TVM removed `relay.backend.compile_engine` in {COMPILE_ENGINE_REMOVED_IN_TVM}, and `te_compiler`
 with the rest of Relay in {TE_COMPILER_REMOVED_IN_TVM}. compile-engine-compat keeps both APIs
