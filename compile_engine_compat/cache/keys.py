@@ -223,7 +223,7 @@ class CachedFunc(_LegacyObject):
         when the shim builds it at LLVM ``-O1`` (see ``llvm_opt_level``).
     llvm_opt_level : int or None
         1 when every block of the kernel is elementwise and the default rules vectorized it, so
-        ``jit`` builds it at LLVM ``-O1`` (it runs as fast and builds in about half the time;
+        ``jit`` builds it at LLVM ``-O1`` (it runs as fast and builds faster;
         :mod:`compile_engine_compat.pipeline.opt_level`); None when the target's own level
         applies (LLVM's default 3, or an ``opt-level`` the target sets, which is always kept).
     prim_fn_var : tvm.ir.GlobalVar

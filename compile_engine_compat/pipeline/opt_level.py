@@ -3,10 +3,11 @@
 A cold ``jit`` of a small kernel is mostly LLVM's fixed cost: even a 16-element copy took ~12 ms
 of code generation and ~13 ms of JIT at ``-O3``. A kernel whose every block is elementwise and was
 vectorized by the shim's rules (:data:`.schedule.VECTORIZED_ELEMENTWISE`) leaves nothing to
-``-O3``'s extra passes: its loops are in vector form already and it is memory-bound. At LLVM
-``opt-level`` 1 such a kernel builds in about half the time (a 10-op elementwise chain on 64x64:
-cold ``jit`` ~38 ms -> ~30 ms) and runs as fast (measured for the 10-op chains of the benchmark,
-64x64 to 1024x1024).
+``-O3``'s extra passes: its loops are in vector form already. At LLVM ``opt-level`` 1 such a
+kernel builds faster and runs as fast. The benchmark's 10-op chain on 64x64 (``bench/run.py``,
+interleaved medians on the 2-core machine): cold ``jit`` ~41-45 ms -> ~36-39 ms, its kernel
+~12% faster (vectorized in TIR now); add/multiply chains from 16x40 to 1024x1024 and the 10-op
+chain on 256x256 took 0.93-1.005x the time of their ``-O3`` builds (within the noise).
 
 Everything else keeps the target's own level (LLVM's default 3): GEMM and convolution kernels
 (conv2d ran 7% slower at ``-O1``), other reductions, broadcasts and transposes, kernels a rule did
@@ -20,7 +21,9 @@ The choice is visible: ``CachedFunc.target`` carries ``"opt-level": 1`` and
 ``CachedFunc.llvm_opt_level`` is 1 (None when the target's own level applies). The persistent
 cache's kernel key holds ``CachedFunc.target``, so kernels built at either level never share an
 entry; the in-memory key needs nothing more, since the choice follows from the function, the
-target and the rules (:data:`.schedule.RULES_VERSION`).
+target, the PassContext (already in the key) and the rules (:data:`.schedule.RULES_VERSION`).
+``jit_many`` builds one module per target, so it builds the ``-O1`` and ``-O3`` kernels of one
+call in separate modules.
 """
 
 from __future__ import annotations
