@@ -7,8 +7,9 @@ the compile once.
 Layout: ``<dir>/v1/<digest>/`` holds ``kernel.so``, ``source.tvmscript`` (the scheduled PrimFunc,
 its name stripped) and ``meta.json`` (the key material, the kernel's symbol and the SHA-256 of the
 other two files). ``digest`` is the SHA-256 of the key material: the PrimFunc's structural hash,
-the target, the TVM version, the shim version, the schedule rules version and the PassContext
-that ``tvm.compile`` runs under.
+the target (with the LLVM ``opt-level`` chosen for the kernel, if any: ``CachedFunc.target``),
+the TVM version, the shim version, the schedule rules version and the PassContext that
+``tvm.compile`` runs under.
 
 ``<dir>/index-v1/<digest>.json`` maps a *Relax source function* to the kernel entry it was built
 into, so that a warm ``jit`` loads the kernel without tracing and scheduling the function first
@@ -83,6 +84,7 @@ from compile_engine_compat.cache.keys import (  # the shared build fingerprint
     target_text,
 )
 from compile_engine_compat.pipeline.build import Kernel, build_kernel
+from compile_engine_compat.pipeline.opt_level import without_opt_level
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
 
 __all__ = [
@@ -856,6 +858,11 @@ def _kernel(cached: CachedFunc, module: Any = None, symbol: str | None = None) -
         [value for _, value in cached.constants],
         module=module,
         plain=(lambda: cached.prim_func) if cached._plain_fallback else None,
+        # The unscheduled fallback is not vectorized: the target's own level, not the -O1 chosen
+        # for the scheduled kernel (an opt-level the user set stays: llvm_opt_level is None).
+        plain_target=(
+            without_opt_level(cached.target) if cached.llvm_opt_level is not None else None
+        ),
     )
 
 

@@ -210,7 +210,13 @@ class CachedFunc(LegacyObject):
     Attributes
     ----------
     target : tvm.target.Target
-        The target it was lowered for.
+        The target it was lowered and is built for: the key's target, plus ``"opt-level": 1``
+        when the shim builds it at LLVM ``-O1`` (see ``llvm_opt_level``).
+    llvm_opt_level : int or None
+        1 when every block of the kernel is elementwise and the default rules vectorized it, so
+        ``jit`` builds it at LLVM ``-O1`` (it runs as fast and builds faster;
+        :mod:`compile_engine_compat.pipeline.opt_level`); None when the target's own level
+        applies (LLVM's default 3, or an ``opt-level`` the target sets, which is always kept).
     prim_fn_var : tvm.ir.GlobalVar
         Names the PrimFunc in ``funcs``; ``prim_fn_var.name_hint`` is the unique kernel name.
     inputs : list of te.Tensor
@@ -238,6 +244,7 @@ class CachedFunc(LegacyObject):
         "constants",
         "funcs",
         "inputs",
+        "llvm_opt_level",
         "outputs",
         "prim_fn_var",
         "schedule",
@@ -257,8 +264,10 @@ class CachedFunc(LegacyObject):
         shape_func_param_states: list[int] | None = None,
         constants: list[tuple[Any, Any]] | None = None,
         plain_fallback: bool = False,
+        llvm_opt_level: int | None = None,
     ) -> None:
         self.target = target
+        self.llvm_opt_level = llvm_opt_level
         self.prim_fn_var = prim_fn_var
         self.inputs = inputs
         self.outputs = outputs

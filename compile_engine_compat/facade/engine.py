@@ -32,6 +32,7 @@ from compile_engine_compat.cache.keys import (
     target_text,
 )
 from compile_engine_compat.pipeline import build as _build
+from compile_engine_compat.pipeline import opt_level as _opt_level
 from compile_engine_compat.pipeline import shape_func as _shape_func
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.build_pool import ChunkedBuilder
@@ -461,7 +462,8 @@ class CompileEngine(LegacyObject):
         lowered = pipeline.lower_function(key.source_func, key.target, name, self.op_lowering)
         funcs = lowered.schedule.mod
         return CachedFunc(
-            target=key.target,
+            # The build target: the key's, with the opt-level chosen for this kernel if any.
+            target=_opt_level.with_opt_level(key.target, lowered.opt_level),
             prim_fn_var=funcs.get_global_var(name),
             inputs=lowered.traced.inputs,
             outputs=lowered.outputs,
@@ -470,6 +472,7 @@ class CompileEngine(LegacyObject):
             funcs=funcs,
             constants=lowered.traced.constants,
             plain_fallback=lowered.plain_fallback,
+            llvm_opt_level=lowered.opt_level,
         )
 
     def _kernel(self, value: CCacheValue) -> _build.Kernel:

@@ -6,16 +6,16 @@
     fuse       injective stages inlined into their consumers, on the TE graph
     lower      -> one PrimFunc (te.create_prim_func), the rest of the inlining on s_tir
     schedule   default rules for the target (CPU tiles and packing, GPU dlight), user schedules
-    build      tvm.compile -> a destination-passing Kernel
+    build      tvm.compile -> a destination-passing Kernel, at the LLVM opt-level chosen for it
 
 :func:`lower_function` runs the first four in that order; :func:`~.build.build_kernel` is the
 fifth, which the persistent cache (:mod:`compile_engine_compat.cache.disk`) may skip. The target
 is passed explicitly to every stage that depends on it. Beside the stages: :mod:`.op_sources`
 (where an op's TE comes from: a user strategy, a fallback or its legalization;
 ``compile-engine-compat op NAME`` says which), :mod:`.strategy` (the implementations users
-register),
-:mod:`.shape_func` (``lower_shape_func``), :mod:`.host_cpu` (what a plain ``llvm`` target means)
-and :mod:`.build_pool` (building many functions at once).
+register), :mod:`.shape_func` (``lower_shape_func``), :mod:`.host_cpu` (what a plain ``llvm``
+target means), :mod:`.opt_level` (LLVM ``-O1`` for kernels the rules vectorized completely) and
+:mod:`.build_pool` (building many functions at once).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import tvm
 from tvm import relax, s_tir, te, tirx
 
-from compile_engine_compat.pipeline import fuse, lower, schedule, trace
+from compile_engine_compat.pipeline import fuse, lower, opt_level, schedule, trace
 
 __all__ = ["Lowered", "lower_function"]
 
@@ -42,6 +42,9 @@ class Lowered:
     schedule: s_tir.Schedule
     #: No user schedule shaped it, so TVM may build the unscheduled PrimFunc if this one fails.
     plain_fallback: bool
+    #: The LLVM opt-level to build it at (:func:`.opt_level.choose_opt_level`); None: the
+    #: target's own.
+    opt_level: int | None = None
 
     def prim_func(self) -> tirx.PrimFunc:
         """The PrimFunc before any inlining or scheduling."""
@@ -71,6 +74,8 @@ def lower_function(
     Returns
     -------
     Lowered
+        With the LLVM ``opt-level`` to build it at: 1 when every block is elementwise and a
+        default rule vectorized it, else None (the target's own level).
     """
     with target:  # legacy lowered with the target current
         traced = trace.trace(source_func, op_lowering)
@@ -84,6 +89,15 @@ def lower_function(
     # schedules the traced function carries run last.
     user = schedule.user_schedules(traced.schedules, outputs)
     user_blocks = {block for blocks in user.values() for block in blocks}
-    sch = schedule.schedule_for_target(sch, target, user_blocks)
+    outcome = schedule.schedule_blocks(sch, target, user_blocks)
+    sch = outcome.schedule
     schedule.apply_user_schedules(sch, user)
-    return Lowered(name, traced, arguments, outputs, sch, plain_fallback=not user_blocks)
+    return Lowered(
+        name,
+        traced,
+        arguments,
+        outputs,
+        sch,
+        plain_fallback=not user_blocks,
+        opt_level=opt_level.choose_opt_level(target, outcome, user_blocks),
+    )

@@ -308,6 +308,7 @@ def build_kernel(
     constants: Sequence[Any] = (),
     module: Any = None,
     plain: Callable[[], tirx.PrimFunc] | None = None,
+    plain_target: tvm.target.Target | None = None,
 ) -> Kernel:
     """Build ``funcs`` with ``tvm.compile`` and return its ``name`` function as a :class:`Kernel`.
 
@@ -329,9 +330,16 @@ def build_kernel(
     plain : callable, optional
         Returns the same function before inlining and scheduling (``CachedFunc.prim_func``),
         built instead when TVM fails to build ``funcs``; its failure re-raises the first one.
+    plain_target : tvm.target.Target, optional
+        The target to build ``plain`` for (default ``target``): without the LLVM ``opt-level``
+        chosen for the scheduled kernel, since the unscheduled function is not vectorized.
+
+    Returns
+    -------
+    Kernel
     """
     if module is None:
-        module = _compile(funcs, name, target, plain)
+        module = _compile(funcs, name, target, plain, plain_target or target)
     return Kernel(module, name, num_inputs, num_outputs, constants, device_for(target))
 
 
@@ -340,6 +348,7 @@ def _compile(
     name: str,
     target: tvm.target.Target,
     plain: Callable[[], tirx.PrimFunc] | None,
+    plain_target: tvm.target.Target,
 ) -> Any:
     # LLVM's optimizer can emit invalid IR for some inlined index arithmetic (adaptive pooling
     # with uneven windows: "Instruction does not dominate all uses") where the same function
@@ -349,7 +358,7 @@ def _compile(
     except Exception as err:
         if plain is None:
             raise
-        fallback = _compile_or_none(plain, name, target)
+        fallback = _compile_or_none(plain, name, plain_target)
         if fallback is None:
             raise
         reason = (str(err).strip().splitlines() or [type(err).__name__])[0]

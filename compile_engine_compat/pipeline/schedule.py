@@ -17,9 +17,12 @@ matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/`
   - other reductions: the spatial loops parallel, the reduction loop left as it was;
   - injective stages: the innermost loop vectorized, the outer loops parallel;
   - small elementwise stages (every access is the output's own element, below the parallel
-    threshold): the loops fused into one flat loop. Left as a nest, LLVM vectorizes and unrolls
-    every row for odd extents: a 16x40 kernel took ~230 ms to build against ~40 ms fused, and
-    ran no faster.
+    threshold): the loops fused into one flat loop, split into vectors of 16, 8 or 4 lanes (4
+    when the block calls a math library function such as ``exp``) when one of those divides its
+    extent, the lanes vectorized. Left as a nest, LLVM vectorizes and unrolls every row for odd
+    extents: a 16x40 kernel took ~230 ms to build against ~40 ms fused, and ran no faster.
+    Vectorized here, the kernel needs no LLVM loop vectorizer, so it can be built at LLVM
+    ``opt-level`` 1 (:mod:`.opt_level`).
 * GPU kinds (``cuda``, ``rocm``, ``metal``, ``vulkan``, ``opencl``, ``webgpu``): the
   ``s_tir.dlight`` GPU rules (Matmul, GEMV, Reduction, GeneralReduction, then Fallback thread
   binding for everything else), so the function builds into valid device code.
@@ -32,18 +35,20 @@ run spatial loops in parallel. LLVM may contract multiply-adds into FMAs where t
 them. Every rule runs on a copy of the schedule, which is kept only when
 the whole rule applies: a rule that does not fit a block leaves that block as it was.
 
-Bump :data:`RULES_VERSION` whenever a rule's output may change: it is part of the persistent
-compile cache key.
+Bump :data:`RULES_VERSION` whenever a rule's output may change, or what is built from it (the
+LLVM ``opt-level`` :mod:`.opt_level` chooses from the rules kept): it is part of the persistent
+compile cache key. :func:`schedule_blocks` says which rule each block kept.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import tvm
+import tvm_ffi
 from tvm import s_tir, te, tirx
 from tvm.tirx import IndexMap
 
@@ -54,21 +59,55 @@ from compile_engine_compat.pipeline.trace import UserSchedule
 __all__ = [
     "GPU_KINDS",
     "RULES_VERSION",
+    "VECTORIZED_ELEMENTWISE",
+    "RuleOutcome",
     "apply_user_schedules",
+    "schedule_blocks",
     "schedule_for_target",
     "uncovered_blocks",
     "user_schedules",
 ]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "6"
+RULES_VERSION = "7"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
+
+#: The rule names (:attr:`RuleOutcome.rules`) of elementwise blocks whose innermost loop the rule
+#: vectorized: code that LLVM's loop vectorizer has nothing left to do for.
+VECTORIZED_ELEMENTWISE = frozenset({"flat_vectorized", "injective_vectorized"})
 
 # Below this many loop iterations a kernel runs single-threaded and unvectorized-by-rule: the
 # thread-pool launch (~5-20 us) would cost more than it saves, and tiny tests stay tiny.
 _MIN_PARALLEL_WORK = 1 << 14
 _VECTOR_WIDTHS = (16, 8, 4)
+# Narrower vectors for small elementwise blocks that call a math library function (exp, log,
+# sigmoid, tanh, erf, pow, ...): LLVM calls it once per lane, spilling the live vectors around
+# each call, so the calls set the speed and wider vectors only add code. The benchmark's 10-op
+# chain (three exps) on 64x64 at -O1: 4 lanes built in ~32 ms and ran in ~38 us, 16 lanes
+# ~34 ms and ~43 us (the old unvectorized loop at -O3: ~38 ms, ~44 us).
+_CALL_VECTOR_WIDTHS = (4,)
+# Calls LLVM turns into vector instructions on x86 (no library call): blocks with only these
+# (and arithmetic) get the full vector width.
+_VECTOR_NATIVE_CALLS = frozenset(
+    {
+        "tirx.fabs",
+        "tirx.sqrt",
+        "tirx.floor",
+        "prim.ceil",
+        "tirx.trunc",
+        "tirx.round",
+        "tirx.nearbyint",
+        "tirx.fma",
+        "tirx.copysign",
+        "tirx.isnan",
+        "tirx.isinf",
+        "tirx.isfinite",
+        "tirx.reinterpret",
+        "prim.if_then_else",
+        "prim.likely",
+    }
+)
 # Register tile of the tiled reduction rule: rows along the reuse axis, columns (two vectors of
 # 8 lanes) along the contiguous output axis. 6 x 16 float32 is the classic AVX2 micro-kernel and
 # was the best of a sweep on this machine (research notes, section 7).
@@ -82,8 +121,42 @@ _REDUCTION_CHUNKS = (256, 128, 64)
 _threads.configure()
 
 _Rule = Callable[[s_tir.Schedule, str], None]
+# A rule and its name, the name recorded in RuleOutcome.rules when the rule is kept.
+_NamedRule = tuple[str, _Rule]
 # ScheduleError and TVM's FFI errors are RuntimeError/ValueError/TypeError/IndexError subclasses.
 _RULE_ERRORS = (RuntimeError, ValueError, TypeError, IndexError)
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """A scheduled function, and which default rule each of its top-level blocks kept.
+
+    Attributes
+    ----------
+    schedule : tvm.s_tir.Schedule
+        The scheduled schedule.
+    blocks : tuple of str
+        The top-level blocks the CPU rules looked at, in order (empty for other targets).
+    rules : mapping of str to str
+        Block name -> name of the rule kept for it (``"flat_vectorized"``, ``"flat"``,
+        ``"injective_vectorized"``, ``"injective"``, ``"packed_gemm"``, ``"tiled_reduction"``,
+        ``"parallel_reduction"``). A block no rule changed (skipped, too small, or the rule did
+        not fit) is absent.
+    """
+
+    schedule: s_tir.Schedule
+    blocks: tuple[str, ...] = ()
+    rules: Mapping[str, str] = field(default_factory=dict)
+
+    def all_vectorized_elementwise(self) -> bool:
+        """Whether every block is elementwise and kept a rule that vectorized it.
+
+        Such a kernel is already in vector form: LLVM's ``-O3`` has nothing to add that
+        ``-O1`` lacks, and ``-O1`` builds it faster (see :mod:`.opt_level`).
+        """
+        return bool(self.blocks) and all(
+            self.rules.get(name) in VECTORIZED_ELEMENTWISE for name in self.blocks
+        )
 
 
 def schedule_for_target(
@@ -109,12 +182,36 @@ def schedule_for_target(
     tvm.s_tir.Schedule
         The scheduled schedule: ``sch`` itself or a new one over the scheduled module.
     """
+    return schedule_blocks(sch, target, skip).schedule
+
+
+def schedule_blocks(
+    sch: s_tir.Schedule,
+    target: tvm.target.Target,
+    skip: Collection[str] = (),
+) -> RuleOutcome:
+    """:func:`schedule_for_target`, also saying which rule each block kept.
+
+    Parameters
+    ----------
+    sch : tvm.s_tir.Schedule
+        As for :func:`schedule_for_target`.
+    target : tvm.target.Target
+        As for :func:`schedule_for_target`.
+    skip : collection of str
+        As for :func:`schedule_for_target`.
+
+    Returns
+    -------
+    RuleOutcome
+        The scheduled schedule, the top-level blocks and the rule each kept (CPU rules only).
+    """
     kind = target.kind.name
     if kind == "llvm":
         return _schedule_cpu(sch, frozenset(skip), target)
     if kind in GPU_KINDS and not skip:
-        return _schedule_gpu(sch, target)
-    return sch
+        return RuleOutcome(_schedule_gpu(sch, target))
+    return RuleOutcome(sch)
 
 
 def user_schedules(
@@ -175,14 +272,21 @@ def _has_block(sch: s_tir.Schedule, name: str) -> bool:
 
 def _schedule_cpu(
     sch: s_tir.Schedule, skip: frozenset[str], target: tvm.target.Target
-) -> s_tir.Schedule:
+) -> RuleOutcome:
     isa = _target_isa(target)
     names = _top_level_block_names(sch)
+    kept: dict[str, str] = {}
     for name in names:
         if name in skip:
             continue
-        sch = _try(sch, name, _cpu_rule(sch, name, isa))
-    return sch
+        named = _cpu_rule(sch, name, isa)
+        if named is None:
+            continue
+        trial = _try(sch, name, named[1])
+        if trial is not sch:  # _try returns sch itself when it discarded the rule
+            kept[name] = named[0]
+            sch = trial
+    return RuleOutcome(sch, tuple(names), kept)
 
 
 def _top_level_block_names(sch: s_tir.Schedule) -> list[str]:
@@ -275,11 +379,24 @@ class _BlockInfo:
         return total
 
 
+def _calls_a_library(block: Any) -> bool:
+    """Whether ``block``'s body calls a function LLVM computes per lane (a libm call)."""
+    found: list[str] = []
+
+    def on_call(call: Any) -> None:
+        name = getattr(call.op, "name", None)
+        if name not in _VECTOR_NATIVE_CALLS:
+            found.append(str(name))
+
+    tvm_ffi.structural_walk(block.body, [(tvm.ir.Call, on_call)])
+    return bool(found)
+
+
 def _static(expr: Any) -> int | None:
     return int(expr.value) if isinstance(expr, tirx.IntImm) else None
 
 
-def _cpu_rule(sch: s_tir.Schedule, name: str, isa: _Isa) -> _Rule | None:
+def _cpu_rule(sch: s_tir.Schedule, name: str, isa: _Isa) -> _NamedRule | None:
     try:
         info = _BlockInfo(sch, name)
     except _RULE_ERRORS:
@@ -288,15 +405,25 @@ def _cpu_rule(sch: s_tir.Schedule, name: str, isa: _Isa) -> _Rule | None:
         return None
     work = info.work()
     if work is not None and work < _MIN_PARALLEL_WORK:
-        return _fuse_loops if len(info.loops) > 1 and info.is_elementwise() else None
+        if not info.is_elementwise():
+            return None
+        widths = _CALL_VECTOR_WIDTHS if _calls_a_library(info.block) else _VECTOR_WIDTHS
+        if _divisor(work, widths) is not None:
+            return "flat_vectorized", functools.partial(_flat_vectorized, widths=widths)
+        return ("flat", _fuse_loops) if len(info.loops) > 1 else None
     if not info.is_reduction:
-        return _injective
+        # Only elementwise blocks count as vectorized: a broadcast or transpose vectorized here
+        # reads with gathers or shuffles that LLVM's -O3 may still improve.
+        vectorized = (
+            info.is_elementwise() and _divisor(info.extents[-1], _VECTOR_WIDTHS) is not None
+        )
+        return ("injective_vectorized" if vectorized else "injective"), _injective
     gemm = _gemm_plan(info, isa)
     if gemm is not None:
-        return functools.partial(_packed_gemm, plan=gemm)
+        return "packed_gemm", functools.partial(_packed_gemm, plan=gemm)
     if _tile_plan(info) is not None:
-        return _tiled_reduction
-    return _parallel_reduction
+        return "tiled_reduction", _tiled_reduction
+    return "parallel_reduction", _parallel_reduction
 
 
 def _injective(sch: s_tir.Schedule, name: str) -> None:
@@ -319,6 +446,22 @@ def _injective(sch: s_tir.Schedule, name: str) -> None:
 def _fuse_loops(sch: s_tir.Schedule, name: str) -> None:
     """Fuse the block's loops into one (flat indices, as contiguous as the buffers)."""
     sch.fuse(*sch.get_loops(sch.get_sblock(name)))
+
+
+def _flat_vectorized(sch: s_tir.Schedule, name: str, widths: Sequence[int]) -> None:
+    """Fuse the block's loops into one flat loop and vectorize it by whole vectors, serially.
+
+    Small kernels stay single-threaded (see :data:`_MIN_PARALLEL_WORK`). The flat extent is
+    static and a multiple of the width, the first of ``widths`` that divides it (checked by
+    :func:`_cpu_rule`): no tail loop.
+    """
+    loops = sch.get_loops(sch.get_sblock(name))
+    flat = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    width = _divisor(_static(sch.get(flat).extent), widths)
+    if width is None:
+        raise ValueError("no vector width divides the flat extent")
+    _, lanes = sch.split(flat, [None, width])
+    sch.vectorize(lanes)
 
 
 def _parallel_reduction(sch: s_tir.Schedule, name: str) -> None:
@@ -532,6 +675,9 @@ class _Isa:
 _SSE = _Isa(128, 16)
 
 
+# Per Target object: the feature queries cost ~0.1 ms, on every cold lowering. Targets are few
+# and long-lived (host_target hands out one object per target), so the memo stays small.
+@functools.lru_cache(maxsize=64)
 def _target_isa(target: tvm.target.Target) -> _Isa:
     """The vector unit of an ``llvm`` target, from its CPU features (generic x86-64: SSE2).
 
