@@ -111,6 +111,12 @@ equivalent object:
   `COMPILE_ENGINE_COMPAT_GENERIC_CPU=1` restores generic code. With FMA, LLVM contracts
   multiply-adds, so results differ from generic code in the last bits; the property suite's
   tolerances (against `tvm.compile` + VM and NumPy) are unchanged and hold.
+- **Small elementwise kernels build at LLVM `-O1`.** A kernel whose every block is elementwise
+  and vectorized by the default rules (in TIR) is built with `"opt-level": 1`: it runs as fast and
+  builds ~5 ms faster. `CachedFunc.target` then carries `"opt-level": 1` (so it differs from
+  `CCacheKey.target`), and `CachedFunc.llvm_opt_level` is 1 (None otherwise). Matmul, conv,
+  reductions, user-scheduled kernels and any target that sets `opt-level` itself keep the
+  target's level; `{"kind": "llvm", "opt-level": 3}` turns this off.
 - **Kernels** from `jit` are destination-passing callables that accept `tvm.runtime.Tensor` or
   NumPy arrays (NumPy inputs are copied into aligned memory).
 """
