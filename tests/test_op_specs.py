@@ -197,3 +197,12 @@ def test_the_side_table_check_finds_the_tables_it_forbids(tmp_path: Path) -> Non
         '    return 0.0 if kind == "max" else {"max": 1}\n'  # a pool's kind, not an op: allowed
     )
     assert {int(line.split(":")[0]) for line in _side_tables(module)} == {2, 3, 6, 8}
+
+
+def test_the_variance_conditioning_bound_follows_the_reference_tolerances() -> None:
+    from compile_engine_compat.testing.op_references import MAX_VARIANCE_CONDITIONING
+    from compile_engine_compat.testing.oracle import REFERENCE_TOLERANCES
+
+    unit_roundoff = {"float32": 2.0**-24, "float16": 2.0**-11}
+    for dtype, bound in MAX_VARIANCE_CONDITIONING.items():
+        assert bound == REFERENCE_TOLERANCES[dtype].rtol / (8 * unit_roundoff[dtype])

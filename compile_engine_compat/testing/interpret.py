@@ -11,7 +11,9 @@ Every value carries a status:
     Depends *discontinuously* on an ``APPROX`` value: a comparison, ``floor``, ``argmax``, a
     float-to-int cast... of a rounded intermediate. One ulp flips it (``tanh(x) == x`` in
     float16), so NumPy cannot judge it; the oracle still requires the two TVM paths to agree
-    bit for bit there. Everything computed from a fragile value is fragile.
+    bit for bit there. So is an ill-conditioned result (the spec's ``ill_conditioned``: a norm
+    over nearly equal values, whose float32 variance cancels). Everything computed from a
+    fragile value is fragile.
 
 Each op's reference and whether it is discontinuous come from its spec
 (:func:`compile_engine_compat.testing.op_plans.spec_for`).
@@ -107,6 +109,8 @@ def _call(call: Any, env: dict[Any, tuple[Any, Any]], analyzer: Any) -> tuple[An
     if result is None:
         raise _NoReference(name)
     value = _cast(result, call.ty)
+    if spec.ill_conditioned is not None and spec.ill_conditioned(call, *wide):
+        return value, FRAGILE
     return value, _status(spec, [p[1] for p in pairs], value)
 
 

@@ -168,13 +168,77 @@ def layer_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) ->
     return y * gamma + beta
 
 
-def group_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """``nn.group_norm`` with any channel axis."""
+#: The largest conditioning E[x^2] / (var + eps) a norm's variance may have for NumPy to judge
+#: TVM's result, per dtype. topi computes the variance in one pass, E[x^2] - E[x]^2, in the
+#: input's dtype: its rounding error is about kappa * u (u the unit roundoff), so the bound is the
+#: reference tolerance (testing.oracle.REFERENCE_TOLERANCES) over 8 u.
+MAX_VARIANCE_CONDITIONING = {
+    "float32": 1e-4 / (8 * 2.0**-24),
+    "float16": 3e-2 / (8 * 2.0**-11),
+}
+
+
+def _kappa_exceeds(call: Any, groups: np.ndarray, axes: tuple[int, ...]) -> bool:
+    """Whether ``max(E[x^2] / (var + eps))`` over the groups exceeds the call dtype's bound."""
+    if groups.size == 0:
+        return False
+    eps = float(call.attrs.epsilon)
+    kappa = (groups * groups).mean(axis=axes) / (groups.var(axis=axes) + eps)
+    bound = MAX_VARIANCE_CONDITIONING.get(str(call.ty.dtype), np.inf)
+    return bool(np.max(kappa) > bound)
+
+
+def layer_norm_cancels(call: Any, x: np.ndarray, *rest: np.ndarray) -> bool:
+    """True when ``nn.layer_norm``'s one-pass variance loses more than the tolerance.
+
+    Parameters
+    ----------
+    call : tvm.ir.Call
+    x : numpy.ndarray
+        Its data, widened to float64.
+
+    Returns
+    -------
+    bool
+        Whether the conditioning ``E[x^2] / (var + eps)`` of some normalized slice exceeds
+        :data:`MAX_VARIANCE_CONDITIONING` for the call's dtype.
+    """
+    axes = _axes(call.attrs.axes, x.ndim)
+    return _kappa_exceeds(call, x, axes if axes is not None else tuple(range(x.ndim)))
+
+
+def group_norm_cancels(call: Any, x: np.ndarray, *rest: np.ndarray) -> bool:
+    """True when ``nn.group_norm``'s one-pass variance loses more than the tolerance.
+
+    Parameters
+    ----------
+    call : tvm.ir.Call
+    x : numpy.ndarray
+        Its data, widened to float64.
+
+    Returns
+    -------
+    bool
+        As :func:`layer_norm_cancels`, per group.
+    """
+    groups = _grouped(call, x)
+    return _kappa_exceeds(call, groups, tuple(range(2, groups.ndim)))
+
+
+def _grouped(call: Any, x: np.ndarray) -> np.ndarray:
+    """``x`` as ``(batch, groups, channels per group, *spatial)`` for ``nn.group_norm``."""
     attrs = call.attrs
     groups, caxis = int(attrs.num_groups), norm_axis(int(attrs.channel_axis), x.ndim)
     xm = np.moveaxis(x, caxis, 1)
-    shape = xm.shape
-    xg = xm.reshape(shape[0], groups, shape[1] // groups, *shape[2:])
+    return xm.reshape(xm.shape[0], groups, xm.shape[1] // groups, *xm.shape[2:])
+
+
+def group_norm(call: Any, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``nn.group_norm`` with any channel axis."""
+    attrs = call.attrs
+    caxis = norm_axis(int(attrs.channel_axis), x.ndim)
+    shape = np.moveaxis(x, caxis, 1).shape
+    xg = _grouped(call, x)
     axes = tuple(range(2, xg.ndim))
     y = (xg - xg.mean(axis=axes, keepdims=True)) / np.sqrt(
         xg.var(axis=axes, keepdims=True) + float(attrs.epsilon)
