@@ -46,14 +46,9 @@ class _SameClassMeta(type):
 
 @legacy_api("te_compiler.CCacheKey")
 class CCacheKey(_cache.CCacheKey, metaclass=_SameClassMeta):
-    """Key in the TECompiler (the same key type as compile_engine's; both share one cache).
+    """Key in the TECompiler: ``CCacheKey(source_func, target)``, compile_engine's key type.
 
-    Parameters
-    ----------
-    source_func : tvm.relax.Function
-        The source function.
-    target : tvm.target.Target
-        The target we want to run the function on.
+    Both modules share one cache, so either spelling's keys find the same entries.
     """
 
     __slots__ = ()

@@ -208,19 +208,7 @@ def layer_norm_cancels(call: Any, x: np.ndarray, *rest: np.ndarray) -> bool:
 
 
 def group_norm_cancels(call: Any, x: np.ndarray, *rest: np.ndarray) -> bool:
-    """True when ``nn.group_norm``'s one-pass variance loses more than the tolerance.
-
-    Parameters
-    ----------
-    call : tvm.ir.Call
-    x : numpy.ndarray
-        Its data, widened to float64.
-
-    Returns
-    -------
-    bool
-        As :func:`layer_norm_cancels`, per group.
-    """
+    """:func:`layer_norm_cancels` for ``nn.group_norm``, per group."""
     groups = _grouped(call, x)
     return _kappa_exceeds(call, groups, tuple(range(2, groups.ndim)))
 
