@@ -202,15 +202,14 @@ def pass_context_params() -> tuple[str, ...]:
     ImportError
         When TVM reordered or renamed them (see :data:`PRIVATE_NAMES`).
     """
+    entry = PRIVATE_NAMES["pass_context_params"]
     init = resolve("pass_context_params")
-    patched_entry = _applied.get(
-        (id(importlib.import_module("tvm.ir.transform").PassContext), "__init__")
-    )
+    owner = importlib.import_module(entry.module).PassContext
+    patched_entry = _applied.get((id(owner), "__init__"))
     if patched_entry is not None:  # ours (surfaces.passconfig): probe TVM's own
         init = patched_entry[2]
     names = tuple(inspect.signature(init).parameters)[1:]
     if names[: len(_PASS_CONTEXT_PARAMS)] != _PASS_CONTEXT_PARAMS:
-        entry = PRIVATE_NAMES["pass_context_params"]
         raise ImportError(
             f"compile-engine-compat needs PassContext({', '.join(_PASS_CONTEXT_PARAMS)}), got "
             f"PassContext({', '.join(names)}): {entry.breaks_when}."
