@@ -9,7 +9,7 @@ TVM, so the pytest plugin costs nothing in projects that never call the legacy A
 
 It does check, first thing, that ``apache-tvm-tirx`` is not installed next to ``apache-tvm``:
 the two abort the interpreter when both are imported, and an ``ImportError`` naming the fix is
-better than that (:mod:`compile_engine_compat._conflicts`).
+better than that (:mod:`compile_engine_compat.conflicts`).
 """
 
 from __future__ import annotations
@@ -18,22 +18,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # Before anything that could import tvm: once both runtimes load, it is too late to raise.
-from ._conflicts import TvmTirxConflictError, check_tvm_tirx_conflict
+from .conflicts import TvmTirxConflictError, check_tvm_tirx_conflict
 
 check_tvm_tirx_conflict()
 
-from ._version import __version__  # noqa: E402
-from .migrate.ledger_io import install_from_env as _install_ledger  # noqa: E402
-from .surfaces.deprecation import (  # noqa: E402
+from .deprecations import (  # noqa: E402
     CompileEngineDeprecationWarning,
     LedgerEntry,
     ledger,
     reset_ledger,
     silenced,
 )
+from .migrate.ledger_io import install_from_env as _install_ledger  # noqa: E402
+from .version import __version__  # noqa: E402
 
 # COMPILE_ENGINE_COMPAT_LEDGER=path.jsonl: append this process's ledger at exit. Wired here, once,
-# after the ledger (surfaces.deprecation) exists: its at-fork handler, which frees the ledger's
+# after the ledger (deprecations) exists: its at-fork handler, which frees the ledger's
 # lock in a child, must run before the writer's (migrate.ledger_io), which reads the ledger.
 _install_ledger()
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import logging
 
-from compile_engine_compat.cache.keys import CachedFunc, CCacheKey, CCacheValue
+from compile_engine_compat.deprecations import legacy_surface
+from compile_engine_compat.facade import ffi_globals
 from compile_engine_compat.facade.engine import CompileEngine, LoweringError
+from compile_engine_compat.facade.objects import CachedFunc, CCacheKey, CCacheValue
 from compile_engine_compat.pipeline.strategy import (
     LoweredOutput,
     OpImplementation,
@@ -25,13 +27,6 @@ from compile_engine_compat.pipeline.strategy import (
     temp_strategy,
     unregister_implementation,
 )
-
-# Registers the relay.backend.* globals and config keys.
-from compile_engine_compat.surfaces import globals as _globals  # noqa: F401
-from compile_engine_compat.surfaces.deprecation import legacy_surface
-
-# Shadow mode wraps jit's kernels when COMPILE_ENGINE_COMPAT_SHADOW is on (it wires itself).
-from compile_engine_compat.testing import shadow as _shadow  # noqa: F401
 
 __all__ = [
     "CCacheKey",
@@ -57,5 +52,9 @@ logger = logging.getLogger("compile_engine")
 
 # get, lower_call, get_shape, select_implementation, get_valid_implementations: the API table's
 # rows, each made from its un-warned core (the same cores serve te_compiler's functions).
+# The legacy module registered the relay.backend.* globals when imported (TVM's _init_api):
+# so does this one, and PassContext accepts the legacy keys from here on.
+ffi_globals.register()
+
 globals().update(legacy_surface("compile_engine"))
 autotvm_logger = logging.getLogger("autotvm")

@@ -27,7 +27,7 @@ from typing import Any
 import tvm
 from tvm import relax, tirx
 
-from compile_engine_compat.pipeline import host_cpu as _host_cpu
+from compile_engine_compat import targets as _host_cpu
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import schedule as _schedule
 
@@ -38,7 +38,7 @@ _SCHEDULED_ATTR = "tirx.is_scheduled"
 
 
 def _target(target: Any) -> tvm.target.Target:
-    from compile_engine_compat.cache.keys import (
+    from compile_engine_compat.targets import (
         as_target,  # the shim's target parsing: str, dict or TVM <=0.19 strings
     )
 

@@ -16,7 +16,9 @@ modules during a migration sees one cache. Like upstream, a te_compiler cache en
 
 from __future__ import annotations
 
-from compile_engine_compat.cache.keys import CachedFunc
+from compile_engine_compat.deprecations import legacy_surface
+from compile_engine_compat.facade import ffi_globals
+from compile_engine_compat.facade.objects import CachedFunc
 from compile_engine_compat.facade.te_compiler import (
     CCacheKey,
     CCacheValue,
@@ -29,15 +31,12 @@ from compile_engine_compat.facade.te_compiler import (
 )
 from compile_engine_compat.pipeline.strategy import OpImplementation
 
-# Registers the relay.backend.* globals and config keys.
-from compile_engine_compat.surfaces import globals as _globals  # noqa: F401
-from compile_engine_compat.surfaces.deprecation import legacy_surface
-
-# Shadow mode wraps jit's kernels when COMPILE_ENGINE_COMPAT_SHADOW is on (it wires itself).
-from compile_engine_compat.testing import shadow as _shadow  # noqa: F401
-
 # get, lower_call, get_shape, select_implementation, get_valid_implementations and
 # lower_to_primfunc: the API table's rows, each made from its un-warned core.
+# The legacy module registered the relay.backend.* globals when imported (TVM's _init_api):
+# so does this one, and PassContext accepts the legacy keys from here on.
+ffi_globals.register()
+
 globals().update(legacy_surface("te_compiler"))
 
 __all__ = [

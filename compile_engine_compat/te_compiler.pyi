@@ -1,10 +1,10 @@
-# Generated from compile_engine_compat/migrate/api_table.py by `python -m compile_engine_compat.migrate.stubs`.
+# Generated from compile_engine_compat/api_table.py by `python -m compile_engine_compat.migrate.stubs`.
 # Do not edit: PEP 702 marks for type checkers; the runtime warnings come from the shim itself.
 
 from typing import Any, Literal
 
 import collections.abc
-import compile_engine_compat.cache.keys
+import compile_engine_compat.facade.objects
 import compile_engine_compat.facade.shared
 import compile_engine_compat.facade.te_compiler
 import compile_engine_compat.pipeline.build
@@ -14,7 +14,7 @@ import tvm.te.tensor
 import tvm.tirx.function
 from typing_extensions import deprecated
 
-from compile_engine_compat.cache.keys import CachedFunc as CachedFunc
+from compile_engine_compat.facade.objects import CachedFunc as CachedFunc
 from compile_engine_compat.pipeline.strategy import OpImplementation as OpImplementation
 
 __all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'LoweredOutput', 'OpImplementation', 'TECompiler', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'lower_to_primfunc', 'select_implementation']
@@ -34,13 +34,13 @@ class LoweredOutput(compile_engine_compat.facade.te_compiler.LoweredOutput):
 @deprecated('te_compiler.TECompiler is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use no engine object: tvm.compile + relax.VirtualMachine. See MIGRATION.md#te-compiler-tecompiler (run `compile-engine-compat docs CEC203`)')
 class TECompiler(compile_engine_compat.facade.te_compiler.TECompiler):
     @deprecated("te_compiler.TECompiler.lower is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use mod = relax.transform.LegalizeOps()(IRModule({'main': func})); or trace to TE and te.create_prim_func(inputs + outputs). See MIGRATION.md#te-compiler-tecompiler-lower (run `compile-engine-compat docs CEC204`)")
-    def lower(self, source_func: Any, target: Any = ..., mod_name: str = ...) -> compile_engine_compat.cache.keys.CachedFunc: ...
+    def lower(self, source_func: Any, target: Any = ..., mod_name: str = ...) -> compile_engine_compat.facade.objects.CachedFunc: ...
     @deprecated("te_compiler.TECompiler.jit is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use ex = tvm.compile(IRModule({'main': func}), target); relax.VirtualMachine(ex, dev)['main'](*args). See MIGRATION.md#te-compiler-tecompiler-jit (run `compile-engine-compat docs CEC205`)")
     def jit(self, source_func: Any, target: Any = ...) -> compile_engine_compat.pipeline.build.Kernel: ...
     @deprecated('te_compiler.TECompiler.clear is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use nothing to clear: tvm.compile keeps no global cache. See MIGRATION.md#te-compiler-tecompiler-clear (run `compile-engine-compat docs CEC206`)')
     def clear(self) -> None: ...
     @deprecated('te_compiler.TECompiler.items is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use keep your own dict of tvm_ffi.StructuralKey(func) -> tvm.compile(...) results. See MIGRATION.md#te-compiler-tecompiler-items (run `compile-engine-compat docs CEC207`)')
-    def items(self) -> list[tuple[compile_engine_compat.cache.keys.CCacheKey, Any]]: ...
+    def items(self) -> list[tuple[compile_engine_compat.facade.objects.CCacheKey, Any]]: ...
 
 @deprecated('te_compiler.get is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use no global engine: call tvm.compile(mod, target) per module. See MIGRATION.md#te-compiler-get (run `compile-engine-compat docs CEC202`)')
 def get() -> TECompiler: ...

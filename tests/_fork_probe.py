@@ -28,7 +28,7 @@ import tvm  # noqa: E402
 from _builders import add3, build  # noqa: E402
 from tvm import relax  # noqa: E402
 
-from compile_engine_compat import _threads, compile_engine, te_compiler  # noqa: E402
+from compile_engine_compat import compile_engine, te_compiler, threads  # noqa: E402
 from compile_engine_compat.pipeline import trace as _trace  # noqa: E402
 
 CHILD_TIMEOUT = 30.0
@@ -119,7 +119,7 @@ def _locks_held_elsewhere(kernel: Any) -> int:
                 _trace.TRACE_LOCK,
                 engine._lock,
                 value._build_lock,
-                *_threads._module_locks,
+                *threads._module_locks,
             ):
                 stack.enter_context(lock)
             holding.set()

@@ -12,7 +12,7 @@ import pytest
 
 import compile_engine_compat
 from compile_engine_compat import cli
-from compile_engine_compat.migrate.api_table import (
+from compile_engine_compat.api_table import (
     API_TABLE,
     LEGACY_CONFIG_KEYS,
     lookup,

@@ -6,32 +6,32 @@ from pathlib import Path
 
 import pytest
 
-from compile_engine_compat import _boundary
+from compile_engine_compat import boundary
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("key", sorted(_boundary.PRIVATE_NAMES))
+@pytest.mark.parametrize("key", sorted(boundary.PRIVATE_NAMES))
 def test_each_private_name_resolves_on_this_tvm(key: str) -> None:
     # Fails, naming the TVM or Python change of the entry, the day a release moves the name.
-    assert _boundary.resolve(key) is not None
+    assert boundary.resolve(key) is not None
 
 
 def test_a_moved_name_is_an_import_error_naming_the_change(monkeypatch: pytest.MonkeyPatch) -> None:
-    entry = _boundary.PRIVATE_NAMES["te_ffi"]
+    entry = boundary.PRIVATE_NAMES["te_ffi"]
     monkeypatch.setitem(
-        _boundary.PRIVATE_NAMES,
+        boundary.PRIVATE_NAMES,
         "te_ffi",
-        _boundary.PrivateName(entry.module, "_ffi_api_moved", entry.why, entry.breaks_when),
+        boundary.PrivateName(entry.module, "_ffi_api_moved", entry.why, entry.breaks_when),
     )
     with pytest.raises(ImportError, match=r"tvm\.te\._ffi_api_moved .*gone: TVM renames te's FFI"):
-        _boundary.resolve("te_ffi")
+        boundary.resolve("te_ffi")
 
 
 def test_the_accessors_return_what_the_pipeline_calls() -> None:
-    assert callable(_boundary.te_ffi().ComputeOp) and callable(_boundary.te_ffi().TensorLoad)
-    assert callable(_boundary.schedule_ffi().ScheduleComputeInline)
-    frame = _boundary.caller_frame(0)
+    assert callable(boundary.te_ffi().ComputeOp) and callable(boundary.te_ffi().TensorLoad)
+    assert callable(boundary.schedule_ffi().ScheduleComputeInline)
+    frame = boundary.caller_frame(0)
     assert (
         frame is not None
         and frame.f_code.co_name == "test_the_accessors_return_what_the_pipeline_calls"
@@ -40,9 +40,9 @@ def test_the_accessors_return_what_the_pipeline_calls() -> None:
 
 def test_env_raw_reads_what_os_environ_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMPILE_ENGINE_COMPAT_BOUNDARY_PROBE", "on")
-    assert _boundary.env_raw(b"COMPILE_ENGINE_COMPAT_BOUNDARY_PROBE") == b"on"
+    assert boundary.env_raw(b"COMPILE_ENGINE_COMPAT_BOUNDARY_PROBE") == b"on"
     monkeypatch.delenv("COMPILE_ENGINE_COMPAT_BOUNDARY_PROBE")
-    assert _boundary.env_raw(b"COMPILE_ENGINE_COMPAT_BOUNDARY_PROBE") is None
+    assert boundary.env_raw(b"COMPILE_ENGINE_COMPAT_BOUNDARY_PROBE") is None
 
 
 def test_the_package_names_no_private_tvm_or_cpython_name_outside_the_boundary() -> None:
@@ -65,16 +65,16 @@ def test_the_package_names_no_private_tvm_or_cpython_name_outside_the_boundary()
     offenders = [
         f"{path.relative_to(ROOT)}: {needle}"
         for path in (ROOT / "compile_engine_compat").rglob("*.py")
-        if path.name != "_boundary.py"
+        if path.name != "boundary.py"
         for needle in forbidden
         if needle in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
 
 
-@pytest.mark.parametrize("patch", _boundary.PROCESS_PATCHES, ids=lambda p: p.where)
+@pytest.mark.parametrize("patch", boundary.PROCESS_PATCHES, ids=lambda p: p.where)
 def test_each_process_patch_names_its_off_switch_and_an_existing_test(
-    patch: _boundary.ProcessPatch,
+    patch: boundary.ProcessPatch,
 ) -> None:
     assert patch.off
     for name in patch.test.split(", "):
@@ -86,9 +86,9 @@ def test_setattr_on_foreign_objects_only_in_the_boundary() -> None:
     users = {
         str(path.relative_to(ROOT))
         for path in (ROOT / "compile_engine_compat").rglob("*.py")
-        if path.name != "_boundary.py" and "setattr(" in path.read_text(encoding="utf-8")
+        if path.name != "boundary.py" and "setattr(" in path.read_text(encoding="utf-8")
     }
-    assert users == {"compile_engine_compat/surfaces/deprecation.py"}
+    assert users == {"compile_engine_compat/deprecations.py"}
 
 
 def test_call_te_is_tvms_outside_the_shims_traces(engine) -> None:
@@ -108,36 +108,36 @@ def test_call_te_is_tvms_outside_the_shims_traces(engine) -> None:
     trace.trace(add3((3,)), lowering)
     assert seen and all(hook is trace._call_te_hook for hook in seen)
     assert relax.BlockBuilder.__dict__["call_te"] is original
-    assert not any("call_te" in text for text in _boundary.active_patches())
+    assert not any("call_te" in text for text in boundary.active_patches())
 
 
 def test_patched_nests_and_restores_what_was_there() -> None:
     class Owner:
         value = "tvm's"
 
-    with _boundary.patched(Owner, "value", "shim's"):
-        with _boundary.patched(Owner, "value", "shim's"):
+    with boundary.patched(Owner, "value", "shim's"):
+        with boundary.patched(Owner, "value", "shim's"):
             assert Owner.value == "shim's"
         assert Owner.value == "shim's"
-        assert any(text.endswith("Owner.value") for text in _boundary.active_patches())
+        assert any(text.endswith("Owner.value") for text in boundary.active_patches())
     assert Owner.value == "tvm's"
-    _boundary.patch_attribute(Owner, "added", 1)
-    _boundary.restore_attribute(Owner, "added")
+    boundary.patch_attribute(Owner, "added", 1)
+    boundary.restore_attribute(Owner, "added")
     assert not hasattr(Owner, "added")
 
 
 def test_install_patches_are_listed_and_uninstall_removes_them() -> None:
     import compile_engine_compat
 
-    before = set(_boundary.active_patches())
+    before = set(boundary.active_patches())
     compile_engine_compat.install()
     try:
-        added = set(_boundary.active_patches()) - before
+        added = set(boundary.active_patches()) - before
         assert "sys.meta_path: _RelayFinder" in added
         assert any(text.endswith(".context") for text in added)  # tvm.context
     finally:
         compile_engine_compat.uninstall()
-    assert set(_boundary.active_patches()) == before
+    assert set(boundary.active_patches()) == before
 
 
 def test_pass_context_patch_has_its_off_switch() -> None:
@@ -148,7 +148,7 @@ def test_pass_context_patch_has_its_off_switch() -> None:
     assert passconfig.installed()
     passconfig.uninstall()
     try:
-        assert not any("PassContext" in text for text in _boundary.active_patches())
+        assert not any("PassContext" in text for text in boundary.active_patches())
         with pytest.raises(AttributeError, match=r"relay\.backend\.use_auto_scheduler"):
             tvm.transform.PassContext(config={"relay.backend.use_auto_scheduler": True})
     finally:
@@ -157,4 +157,4 @@ def test_pass_context_patch_has_its_off_switch() -> None:
 
 
 def test_pass_context_params_are_probed() -> None:
-    assert _boundary.pass_context_params()[-1] == "config"
+    assert boundary.pass_context_params()[-1] == "config"

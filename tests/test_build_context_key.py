@@ -12,7 +12,7 @@ import tvm
 from _builders import add3
 
 from compile_engine_compat.cache import disk as _disk_cache
-from compile_engine_compat.cache.keys import pass_context_text
+from compile_engine_compat.targets import pass_context_text
 
 
 def test_a_kernel_built_without_asserts_is_not_handed_out_outside_its_context(engine):

@@ -153,7 +153,9 @@ def test_another_shim_version_misses(engine, cache_root, monkeypatch):
 def test_another_schedule_rules_version_misses(engine, cache_root, monkeypatch):
     func = _func()
     _jit_and_check(engine, func)
-    monkeypatch.setattr(_disk_cache, "RULES_VERSION", "next")
+    from compile_engine_compat.facade import kernels as _kernels
+
+    monkeypatch.setattr(_kernels, "RULES_VERSION", "next")
     assert not _was_loaded(_jit_and_check(engine, func))
     assert len(_entries(cache_root)) == 2
 

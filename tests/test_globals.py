@@ -14,10 +14,10 @@ from _builders import add3, build, run_jit
 from tvm import relax, te, topi
 
 from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine, te_compiler
+from compile_engine_compat import api_table as _api_table
 
 # The un-warned accessor (te_compiler re-exports it, but its stub declares only __all__).
 from compile_engine_compat.facade.te_compiler import global_compiler
-from compile_engine_compat.migrate import api_table as _api_table
 from compile_engine_compat.pipeline import strategy as _strategy
 
 LLVM = tvm.target.Target("llvm")

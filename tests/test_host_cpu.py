@@ -10,8 +10,8 @@ from _builders import build
 from tvm.script import relax as R
 
 from compile_engine_compat import compile_engine, silenced
-from compile_engine_compat.cache import disk as _disk_cache
-from compile_engine_compat.pipeline import host_cpu as _host_cpu
+from compile_engine_compat import targets as _host_cpu
+from compile_engine_compat.facade import kernels as _kernels
 
 HOST = _host_cpu.host_cpu()
 needs_host_cpu = pytest.mark.skipif(HOST is None, reason="LLVM does not know this host's CPU")
@@ -87,14 +87,14 @@ def test_host_and_generic_kernels_are_cached_apart_and_both_compute_the_product(
 
 @needs_host_cpu
 def test_the_persistent_cache_key_names_the_host_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compile_engine_compat.cache.keys import as_target
+    from compile_engine_compat.targets import as_target
 
     host = as_target("llvm")
     monkeypatch.setenv(_host_cpu.GENERIC_CPU_ENV, "1")
     plain = as_target("llvm")
     assert host is not None and plain is not None
     func = _matmul()
-    keys = [_disk_cache.source_key(func, tvm_ffi.structural_hash(func), t) for t in (host, plain)]
+    keys = [_kernels.source_key(func, tvm_ffi.structural_hash(func), t) for t in (host, plain)]
     assert keys[0] != keys[1]
     assert f'"mcpu":"{HOST[0] if HOST else ""}"' in str(keys[0])
 
@@ -110,7 +110,7 @@ def test_the_persistent_cache_key_names_the_host_cpu(monkeypatch: pytest.MonkeyP
     ids=["mcpu", "mattr", "cross-triple", "c"],
 )
 def test_a_target_the_user_chose_is_kept(target: object) -> None:
-    from compile_engine_compat.cache.keys import as_target
+    from compile_engine_compat.targets import as_target
 
     chosen = tvm.target.Target(target)
     assert str(as_target(target)) == str(chosen)
@@ -121,7 +121,7 @@ def test_the_modern_path_gets_the_same_target_and_results(monkeypatch: pytest.Mo
     from tvm import relax
 
     from compile_engine_compat import schedules
-    from compile_engine_compat.cache.keys import as_target
+    from compile_engine_compat.targets import as_target
 
     host = schedules.host_target()
     assert str(host) == str(as_target("llvm"))

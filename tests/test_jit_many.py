@@ -178,7 +178,7 @@ def test_chunks_are_even_bounded_and_a_multiple_of_the_threads(expected, threads
 @pytest.fixture
 def builds(monkeypatch):
     """Count the kernels the engine builds, by the shim's own build functions (not TVM's)."""
-    from compile_engine_compat.cache import disk as _disk_cache
+    from compile_engine_compat.facade import kernels as _disk_cache
 
     built: list[str] = []
     lock = threading.Lock()

@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
+from compile_engine_compat.deprecations import warn_legacy
 from compile_engine_compat.migrate import ledger_io as _ledger_io
-from compile_engine_compat.surfaces.deprecation import warn_legacy
 
 
 def _calls(n: int) -> None:
@@ -53,7 +53,7 @@ def test_no_env_no_file(tmp_path, monkeypatch):
 _PROGRAM = textwrap.dedent(
     """
     import multiprocessing, os, sys, threading, warnings
-    from compile_engine_compat.surfaces.deprecation import warn_legacy
+    from compile_engine_compat.deprecations import warn_legacy
 
     def work(n):
         for _ in range(n):
@@ -208,7 +208,7 @@ _EXIT_PROGRAM = """
 import resource, sys
 if sys.argv[1] == "file size limit":  # a full disk or quota: the write itself fails
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.deprecations import warn_legacy
 warn_legacy("compile_engine.get")
 sys.exit(3)
 """

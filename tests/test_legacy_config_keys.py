@@ -10,7 +10,7 @@ from tvm.ir.transform import PassContext
 
 from compile_engine_compat import CompileEngineDeprecationWarning
 from compile_engine_compat import compile_engine as _ce  # noqa: F401  (installs the support)
-from compile_engine_compat.migrate.api_table import LEGACY_CONFIG_KEYS
+from compile_engine_compat.api_table import LEGACY_CONFIG_KEYS
 from compile_engine_compat.surfaces import passconfig as _passconfig
 
 RENAMED = {old: new for old, (new, _) in LEGACY_CONFIG_KEYS.items() if new is not None}

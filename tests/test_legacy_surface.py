@@ -15,24 +15,24 @@ import tvm
 from _builders import add3
 
 from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine, te_compiler
-from compile_engine_compat.facade.te_compiler import global_compiler
-from compile_engine_compat.migrate import fix as _fix
-from compile_engine_compat.migrate.api_table import (
+from compile_engine_compat.api_table import (
     API_TABLE,
     CONFIG_KEYS,
     GLOBAL_ROWS,
     MODULE_SHIMS,
     LegacyApi,
 )
-from compile_engine_compat.surfaces import globals as _globals
-from compile_engine_compat.surfaces import import_alias, passconfig
-from compile_engine_compat.surfaces.deprecation import (
+from compile_engine_compat.deprecations import (
     INTERNAL,
     LegacyObject,
     ledger,
     legacy_api,
     reset_ledger,
 )
+from compile_engine_compat.facade import ffi_globals as _globals
+from compile_engine_compat.facade.te_compiler import global_compiler
+from compile_engine_compat.migrate import fix as _fix
+from compile_engine_compat.surfaces import import_alias, passconfig
 
 PACKAGE = pathlib.Path(compile_engine.__file__).parent
 # Rows of the shim modules that are not called: the modules themselves, and the cache value the

@@ -12,13 +12,13 @@ import tvm
 from _builders import add3, dense_bias_relu, run_jit
 
 from compile_engine_compat import CompileEngineDeprecationWarning
-from compile_engine_compat.cache import keys as _cache
-from compile_engine_compat.pipeline.host_cpu import host_target
-from compile_engine_compat.surfaces import legacy_target as _legacy_target
-from compile_engine_compat.surfaces.legacy_target import (
+from compile_engine_compat import targets as _cache
+from compile_engine_compat import targets as _legacy_target
+from compile_engine_compat.targets import (
     DROPPED_FLAGS,
     REMOVED_FLAGS,
     LegacyTargetError,
+    host_target,
 )
 
 

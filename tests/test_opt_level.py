@@ -17,11 +17,13 @@ from _builders import build, dense_bias_relu
 from tvm import relax
 
 from compile_engine_compat.cache import disk as _disk_cache
-from compile_engine_compat.cache.keys import CachedFunc
+from compile_engine_compat.facade import kernels as _kernels
 from compile_engine_compat.facade.engine import CompileEngine
+from compile_engine_compat.facade.objects import CachedFunc
 from compile_engine_compat.pipeline import lower as _lower
 from compile_engine_compat.pipeline import opt_level as _opt_level
 from compile_engine_compat.pipeline import schedule as _schedule
+from compile_engine_compat.pipeline.schedule import RULES_VERSION
 
 R = relax.op
 F32 = "float32"
@@ -241,9 +243,9 @@ def test_the_persistent_cache_key_holds_the_chosen_level(
     func = _chain((64, 64))
     cached = engine.lower(func, "llvm")
     name = cached.prim_fn_var.name_hint
-    light = _disk_cache.entry_key(cached.funcs, name, cached.target, (2, 1))
+    light = _disk_cache.entry_key(cached.funcs, name, cached.target, (2, 1), RULES_VERSION)
     untiered = _opt_level.without_opt_level(cached.target)
-    default = _disk_cache.entry_key(cached.funcs, name, untiered, (2, 1))
+    default = _disk_cache.entry_key(cached.funcs, name, untiered, (2, 1), RULES_VERSION)
     assert light.digest != default.digest
     assert '"opt-level":1' in light.material
     # A jit stores the O1 kernel under the O1 key, and a fresh engine loads it back.
@@ -294,7 +296,7 @@ def test_the_unscheduled_fallback_builds_at_the_targets_own_level(
         return real_compile(mod, target=target, **kwargs)
 
     monkeypatch.setattr(tvm, "compile", scheduled_build_fails)
-    kernel = _disk_cache.kernel_for(cached)
+    kernel = _kernels.kernel_for(cached)
     assert len(targets) == 2
     assert '"opt-level":1' in targets[0]
     assert "opt-level" not in targets[1]  # the plain PrimFunc is not vectorized: LLVM's default

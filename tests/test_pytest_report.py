@@ -156,7 +156,7 @@ def test_plugin_does_not_import_tvm():
 # calls in two tests, then dies in a third; test_lives.py's worker makes 7 calls and finishes.
 XDIST_DIES = """
 import os
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.deprecations import warn_legacy
 
 
 def test_forty():
@@ -178,7 +178,7 @@ def test_dies(request):
     os._exit(1)
 """
 XDIST_LIVES = """
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.deprecations import warn_legacy
 
 
 def test_seven():
@@ -355,7 +355,7 @@ HOSTILE_NAMES = {
     "undecodable": "bytes\udcff\udcfe.py",  # a non-UTF-8 file name, as os.fsdecode gives it
 }
 HOSTILE_TESTS = f"""
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.deprecations import warn_legacy
 
 NAMES = {list(HOSTILE_NAMES.values())!r}
 

@@ -11,7 +11,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay, te_compiler
-from compile_engine_compat.cache.keys import CCacheKey
+from compile_engine_compat.facade.objects import CCacheKey
 from compile_engine_compat.relay import UnsupportedRelayError
 
 

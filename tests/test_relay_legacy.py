@@ -284,7 +284,7 @@ def test_every_name_the_front_end_warns_has_a_row():
     import ast
     import pathlib
 
-    from compile_engine_compat.migrate.api_table import API_TABLE
+    from compile_engine_compat.api_table import API_TABLE
 
     root = pathlib.Path(relay.__file__).parent
     names = {

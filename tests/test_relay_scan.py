@@ -15,9 +15,9 @@ import pytest
 
 import compile_engine_compat
 from compile_engine_compat import cli
+from compile_engine_compat.api_table import API_TABLE
 from compile_engine_compat.migrate import relay_surface as _relay_surface
 from compile_engine_compat.migrate import stubs as _stubs
-from compile_engine_compat.migrate.api_table import API_TABLE
 from compile_engine_compat.migrate.fix import fix_code
 from compile_engine_compat.migrate.relay_uses import classify
 from compile_engine_compat.migrate.scan import Finding, scan_paths

@@ -220,7 +220,7 @@ def test_relevant_code_drops_what_cannot_matter_and_keeps_lines():
 
 
 def test_legacy_words_cover_every_row():
-    from compile_engine_compat.migrate.api_table import API_TABLE, legacy_words, string_rows
+    from compile_engine_compat.api_table import API_TABLE, legacy_words, string_rows
     from compile_engine_compat.migrate.relay_uses import ROOTS, spells_relay_word
 
     words = legacy_words()

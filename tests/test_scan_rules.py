@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from compile_engine_compat import cli
-from compile_engine_compat.migrate.api_table import API_TABLE, RULE_IDS, RULES
+from compile_engine_compat.api_table import API_TABLE, RULE_IDS, RULES
 from compile_engine_compat.migrate.scan import scan_paths
 
 APP = (

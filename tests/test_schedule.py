@@ -483,18 +483,18 @@ def test_every_rule_keeps_results_on_random_functions_with_symbolic_dims(data):
 
 
 def test_threads_default_to_the_physical_cores_unless_the_user_chose(monkeypatch):
-    from compile_engine_compat import _threads
+    from compile_engine_compat import threads
 
     monkeypatch.delenv("TVM_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    _threads.configure()
-    assert int(os.environ["TVM_NUM_THREADS"]) == _threads.physical_cores() >= 1
+    threads.configure()
+    assert int(os.environ["TVM_NUM_THREADS"]) == threads.physical_cores() >= 1
     monkeypatch.setenv("TVM_NUM_THREADS", "1")
-    _threads.configure()
+    threads.configure()
     assert os.environ["TVM_NUM_THREADS"] == "1"
     monkeypatch.delenv("TVM_NUM_THREADS")
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    _threads.configure()
+    threads.configure()
     assert "TVM_NUM_THREADS" not in os.environ
 
 

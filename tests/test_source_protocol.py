@@ -5,7 +5,7 @@ from __future__ import annotations
 from _builders import add3
 
 from compile_engine_compat import te_compiler
-from compile_engine_compat.cache.keys import CCacheKey
+from compile_engine_compat.facade.objects import CCacheKey
 
 
 class _OtherSpelling:

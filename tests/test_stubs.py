@@ -13,9 +13,9 @@ import pytest
 
 import compile_engine_compat
 from compile_engine_compat import CompileEngineDeprecationWarning
+from compile_engine_compat.api_table import API_TABLE
+from compile_engine_compat.deprecations import _message_text
 from compile_engine_compat.migrate import stubs as _stubs
-from compile_engine_compat.migrate.api_table import API_TABLE
-from compile_engine_compat.surfaces.deprecation import _message_text
 
 PACKAGE_PARENT = Path(compile_engine_compat.__file__).resolve().parent.parent
 

@@ -18,7 +18,7 @@ import pytest
 
 import compile_engine_compat
 from compile_engine_compat import TvmTirxConflictError
-from compile_engine_compat._conflicts import OFF_ENV
+from compile_engine_compat.conflicts import OFF_ENV
 
 # The directory holding the package under test, so that the child imports this very copy.
 _PACKAGE_ROOT = str(Path(compile_engine_compat.__file__).resolve().parent.parent)
@@ -81,7 +81,7 @@ def _assert_conflict_error(proc: subprocess.CompletedProcess[str], *, where: str
     assert proc.returncode == 1, f"exit code {proc.returncode}:\n{proc.stderr[-3000:]}"
     last = proc.stderr.strip().splitlines()
     error = "\n".join(last[-4:])
-    assert "compile_engine_compat._conflicts.TvmTirxConflictError: " in proc.stderr
+    assert "compile_engine_compat.conflicts.TvmTirxConflictError: " in proc.stderr
     assert "apache-tvm-tirx (package 'tvm_tirx'" in error
     assert f"{where} next to apache-tvm (package 'tvm')" in error
     assert "Global Function `device_api.cpu` is already registered" in error

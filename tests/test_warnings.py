@@ -132,7 +132,7 @@ def test_command_line_error_flag_wins_over_the_default_display():
 
 @pytest.mark.warnings_visible
 def test_an_ignore_filter_skips_building_the_warning_but_the_ledger_still_counts():
-    from compile_engine_compat.surfaces import deprecation as _deprecation
+    from compile_engine_compat import deprecations as _deprecation
 
     api = "compile_engine.CompileEngine.lower"
     frame = sys._getframe()

@@ -77,15 +77,8 @@ import tvm
 import tvm.support.cc
 import tvm_ffi
 
-from compile_engine_compat._version import __version__
-from compile_engine_compat.cache.keys import (  # the shared build fingerprint
-    CachedFunc,
-    pass_context_text,
-    target_text,
-)
-from compile_engine_compat.pipeline.build import Kernel, build_kernel
-from compile_engine_compat.pipeline.opt_level import without_opt_level
-from compile_engine_compat.pipeline.schedule import RULES_VERSION
+from compile_engine_compat.targets import pass_context_text, target_text
+from compile_engine_compat.version import __version__
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -97,18 +90,19 @@ __all__ = [
     "IndexHit",
     "NotStoredError",
     "SourceKey",
+    "active",
     "cache_dir",
     "clear",
     "enabled",
     "entry_key",
     "info",
-    "kernel_for",
-    "kernels_for",
     "load",
     "load_by_source",
     "source_key",
     "store",
+    "store_index",
     "store_many",
+    "store_quietly",
 ]
 
 CACHE_DIR_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
@@ -209,6 +203,17 @@ def enabled() -> bool:
     return bool(os.environ.get(CACHE_DIR_ENV, ""))
 
 
+def active() -> bool:
+    """Return True when the cache is on and its directory is safe to load libraries from.
+
+    Raises
+    ------
+    CacheDirectoryError
+        When the directory is set but unsafe (not the user's, writable by others) or unusable.
+    """
+    return _checked_root() is not None
+
+
 def _checked_root() -> Path | None:
     root = cache_dir()
     if root is None:
@@ -244,11 +249,15 @@ def _check_owner_and_mode(path: Path) -> None:
         )
 
 
-def entry_key(funcs: tvm.IRModule, symbol: str, target: Any, arity: tuple[int, int]) -> EntryKey:
+def entry_key(
+    funcs: tvm.IRModule, symbol: str, target: Any, arity: tuple[int, int], rules: str
+) -> EntryKey:
     """Key the kernel ``symbol`` of ``funcs`` built for ``target``.
 
     The PrimFunc's name is stripped: equal kernels lowered under different unique names share
-    one entry (the stored symbol is looked up in the library).
+    one entry (the stored symbol is looked up in the library). ``rules`` is the version of the
+    schedule rules that made it (the pipeline's ``RULES_VERSION``): the cache stores, it does
+    not know how kernels are made.
     """
     prim_func = funcs[symbol].without_attr("global_symbol")
     material = "\n".join(
@@ -257,7 +266,7 @@ def entry_key(funcs: tvm.IRModule, symbol: str, target: Any, arity: tuple[int, i
             f"target={target_text(target)}",
             f"tvm={tvm.__version__}",
             f"shim={__version__}",
-            f"rules={RULES_VERSION}",
+            f"rules={rules}",
             f"pass_context={pass_context_text()}",
             f"arity={arity[0]},{arity[1]}",
         ]
@@ -266,7 +275,7 @@ def entry_key(funcs: tvm.IRModule, symbol: str, target: Any, arity: tuple[int, i
     return EntryKey(digest, material, str(prim_func.script()), symbol)
 
 
-def source_key(function: Any, structural_hash: int, target: Any) -> SourceKey:
+def source_key(function: Any, structural_hash: int, target: Any, rules: str) -> SourceKey:
     """Key the Relax source ``function`` (``global_symbol`` already stripped) for ``target``.
 
     Parameters
@@ -275,6 +284,8 @@ def source_key(function: Any, structural_hash: int, target: Any) -> SourceKey:
     structural_hash : int
         ``tvm_ffi.structural_hash(function)``; the engine has it already from its own key.
     target : tvm.target.Target
+    rules : str
+        The schedule rules' version, as for :func:`entry_key`.
     """
     material = "\n".join(
         [
@@ -283,7 +294,7 @@ def source_key(function: Any, structural_hash: int, target: Any) -> SourceKey:
             f"target={target_text(target)}",
             f"tvm={tvm.__version__}",
             f"shim={__version__}",
-            f"rules={RULES_VERSION}",
+            f"rules={rules}",
             f"pass_context={pass_context_text()}",
         ]
     )
@@ -840,34 +851,12 @@ def clear() -> Cleared:
     return Cleared(count, len(leftovers))
 
 
-# -- kernels through the cache ------------------------------------------------------------------
+def store_quietly(write: Callable[[], None], what: str = "kernel") -> None:
+    """Run ``write``; a failure (a full disk, a size limit) is one one-line warning.
 
-
-def _key_of(cached: CachedFunc) -> EntryKey:
-    name = cached.prim_fn_var.name_hint
-    return entry_key(cached.funcs, name, cached.target, (len(cached.inputs), len(cached.outputs)))
-
-
-def _kernel(cached: CachedFunc, module: Any = None, symbol: str | None = None) -> Kernel:
-    return build_kernel(
-        cached.funcs,
-        symbol or cached.prim_fn_var.name_hint,
-        cached.target,
-        len(cached.inputs),
-        len(cached.outputs),
-        [value for _, value in cached.constants],
-        module=module,
-        plain=(lambda: cached.prim_func) if cached._plain_fallback else None,
-        # The unscheduled fallback is not vectorized: the target's own level, not the -O1 chosen
-        # for the scheduled kernel (an opt-level the user set stays: llvm_opt_level is None).
-        plain_target=(
-            without_opt_level(cached.target) if cached.llvm_opt_level is not None else None
-        ),
-    )
-
-
-def _store_quietly(write: Callable[[], None], what: str = "kernel") -> None:
-    """Run ``write``; a failure (a full disk, a size limit) is one one-line warning."""
+    A cache is an optimisation: a failed store never fails the caller. An unsafe directory
+    (:class:`CacheDirectoryError`) is the user's to fix and is raised.
+    """
     try:
         write()
     except CacheDirectoryError:
@@ -887,98 +876,3 @@ def _reason(err: Exception) -> str:
         return f"{err.strerror}: {err.filename}" if err.filename else err.strerror
     first = (str(err).strip().splitlines() or [""])[0]
     return first if isinstance(err, NotStoredError) else f"{type(err).__name__}: {first}"
-
-
-def _arity(cached: CachedFunc) -> tuple[int, int]:
-    return len(cached.inputs), len(cached.outputs)
-
-
-def _index(source: SourceKey | None, cached: CachedFunc, key: EntryKey) -> None:
-    # A kernel with bound tensor constants cannot be rebuilt from the index: it holds no values.
-    if source is not None and not cached.constants:
-        store_index(source, key, _arity(cached))
-
-
-def kernel_for(cached: CachedFunc, source: SourceKey | None = None) -> Kernel:
-    """Return ``cached``'s kernel: loaded from the persistent cache, else compiled and stored.
-
-    Without ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` this is a plain compile.
-
-    Parameters
-    ----------
-    cached : CachedFunc
-    source : SourceKey, optional
-        The source function's index key: the stored kernel is indexed under it too.
-
-    Raises
-    ------
-    CacheDirectoryError
-        When the cache directory is unsafe.
-    """
-    if _checked_root() is None:
-        return _kernel(cached)
-    key = _key_of(cached)
-    hit = load(key)
-    if hit is not None:
-        _store_quietly(lambda: _index(source, cached, key), "index record")
-        return _kernel(cached, *hit)
-    kernel = _kernel(cached)
-    _store_quietly(lambda: store(key, kernel.module))
-    # After a failed store this finds no entry and indexes nothing, silently: one warning.
-    _store_quietly(lambda: _index(source, cached, key), "index record")
-    return kernel
-
-
-def kernels_for(
-    cacheds: Sequence[CachedFunc], sources: Sequence[SourceKey | None] | None = None
-) -> list[Kernel]:
-    """Return the kernels of ``cacheds`` (one target): cache hits loaded, the rest built at once.
-
-    The misses go into one IRModule and one ``tvm.compile`` (``jit_many`` calls this once per
-    chunk); the library is stored once and linked into each miss's entry.
-
-    Parameters
-    ----------
-    cacheds : sequence of CachedFunc
-    sources : sequence of SourceKey or None, optional
-        Index keys, one per ``cacheds`` item (None: not indexed).
-    """
-    use_cache = _checked_root() is not None
-    sources = list(sources) if sources is not None else [None] * len(cacheds)
-    kernels: list[Kernel | None] = [None] * len(cacheds)
-    keys: list[EntryKey | None] = [None] * len(cacheds)
-    for index, cached in enumerate(cacheds):
-        if use_cache:
-            keys[index] = key = _key_of(cached)
-            hit = load(key)
-            if hit is not None:
-                kernels[index] = _kernel(cached, *hit)
-    misses = [i for i, k in enumerate(kernels) if k is None]
-    if misses:
-        funcs = {
-            cacheds[i].prim_fn_var.name_hint: cacheds[i].funcs[cacheds[i].prim_fn_var]
-            for i in misses
-        }
-        target = cacheds[misses[0]].target
-        try:
-            module = tvm.compile(tvm.IRModule(funcs), target=target)
-        except Exception:
-            # One function TVM cannot build fails the whole module: build each alone, so that
-            # the others still get their kernels and a failing one gets build_kernel's fallback.
-            return [kernel_for(cached, source) for cached, source in zip(cacheds, sources)]
-        stored = [k for i in misses if (k := keys[i]) is not None]
-        # Measured: exporting the batch and loading it back (to skip the LLVM JIT's ~25 ms per
-        # function looked up) costs more than the JIT here, so the compiled module is used as is.
-        if stored:
-            _store_quietly(lambda: store_many(stored, module))
-        for i in misses:
-            kernels[i] = _kernel(cacheds[i], module)
-    if use_cache:
-
-        def index_all() -> None:
-            for cached, entry, source in zip(cacheds, keys, sources):
-                if entry is not None:
-                    _index(source, cached, entry)
-
-        _store_quietly(index_all, "index record")
-    return [k for k in kernels if k is not None]

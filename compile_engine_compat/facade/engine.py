@@ -11,6 +11,8 @@ leaves the CachedFunc to be lowered on first access.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import os
 import re
 import threading
 import traceback
@@ -20,24 +22,25 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from compile_engine_compat import _threads, pipeline
-from compile_engine_compat._boundary import at_fork_in_child
+from compile_engine_compat import pipeline, threads
+from compile_engine_compat.boundary import at_fork_in_child
 from compile_engine_compat.cache import disk as _disk_cache
-from compile_engine_compat.cache.keys import (
-    CachedFunc,
-    CCacheKey,
-    CCacheValue,
+from compile_engine_compat.deprecations import LegacyObject, legacy_api
+from compile_engine_compat.facade import kernels as _kernels
+from compile_engine_compat.facade.objects import CachedFunc, CCacheKey, CCacheValue
+from compile_engine_compat.pipeline import build as _build
+from compile_engine_compat.pipeline import opt_level as _opt_level
+from compile_engine_compat.pipeline import shape_func as _shape_func
+from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.pipeline import trace as _trace
+from compile_engine_compat.pipeline.build_pool import ChunkedBuilder
+from compile_engine_compat.surfaces import passconfig as _passconfig
+from compile_engine_compat.targets import (
+    LegacyTargetError,
     as_target,
     pass_context_text,
     target_text,
 )
-from compile_engine_compat.pipeline import build as _build
-from compile_engine_compat.pipeline import opt_level as _opt_level
-from compile_engine_compat.pipeline import shape_func as _shape_func
-from compile_engine_compat.pipeline import trace as _trace
-from compile_engine_compat.pipeline.build_pool import ChunkedBuilder
-from compile_engine_compat.surfaces.deprecation import LegacyObject, legacy_api
-from compile_engine_compat.surfaces.legacy_target import LegacyTargetError
 
 __all__ = ["CompileEngine", "LoweringError", "global_engine"]
 
@@ -99,6 +102,9 @@ def _get_cache_key(source_func: Any, target: Any) -> CCacheKey:
     return source_func
 
 
+#: Turns shadow mode on for the whole process (:mod:`compile_engine_compat.testing.shadow`).
+SHADOW_ENV = "COMPILE_ENGINE_COMPAT_SHADOW"
+
 #: Wraps each kernel ``jit`` returns: ``hook(kernel, source_func, target)``. Set by shadow mode
 #: (:mod:`compile_engine_compat.testing.shadow`), which registers itself: the engine never
 #: imports testing tooling.
@@ -125,7 +131,7 @@ class CompileEngine(LegacyObject):
     _shape_cache: dict[Any, tuple[CCacheKey, CCacheValue]]
     _name_map: dict[str, int]
     _current_key: CCacheKey | None
-    op_lowering: _trace.OpLowering | None
+    op_lowering: _trace.OpLowering
     caching_enabled: Callable[[], bool]
     lowering_customized: Callable[[], bool]
 
@@ -140,12 +146,19 @@ class CompileEngine(LegacyObject):
         self._shape_cache = {}
         self._name_map = {}
         self._current_key = None
-        # Filled by the strategy registry / lower_call override; None means "legalize every op".
-        self.op_lowering = None
-        # Filled by the pass-config support; returns False inside a context that disables caching.
-        self.caching_enabled = lambda: True
-        # Filled by the strategy registry; True while user strategies may change a lowering.
-        self.lowering_customized = lambda: False
+        # The strategy registry picks each op's TE (a user strategy, a lower_call override, or
+        # the op's legalization). Replaceable per engine: the property tests plant bugs here.
+        self.op_lowering = _strategy.engine_op_lowering
+        # False inside a PassContext with relay.backend.disable_compile_engine_cache.
+        self.caching_enabled = _passconfig.caching_enabled
+        # True while user strategies may change a lowering (the persistent index is skipped).
+        self.lowering_customized = _strategy.customized
+        # First use: the legacy PassContext keys are accepted from here on (unless switched off),
+        # and shadow mode is loaded by name when the environment asks for it (the engine never
+        # imports testing tooling otherwise).
+        _passconfig.install_from_env()
+        if os.environ.get(SHADOW_ENV, "").strip():
+            importlib.import_module("compile_engine_compat.testing.shadow").sync_from_env()
         return self
 
     # -- public legacy API -----------------------------------------------------------------------
@@ -431,7 +444,7 @@ class CompileEngine(LegacyObject):
         if not _disk_cache.enabled() or self.lowering_customized():
             return None
         structural_key = key.lookup()[0]  # the function without its global_symbol
-        return _disk_cache.source_key(structural_key.key, structural_key.hash_i64, key.target)
+        return _kernels.source_key(structural_key.key, structural_key.hash_i64, key.target)
 
     def _deferred_lowering(self, key: CCacheKey, name: str) -> CachedFunc:
         try:
@@ -488,7 +501,7 @@ class CompileEngine(LegacyObject):
                     cached = value.cached_func
                     try:
                         # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
-                        value._kernel = _disk_cache.kernel_for(cached, value._source_key)
+                        value._kernel = _kernels.kernel_for(cached, value._source_key)
                     except _disk_cache.CacheDirectoryError:
                         raise  # an unsafe cache directory is the user's to fix: say so plainly
                     except Exception as err:
@@ -512,7 +525,7 @@ def _build_chunk(values: list[CCacheValue]) -> list[_build.Kernel]:
     """Build the kernels of ``values`` (one target) together; runs on a build-pool thread."""
     cacheds = [v.cached_func for v in values]
     try:
-        return _disk_cache.kernels_for(cacheds, [v._source_key for v in values])
+        return _kernels.kernels_for(cacheds, [v._source_key for v in values])
     except _disk_cache.CacheDirectoryError:
         raise
     except Exception as err:
@@ -520,7 +533,19 @@ def _build_chunk(values: list[CCacheValue]) -> list[_build.Kernel]:
 
 
 def _shape_func_entry(key: CCacheKey, name: str) -> CCacheValue:
-    return CCacheValue(_shape_func.lower_shape_func(key.source_func, key.target, name))
+    shape_func = _shape_func.lower_shape_func(key.source_func, name)
+    return CCacheValue(
+        CachedFunc(
+            target=key.target,
+            prim_fn_var=shape_func.funcs.get_global_var(name),
+            inputs=shape_func.inputs,
+            outputs=shape_func.outputs,
+            schedule=shape_func.schedule,
+            prim_func=shape_func.prim_func,
+            funcs=shape_func.funcs,
+            shape_func_param_states=shape_func.param_states,
+        )
+    )
 
 
 def _set_kernel(value: CCacheValue, kernel: _build.Kernel) -> None:
@@ -575,21 +600,21 @@ def global_engine() -> CompileEngine:
 
 
 def _reset_locks_in_child() -> None:
-    """After ``os.fork()``: free every lock of the engine (see :func:`._threads.reset_lock`).
+    """After ``os.fork()``: free every lock of the engine (see :func:`.threads.reset_lock`).
 
     A fork while another thread is inside ``jit`` would otherwise leave the child waiting forever
     for the trace lock, the engine's lock or the entry's build lock. The cache itself is always
     whole: entries are inserted under the GIL only once made.
     """
-    _threads.reset_lock(_engine_lock)
-    _threads.reset_lock(_trace.TRACE_LOCK)
+    threads.reset_lock(_engine_lock)
+    threads.reset_lock(_trace.TRACE_LOCK)
     engine = CompileEngine._instance
     if engine is None:
         return
-    _threads.reset_lock(engine._lock)
+    threads.reset_lock(engine._lock)
     for cache in (engine._cache, engine._shape_cache):
         for _, value in cache.values():
-            _threads.reset_lock(value._build_lock)
+            threads.reset_lock(value._build_lock)
             value._pending = None  # its builder thread is gone: the child builds it itself
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from compile_engine_compat.cache.keys import CCacheKey, CCacheValue, as_target
+from compile_engine_compat.deprecations import INTERNAL
 from compile_engine_compat.facade.engine import CompileEngine
-from compile_engine_compat.surfaces.deprecation import INTERNAL
+from compile_engine_compat.facade.objects import CCacheKey, CCacheValue
+from compile_engine_compat.targets import as_target
 
 __all__ = [
     "TECCacheValue",

@@ -14,15 +14,15 @@ from typing import Any
 
 import tvm
 
-from compile_engine_compat import _threads
-from compile_engine_compat.cache import keys as _cache
-from compile_engine_compat.cache.keys import as_target
+from compile_engine_compat import threads
+from compile_engine_compat.facade import objects
+from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
 from compile_engine_compat.facade import shared
 from compile_engine_compat.facade.engine import CompileEngine, _legacy_func_name, global_engine
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
-from compile_engine_compat.surfaces.deprecation import INTERNAL, LegacyObject, legacy_api
+from compile_engine_compat.targets import as_target
 
 # The public names are listed once, in te_compiler.py (the surface this module implements).
 
@@ -45,14 +45,14 @@ class _SameClassMeta(type):
 
 
 @legacy_api("te_compiler.CCacheKey")
-class CCacheKey(_cache.CCacheKey, metaclass=_SameClassMeta):
+class CCacheKey(objects.CCacheKey, metaclass=_SameClassMeta):
     """Key in the TECompiler: ``CCacheKey(source_func, target)``, compile_engine's key type.
 
     Both modules share one cache, so either spelling's keys find the same entries.
     """
 
     __slots__ = ()
-    _shared = _cache.CCacheKey
+    _shared = objects.CCacheKey
 
 
 @legacy_api("te_compiler.LoweredOutput")
@@ -98,7 +98,7 @@ class TECompiler(LegacyObject):
     clear = _on_engine("clear", "te_compiler.TECompiler.clear")
 
     @legacy_api("te_compiler.TECompiler.items")
-    def items(self) -> list[tuple[_cache.CCacheKey, Any]]:
+    def items(self) -> list[tuple[objects.CCacheKey, Any]]:
         """List items in the cache.
 
         Returns
@@ -109,7 +109,7 @@ class TECompiler(LegacyObject):
         return [(key, shared.te_value(value)) for key, value in self._engine.items(**INTERNAL)]
 
 
-_compiler_lock = _threads.fork_safe(threading.Lock())
+_compiler_lock = threads.fork_safe(threading.Lock())
 
 
 def global_compiler() -> TECompiler:

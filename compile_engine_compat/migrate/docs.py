@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from compile_engine_compat.migrate.api_table import (
+from compile_engine_compat.api_table import (
     API_TABLE,
     COMPILE_ENGINE_REMOVED_IN_TVM,
     RULES,
@@ -42,7 +42,7 @@ PACKAGED = Path(__file__).resolve().parent.parent / "MIGRATION.md"  # the packag
 _INTRO = f"""\
 # Migration guide: `tvm.relay.backend.compile_engine` and `te_compiler`
 
-<!-- Generated from compile_engine_compat/migrate/api_table.py by `compile-engine-compat docs -o \
+<!-- Generated from compile_engine_compat/api_table.py by `compile-engine-compat docs -o \
 MIGRATION.md`. Do not edit by hand: change the table or compile_engine_compat/migrate/docs.py. -->
 
 TVM removed `relay.backend.compile_engine` in {COMPILE_ENGINE_REMOVED_IN_TVM}, and `te_compiler`

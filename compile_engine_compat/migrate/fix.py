@@ -46,7 +46,7 @@ import libcst.metadata as md
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from compile_engine_compat.migrate.api_table import LEGACY_MODULES, MODULE_SHIMS, LegacyApi
+from compile_engine_compat.api_table import LEGACY_MODULES, MODULE_SHIMS, LegacyApi
 from compile_engine_compat.migrate.legacy_uses import (
     Use,
     dotted,

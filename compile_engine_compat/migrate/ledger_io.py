@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TypeGuard
 
-from compile_engine_compat._boundary import at_fork_in_child
+from compile_engine_compat.boundary import at_fork_in_child
 
 try:
     import fcntl
@@ -71,7 +71,7 @@ _reported_pid = 0
 
 
 def _counts() -> dict[tuple[str, str, int], int]:
-    from compile_engine_compat.surfaces.deprecation import ledger
+    from compile_engine_compat.deprecations import ledger
 
     return {(e.api, e.filename, e.lineno): e.count for e in ledger()}
 

@@ -35,7 +35,7 @@ from typing import Any, Literal, NamedTuple
 import libcst as cst
 import libcst.metadata as md
 
-from compile_engine_compat.migrate.api_table import (
+from compile_engine_compat.api_table import (
     API_TABLE,
     ENGINE_GETTERS,
     LEGACY_MODULES,

@@ -44,8 +44,9 @@ from typing import Any
 
 import pytest
 
+from compile_engine_compat import deprecations as _deprecation
+from compile_engine_compat.api_table import API_TABLE
 from compile_engine_compat.migrate import baseline as _baseline
-from compile_engine_compat.migrate.api_table import API_TABLE
 from compile_engine_compat.migrate.ledger_io import (
     append_records,
     open_regular,
@@ -53,7 +54,6 @@ from compile_engine_compat.migrate.ledger_io import (
     write_all,
 )
 from compile_engine_compat.migrate.workflow_commands import workflow_command
-from compile_engine_compat.surfaces import deprecation as _deprecation
 
 __all__ = [
     "pytest_addoption",

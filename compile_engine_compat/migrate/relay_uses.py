@@ -34,8 +34,8 @@ import functools
 import re
 from typing import NamedTuple
 
+from compile_engine_compat.api_table import API_TABLE, LEGACY_MODULES, Fix, LegacyApi
 from compile_engine_compat.migrate import relay_surface as surface
-from compile_engine_compat.migrate.api_table import API_TABLE, LEGACY_MODULES, Fix, LegacyApi
 from compile_engine_compat.migrate.code_text import (
     code_only,
     guarded_lines,

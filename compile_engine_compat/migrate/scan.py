@@ -45,8 +45,7 @@ from typing import TextIO
 import libcst as cst
 import libcst.metadata as md
 
-from compile_engine_compat._version import __version__
-from compile_engine_compat.migrate.api_table import API_TABLE, DOCS_URL, RULES, Fix, LegacyApi
+from compile_engine_compat.api_table import API_TABLE, DOCS_URL, RULES, Fix, LegacyApi
 from compile_engine_compat.migrate.baseline import (
     BaselineError,
     count,
@@ -73,6 +72,7 @@ from compile_engine_compat.migrate.sources import (
     read_source,
 )
 from compile_engine_compat.migrate.workflow_commands import workflow_command
+from compile_engine_compat.version import __version__
 
 __all__ = ["Finding", "Skipped", "format_findings", "main", "scan_paths", "scan_source"]
 

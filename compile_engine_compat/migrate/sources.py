@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from compile_engine_compat import _threads
+from compile_engine_compat import threads
 
 __all__ = [
     "DEEP_STACK_THREAD",
@@ -325,7 +325,7 @@ def check_nesting(code: str, limit: int = MAX_NESTING) -> None:
         )
 
 
-_deep_lock = _threads.fork_safe(threading.Lock())
+_deep_lock = threads.fork_safe(threading.Lock())
 # One long-lived worker with a deep stack: starting a thread with a 256 MiB stack per file cost
 # ~5 ms, as much as parsing a small file. A forked child finds it dead and starts its own.
 _deep_worker: threading.Thread | None = None

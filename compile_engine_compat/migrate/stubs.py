@@ -9,7 +9,7 @@ exact text of the runtime warning, and a test keeps the committed stubs equal to
 The stubs only add marks: every deprecated class subclasses the real one (so its attributes come
 from the source), every deprecated function is re-declared with the real signature and types,
 and every other public name is re-exported. Nothing changes at run time: the runtime warnings
-still come from :func:`~compile_engine_compat.surfaces.deprecation.warn_legacy`, once per call.
+still come from :func:`~compile_engine_compat.deprecations.warn_legacy`, once per call.
 
 The same command writes ``_relay_surface.py``: the ``tvm.relay``/``tvm.autotvm``/... names that
 ``install()`` serves and those it refuses, read off the live front end (:func:`relay_surface`), so
@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compile_engine_compat.migrate.api_table import API_TABLE, SHIM_MODULES
-from compile_engine_compat.surfaces.deprecation import _message_text
+from compile_engine_compat.api_table import API_TABLE, SHIM_MODULES
+from compile_engine_compat.deprecations import _message_text
 
 __all__ = ["RELAY_SURFACE", "STUB_MODULES", "generate", "main", "relay_surface"]
 
@@ -42,7 +42,7 @@ STUB_MODULES = {
     module: _PACKAGE_DIR / (module.rsplit(".", 1)[1] + ".pyi") for module in SHIM_MODULES
 }
 _HEADER = (
-    "# Generated from compile_engine_compat/migrate/api_table.py by `python -m "
+    "# Generated from compile_engine_compat/api_table.py by `python -m "
     "compile_engine_compat.migrate.stubs`.\n# Do not edit: PEP 702 marks for type checkers; the "
     "runtime warnings come from the shim itself.\n"
 )
@@ -173,7 +173,7 @@ def generate(module_name: str) -> str:
     Parameters
     ----------
     module_name : str
-        A key of :data:`~compile_engine_compat.migrate.api_table.SHIM_MODULES`.
+        A key of :data:`~compile_engine_compat.api_table.SHIM_MODULES`.
 
     Returns
     -------

@@ -27,13 +27,13 @@ import tvm
 import tvm_ffi
 from tvm import te, tirx
 
-from compile_engine_compat._boundary import handle_of, te_ffi
+from compile_engine_compat.boundary import handle_of, te_ffi
 from compile_engine_compat.pipeline.lower import expanding_calls
 
 __all__ = ["fuse_injective"]
 
 _TENSOR_LOAD = tvm.ir.Op.get("te.tensor_load")
-# ComputeOp/TensorLoad constructors (see _boundary.PRIVATE_NAMES).
+# ComputeOp/TensorLoad constructors (see boundary.PRIVATE_NAMES).
 _TE_FFI = te_ffi()
 
 

@@ -9,10 +9,10 @@ from typing import Any
 import tvm
 from tvm import s_tir, te, tirx
 
-from compile_engine_compat._boundary import schedule_ffi
+from compile_engine_compat.boundary import schedule_ffi
 
 logger = logging.getLogger("compile_engine")
-# s_tir's FFI functions without the Python wrapper's checks (see _boundary.PRIVATE_NAMES).
+# s_tir's FFI functions without the Python wrapper's checks (see boundary.PRIVATE_NAMES).
 _schedule_api = schedule_ffi()
 
 __all__ = ["distinct_outputs", "expanding_calls", "inline_injective", "to_prim_func"]

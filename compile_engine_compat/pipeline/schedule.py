@@ -52,8 +52,8 @@ import tvm_ffi
 from tvm import s_tir, te, tirx
 from tvm.tirx import IndexMap
 
-from compile_engine_compat import _threads
-from compile_engine_compat._boundary import handle_of
+from compile_engine_compat import threads
+from compile_engine_compat.boundary import handle_of
 from compile_engine_compat.pipeline.trace import UserSchedule
 
 __all__ = [
@@ -118,7 +118,7 @@ _L1_BYTES = 32 * 1024  # the smallest L1 data cache of current x86 cores
 _REDUCTION_CHUNKS = (256, 128, 64)
 
 # Parallel loops need a thread pool as wide as the machine; set it before TVM's pool starts.
-_threads.configure()
+threads.configure()
 
 _Rule = Callable[[s_tir.Schedule, str], None]
 # A rule and its name, the name recorded in RuleOutcome.rules when the rule is kept.

@@ -7,21 +7,50 @@ function is a TE kernel over int64 shape tensors that evaluates those expression
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import tvm
 from tvm import relax, te, tirx
 from tvm.sym import Analyzer
 
-from compile_engine_compat.cache.keys import CachedFunc
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline.trace import UnsupportedConstructError, source_function
 
-__all__ = ["NEED_INPUT_SHAPE", "NO_NEED", "lower_shape_func"]
+__all__ = ["NEED_INPUT_SHAPE", "NO_NEED", "ShapeFunc", "lower_shape_func"]
 
 #: Legacy ``shape_func_param_states`` values.
 NO_NEED = 0
 NEED_INPUT_SHAPE = 2
+
+
+@dataclass(frozen=True)
+class ShapeFunc:
+    """A lowered shape function (the engine's ``lower_shape_func`` wraps it in a CachedFunc).
+
+    Attributes
+    ----------
+    inputs : list of te.Tensor
+        One ``(ndim,)`` int64 tensor per flattened tensor parameter.
+    outputs : list of te.Tensor
+        One ``(ndim,)`` int64 tensor per flattened output.
+    prim_func : tvm.tirx.PrimFunc
+        Before inlining.
+    funcs : tvm.IRModule
+        Holds ``prim_func`` under the kernel name.
+    schedule : tvm.s_tir.Schedule
+        Its injective stages inlined.
+    param_states : list of int
+        Per parameter, :data:`NEED_INPUT_SHAPE` when an output shape depends on its shape, else
+        :data:`NO_NEED`.
+    """
+
+    inputs: list[te.Tensor]
+    outputs: list[te.Tensor]
+    prim_func: tirx.PrimFunc
+    funcs: tvm.IRModule
+    schedule: Any
+    param_states: list[int]
 
 
 def _flat_tensor_types(ty: Any, what: str) -> list[Any]:
@@ -34,22 +63,18 @@ def _flat_tensor_types(ty: Any, what: str) -> list[Any]:
     raise UnsupportedConstructError(f"{what} of type {ty} is not a tensor or tuple of tensors")
 
 
-def lower_shape_func(source: Any, target: tvm.target.Target, name: str) -> CachedFunc:
+def lower_shape_func(source: Any, name: str) -> ShapeFunc:
     """Build the shape function of ``source``.
 
     Parameters
     ----------
     source : relax.Function or tvm.IRModule
-    target : tvm.target.Target
     name : str
         Unique kernel name (legacy: ``shape_func_<ops>``).
 
     Returns
     -------
-    CachedFunc
-        ``inputs``: one ``(ndim,)`` int64 tensor per flattened tensor parameter; ``outputs``: one
-        ``(ndim,)`` int64 tensor per flattened output; ``shape_func_param_states``: per parameter,
-        2 when an output shape depends on its shape, else 0.
+    ShapeFunc
     """
     func = source_function(source)
     param_types: list[tuple[int, Any]] = []
@@ -93,16 +118,7 @@ def lower_shape_func(source: Any, target: tvm.target.Target, name: str) -> Cache
     funcs = tvm.IRModule({name: prim_func})
     schedule = _lowering.inline_injective(prim_func, name)
     states = [NEED_INPUT_SHAPE if i in used_params else NO_NEED for i in range(len(func.params))]
-    return CachedFunc(
-        target=target,
-        prim_fn_var=funcs.get_global_var(name),
-        inputs=inputs,
-        outputs=outputs,
-        schedule=schedule,
-        prim_func=prim_func,
-        funcs=funcs,
-        shape_func_param_states=states,
-    )
+    return ShapeFunc(inputs, outputs, prim_func, funcs, schedule, states)
 
 
 def _shape_tensor(dims: list[Any], name: str) -> te.Tensor:

@@ -25,11 +25,11 @@ from typing import Any
 import tvm
 from tvm import relax, te, tirx
 
-from compile_engine_compat import _threads
+from compile_engine_compat import threads
+from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
 from compile_engine_compat.pipeline import op_sources
 from compile_engine_compat.pipeline.op_sources import OpSource
 from compile_engine_compat.pipeline.trace import Scheduled, TEValue, flatten, trace_op
-from compile_engine_compat.surfaces.deprecation import INTERNAL, LegacyObject, legacy_api
 
 __all__ = [
     "LoweredOutput",
@@ -113,7 +113,7 @@ class _Strategy:
     impls: list[OpImplementation]
 
 
-_registry_lock = _threads.fork_safe(threading.Lock())
+_registry_lock = threads.fork_safe(threading.Lock())
 _registry: dict[str, _Strategy] = {}
 
 #: ``fn(attrs, inputs, out_type, target) -> implementations``: a strategy computed per call, as

@@ -25,7 +25,7 @@ import tvm
 import tvm_ffi
 from tvm import relax, te, tirx
 
-from compile_engine_compat._boundary import dataflow_block, patched
+from compile_engine_compat.boundary import dataflow_block, patched
 from compile_engine_compat.pipeline.op_sources import FALLBACK_LOWERINGS, REJECTED_OPS
 
 __all__ = [

@@ -18,7 +18,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from compile_engine_compat.surfaces.deprecation import legacy_api
+from compile_engine_compat.deprecations import legacy_api
 
 from ._expr import Expr, Function
 
@@ -45,7 +45,7 @@ def _numpy(value: Any) -> Any:
 
 
 def _target(target: Any) -> Any:
-    from compile_engine_compat.cache.keys import (
+    from compile_engine_compat.targets import (
         as_target,  # TVM <=0.19 target strings translated, with one warning
     )
 

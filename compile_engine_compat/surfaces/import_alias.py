@@ -39,9 +39,9 @@ import threading
 import types
 from typing import Any
 
-from compile_engine_compat import _threads
-from compile_engine_compat._boundary import add_meta_path_finder, remove_meta_path_finder
-from compile_engine_compat.migrate.api_table import MODULE_SHIMS
+from compile_engine_compat import threads
+from compile_engine_compat.api_table import MODULE_SHIMS
+from compile_engine_compat.boundary import add_meta_path_finder, remove_meta_path_finder
 
 __all__ = [
     "LEGACY_MODULES",
@@ -174,7 +174,7 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 _finder: _RelayFinder | None = None
-_lock = _threads.fork_safe(threading.Lock())
+_lock = threads.fork_safe(threading.Lock())
 
 
 def installed() -> bool:

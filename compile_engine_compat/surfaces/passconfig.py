@@ -10,7 +10,7 @@ the change):
 * ``__enter__``/``__exit__`` push and pop those values on a per-thread stack.
 
 The same ``__init__`` translates the pass-config keys of TVM <=0.19 that TVM 0.27 lacks
-(:data:`~compile_engine_compat.migrate.api_table.LEGACY_CONFIG_KEYS`): a renamed key
+(:data:`~compile_engine_compat.api_table.LEGACY_CONFIG_KEYS`): a renamed key
 (``tir.disable_vectorize`` -> ``tirx.disable_vectorize``) is passed on under its new name with a
 warning naming it; a ``relay.*``/``te.*`` key whose machinery is gone is dropped with a warning
 naming its replacement; a ``tir.*`` key whose pass is gone raises ``AttributeError`` (as TVM does
@@ -35,15 +35,15 @@ from typing import Any
 
 from tvm.ir import transform
 
-from compile_engine_compat import _threads
-from compile_engine_compat._boundary import (
+from compile_engine_compat import threads
+from compile_engine_compat.api_table import CONFIG_KEYS, LEGACY_CONFIG_KEYS
+from compile_engine_compat.boundary import (
     handle_of,
     pass_context_params,
     patch_attribute,
     restore_attribute,
 )
-from compile_engine_compat.migrate.api_table import CONFIG_KEYS, LEGACY_CONFIG_KEYS
-from compile_engine_compat.surfaces.deprecation import warn_legacy
+from compile_engine_compat.deprecations import warn_legacy
 
 __all__ = [
     "DISABLE_COMPILE_ENGINE_CACHE",
@@ -73,7 +73,7 @@ _ORIGINALS = {name: _PassContext.__dict__[name] for name in ("__init__", "__ente
 # bounded because a context built but never entered would otherwise stay forever.
 _MAX_REMEMBERED = 1024
 _remembered: collections.OrderedDict[int, tuple[Any, dict[str, bool]]] = collections.OrderedDict()
-_remembered_lock = _threads.fork_safe(threading.Lock())
+_remembered_lock = threads.fork_safe(threading.Lock())
 _tls = threading.local()
 
 

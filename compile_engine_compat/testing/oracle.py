@@ -39,8 +39,8 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from compile_engine_compat.cache.keys import as_target
 from compile_engine_compat.pipeline.trace import TRACE_LOCK, flatten, source_function
+from compile_engine_compat.targets import as_target
 from compile_engine_compat.testing.interpret import FRAGILE, interpret
 
 __all__ = [

@@ -1,6 +1,7 @@
 """Shadow mode: every ``jit`` kernel also runs the modern path and checks that they agree.
 
-Turn it on for a whole process with ``COMPILE_ENGINE_COMPAT_SHADOW=1`` (read once, at import),
+Turn it on for a whole process with ``COMPILE_ENGINE_COMPAT_SHADOW=1`` (read once, when the
+engine is first used: the engine then loads this module by name),
 or for a block with :func:`shadow_mode`. ``CompileEngine.jit`` then returns a
 :class:`ShadowKernel`: called like the kernel (destination-passing), it runs the kernel, then
 runs the same inputs through ``tvm.compile`` + ``relax.VirtualMachine`` and raises
@@ -23,11 +24,19 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compile_engine_compat import _threads
+from compile_engine_compat import threads
 from compile_engine_compat.facade.engine import set_kernel_hook
 from compile_engine_compat.testing.oracle import EquivalenceError
 
-__all__ = ["SHADOW_ENV", "ShadowKernel", "ShadowMismatchError", "enabled", "shadow_mode", "wrap"]
+__all__ = [
+    "SHADOW_ENV",
+    "ShadowKernel",
+    "ShadowMismatchError",
+    "enabled",
+    "shadow_mode",
+    "sync_from_env",
+    "wrap",
+]
 
 SHADOW_ENV = "COMPILE_ENGINE_COMPAT_SHADOW"
 
@@ -44,8 +53,16 @@ def from_env(environ: Mapping[str, str]) -> bool:
     return environ.get(SHADOW_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-#: Whether ``CompileEngine.jit`` wraps its kernels; set from the environment once, at import.
+#: Whether ``CompileEngine.jit`` wraps its kernels; from the environment until changed.
 ENABLED: bool = from_env(os.environ)
+
+
+def sync_from_env() -> None:
+    """Turn shadow mode on when the environment asks for it (the engine calls this once, on first
+    use, when ``COMPILE_ENGINE_COMPAT_SHADOW`` is on)."""
+    global ENABLED
+    ENABLED = from_env(os.environ)
+    _sync()
 
 
 def _sync() -> None:
@@ -127,7 +144,7 @@ def _to_numpy(value: Any) -> Any:
 
 
 _memo: OrderedDict[int, tuple[Any, ShadowKernel]] = OrderedDict()
-_memo_lock = _threads.fork_safe(threading.Lock())
+_memo_lock = threads.fork_safe(threading.Lock())
 _MEMO_SIZE = 256
 
 
@@ -146,6 +163,3 @@ def wrap(kernel: Any, source_func: Any, target: Any) -> Any:
         while len(_memo) > _MEMO_SIZE:
             _memo.popitem(last=False)
         return shadow
-
-
-_sync()  # COMPILE_ENGINE_COMPAT_SHADOW=1 at import: on from the start

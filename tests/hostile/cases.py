@@ -17,7 +17,7 @@ import tvm
 from tvm import relax
 from tvm.relax import TensorType
 from compile_engine_compat import compile_engine, te_compiler
-from compile_engine_compat.cache.keys import CCacheKey
+from compile_engine_compat.facade.objects import CCacheKey
 
 def add3(shape=(4,), dtype="float32"):
     x = relax.Var("x", TensorType(list(shape), dtype))

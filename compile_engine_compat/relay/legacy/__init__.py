@@ -16,8 +16,8 @@ from typing import Any
 
 import tvm
 
-from compile_engine_compat._boundary import patch_attribute, restore_attribute
-from compile_engine_compat.surfaces.deprecation import legacy_api, warn_legacy
+from compile_engine_compat.boundary import patch_attribute, restore_attribute
+from compile_engine_compat.deprecations import legacy_api, warn_legacy
 
 from ..op.op import SpecializedCondition
 

@@ -17,8 +17,8 @@ import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.pipeline import strategy as _strategy
-from compile_engine_compat.surfaces.deprecation import legacy_api
 
 __all__ = [
     "GLOBAL_SCOPE",

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import tvm
 
-from compile_engine_compat.surfaces.deprecation import legacy_api
+from compile_engine_compat.deprecations import legacy_api
 
 from ..build_module import VMRunner
 

@@ -19,8 +19,8 @@ from typing import Any
 import tvm
 import tvm_ffi
 
+from compile_engine_compat.deprecations import warn_legacy
 from compile_engine_compat.pipeline import strategy as _strategy
-from compile_engine_compat.surfaces.deprecation import warn_legacy
 
 from .._expr import Attrs
 from .._ops import OpRow, get

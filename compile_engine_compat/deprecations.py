@@ -38,8 +38,8 @@ from typing import Any, Literal, TypeVar, cast
 
 import deprecation
 
-from compile_engine_compat._boundary import at_fork_in_child, caller_frame, insert_warnings_filter
-from compile_engine_compat.migrate.api_table import API_TABLE, LegacyApi, lookup
+from compile_engine_compat.api_table import API_TABLE, LegacyApi, lookup
+from compile_engine_compat.boundary import at_fork_in_child, caller_frame, insert_warnings_filter
 
 __all__ = [
     "INTERNAL",
@@ -54,7 +54,7 @@ __all__ = [
     "warn_legacy",
 ]
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # The bundled legacy programs are user code as far as warnings and the ledger are concerned.
 _EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples") + os.sep
 WARN_ENV = "COMPILE_ENGINE_COMPAT_WARN"

@@ -1,12 +1,11 @@
 """The ``relay.backend.*`` global functions, registered with the old names and argument lists.
 
-C++ and other FFI users (RAF, tvm-clj) looked these up by name. Importing
-``compile_engine_compat.compile_engine`` or ``.te_compiler`` imports this module, which
-
-* registers every global of the legacy API table (``_CompileEngine*``, ``_TECompiler*``,
-  ``_make_*`` and ``relay.backend.lower_call``), acting on the one engine singleton;
-* plugs the strategy registry into the engine (``engine.op_lowering``)
-  and the legacy pass-config keys into it (``engine.caching_enabled``).
+C++ and other FFI users (RAF, tvm-clj) looked these up by name. The legacy modules
+``compile_engine_compat.compile_engine`` and ``.te_compiler`` call :func:`register` when they are
+imported, as TVM's did through ``_init_api``: it registers every global of the legacy API table
+(``_CompileEngine*``, ``_TECompiler*``, ``_make_*`` and ``relay.backend.lower_call``), acting on
+the one engine singleton, and makes PassContext accept the legacy keys. Importing this module
+registers nothing.
 
 The engine, keys and values are plain Python objects; they cross the FFI unchanged. A user's
 ``relay.backend.lower_call`` registered before this import is kept, and one registered later
@@ -19,22 +18,21 @@ from typing import Any
 
 import tvm
 
-from compile_engine_compat.facade.engine import global_engine
+from compile_engine_compat.deprecations import legacy_surface
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.surfaces import passconfig as _passconfig
-from compile_engine_compat.surfaces.deprecation import legacy_surface
 
-__all__ = ["GLOBAL_NAMES"]
+__all__ = ["GLOBAL_NAMES", "register"]
 
 _PREFIX = "relay.backend."
 
 #: Global name (without ``relay.backend.``) -> the registered function, made from the API table:
-#: each row of :data:`~compile_engine_compat.migrate.api_table.GLOBAL_ROWS` names its core.
+#: each row of :data:`~compile_engine_compat.api_table.GLOBAL_ROWS` names its core.
 GLOBAL_NAMES: dict[str, Any] = legacy_surface(_PREFIX.rstrip("."))
 
 
 def register() -> None:
-    """Register every legacy global and plug the strategy and pass-config hooks into the engine.
+    """Register every legacy global and make PassContext accept the legacy keys.
 
     Idempotent. A ``relay.backend.lower_call`` that is already registered and is not the shim's
     own (a user override) is left in place.
@@ -49,11 +47,4 @@ def register() -> None:
         tvm.register_global_func(full, func, override=True)
         if name == "lower_call":
             _strategy.own_lower_call = tvm.get_global_func(full)
-    engine = global_engine()
-    engine.op_lowering = _strategy.engine_op_lowering
-    engine.lowering_customized = _strategy.customized
-    engine.caching_enabled = _passconfig.caching_enabled
     _passconfig.install_from_env()
-
-
-register()

@@ -52,7 +52,7 @@ class LegacyApi:
         What differs from the legacy behaviour, if anything.
     core : str
         ``"module:attribute"`` of the un-warned implementation, for the rows that are plain
-        functions: :func:`~compile_engine_compat.surfaces.deprecation.legacy_surface` makes the
+        functions: :func:`~compile_engine_compat.deprecations.legacy_surface` makes the
         legacy function of this row from it (the shim modules' functions and the registered
         globals). Empty for classes, methods and everything that is not a callable of the shim.
     rewrite : str

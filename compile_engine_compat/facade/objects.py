@@ -1,4 +1,4 @@
-"""The lowering cache: its key, its value, and the CachedFunc record.
+"""The legacy engine's objects: the lowering cache's key and value, and the CachedFunc record.
 
 These are plain Python objects. They cross the TVM FFI unchanged (a Python object handed to a
 registered global function comes back as the same object), so C++ callers of the registered
@@ -7,8 +7,6 @@ registered global function comes back as the same object), so C++ callers of the
 
 from __future__ import annotations
 
-import functools
-import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -17,123 +15,11 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from compile_engine_compat._boundary import handle_of
+from compile_engine_compat.deprecations import LegacyObject, legacy_api
 from compile_engine_compat.pipeline import trace as _trace
-from compile_engine_compat.pipeline.host_cpu import host_target
-from compile_engine_compat.surfaces import legacy_target as _legacy_target
-from compile_engine_compat.surfaces.deprecation import LegacyObject, legacy_api, warn_legacy
+from compile_engine_compat.targets import as_target, target_text
 
-__all__ = [
-    "CCacheKey",
-    "CCacheValue",
-    "CachedFunc",
-    "as_target",
-    "pass_context_text",
-    "target_text",
-]
-
-
-@functools.lru_cache(maxsize=256)
-def _target_from_str(text: str) -> tvm.target.Target:
-    # A TVM <=0.19 command-line string warns once (this cache), with its dict spelling. Warning
-    # before TVM parses it keeps -W error raising at the caller's line.
-    spelling = _legacy_target.legacy_spelling(text)
-    if spelling is None:
-        return tvm.target.Target(text)
-    warn_legacy("target.cli_string", spelling)
-    return tvm.target.Target(_legacy_target.translate(text))
-
-
-def as_target(target: Any, host: bool = True) -> tvm.target.Target | None:
-    """Convert a ``str`` or dict target to ``tvm.target.Target``; pass a Target through.
-
-    ``None`` means the target of the enclosing ``with target:`` scope, if any. With ``host``
-    (the engine's case), a plain ``llvm`` target becomes the host CPU's
-    (:func:`~compile_engine_compat.pipeline.host_cpu.host_target`; the
-    ``COMPILE_ENGINE_COMPAT_GENERIC_CPU`` switch turns that off).
-
-    Raises
-    ------
-    ValueError
-        For an empty string (legacy: ``"Need target when source_func is a Function"``) or a
-        string TVM cannot parse. A TVM <=0.19 command-line string (``"llvm -mcpu=core-avx2"``)
-        is translated to the dict form, warning once per string; an unknown flag raises
-        :class:`~compile_engine_compat.surfaces.legacy_target.LegacyTargetError` (a ``ValueError``)
-        naming it.
-    TypeError
-        For any other type.
-    """
-    resolved: tvm.target.Target | None
-    if isinstance(target, tvm.target.Target):
-        resolved = target
-    elif isinstance(target, str):
-        if not target:
-            raise ValueError("Need target when source_func is a Function")
-        resolved = _target_from_str(target)
-    elif isinstance(target, dict):
-        resolved = tvm.target.Target(target)
-    elif target is None:
-        resolved = tvm.target.Target.current(allow_none=True)
-    else:
-        raise TypeError(
-            f"target must be a tvm.target.Target, a str or a dict, got {type(target).__qualname__}"
-        )
-    return host_target(resolved) if host and resolved is not None else resolved
-
-
-_target_texts: dict[Any, str] = {}
-
-
-def target_text(target: tvm.target.Target) -> str:
-    """Return ``str(target)`` (its canonical JSON), memoized per Target object.
-
-    Equal targets have equal text (legacy keys compared ``target->str()``). Target objects are
-    few and long-lived; the memo is bounded anyway.
-    """
-    text = _target_texts.get(target)
-    if text is None:
-        if len(_target_texts) > 1024:
-            _target_texts.clear()
-        text = _target_texts[target] = str(target)
-    return text
-
-
-# PassContext handle -> (context, text). The context is held so that its handle is not reused
-# while it is a key here. Contexts are few (one per ``with`` a user writes); bounded anyway.
-_context_texts: dict[int, tuple[Any, str]] = {}
-_MAX_CONTEXTS = 256
-
-
-def pass_context_text() -> str:
-    """Describe the current PassContext: everything in it that changes the code ``tvm.compile``
-    builds (opt level, config, required and disabled passes; not the instruments).
-
-    The one build-context fingerprint: the in-memory cache key and the persistent cache's keys
-    both hold it. Memoized per PassContext object (a context's fields never change), so a cache
-    hit pays one ``PassContext.current()`` and a dict lookup.
-
-    Returns
-    -------
-    str
-        JSON text, equal for contexts that build the same code.
-    """
-    context = tvm.transform.PassContext.current()
-    handle = handle_of(context)
-    entry = _context_texts.get(handle)
-    if entry is not None:
-        return entry[1]
-    text = json.dumps(
-        [
-            int(context.opt_level),
-            sorted((str(k), str(v)) for k, v in context.config.items()),
-            sorted(str(p) for p in context.required_pass),
-            sorted(str(p) for p in context.disabled_pass),
-        ]
-    )
-    if len(_context_texts) >= _MAX_CONTEXTS:
-        _context_texts.clear()
-    _context_texts[handle] = (context, text)
-    return text
+__all__ = ["CCacheKey", "CCacheValue", "CachedFunc"]
 
 
 @legacy_api("compile_engine.CCacheKey")
@@ -236,16 +122,20 @@ class CachedFunc(LegacyObject):
     constants : list of (te.Tensor, tvm.runtime.Tensor)
         Placeholders standing for the function's non-scalar constants and their values. They
         follow ``inputs`` in the PrimFunc's parameters; the ``jit`` kernel binds them itself.
+    plain_fallback : bool
+        Not legacy. True when only the shim's own inlining and default rules lie between
+        ``prim_func`` and ``funcs`` (no user schedule): ``jit`` may then build ``prim_func``
+        when TVM fails to build ``funcs``.
     """
 
     __slots__ = (
-        "_plain_fallback",
         "_prim_func",
         "constants",
         "funcs",
         "inputs",
         "llvm_opt_level",
         "outputs",
+        "plain_fallback",
         "prim_fn_var",
         "schedule",
         "shape_func_param_states",
@@ -278,7 +168,7 @@ class CachedFunc(LegacyObject):
         self.constants = constants or []
         # Only the shim's own inlining and default rules lie between prim_func and funcs (no
         # user schedule): jit may build prim_func when TVM fails to build funcs.
-        self._plain_fallback = plain_fallback
+        self.plain_fallback = plain_fallback
 
     @property
     def prim_func(self) -> Any:

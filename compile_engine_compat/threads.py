@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from compile_engine_compat._boundary import at_fork_in_child, set_environ
+from compile_engine_compat.boundary import at_fork_in_child, set_environ
 
 __all__ = ["configure", "fork_safe", "physical_cores", "reset_lock"]
 

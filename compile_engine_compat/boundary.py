@@ -83,7 +83,7 @@ PRIVATE_NAMES: dict[str, PrivateName] = {
     "caller_frame": PrivateName(
         "sys",
         "_getframe",
-        "a warning points at the first frame outside the package (surfaces.deprecation)",
+        "a warning points at the first frame outside the package (deprecations)",
         "a Python without sys._getframe (PyPy has it; warnings then point one frame up)",
     ),
     "env_raw": PrivateName(
@@ -111,7 +111,7 @@ PRIVATE_NAMES: dict[str, PrivateName] = {
         "warnings",
         "_filters_mutated",
         "after inserting the warning category's display filter, the per-module 'once' registries "
-        "must be invalidated as warnings.filterwarnings does (surfaces.deprecation)",
+        "must be invalidated as warnings.filterwarnings does (deprecations)",
         "CPython renames it (3.14 keeps it; warnings.filterwarnings is the fallback then)",
     ),
     "pass_context_params": PrivateName(
@@ -355,7 +355,7 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
     ),
     ProcessPatch(
         "a warnings filter that shows CompileEngineDeprecationWarning, behind the user's filters",
-        "surfaces.deprecation",
+        "deprecations",
         "COMPILE_ENGINE_COMPAT_WARN=off (calls are still counted)",
         "tests/test_warnings.py",
     ),
@@ -374,13 +374,13 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
     ),
     ProcessPatch(
         "TVM_NUM_THREADS set to the physical cores before TVM's pool starts; 1 in a forked child",
-        "_threads",
+        "threads",
         "set TVM_NUM_THREADS (or OMP_NUM_THREADS) yourself",
         "tests/test_threads.py, tests/test_fork.py",
     ),
     ProcessPatch(
         "at-fork handlers freeing the package's locks in a child, and the ledger writer's",
-        "_threads, facade.engine, surfaces.deprecation, migrate.ledger_io",
+        "threads, facade.engine, deprecations, migrate.ledger_io",
         "none needed: they only act in a forked child",
         "tests/test_fork.py, tests/test_ledger.py",
     ),

@@ -1,0 +1,145 @@
+"""``jit``'s kernels: the persistent cache first, then the pipeline's build stage, then a store.
+
+The facade composes the two below it: :mod:`compile_engine_compat.cache.disk` stores and loads
+libraries and records, and :func:`compile_engine_compat.pipeline.build.build_kernel` (the fifth
+stage) compiles. Neither knows the other. Without ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` every
+kernel is a plain compile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import tvm
+
+from compile_engine_compat.cache import disk
+from compile_engine_compat.facade.objects import CachedFunc
+from compile_engine_compat.pipeline.build import Kernel, build_kernel
+from compile_engine_compat.pipeline.opt_level import without_opt_level
+from compile_engine_compat.pipeline.schedule import RULES_VERSION
+
+__all__ = ["kernel_for", "kernels_for", "source_key"]
+
+
+def source_key(function: Any, structural_hash: int, target: Any) -> disk.SourceKey:
+    """The persistent index's key of a Relax source function (see :func:`.disk.source_key`)."""
+    return disk.source_key(function, structural_hash, target, RULES_VERSION)
+
+
+def _entry_key(cached: CachedFunc) -> disk.EntryKey:
+    return disk.entry_key(
+        cached.funcs, cached.prim_fn_var.name_hint, cached.target, _arity(cached), RULES_VERSION
+    )
+
+
+def _arity(cached: CachedFunc) -> tuple[int, int]:
+    return len(cached.inputs), len(cached.outputs)
+
+
+def _build(cached: CachedFunc, module: Any = None, symbol: str | None = None) -> Kernel:
+    """Compile ``cached`` (the build stage), or wrap ``module`` when it was built already."""
+    return build_kernel(
+        cached.funcs,
+        symbol or cached.prim_fn_var.name_hint,
+        cached.target,
+        len(cached.inputs),
+        len(cached.outputs),
+        [value for _, value in cached.constants],
+        module=module,
+        plain=(lambda: cached.prim_func) if cached.plain_fallback else None,
+        # The unscheduled fallback is not vectorized: the target's own level, not the -O1 chosen
+        # for the scheduled kernel (an opt-level the user set stays: llvm_opt_level is None).
+        plain_target=(
+            without_opt_level(cached.target) if cached.llvm_opt_level is not None else None
+        ),
+    )
+
+
+def _index(source: disk.SourceKey | None, cached: CachedFunc, key: disk.EntryKey) -> None:
+    # A kernel with bound tensor constants cannot be rebuilt from the index: it holds no values.
+    if source is not None and not cached.constants:
+        disk.store_index(source, key, _arity(cached))
+
+
+def kernel_for(cached: CachedFunc, source: disk.SourceKey | None = None) -> Kernel:
+    """Return ``cached``'s kernel: loaded from the persistent cache, else compiled and stored.
+
+    Parameters
+    ----------
+    cached : CachedFunc
+    source : SourceKey, optional
+        The source function's index key: the stored kernel is indexed under it too.
+
+    Raises
+    ------
+    CacheDirectoryError
+        When the cache directory is unsafe.
+    """
+    if not disk.active():
+        return _build(cached)
+    key = _entry_key(cached)
+    hit = disk.load(key)
+    if hit is not None:
+        disk.store_quietly(lambda: _index(source, cached, key), "index record")
+        return _build(cached, *hit)
+    kernel = _build(cached)
+    disk.store_quietly(lambda: disk.store(key, kernel.module))
+    # After a failed store this finds no entry and indexes nothing, silently: one warning.
+    disk.store_quietly(lambda: _index(source, cached, key), "index record")
+    return kernel
+
+
+def kernels_for(
+    cacheds: Sequence[CachedFunc], sources: Sequence[disk.SourceKey | None] | None = None
+) -> list[Kernel]:
+    """Return the kernels of ``cacheds`` (one target): cache hits loaded, the rest built at once.
+
+    The misses go into one IRModule and one ``tvm.compile`` (``jit_many`` calls this once per
+    chunk); the library is stored once and linked into each miss's entry.
+
+    Parameters
+    ----------
+    cacheds : sequence of CachedFunc
+    sources : sequence of SourceKey or None, optional
+        Index keys, one per ``cacheds`` item (None: not indexed).
+    """
+    use_cache = disk.active()
+    sources = list(sources) if sources is not None else [None] * len(cacheds)
+    kernels: list[Kernel | None] = [None] * len(cacheds)
+    keys: list[disk.EntryKey | None] = [None] * len(cacheds)
+    for index, cached in enumerate(cacheds):
+        if use_cache:
+            keys[index] = key = _entry_key(cached)
+            hit = disk.load(key)
+            if hit is not None:
+                kernels[index] = _build(cached, *hit)
+    misses = [i for i, k in enumerate(kernels) if k is None]
+    if misses:
+        funcs = {
+            cacheds[i].prim_fn_var.name_hint: cacheds[i].funcs[cacheds[i].prim_fn_var]
+            for i in misses
+        }
+        target = cacheds[misses[0]].target
+        try:
+            module = tvm.compile(tvm.IRModule(funcs), target=target)
+        except Exception:
+            # One function TVM cannot build fails the whole module: build each alone, so that
+            # the others still get their kernels and a failing one gets build_kernel's fallback.
+            return [kernel_for(cached, source) for cached, source in zip(cacheds, sources)]
+        stored = [k for i in misses if (k := keys[i]) is not None]
+        # Measured: exporting the batch and loading it back (to skip the LLVM JIT's ~25 ms per
+        # function looked up) costs more than the JIT here, so the compiled module is used as is.
+        if stored:
+            disk.store_quietly(lambda: disk.store_many(stored, module))
+        for i in misses:
+            kernels[i] = _build(cacheds[i], module)
+    if use_cache:
+
+        def index_all() -> None:
+            for cached, entry, source in zip(cacheds, keys, sources):
+                if entry is not None:
+                    _index(source, cached, entry)
+
+        disk.store_quietly(index_all, "index record")
+    return [k for k in kernels if k is not None]
