@@ -351,43 +351,43 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "pipeline.trace",
         "off outside the shim's own traces: set by patched() while one runs, restored after (other "
         "threads meanwhile reach the original through it)",
-        "tests/test_boundary.py, tests/test_trace_errors.py, tests/test_differential.py",
+        "tests/test_boundary.py, tests/pipeline/test_trace.py, tests/pipeline/test_trace_differential.py",
     ),
     ProcessPatch(
         "a warnings filter that shows CompileEngineDeprecationWarning, behind the user's filters",
         "deprecations",
         "COMPILE_ENGINE_COMPAT_WARN=off (calls are still counted)",
-        "tests/test_warnings.py",
+        "tests/test_deprecations_warnings.py",
     ),
     ProcessPatch(
         "sys.meta_path finder serving tvm.relay and the TVM <=0.19 modules; tvm.context, "
         "tvm.device('llvm'), Tensor.asnumpy, te.SpecializedCondition on TVM's modules",
         "surfaces.import_alias, relay.legacy (through add_meta_path_finder, patch_attribute)",
         "opt-in: compile_engine_compat.install(); uninstall() removes all of it",
-        "tests/test_boundary.py, tests/test_import_alias.py, tests/test_relay_legacy.py",
+        "tests/test_boundary.py, tests/surfaces/test_import_alias.py, tests/relay/test_legacy.py",
     ),
     ProcessPatch(
         "PassContext accepts the relay.backend.* and TVM <=0.19 config keys",
         "surfaces.passconfig (through patch_attribute)",
         "compile_engine_compat.uninstall_pass_config(); COMPILE_ENGINE_COMPAT_PASSCONFIG=off",
-        "tests/test_boundary.py, tests/test_passconfig.py, tests/test_legacy_config_keys.py",
+        "tests/test_boundary.py, tests/surfaces/test_passconfig.py, tests/surfaces/test_passconfig_legacy_keys.py",
     ),
     ProcessPatch(
         "TVM_NUM_THREADS set to the physical cores before TVM's pool starts; 1 in a forked child",
         "threads",
         "set TVM_NUM_THREADS (or OMP_NUM_THREADS) yourself",
-        "tests/test_threads.py, tests/test_fork.py",
+        "tests/test_threads.py, tests/test_threads_fork.py",
     ),
     ProcessPatch(
         "at-fork handlers freeing the package's locks in a child, and the ledger writer's",
         "threads, facade.engine, deprecations, migrate.ledger_io",
         "none needed: they only act in a forked child",
-        "tests/test_fork.py, tests/test_ledger.py",
+        "tests/test_threads_fork.py, tests/test_deprecations_ledger.py",
     ),
     ProcessPatch(
         "a kernel hook around jit's kernels (shadow mode)",
         "testing.shadow -> facade.engine.set_kernel_hook",
         "COMPILE_ENGINE_COMPAT_SHADOW unset (the default); shadow_mode(False)",
-        "tests/test_shadow.py",
+        "tests/testing/test_shadow.py",
     ),
 )

@@ -238,10 +238,10 @@ def test_lower_gives_the_same_tir_text_in_a_fresh_process(tmp_path):
     assert lowered_texts(plans) == here  # the same again in this process
     # Plans are plain data: the fresh process rebuilds the very same functions from them.
     (tmp_path / "plans.pkl").write_bytes(pickle.dumps(plans))
-    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    tests_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     script = (
         "import json, pickle, sys, warnings; warnings.simplefilter('ignore'); "
-        f"sys.path.insert(0, {tests_dir!r}); import test_properties as t; "
+        f"sys.path.insert(0, {tests_dir!r}); from testing import test_properties as t; "
         f"plans = pickle.load(open({str(tmp_path / 'plans.pkl')!r}, 'rb')); "
         "print('@@' + json.dumps(t.lowered_texts(plans)))"
     )

@@ -14,7 +14,7 @@ import pytest
 from compile_engine_compat import cli
 from compile_engine_compat.migrate.scan import scan_paths
 
-FIXTURES = Path(__file__).parent / "fixtures" / "scan"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "scan"
 _EXPECT = re.compile(r"# expect: (.*)$")
 _ITEM = re.compile(r"([\w.]+)\[(safe|unsafe|manual)\]")
 
@@ -239,7 +239,7 @@ def test_legacy_words_cover_every_row():
         assert any(word in key for word in words)
 
 
-RECALL = Path(__file__).parent / "fixtures" / "scan_recall"
+RECALL = Path(__file__).resolve().parents[1] / "fixtures" / "scan_recall"
 
 
 def test_recall_relative_imports_attribute_aliases_and_importlib():

@@ -15,7 +15,7 @@ import tvm_ffi
 from _builders import add3, build
 from tvm import relax
 
-PROBE = Path(__file__).with_name("_tensor_probe.py")
+PROBE = Path(__file__).resolve().parents[1] / "_tensor_probe.py"
 
 
 def test_misaligned_dlpack_tensors_at_every_offset_compute_right():

@@ -15,7 +15,7 @@ import tvm
 import compile_engine_compat
 from compile_engine_compat.surfaces import import_alias as _import_alias
 
-PROGRAMS = pathlib.Path(__file__).parent / "legacy_programs"
+PROGRAMS = pathlib.Path(__file__).resolve().parents[1] / "legacy_programs"
 
 
 @pytest.fixture

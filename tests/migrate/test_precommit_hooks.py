@@ -8,7 +8,7 @@ import pytest
 
 from compile_engine_compat import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_hooks_name_real_subcommands_and_fix_is_manual():

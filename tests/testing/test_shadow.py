@@ -84,8 +84,8 @@ def test_a_divergent_kernel_raises_shadow_mismatch_error(engine):
 def test_the_environment_variable_turns_it_on_for_a_process(tmp_path):
     script = (
         "import warnings; warnings.simplefilter('ignore'); import sys; "
-        f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-        "import numpy as np; from test_shadow import _add_relu; "
+        f"sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r}); "
+        "import numpy as np; from testing.test_shadow import _add_relu; "
         "from compile_engine_compat import compile_engine; "
         "k = compile_engine.get().jit(_add_relu(), 'llvm'); "
         "out = np.empty((2, 3), 'float32'); "

@@ -77,7 +77,7 @@ def _run_child(
 ) -> list:
     cache.mkdir(mode=0o700, exist_ok=True)
     script = _CHILD.format(
-        tests=str(Path(__file__).parent), cases=cases, default_sigxfsz=default_sigxfsz
+        tests=str(Path(__file__).resolve().parents[1]), cases=cases, default_sigxfsz=default_sigxfsz
     )
     env = {**os.environ, "COMPILE_ENGINE_COMPAT_CACHE_DIR": str(cache)}
     if tmp is not None:  # temporary files (TVM's, the compiler's) go to the same full disk

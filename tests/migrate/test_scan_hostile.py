@@ -19,7 +19,7 @@ from compile_engine_compat.migrate.fix import fix_code
 from compile_engine_compat.migrate.scan import scan_paths
 from compile_engine_compat.migrate.sources import MAX_NESTING, nesting_depth
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LEGACY = "from tvm.relay.backend import compile_engine\n"
 SHIM = "from compile_engine_compat import compile_engine\n"
 

@@ -16,7 +16,7 @@ from compile_engine_compat import cli
 from compile_engine_compat.migrate.fix import fix_code
 from compile_engine_compat.migrate.scan import scan_paths
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.mark.parametrize(
