@@ -351,7 +351,8 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "pipeline.trace",
         "off outside the shim's own traces: set by patched() while one runs, restored after (other "
         "threads meanwhile reach the original through it)",
-        "tests/test_boundary.py, tests/pipeline/test_trace.py, tests/pipeline/test_trace_differential.py",
+        "tests/test_boundary.py, tests/pipeline/test_trace.py, "
+        "tests/pipeline/test_trace_differential.py",
     ),
     ProcessPatch(
         "a warnings filter that shows CompileEngineDeprecationWarning, behind the user's filters",
@@ -370,7 +371,8 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "PassContext accepts the relay.backend.* and TVM <=0.19 config keys",
         "surfaces.passconfig (through patch_attribute)",
         "compile_engine_compat.uninstall_pass_config(); COMPILE_ENGINE_COMPAT_PASSCONFIG=off",
-        "tests/test_boundary.py, tests/surfaces/test_passconfig.py, tests/surfaces/test_passconfig_legacy_keys.py",
+        "tests/test_boundary.py, tests/surfaces/test_passconfig.py, "
+        "tests/surfaces/test_passconfig_legacy_keys.py",
     ),
     ProcessPatch(
         "TVM_NUM_THREADS set to the physical cores before TVM's pool starts; 1 in a forked child",

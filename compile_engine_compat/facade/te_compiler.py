@@ -15,9 +15,8 @@ from typing import Any
 import tvm
 
 from compile_engine_compat import threads
-from compile_engine_compat.facade import objects
 from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
-from compile_engine_compat.facade import shared
+from compile_engine_compat.facade import objects, shared
 from compile_engine_compat.facade.engine import CompileEngine, _legacy_func_name, global_engine
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import strategy as _strategy

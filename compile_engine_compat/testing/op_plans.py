@@ -512,7 +512,8 @@ def _adaptive_pool(p: Planner, spec: OpSpec) -> Step:
     x = _spatial_input(p, dt, 2)
     xs = p.info(x).shape
     # TVM/LLVM bug: uneven windows (a size that does not divide the input's) can fail LLVM
-    # module verification on both paths; tests/testing/test_property_regressions.py keeps such cases.
+    # module verification on both paths; tests/testing/test_property_regressions.py keeps such
+    # cases.
     size = tuple(p.choice([d for d in range(1, n + 1) if n % d == 0]) for n in xs[2:4])
     return Step(spec.name, [x], {"output_size": size}, [TensorInfo((*xs[:2], *size), dt)])
 
