@@ -83,6 +83,7 @@ from compile_engine_compat.version import __version__
 __all__ = [
     "CACHE_DIR_ENV",
     "CACHE_SIZE_ENV",
+    "MODULE_SYMBOL",
     "CacheDirectoryError",
     "Cleared",
     "CompileCacheWarning",
@@ -98,6 +99,7 @@ __all__ = [
     "info",
     "load",
     "load_by_source",
+    "module_key",
     "source_key",
     "store",
     "store_index",
@@ -273,6 +275,42 @@ def entry_key(
     )
     digest = hashlib.sha256(material.encode()).hexdigest()
     return EntryKey(digest, material, str(prim_func.script()), symbol)
+
+
+#: The symbol every VM executable library holds: what :func:`load` checks a module entry by.
+MODULE_SYMBOL = "vm_load_executable"
+
+
+def module_key(module: tvm.IRModule, target: Any, rules: str) -> EntryKey:
+    """Key a whole-module build: ``module`` (its constants included) built for ``target``.
+
+    The entry holds the VM executable as one library (bytecode, kernels and constants);
+    :func:`store` and :func:`load` take it like a kernel's. The key material is the module's
+    structural hash, which covers the values of its constants (bound weights), with the target,
+    versions, ``rules`` and PassContext of :func:`entry_key`; the collision check is the module's
+    TVMScript without its constants' values.
+
+    Parameters
+    ----------
+    module : tvm.IRModule
+        The module as built: parameters bound.
+    target : tvm.target.Target
+    rules : str
+        The schedule rules' version, as for :func:`entry_key`.
+    """
+    material = "\n".join(
+        [
+            "kind=relax-module",
+            f"structural_hash={tvm_ffi.structural_hash(module)}",
+            f"target={target_text(target)}",
+            f"tvm={tvm.__version__}",
+            f"shim={__version__}",
+            f"rules={rules}",
+            f"pass_context={pass_context_text()}",
+        ]
+    )
+    digest = hashlib.sha256(material.encode()).hexdigest()
+    return EntryKey(digest, material, str(module.script(show_meta=False)), MODULE_SYMBOL)
 
 
 def source_key(function: Any, structural_hash: int, target: Any, rules: str) -> SourceKey:

@@ -24,7 +24,19 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     region_vars,
 )
 
-__all__ = ["GemmPlan", "gemm_plan", "packed_gemm"]
+__all__ = [
+    "LAYOUT_FREE_ATTR",
+    "LAYOUT_REWRITE_PREPROC",
+    "GemmPlan",
+    "gemm_plan",
+    "mark_weight_packing",
+    "packed_gemm",
+]
+
+#: The PrimFunc attribute listing its constant (weight) parameters' indices (TVM's name).
+LAYOUT_FREE_ATTR = "layout_free_buffers"
+#: The block annotation TVM's ``SplitLayoutRewritePreproc`` moves out of a kernel.
+LAYOUT_REWRITE_PREPROC = "meta_schedule.layout_rewrite_preproc"
 
 # Register micro-kernels (rows, vectors): rows x vectors accumulators, plus one register per
 # column vector of the packed operand and one broadcast, must fit the register file. Larger
@@ -258,6 +270,7 @@ def _pack_operand(sch: s_tir.Schedule, block: Any, plan: GemmPlan, info: BlockIn
             sch.compute_inline(producer)
         except RULE_ERRORS:
             pass
+    mark_weight_packing(sch, pack)
     if col_axis == len(index) - 1:
         _parallel_copy(sch, pack)  # the source's rows are runs of panel rows already (matmul)
         return
@@ -270,6 +283,24 @@ def _pack_operand(sch: s_tir.Schedule, block: Any, plan: GemmPlan, info: BlockIn
     order = [loops[i] for i in other_axes] + [col_outer] + [loops[i] for i in reduction_axes]
     sch.reorder(*order, col_inner)
     sch.parallel(sch.fuse(*order) if len(order) > 1 else order[0])
+
+
+def mark_weight_packing(sch: s_tir.Schedule, pack: Any) -> None:
+    """Mark ``pack`` as a layout rewrite when it copies a weight (a layout-free parameter).
+
+    A whole-module build sets the PrimFunc's ``layout_free_buffers`` (TVM's
+    ``AttachAttrLayoutFreeBuffers``: the parameters every call passes a constant) and moves the
+    marked copies out of the kernel (``SplitLayoutRewritePreproc``), to run once at build time.
+    ``jit``'s kernels have no such attribute: their packing stays in the kernel.
+    """
+    func = sch.mod[sch.func_working_on]
+    free = func.attrs.get(LAYOUT_FREE_ATTR) if func.attrs else None
+    node = sch.get(pack)
+    if not free or len(node.reads) != 1:
+        return
+    source = node.reads[0].source
+    if any(func.params[int(i)].same_as(source) for i in free):
+        sch.annotate(pack, LAYOUT_REWRITE_PREPROC, 1)
 
 
 def _parallel_copy(sch: s_tir.Schedule, block: Any) -> None:

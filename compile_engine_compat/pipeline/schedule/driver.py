@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import tvm
-from tvm import s_tir, te
+from tvm import s_tir, te, tirx
 
 from compile_engine_compat import threads
 from compile_engine_compat.boundary import handle_of
+from compile_engine_compat.pipeline.lower import inline_injective
 from compile_engine_compat.pipeline.schedule.blocks import (
     RULE_ERRORS,
     Rule,
@@ -39,6 +40,7 @@ __all__ = [
     "schedule_blocks",
     "schedule_cpu",
     "schedule_for_target",
+    "schedule_prim_func",
     "top_level_block_names",
     "try_rule",
     "uncovered_blocks",
@@ -145,6 +147,45 @@ def schedule_blocks(
     return RuleOutcome(sch)
 
 
+def schedule_prim_func(
+    prim_func: tirx.PrimFunc,
+    name: str,
+    target: tvm.target.Target,
+    user: Mapping[UserSchedule, list[str]] | None = None,
+) -> RuleOutcome:
+    """Schedule one PrimFunc as ``jit`` does: inline injective stages, default rules, user rules.
+
+    The one entry point of both ``lower``/``jit`` (:func:`compile_engine_compat.pipeline.
+    lower_function`) and whole-module builds (:mod:`compile_engine_compat.pipeline.
+    module_build`), so that a rule or a fix reaches both.
+
+    Parameters
+    ----------
+    prim_func : tvm.tirx.PrimFunc
+        The unscheduled function (``te.create_prim_func`` or Relax's ``FuseTIR`` made it). Its
+        ``layout_free_buffers`` attribute, when set, names the parameters that are constants at
+        every call (weights): their packing is marked as a layout rewrite that the module build
+        moves out of the kernel and computes once.
+    name : str
+        Its name in the schedule's module.
+    target : tvm.target.Target
+        Picks the rules.
+    user : mapping, optional
+        ``user schedule -> block names`` (:func:`user_schedules`): the defaults skip those
+        blocks and the user schedules run last.
+
+    Returns
+    -------
+    RuleOutcome
+    """
+    user = dict(user or {})
+    sch = inline_injective(prim_func, name)
+    skip = {block for blocks in user.values() for block in blocks}
+    outcome = schedule_blocks(sch, target, skip)
+    apply_user_schedules(outcome.schedule, user)
+    return outcome
+
+
 def user_schedules(
     schedules: Sequence[tuple[UserSchedule, list[Any]]], outputs: Sequence[te.Tensor]
 ) -> dict[UserSchedule, list[str]]:
@@ -180,7 +221,7 @@ def user_schedules(
     return found
 
 
-def apply_user_schedules(sch: s_tir.Schedule, found: dict[UserSchedule, list[str]]) -> None:
+def apply_user_schedules(sch: s_tir.Schedule, found: Mapping[UserSchedule, list[str]]) -> None:
     """Run each user schedule with the names of its blocks still in ``sch``.
 
     Runs after the default rules, which skip those blocks: a user schedule wins. Injective
