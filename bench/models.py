@@ -15,24 +15,17 @@ import io
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 __all__ = ["MODELS", "Model", "encoder", "mobilenet_v2", "onnx_bytes", "relax_module", "resnet18"]
 
 
-def _nn() -> Any:
-    import torch
-
-    return torch.nn
-
-
 def resnet18() -> Any:
     """ResNet-18 (torchvision's layout: BasicBlock x [2, 2, 2, 2]), 1000 classes, eval mode."""
     import torch
-
-    nn = _nn()
+    from torch import nn
 
     class BasicBlock(nn.Module):
         def __init__(self, inplanes: int, planes: int, stride: int = 1) -> None:
@@ -81,7 +74,7 @@ def resnet18() -> Any:
 
 def mobilenet_v2() -> Any:
     """MobileNetV2 (torchvision's inverted residuals, width 1.0, ReLU6), 1000 classes, eval."""
-    nn = _nn()
+    from torch import nn
 
     def conv_bn(inp: int, out: int, kernel: int, stride: int, groups: int = 1) -> Any:
         return nn.Sequential(
@@ -130,7 +123,9 @@ def mobilenet_v2() -> Any:
 
 def encoder(layers: int = 2, d_model: int = 256, heads: int = 4) -> Any:
     """``layers`` transformer encoder layers (post-norm, GELU, feed-forward 4 x d), eval mode."""
-    nn = _nn()
+    import torch
+    from torch import nn
+
     layer = nn.TransformerEncoderLayer(
         d_model, heads, dim_feedforward=4 * d_model, dropout=0.0, activation="gelu",
         batch_first=True,
@@ -139,8 +134,6 @@ def encoder(layers: int = 2, d_model: int = 256, heads: int = 4) -> Any:
     model = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
     # The layers are deep copies of one: give each its own weights (the ONNX exporter would
     # otherwise share the equal initializers, and the layers' kernels their constants).
-    import torch
-
     torch.manual_seed(0)
     with torch.no_grad():
         for name, param in model.named_parameters():
@@ -161,6 +154,7 @@ def _randomized(model: Any) -> Any:
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, torch.nn.BatchNorm2d):
+                assert module.running_mean is not None and module.running_var is not None
                 module.running_mean.uniform_(-0.1, 0.1)
                 module.running_var.uniform_(0.5, 1.5)
                 module.weight.uniform_(0.5, 1.5)
@@ -173,8 +167,15 @@ class Model:
     """A benchmark model: how to make it and the shape of its one input."""
 
     name: str
-    make: Callable[[], Any]
+    build: Callable[[], Any]
     input_shape: tuple[int, ...]
+
+    def make(self) -> Any:
+        """The model with the same random weights in every process (seeded before it is made)."""
+        import torch
+
+        torch.manual_seed(0)
+        return self.build()
 
     def example(self, seed: int = 0) -> np.ndarray:
         return np.random.default_rng(seed).standard_normal(self.input_shape).astype("float32")
@@ -195,7 +196,7 @@ def onnx_bytes(model: Any, example: np.ndarray) -> bytes:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's own deprecation chatter
         torch.onnx.export(
-            model, (torch.from_numpy(example),), buffer, input_names=["input"],
+            model, (torch.from_numpy(example),), cast(Any, buffer), input_names=["input"],
             output_names=["output"], opset_version=17, dynamo=False,
         )  # fmt: skip
     return buffer.getvalue()

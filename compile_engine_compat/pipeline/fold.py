@@ -5,7 +5,8 @@ a call. An ONNX MobileNetV2 has 123 of them (a bias reshape per convolution, an 
 ``where`` per ReLU6 bound), 7 of its 9 s of build time. Folded here in NumPy they cost
 microseconds. Two passes:
 
-* :func:`FoldConstantOps`, before legalization: calls of the Relax ops in :data:`NUMPY_OPS`
+* :func:`FoldConstantOps`, before legalization: calls of the Relax ops in
+  :data:`.op_sources.NUMPY_FOLDINGS`
   whose arguments are all constants become constants. Others stay calls (computed at run time,
   inside the fused kernel that uses them: correct, and cheap for the bias reshapes and scalar
   bounds models carry).
@@ -28,85 +29,13 @@ import tvm
 import tvm_ffi
 from tvm import relax, s_tir, tirx
 
-__all__ = ["NUMPY_OPS", "FoldConstantOps", "FoldWeightPacking", "split_and_permute"]
+from compile_engine_compat.pipeline.op_sources import NUMPY_FOLDINGS, NotFoldable, static_shape
+
+__all__ = ["FoldConstantOps", "FoldWeightPacking", "split_and_permute"]
 
 Array = np.ndarray
 # A buffer read in TIR (TVM 0.27 reads through TensorLoad expressions).
 _LOAD = tvm.ir.expr.TensorLoad
-
-
-def _shape(call: Any) -> tuple[int, ...] | None:
-    """The call's static result shape, or None."""
-    ty = call.ty if hasattr(call, "ty") else None
-    shape = getattr(ty, "shape", None)
-    if shape is None or not hasattr(shape, "values"):
-        return None
-    try:
-        return tuple(int(v) for v in shape.values)
-    except TypeError:  # a symbolic dimension
-        return None
-
-
-def _reshaped(call: Any, x: Array) -> Array | None:
-    shape = _shape(call)
-    return None if shape is None else np.reshape(x, shape)
-
-
-def _permute(call: Any, x: Array) -> Array:
-    axes = call.attrs.axes
-    return np.transpose(x, None if axes is None else [int(a) for a in axes])
-
-
-def _broadcast(call: Any, x: Array) -> Array | None:
-    shape = _shape(call)
-    return None if shape is None else np.broadcast_to(x, shape)
-
-
-def _unary(fn: Callable[[Array], Array]) -> Callable[[Any, Array], Array]:
-    return lambda call, x: fn(x)
-
-
-def _binary(fn: Callable[[Array, Array], Array]) -> Callable[[Any, Array, Array], Array]:
-    return lambda call, a, b: fn(a, b)
-
-
-def _rsqrt(x: Array) -> Array:
-    return np.asarray(1, x.dtype) / np.sqrt(x)
-
-
-def _divide(a: Array, b: Array) -> Array:
-    if np.issubdtype(np.result_type(a, b), np.integer):
-        raise _NotFoldable  # Relax's integer division floors toward minus infinity per dtype
-    return np.divide(a, b)
-
-
-class _NotFoldable(Exception):
-    """The call is left as it is (NumPy would not give Relax's result)."""
-
-
-#: Relax op -> ``fn(call, *argument arrays)``: its result in NumPy (None: not foldable).
-NUMPY_OPS: dict[str, Callable[..., Array | None]] = {
-    "relax.reshape": lambda call, x, _shape_arg=None: _reshaped(call, x),
-    "relax.expand_dims": lambda call, x: _reshaped(call, x),
-    "relax.squeeze": lambda call, x: _reshaped(call, x),
-    "relax.flatten": lambda call, x: _reshaped(call, x),
-    "relax.broadcast_to": lambda call, x, _shape_arg=None: _broadcast(call, x),
-    "relax.permute_dims": _permute,
-    "relax.astype": lambda call, x: x.astype(str(call.attrs.dtype)),
-    "relax.negative": _unary(np.negative),
-    "relax.abs": _unary(np.abs),
-    "relax.sqrt": _unary(np.sqrt),
-    "relax.rsqrt": _unary(_rsqrt),
-    "relax.exp": _unary(np.exp),
-    "relax.isnan": _unary(np.isnan),
-    "relax.add": _binary(np.add),
-    "relax.subtract": _binary(np.subtract),
-    "relax.multiply": _binary(np.multiply),
-    "relax.divide": _binary(_divide),
-    "relax.maximum": _binary(np.maximum),
-    "relax.minimum": _binary(np.minimum),
-    "relax.where": lambda call, c, a, b: np.where(c, a, b),
-}
 
 
 def _value(expr: Any) -> Any:
@@ -128,14 +57,15 @@ def _as_result(call: Any, value: Array | None) -> Any:
         return None
     ty = call.ty
     dtype = str(getattr(ty, "dtype", ""))
-    shape = _shape(call)
+    shape = static_shape(call)
     if not dtype or shape is None or tuple(np.shape(value)) != shape:
         return None
-    return relax.const(np.ascontiguousarray(np.asarray(value).astype(dtype)), dtype)
+    # Not ascontiguousarray: it turns a 0-d array (a scalar bound) into shape (1,).
+    return relax.const(np.array(value, dtype=dtype, order="C"), dtype)
 
 
 @relax.expr_functor.mutator
-class _Folder(relax.PyExprMutator):  # type: ignore[misc]
+class _Folder(relax.PyExprMutator):
     """Replaces the calls ``evaluate`` computes with constants, and their uses with them."""
 
     def __init__(self, mod: tvm.IRModule, evaluate: Callable[[Any], Any]) -> None:
@@ -179,7 +109,7 @@ def _fold_with(evaluate: Callable[[tvm.IRModule, Any], Any], name: str) -> tvm.t
 
 def _fold_op(_mod: tvm.IRModule, call: Any) -> Any:
     op = getattr(call.op, "name", None)
-    fn = NUMPY_OPS.get(op) if isinstance(op, str) else None
+    fn = NUMPY_FOLDINGS.get(op) if isinstance(op, str) else None
     if fn is None:
         return None
     values = [_value(arg) for arg in call.args]
@@ -188,12 +118,13 @@ def _fold_op(_mod: tvm.IRModule, call: Any) -> Any:
     try:
         with np.errstate(all="ignore"):  # inf/nan results are results (isnan's input)
             return _as_result(call, fn(call, *values))
-    except (_NotFoldable, ValueError, TypeError):
+    except (NotFoldable, ValueError, TypeError):
         return None
 
 
 def FoldConstantOps() -> tvm.transform.Pass:
-    """Fold the calls of :data:`NUMPY_OPS` ops on constants, in NumPy (before legalization)."""
+    """Fold the calls of :data:`.op_sources.NUMPY_FOLDINGS` ops on constants, in NumPy (before
+    legalization)."""
     return _fold_with(_fold_op, "compile_engine_compat.FoldConstantOps")
 
 
@@ -224,9 +155,9 @@ def split_and_permute(func: tirx.PrimFunc, source: Array) -> Array | None:
     """Run the one-block copy ``func(source, out)`` in NumPy, or None if it is not such a copy.
 
     The copy must be one block whose value is its source at a permutation of its iteration
-    variables, stored at indices that are each an iteration variable ``v``, ``v // c`` or
-    ``v % c`` (the column panels of the packed GEMM rule): a reshape that splits axes and a
-    transpose.
+    variables, stored at indices that are each an iteration variable ``v``, ``v // c``,
+    ``v % c`` or 0 (the column panels of the packed GEMM rule, a unit axis where the columns are
+    one panel): a reshape that splits axes and a transpose.
 
     Parameters
     ----------
@@ -247,18 +178,35 @@ def split_and_permute(func: tirx.PrimFunc, source: Array) -> Array | None:
     if not isinstance(store, tirx.BufferStore) or not isinstance(store.value, _LOAD):
         return None
     iter_vars = list(block.iter_vars)
-    extents = [_int(iv.dom.extent) for iv in iter_vars]
-    if None in extents or any(_int(iv.dom.min) != 0 for iv in iter_vars):
+    extents = _all([_int(iv.dom.extent) for iv in iter_vars])
+    if extents is None or any(_int(iv.dom.min) != 0 for iv in iter_vars):
         return None
     position = {iv.var: i for i, iv in enumerate(iter_vars)}
-    reads = [_var_position(index, position) for index in store.value.indices]
-    if None in reads or sorted(reads) != list(range(len(iter_vars))):  # type: ignore[type-var]
+    reads = _all([_var_position(index, position) for index in store.value.indices])
+    if reads is None or sorted(reads) != list(range(len(iter_vars))):
         return None
-    if tuple(source.shape) != tuple(extents[i] for i in reads):  # type: ignore[index]
+    if tuple(source.shape) != tuple(extents[i] for i in reads):
+        return None
+    out_shape = _all([_int(dim) for dim in func.params[1].ty.shape])
+    # Constant indices are unit axes (a split whose outer part has one value): they change no
+    # element's place in memory, so they are left out and put back by the final reshape.
+    indices = [index for index in store.indices if _int(index) is None]
+    if out_shape is None or len(indices) + sum(1 for i in store.indices if _int(i) == 0) != len(
+        store.indices
+    ):
         return None
     # The source in iteration order: in_order[v0, v1, ...] = source[reads(v)].
     in_order = np.transpose(source, np.argsort(reads))
-    return _store(in_order, extents, store.indices, position)
+    stored = _store(in_order, extents, indices, position)
+    if stored is None or stored.size != int(np.prod(out_shape)):
+        return None
+    return stored.reshape(out_shape)
+
+
+def _all(values: list[int | None]) -> list[int] | None:
+    """``values`` when none is None."""
+    found = [value for value in values if value is not None]
+    return found if len(found) == len(values) else None
 
 
 def _store(
@@ -288,7 +236,7 @@ def _store(
     if sorted(axes) != sorted(names):
         return None  # an axis stored twice, or not at all
     split = in_order.reshape(shape)
-    return np.ascontiguousarray(np.transpose(split, [names.index(a) for a in axes]))
+    return np.array(np.transpose(split, [names.index(a) for a in axes]), order="C")
 
 
 def _split_index(index: Any, position: dict[Any, int]) -> tuple[int, str, int | None] | None:

@@ -21,12 +21,14 @@ scheduled before in this process (same PrimFunc, target and rules) reuse that sc
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import tvm
 from tvm import relax, tirx
 
 from compile_engine_compat.pipeline import fold
+from compile_engine_compat.pipeline.build_pool import build_threads
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 
 __all__ = ["ScheduleKernels", "build_module", "relax_passes"]
@@ -123,6 +125,11 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
 def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     """Build ``mod`` (parameters bound) for ``target`` into a VM executable.
 
+    The kernels are compiled on every CPU this process may use: one share in this thread (by
+    ``relax.build``, JIT-compiled when the first VM is made), the others on worker threads, each
+    compiled and JIT-compiled there (``tvm.compile`` and the JIT release the GIL) and linked in
+    as external modules that the VM calls by symbol.
+
     Parameters
     ----------
     mod : tvm.IRModule
@@ -139,4 +146,61 @@ def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
         return tvm.compile(mod, target=target)
     with target:
         lowered = tvm.transform.Sequential(relax_passes(target))(mod)
-    return relax.build(lowered, target=target, relax_pipeline=None)
+    kernels = [gvar for gvar, func in lowered.functions.items() if isinstance(func, tirx.PrimFunc)]
+    shares = [kernels[i :: build_threads()] for i in range(build_threads())]
+    away = [share for share in shares[1:] if share]
+    if not away:
+        return relax.build(lowered, target=target, relax_pipeline=None)
+    context = tvm.transform.PassContext.current()
+    with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
+        futures = [pool.submit(_compiled, lowered, share, target, context) for share in away]
+        linked = _calling_by_symbol(lowered, [gvar for share in away for gvar in share])
+        libraries = [future.result() for future in futures]
+        external = list(linked.attrs["external_mods"]) if linked.attrs and \
+            "external_mods" in linked.attrs else []  # fmt: skip
+        linked = linked.with_attr("external_mods", external + libraries)
+        return relax.build(linked, target=target, relax_pipeline=None)
+
+
+def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
+    return str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs \
+        else gvar.name_hint  # fmt: skip
+
+
+def _compiled(mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, context: Any) -> Any:
+    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here."""
+    with context:
+        funcs = {gvar: mod[gvar].with_attr("global_symbol", _symbol(mod[gvar], gvar))
+                 for gvar in share}  # fmt: skip
+        library = tvm.compile(tvm.IRModule(funcs), target=target).mod
+        for gvar, func in funcs.items():
+            library.get_function(_symbol(func, gvar))  # the JIT compiles on first lookup
+    return library
+
+
+@relax.expr_functor.mutator
+class _CallBySymbol(relax.PyExprMutator):
+    """Calls of the given PrimFuncs become calls of their symbol (an ``ExternFunc``)."""
+
+    def __init__(self, mod: tvm.IRModule, symbols: dict[Any, str]) -> None:
+        super().__init__(mod)
+        self.symbols = symbols
+
+    def visit_call_(self, call: Any) -> Any:
+        call = super().visit_call_(call)
+        symbol = self.symbols.get(call.op) if isinstance(call.op, tvm.ir.GlobalVar) else None
+        if symbol is None:
+            return call
+        return relax.Call(relax.ExternFunc(symbol), call.args, call.attrs, call.ty_args)
+
+
+def _calling_by_symbol(mod: tvm.IRModule, moved: list[Any]) -> tvm.IRModule:
+    """``mod`` without the PrimFuncs ``moved``, its Relax functions calling them by symbol."""
+    symbols = {gvar: _symbol(mod[gvar], gvar) for gvar in moved}
+    mutator = _CallBySymbol(mod, symbols)
+    functions = {
+        gvar: mutator.visit_expr(func) if isinstance(func, relax.Function) else func
+        for gvar, func in mod.functions.items()
+        if gvar not in symbols
+    }
+    return tvm.IRModule(functions, attrs=mod.attrs)

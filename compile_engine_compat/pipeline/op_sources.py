@@ -12,7 +12,8 @@ The tracer (:mod:`.trace`) asks, for every op call of a function, in this order:
    ``relax.transform.LegalizeOps`` uses.
 
 :func:`te_source` answers the question for one op, naming the Python function and file;
-``compile-engine-compat op relax.sort`` prints it.
+``compile-engine-compat op relax.sort`` prints it. Beside the TE: :data:`NUMPY_FOLDINGS`, what the
+ops that whole-module builds fold on constants at build time are in NumPy (:mod:`.fold`).
 """
 
 from __future__ import annotations
@@ -25,16 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import tvm
 from tvm import topi
 from tvm.relax.transform import legalize_ops
 
 __all__ = [
     "FALLBACK_LOWERINGS",
+    "NUMPY_FOLDINGS",
     "REJECTED_OPS",
+    "NotFoldable",
     "OpSource",
     "connect_user_source",
     "main",
+    "static_shape",
     "te_source",
 ]
 
@@ -132,6 +137,87 @@ class OpSource:
             if self.then is None
             else f"{text}\n  otherwise {self.then.kind}: {self.then.where}"
         )
+
+
+# -- build-time folding in NumPy ------------------------------------------------------------------
+
+Array = np.ndarray
+
+
+def static_shape(call: Any) -> tuple[int, ...] | None:
+    """The call's static result shape, or None."""
+    ty = call.ty if hasattr(call, "ty") else None
+    shape = getattr(ty, "shape", None)
+    if shape is None or not hasattr(shape, "values"):
+        return None
+    try:
+        return tuple(int(v) for v in shape.values)
+    except TypeError:  # a symbolic dimension
+        return None
+
+
+def _reshaped(call: Any, x: Array) -> Array | None:
+    shape = static_shape(call)
+    return None if shape is None else np.reshape(x, shape)
+
+
+def _permute(call: Any, x: Array) -> Array:
+    axes = call.attrs.axes
+    return np.transpose(x, None if axes is None else [int(a) for a in axes])
+
+
+def _broadcast(call: Any, x: Array) -> Array | None:
+    shape = static_shape(call)
+    return None if shape is None else np.broadcast_to(x, shape)
+
+
+def _unary(fn: Callable[[Array], Array]) -> Callable[[Any, Array], Array]:
+    return lambda call, x: fn(x)
+
+
+def _binary(fn: Callable[[Array, Array], Array]) -> Callable[[Any, Array, Array], Array]:
+    return lambda call, a, b: fn(a, b)
+
+
+def _rsqrt(x: Array) -> Array:
+    return np.asarray(1, x.dtype) / np.sqrt(x)
+
+
+def _divide(a: Array, b: Array) -> Array:
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        raise NotFoldable  # Relax's integer division floors toward minus infinity per dtype
+    return np.divide(a, b)
+
+
+class NotFoldable(Exception):
+    """The call is left as it is (NumPy would not give Relax's result)."""
+
+
+#: Relax op -> ``fn(call, *argument arrays)``: the call's result in NumPy (None: not foldable).
+#: Whole-module builds fold these ops' calls on constants at build time
+#: (:func:`.fold.FoldConstantOps`) instead of compiling a kernel for each.
+NUMPY_FOLDINGS: dict[str, Callable[..., Array | None]] = {
+    "relax.reshape": lambda call, x, _shape_arg=None: _reshaped(call, x),
+    "relax.expand_dims": lambda call, x: _reshaped(call, x),
+    "relax.squeeze": lambda call, x: _reshaped(call, x),
+    "relax.flatten": lambda call, x: _reshaped(call, x),
+    "relax.broadcast_to": lambda call, x, _shape_arg=None: _broadcast(call, x),
+    "relax.permute_dims": _permute,
+    "relax.astype": lambda call, x: x.astype(str(call.attrs.dtype)),
+    "relax.negative": _unary(np.negative),
+    "relax.abs": _unary(np.abs),
+    "relax.sqrt": _unary(np.sqrt),
+    "relax.rsqrt": _unary(_rsqrt),
+    "relax.exp": _unary(np.exp),
+    "relax.isnan": _unary(np.isnan),
+    "relax.add": _binary(np.add),
+    "relax.subtract": _binary(np.subtract),
+    "relax.multiply": _binary(np.multiply),
+    "relax.divide": _binary(_divide),
+    "relax.maximum": _binary(np.maximum),
+    "relax.minimum": _binary(np.minimum),
+    "relax.where": lambda call, c, a, b: np.asarray(np.where(c, a, b)),
+}
 
 
 def _where(func: Any) -> str:
