@@ -27,8 +27,9 @@ from typing import Any
 import tvm
 from tvm import relax, tirx
 
-from compile_engine_compat.pipeline import fold
+from compile_engine_compat.pipeline import fold, raise_calls
 from compile_engine_compat.pipeline.build_pool import build_threads
+from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 
 __all__ = ["ScheduleKernels", "build_module", "relax_passes"]
@@ -108,8 +109,10 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
 
     return [
         *cpu.library_dispatch_passes(target),
+        raise_calls.RaiseElementwiseCalls(),
+        relax.transform.ConvertLayout(MODULE_LAYOUTS),
         fold.FoldConstantOps(),
-        relax.transform.LegalizeOps(),
+        relax.transform.LegalizeOps(customize_legalize_map=MODULE_LEGALIZATIONS),
         relax.transform.AnnotateTIROpPattern(),
         relax.transform.FuseOps(),
         relax.transform.FuseTIR(),

@@ -45,8 +45,8 @@ NamedRule = tuple[str, Rule]
 # ScheduleError and TVM's FFI errors are RuntimeError/ValueError/TypeError/IndexError subclasses.
 RULE_ERRORS = (RuntimeError, ValueError, TypeError, IndexError)
 
-# Vector widths of the epilogue a register tile computes per tile (the tiled rule's tile columns).
-_EPILOGUE_VECTOR_EXTENTS = (16, 8)
+# Vector widths of the epilogue a register tile computes per tile: the first dividing its extent.
+_EPILOGUE_VECTOR_EXTENTS = (16, 8, 4)
 
 # Calls LLVM turns into vector instructions on x86 (no library call): blocks with only these
 # (and arithmetic) get the full vector width.
@@ -139,8 +139,13 @@ def dtype_bytes(dtype: Any) -> int:
     return max(1, tvm.runtime.DataType(str(dtype)).bits // 8)
 
 
-def fuse_epilogue(sch: s_tir.Schedule, write_back: Any, at: Any) -> None:
-    """Compute a single spatial consumer of the tile (bias, relu, ...) per tile, vectorized."""
+def fuse_epilogue(sch: s_tir.Schedule, write_back: Any, at: Any) -> bool:
+    """Compute a single spatial consumer of the tile (bias, relu, ...) per tile, vectorized.
+
+    The consumer then reads the tile's accumulators directly: the copy of the tile into the
+    intermediate buffer (``write_back``) is inlined into it, so the intermediate (a whole
+    output's size) is never written nor read back. Returns True when ``write_back`` is gone.
+    """
     consumers = sch.get_consumers(write_back)
     if len(consumers) != 1:
         return
@@ -153,14 +158,23 @@ def fuse_epilogue(sch: s_tir.Schedule, write_back: Any, at: Any) -> None:
     # pad) would keep rows no loop writes, read uninitialized on the next call (issue found with
     # a torch.export ResNet block: 3.4% of outputs wrong on the first call).
     if not same_count(domain_size(node), domain_size(sch.get(write_back))):
-        return
+        return False
     try:
         sch.reverse_compute_at(epilogue, at)
     except s_tir.ScheduleError:
-        return  # it reads outside the tile (e.g. a transpose): keep it as its own stage
+        return False  # it reads outside the tile (e.g. a transpose): keep it as its own stage
+    try:
+        sch.compute_inline(write_back)
+        inlined = True
+    except RULE_ERRORS:
+        inlined = False
     inner = sch.get_loops(epilogue)[-1]
-    if static(sch.get(inner).extent) in _EPILOGUE_VECTOR_EXTENTS:
+    width = divisor(static(sch.get(inner).extent), _EPILOGUE_VECTOR_EXTENTS)
+    if width is not None:
+        if static(sch.get(inner).extent) != width:
+            inner = sch.split(inner, [None, width])[1]
         sch.vectorize(inner)
+    return inlined
 
 
 def domain_size(block: Any) -> Any:

@@ -56,6 +56,12 @@ _MICRO_KERNELS = {
         (4, 2),
         (2, 4),
         (2, 2),
+        # One vector of columns (16 output channels of a 1x1 conv): rows only.
+        (14, 1),
+        (8, 1),
+        (7, 1),
+        (4, 1),
+        (2, 1),
     ),
     16: ((6, 2), (4, 3), (4, 2), (3, 3), (2, 3), (7, 1), (2, 2), (4, 1), (2, 1)),
 }
@@ -143,13 +149,22 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
     if not spatial_b or not spatial_a:
         return None
     dtype = b_region.source.dtype
-    lanes = isa.lanes(dtype)
-    col, row = spatial_b[-1], spatial_a[-1]
-    col_extent, row_extent = info.extents[col], info.extents[row]
-    assert col_extent is not None and row_extent is not None  # static: checked by the caller
+    col = spatial_b[-1]
+    col_extent = info.extents[col]
+    assert col_extent is not None  # static: checked by the caller
+    # The tile's rows: the innermost axis of the other operand longer than 1 ([128, 1, 256]
+    # activations of a sequence-first encoder have a unit axis innermost).
+    row = next((i for i in reversed(spatial_a) if (info.extents[i] or 1) > 1), spatial_a[-1])
+    row_extent = info.extents[row]
+    assert row_extent is not None
+    # Full vectors first; half-width ones for columns no full vector divides (24 output
+    # channels: three 8-lane vectors where 16 lanes fit none).
+    full = isa.lanes(dtype)
     kernel = next(
         (
-            (rows, vectors)
+            (rows, vectors, lanes)
+            for lanes in (full, full // 2)
+            if lanes >= 4 or lanes == full
             for rows, vectors in _MICRO_KERNELS[isa.registers]
             if col_extent % (vectors * lanes) == 0 and row_extent % rows == 0
         ),
@@ -157,7 +172,7 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
     )
     if kernel is None:
         return None
-    rows, vectors = kernel
+    rows, vectors, lanes = kernel
     cols = vectors * lanes
     reduction = [e or 1 for e in info.extents[n_spatial:]]
     inner_reduction = 1
@@ -251,7 +266,12 @@ def _pack_operand(sch: s_tir.Schedule, block: Any, plan: GemmPlan, info: BlockIn
     col_var = info.vars[plan.col]
     col_axis = next(i for i, var in enumerate(index) if var.same_as(col_var))
     reduction_vars = [v for v, s in zip(info.vars, info.spatial) if not s]
-    reduction_axes = [i for i, var in enumerate(index) if contains(reduction_vars, var)]
+    # The reduction axes in the order of the block's loops: the micro-kernel then reads the
+    # panel front to back (NHWC conv weights are indexed (ry, rx, rc) but summed (rc, ry, rx)).
+    reduction_axes = sorted(
+        (i for i, var in enumerate(index) if contains(reduction_vars, var)),
+        key=lambda i: next(j for j, v in enumerate(info.vars) if v.same_as(index[i])),
+    )
     other_axes = [i for i in range(len(index)) if i != col_axis and i not in reduction_axes]
     cols = plan.cols
 

@@ -33,6 +33,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     region_vars,
     static,
 )
+from compile_engine_compat.pipeline.schedule.cpu_conv import depthwise_conv, depthwise_plan
 from compile_engine_compat.pipeline.schedule.cpu_gemm import gemm_plan, packed_gemm
 
 __all__ = [
@@ -82,6 +83,9 @@ def choose_cpu_rule(sch: s_tir.Schedule, name: str, isa: Isa) -> NamedRule | Non
         # reads with gathers or shuffles that LLVM's -O3 may still improve.
         vectorized = info.is_elementwise() and divisor(info.extents[-1], _VECTOR_WIDTHS) is not None
         return ("injective_vectorized" if vectorized else "injective"), _injective
+    depthwise = depthwise_plan(info, isa)
+    if depthwise is not None:
+        return "depthwise_conv", functools.partial(depthwise_conv, plan=depthwise)
     gemm = gemm_plan(info, isa)
     if gemm is not None:
         return "packed_gemm", functools.partial(packed_gemm, plan=gemm)
