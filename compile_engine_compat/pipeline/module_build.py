@@ -32,7 +32,7 @@ from compile_engine_compat.pipeline.build_pool import build_threads
 from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 
-__all__ = ["ScheduleKernels", "build_module", "relax_passes"]
+__all__ = ["ScheduleKernels", "build_module", "relax_passes", "scheduled_kernels"]
 
 #: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
 SCHEDULED_ATTR = "tirx.is_scheduled"
@@ -42,6 +42,12 @@ SCHEDULED_ATTR = "tirx.is_scheduled"
 _scheduled: dict[tuple[int, str, str], tuple[tirx.PrimFunc, tirx.PrimFunc]] = {}
 _scheduled_lock = threading.Lock()
 _MEMO_LIMIT = 4096
+
+
+def scheduled_kernels() -> int:
+    """How many distinct kernels this process has scheduled for module builds (the memo's size)."""
+    with _scheduled_lock:
+        return len(_scheduled)
 
 
 def _is_scheduled(func: tirx.PrimFunc) -> bool:

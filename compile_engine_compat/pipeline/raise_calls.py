@@ -70,7 +70,7 @@ def raised_expression(func: tirx.PrimFunc, args: list[Any]) -> Any | None:
                 return None
             return arg
         if isinstance(expr, tirx.FloatImm | tirx.IntImm):
-            return relax.const(expr.value, str(expr.dtype))
+            return relax.const(expr.value, str(expr.ty.dtype))
         make = _BINARY.get(type(expr))
         if make is None:
             return None
@@ -90,7 +90,10 @@ class _Raiser(relax.PyExprMutator):
         call = super().visit_call_(call)
         if getattr(call.op, "name", None) != _CALL_TIR or len(call.args) != 2:
             return call
-        callee = self.mod_[call.args[0]]
+        gvar = call.args[0]
+        if not isinstance(gvar, tvm.ir.GlobalVar) or gvar not in self.mod_.get_global_vars():
+            return call
+        callee = self.mod_[gvar]
         if not isinstance(callee, tirx.PrimFunc):
             return call
         raised = raised_expression(callee, list(call.args[1].fields))
