@@ -22,8 +22,11 @@ import numpy as np
 __all__ = ["MODELS", "Model", "encoder", "mobilenet_v2", "onnx_bytes", "relax_module", "resnet18"]
 
 
-def resnet18() -> Any:
-    """ResNet-18 (torchvision's layout: BasicBlock x [2, 2, 2, 2]), 1000 classes, eval mode."""
+def resnet18(width: int = 64) -> Any:
+    """ResNet-18 (torchvision's layout: BasicBlock x [2, 2, 2, 2]), 1000 classes, eval mode.
+
+    ``width`` is the first stage's channels (64 in ResNet-18; smaller for quick tests).
+    """
     import torch
     from torch import nn
 
@@ -50,19 +53,19 @@ def resnet18() -> Any:
     class ResNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
+            self.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(width)
             self.relu = nn.ReLU(inplace=True)
             self.maxpool = nn.MaxPool2d(3, 2, 1)
             layers = []
-            inplanes = 64
-            for planes, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            inplanes = width
+            for planes, stride in ((width, 1), (2 * width, 2), (4 * width, 2), (8 * width, 2)):
                 layers.append(nn.Sequential(BasicBlock(inplanes, planes, stride),
                                             BasicBlock(planes, planes)))  # fmt: skip
                 inplanes = planes
             self.layers = nn.Sequential(*layers)
             self.avgpool = nn.AdaptiveAvgPool2d(1)
-            self.fc = nn.Linear(512, 1000)
+            self.fc = nn.Linear(8 * width, 1000)
 
         def forward(self, x: Any) -> Any:
             x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
@@ -72,8 +75,12 @@ def resnet18() -> Any:
     return _randomized(ResNet())
 
 
-def mobilenet_v2() -> Any:
-    """MobileNetV2 (torchvision's inverted residuals, width 1.0, ReLU6), 1000 classes, eval."""
+def mobilenet_v2(width: float = 1.0) -> Any:
+    """MobileNetV2 (torchvision's inverted residuals, ReLU6), 1000 classes, eval mode.
+
+    ``width`` multiplies every layer's channels (1.0 in MobileNetV2; smaller for quick tests),
+    rounded to multiples of 8 as torchvision does.
+    """
     from torch import nn
 
     def conv_bn(inp: int, out: int, kernel: int, stride: int, groups: int = 1) -> Any:
@@ -104,21 +111,29 @@ def mobilenet_v2() -> Any:
             super().__init__()
             settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
                         (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]  # fmt: skip
-            features = [conv_bn(3, 32, 3, 2)]
-            inp = 32
-            for expand, out, repeats, stride in settings:
+            inp = _channels(32, width)
+            features = [conv_bn(3, inp, 3, 2)]
+            for expand, channels, repeats, stride in settings:
+                out = _channels(channels, width)
                 for i in range(repeats):
                     features.append(InvertedResidual(inp, out, stride if i == 0 else 1, expand))
                     inp = out
-            features.append(conv_bn(inp, 1280, 1, 1))
+            features.append(conv_bn(inp, _channels(1280, max(1.0, width)), 1, 1))
             self.features = nn.Sequential(*features)
-            self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, 1000))
+            last = _channels(1280, max(1.0, width))
+            self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(last, 1000))
 
         def forward(self, x: Any) -> Any:
             x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
             return self.classifier(x.flatten(1))
 
     return _randomized(MobileNetV2())
+
+
+def _channels(channels: int, width: float) -> int:
+    """torchvision's ``_make_divisible(channels * width, 8)``."""
+    scaled = max(8, int(channels * width + 4) // 8 * 8)
+    return scaled + 8 if scaled < 0.9 * channels * width else scaled
 
 
 def encoder(layers: int = 2, d_model: int = 256, heads: int = 4) -> Any:

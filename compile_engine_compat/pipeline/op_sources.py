@@ -231,7 +231,7 @@ def _float32(call: Any) -> bool:
 
 def _default_legalization(op: str) -> Callable[[Any, Any], Any]:
     """TVM's own legalization of ``op`` (its ``FLegalize`` attribute)."""
-    return tvm.ir.Op.get(op).get_attr("FLegalize")  # type: ignore[no-any-return]
+    return tvm.ir.Op.get(op).get_attr("FLegalize")
 
 
 def _fast(fast: Callable[[Any], Any], default: str) -> Callable[[Any, Any], Any]:

@@ -65,7 +65,8 @@ def test_depthwise_rule_applies_and_matches_numpy(engine, channels, size, stride
     arrays = [f32(*shape) for shape in shapes]
     cached = engine.lower(func, "llvm")
     (out,) = run_jit(engine.jit(func, "llvm"), cached, *arrays)
-    expected = _numpy_depthwise_nhwc(*arrays, stride).astype(F32)
+    x, w, b = arrays
+    expected = _numpy_depthwise_nhwc(x, w, b, stride).astype(F32)
     assert compare(out, expected, REFERENCE_TOLERANCES) == ""
     # No reduction reordered: bit for bit the unscheduled function's result.
     plain = tvm.compile(cached.prim_func, target=cached.target)

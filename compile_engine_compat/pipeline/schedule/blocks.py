@@ -148,11 +148,11 @@ def fuse_epilogue(sch: s_tir.Schedule, write_back: Any, at: Any) -> bool:
     """
     consumers = sch.get_consumers(write_back)
     if len(consumers) != 1:
-        return
+        return False
     epilogue = consumers[0]
     node = sch.get(epilogue)
     if not all(iv.iter_type == tirx.IterVar.DataPar for iv in node.iter_vars):
-        return
+        return False
     # Only a consumer with one iteration per produced element: reverse_compute_at runs the
     # consumer over the tile's region only, so a larger one (the zero border of the next conv's
     # pad) would keep rows no loop writes, read uninitialized on the next call (issue found with
