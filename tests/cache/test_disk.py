@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -132,7 +133,8 @@ def test_a_hash_collision_never_loads_the_other_function(engine, cache_root):
         record.unlink()
     # Same key material, another function's text (with a valid checksum): a collision.
     (entry / "source.tvmscript").write_text("# another function\n")
-    _rewrite_meta(entry, source_sha256=_disk_cache._sha256(entry / "source.tvmscript"))
+    files = json.loads((entry / "meta.json").read_text())["files"]
+    _rewrite_meta(entry, files={**files, "source.tvmscript": _sha256(entry / "source.tvmscript")})
     with pytest.warns(CompileCacheWarning, match="same structural hash"):
         assert not _was_loaded(_jit_and_check(engine, func))
     assert (entry / "source.tvmscript").read_text() == "# another function\n"  # left alone
@@ -248,6 +250,10 @@ def _flip_byte(path: Path) -> None:
 def _truncate(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 3])
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _rewrite_meta(entry: Path, **changes: object) -> None:
@@ -397,7 +403,7 @@ def test_the_pass_context_is_part_of_both_keys(engine, cache_root, traces):
     assert len(_entries(cache_root)) == 2 and len(_index_records(cache_root)) == 2
 
 
-# -- the index resolves only to entries inside <cache>/v1, attested for the function -------------
+# -- the index resolves only to entries inside <cache>/v2, attested for the function -------------
 
 
 def _forge_record(record: Path, kernel: str) -> None:
@@ -484,8 +490,7 @@ def test_indexing_never_writes_through_a_symlinked_entry(tmp_path):
     outside.mkdir()
     link = tmp_path / ("e" * 64)
     link.symlink_to(outside)
-    key = _disk_cache.SourceKey("a" * 64, "material", None)
-    assert not _disk_cache._attest(link, key, "def main(): ...")
+    assert not _disk_cache._attest(link, "a" * 64, "def main(): ...")
     assert list(outside.iterdir()) == []
 
 
