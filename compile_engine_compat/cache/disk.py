@@ -125,6 +125,7 @@ __all__ = [
     "enabled",
     "entry_key",
     "export_library",
+    "has",
     "info",
     "install",
     "load",
@@ -886,6 +887,16 @@ def install(artifact: Artifact) -> bool:
     if tier is None:
         return False
     return _install_index(layout, tier, artifact, tier.deadline())
+
+
+def has(key: ArtifactKey) -> bool:
+    """Return True when ``key``'s entry (or index record) is in the local directory."""
+    layout = _checked_root()
+    if layout is None:
+        return False
+    if key.kind == INDEX_KIND:
+        return (layout.parent / INDEX / f"{key.digest}.json").exists()
+    return (layout / key.digest).exists()
 
 
 def local_artifacts() -> Iterator[Artifact]:

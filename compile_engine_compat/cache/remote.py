@@ -92,6 +92,7 @@ BREAKER_ERRORS = 3
 BREAKER_COOLDOWN_S = 60.0
 #: A write may take this much longer per MiB than the lookup timeout (uploads of big modules).
 _PUT_S_PER_MIB = 0.25
+_CLIENT_TIMEOUT_MARGIN_S = 1.0
 _MIB = 1024 * 1024
 _MODES = {"read-write": "read-write", "read-only": "read-only", "verify-only": "read-only"}
 _T = TypeVar("_T")
@@ -146,7 +147,7 @@ class Deadline:
         return max(0.0, self._end - time.monotonic())
 
 
-class _TimedOut(Exception):
+class _TimedOut(TimeoutError):
     pass
 
 
@@ -310,6 +311,16 @@ class RemoteTier:
             stats.count("remote.bytes_out", len(blob))
 
     # -- deadlines, errors, the breaker -------------------------------------------------------
+
+    def call(self, call: Callable[[], _T], seconds: float) -> _T:
+        """Run ``call`` on the store under a deadline, for whole-store jobs (``cache push``).
+
+        Raises
+        ------
+        TimeoutError
+            When it has not returned within ``seconds``; its errors propagate.
+        """
+        return _bounded(call, seconds)
 
     def _may_ask(self) -> bool:
         with self._lock:
@@ -500,7 +511,9 @@ def _make() -> tuple[RemoteTier | None, str]:
     if problems:
         return None, "; ".join(problems)
     try:
-        backend = open_backend(url, settings.timeout_s)
+        # The client's own timeouts a little longer than the tier's deadline, which must fire
+        # first: a call past it turns the tier off; a client timeout would be a mere error.
+        backend = open_backend(url, settings.timeout_s + _CLIENT_TIMEOUT_MARGIN_S)
     except (ImportError, ValueError) as err:
         return None, str(err)
     except Exception as err:  # a malformed URL the client refuses

@@ -22,7 +22,6 @@ from compile_engine_compat import cli
 from compile_engine_compat.cache import disk as _disk_cache
 from compile_engine_compat.cache.disk import CacheDirectoryError, CompileCacheWarning
 from compile_engine_compat.facade.engine import CompileEngine
-from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.build import Kernel
 
 R = relax.op
@@ -281,20 +280,6 @@ def test_jit_many_stores_one_library_for_all_and_loads_it_back(engine, cache_roo
 
 
 # -- the source index: a warm jit loads the kernel without tracing -------------------------------
-
-
-@pytest.fixture
-def traces(monkeypatch):
-    """Count the engine's traces of a source function (the real tracer still runs)."""
-    calls: list[object] = []
-    real = _trace.trace
-
-    def counting(source, *args, **kwargs):
-        calls.append(source)
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(_trace, "trace", counting)
-    return calls
 
 
 def test_a_warm_jit_loads_through_the_index_without_tracing(engine, cache_root, traces):
