@@ -109,7 +109,7 @@ def _info(_: list[str]) -> int:
     if details["leftovers"]:
         minutes = _disk_cache.LEFTOVER_AGE_S // 60
         print(
-            f"staging leftovers: {details['leftovers']} (killed writers, older layouts; "
+            f"staging leftovers: {details['leftovers']} (killed writers; "
             f"reclaimed after {minutes} min)"
         )
     used, limit = details["bytes"] / _MIB, details["limit_bytes"] / _MIB
@@ -142,8 +142,8 @@ def _clear(_: list[str]) -> int:
 
     removed = _disk_cache.clear()
     print(
-        f"removed {removed.entries} cached entr{'y' if removed.entries == 1 else 'ies'} and "
-        f"{removed.leftovers} staging leftover(s); the remote store is left alone"
+        f"removed {removed.entries} cached kernel(s) and {removed.leftovers} staging "
+        "leftover(s); the remote store is left alone"
     )
     return 0
 

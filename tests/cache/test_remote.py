@@ -425,6 +425,7 @@ def test_a_process_with_a_hung_server_exits_at_once(tmp_path, hung_server):
         _disk_cache.CACHE_DIR_ENV: str(local),
         remote.REMOTE_ENV: f"redis://127.0.0.1:{hung_server.port}/0",
         remote.TIMEOUT_ENV: "0.5",
+        remote.FLUSH_ENV: "60",  # were the exit to wait for the queue, it would wait a minute
         signing.KEY_ENV: TEST_KEY,
     }
     script = _EXITS_PROMPTLY.format(tests=str(Path(__file__).resolve().parents[1]))
@@ -433,7 +434,8 @@ def test_a_process_with_a_hung_server_exits_at_once(tmp_path, hung_server):
     )
     exited = time.time()
     assert done.returncode == 0, done.stderr
-    assert exited - float(done.stdout.split()[-1]) < 3  # the interpreter's own exit, no wait
+    # The interpreter's own exit (TVM's teardown: ~1 s, more on a loaded machine), no wait.
+    assert exited - float(done.stdout.split()[-1]) < 20
     assert done.stderr.count("no answer within 0.5 s") == 1
 
 
