@@ -165,11 +165,12 @@ class FsspecBackend:
     """Any fsspec file system: S3 (s3fs), GCS (gcsfs), a local or shared mount (``file://``)."""
 
     def __init__(self, url: str, timeout_s: float) -> None:
+        scheme = urlsplit(url).scheme.lower()
         try:
             import fsspec
         except ImportError as err:
-            raise _missing("remote-s3", "fsspec", url) from err
-        scheme = urlsplit(url).scheme.lower()
+            extra = "remote-s3" if scheme in _S3_SCHEMES else "remote-fsspec"
+            raise _missing(extra, "fsspec", url) from err
         options: dict[str, Any] = {}
         if scheme in _S3_SCHEMES:
             try:

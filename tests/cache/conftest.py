@@ -29,6 +29,18 @@ import pytest
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``fleet`` tests unless ``-m`` names them: several processes each import TVM."""
+    if "fleet" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(
+        reason="a multi-process fleet scenario (each process imports TVM): run with -m fleet"
+    )
+    for item in items:
+        if item.get_closest_marker("fleet"):
+            item.add_marker(skip)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 _SUITE = """
 import sys
@@ -24,20 +27,23 @@ def test_jit(width):
 """
 
 
+def _environment(tmp_path: Path, setenv: Callable[[str, str], object]) -> None:
+    """Both tiers on: a local directory and a shared one, with a key."""
+    local = tmp_path / "local"
+    local.mkdir(mode=0o700, exist_ok=True)
+    (tmp_path / "shared").mkdir(exist_ok=True)
+    setenv("COMPILE_ENGINE_COMPAT_CACHE_DIR", str(local))
+    setenv("COMPILE_ENGINE_COMPAT_REMOTE_CACHE", (tmp_path / "shared").as_uri())
+    setenv("COMPILE_ENGINE_COMPAT_CACHE_KEY", "k" * 40)
+
+
 def _run(tmp_path: Path, *options: str) -> str:
     """Run a small jit suite under pytest with both tiers on; return its output."""
     suite = tmp_path / "test_suite.py"
     suite.write_text(_SUITE.format(tests=str(Path(__file__).resolve().parents[1])))
-    local = tmp_path / "local"
-    local.mkdir(mode=0o700, exist_ok=True)
-    (tmp_path / "shared").mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPILE_ENGINE_COMPAT_")}
-    env.update(
-        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
-        COMPILE_ENGINE_COMPAT_CACHE_DIR=str(local),
-        COMPILE_ENGINE_COMPAT_REMOTE_CACHE=(tmp_path / "shared").as_uri(),
-        COMPILE_ENGINE_COMPAT_CACHE_KEY="k" * 40,
-    )
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    _environment(tmp_path, env.__setitem__)
     plugin = "compile_engine_compat.cache.pytest_line"
     command = [sys.executable, "-m", "pytest", "-q", "-p", plugin, "-p", "no:cacheprovider",
                "--rootdir", str(tmp_path), str(suite), *options]  # fmt: skip
@@ -46,8 +52,24 @@ def _run(tmp_path: Path, *options: str) -> str:
     return done.stdout
 
 
-def test_the_line_sums_the_workers_counts(tmp_path):
-    out = _run(tmp_path, "-n", "2")
+def test_the_line_counts_the_run(tmp_path, monkeypatch, capsys):
+    """In this process (TVM is imported already): a nested pytest run with the plugin."""
+    suite = tmp_path / "test_cache_line_suite.py"
+    suite.write_text(_SUITE.format(tests=str(Path(__file__).resolve().parents[1])))
+    _environment(tmp_path, monkeypatch.setenv)
+    plugin = "compile_engine_compat.cache.pytest_line"
+    options = ["-q", "-p", plugin, "-p", "no:xdist", "-p", "no:cacheprovider"]
+    assert pytest.main([*options, "--rootdir", str(tmp_path), str(suite)]) == 0
+    out = capsys.readouterr().out
     # Four functions, each an index record and a kernel: missed in both tiers, then published.
+    assert "compile cache: local: 0 hits, 8 misses; remote: 0 hits, 8 misses" in out
+    assert "8 published" in out
+    assert pytest.main([*options, "--compile-cache-line=never", str(suite)]) == 0
+    assert "compile cache:" not in capsys.readouterr().out  # (a second run: all local hits)
+
+
+@pytest.mark.fleet
+def test_the_line_sums_the_xdist_workers_counts(tmp_path):
+    out = _run(tmp_path, "-n", "2")
     assert "compile cache: local: 0 hits, 8 misses; remote: 0 hits, 8 misses" in out
     assert "8 published" in out
