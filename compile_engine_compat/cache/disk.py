@@ -430,15 +430,19 @@ def _entry_for(
     if tier is None:
         return None
     artifact = tier.fetch(key, deadline)
-    if artifact is None or not _install_entry(layout, artifact):
+    if artifact is None:
         return None
-    return _verified_entry(layout / key.digest)
+    installed = _install_entry(layout, artifact)
+    if installed is not None:
+        return layout / key.digest, installed  # just written from verified bytes: not re-read
+    return _verified_entry(layout / key.digest)  # another process installed it first
 
 
-def _install_entry(layout: Path, artifact: Artifact) -> bool:
-    """Store a verified remote ``artifact`` as a local entry (not published back)."""
+def _install_entry(layout: Path, artifact: Artifact) -> dict[str, Any] | None:
+    """Store a verified remote ``artifact`` as a local entry (not published back); return its
+    ``meta.json`` record, or None when it was there already or could not be written."""
     try:
-        _write_entry(layout, artifact.key, artifact.files, artifact.meta)
+        installed = _write_entry(layout, artifact.key, artifact.files, artifact.meta)
     except (OSError, ValueError) as err:
         warnings.warn(
             f"compile cache: a remote {artifact.key.kind} entry was not stored locally "
@@ -446,9 +450,9 @@ def _install_entry(layout: Path, artifact: Artifact) -> bool:
             CompileCacheWarning,
             stacklevel=4,
         )
-        return False
+        return None
     _evict_when_due(layout, artifact.size())
-    return True
+    return installed
 
 
 def _warn_collision(path: Path) -> None:
@@ -756,7 +760,7 @@ def store_many(keys: Sequence[EntryKey], module: Any) -> None:
         added = library.stat().st_size
         for key in missing:
             files: dict[str, bytes | Path] = {_LIBRARY: library, _SOURCE: key.source.encode()}
-            if _write_entry(layout, key.artifact, files, {"symbol": key.symbol}):
+            if _write_entry(layout, key.artifact, files, {"symbol": key.symbol}) is not None:
                 _publish(layout, key.artifact)
                 added += len(key.source)
     _evict_when_due(layout, added)
@@ -795,7 +799,7 @@ def store_artifact(
     layout = _checked_root()
     if layout is None:
         return False
-    created = _write_entry(layout, key, files, dict(meta or {}))
+    created = _write_entry(layout, key, files, dict(meta or {})) is not None
     if created:
         _publish(layout, key)
         _evict_when_due(layout, _files_size(files))
@@ -826,21 +830,23 @@ def load_artifact(key: ArtifactKey) -> StoredArtifact | None:
 
 def _write_entry(
     layout: Path, key: ArtifactKey, files: Mapping[str, bytes | Path], meta: Mapping[str, Any]
-) -> bool:
-    """Write ``key``'s entry through a staging directory and a rename; True when this call did."""
+) -> dict[str, Any] | None:
+    """Write ``key``'s entry through a staging directory and a rename; return its ``meta.json``
+    record when this call wrote it, None when the entry was there (or another process won)."""
     for name in files:
         if not valid_file_name(name):
             raise ValueError(f"artifact file name {name!r} is not one plain name")
     if (layout / key.digest).exists():
-        return False
+        return None
     with _staging(layout) as entry:
         digests = {}
         for name, content in files.items():
             if isinstance(content, Path):
                 _link_or_copy(content, entry / name)
-            else:
-                _write_bytes(entry / name, bytes(content))
-            digests[name] = _sha256(entry / name)
+                digests[name] = _sha256(entry / name)
+            else:  # hashed in memory: a big artifact is not read back
+                _write_bytes(entry / name, content)
+                digests[name] = hashlib.sha256(content).hexdigest()
         record = {
             "layout": LAYOUT,
             "kind": key.kind,
@@ -852,8 +858,8 @@ def _write_entry(
         try:
             entry.rename(layout / key.digest)
         except OSError:  # another process renamed its copy first
-            return False
-    return True
+            return None
+    return record
 
 
 def _publish(layout: Path, key: ArtifactKey) -> None:
@@ -882,7 +888,9 @@ def install(artifact: Artifact) -> bool:
     if layout is None:
         return False
     if artifact.key.kind != INDEX_KIND:
-        return (layout / artifact.key.digest).exists() or _install_entry(layout, artifact)
+        return (layout / artifact.key.digest).exists() or _install_entry(
+            layout, artifact
+        ) is not None
     tier = remote.tier()
     if tier is None:
         return False

@@ -282,7 +282,8 @@ def _verified(blob: bytes, header: dict[str, Any], body_start: int, key: Signing
     for name, size, _ in header["files"]:
         files[name] = blob[offset : offset + size]
         offset += size
-    expected_mac = hmac.new(key.secret, blob[:body_end], hashlib.sha256).digest()
+    signed = memoryview(blob)[:body_end]  # no copy of a big entry
+    expected_mac = hmac.new(key.secret, signed, hashlib.sha256).digest()
     if not hmac.compare_digest(expected_mac, blob[body_end:]):
         damaged = [
             name
