@@ -579,3 +579,17 @@ def test_a_valid_size_limit_is_used_silently(cache_root, monkeypatch, value):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileCacheWarning)
         assert _disk_cache.info()["limit_bytes"] == int(float(value) * 1024 * 1024)
+
+
+def test_the_previous_layout_is_reclaimed_once_untouched(engine, cache_root):
+    old_entry = cache_root / "v1" / ("0" * 64)
+    old_entry.mkdir(parents=True)
+    (old_entry / "kernel.so").write_bytes(b"z" * 500)
+    old_index = cache_root / "index-v1"
+    old_index.mkdir()
+    assert _disk_cache.info()["leftovers"] == 2  # each older layout's directory, whole
+    then = time.time() - 11 * 60
+    for path in (old_entry / "kernel.so", old_entry, cache_root / "v1", old_index):
+        os.utime(path, (then, then))
+    _jit_and_check(engine, _func())  # a store runs the LRU pass
+    assert not (cache_root / "v1").exists() and not old_index.exists()
