@@ -381,10 +381,11 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "tests/test_threads.py, tests/test_threads_fork.py",
     ),
     ProcessPatch(
-        "at-fork handlers freeing the package's locks in a child, and the ledger writer's",
-        "threads, facade.engine, deprecations, migrate.ledger_io",
+        "at-fork handlers freeing the package's locks in a child, and the ledger writer's; the "
+        "compile cache's counters and remote tier start afresh in a child",
+        "threads, facade.engine, deprecations, migrate.ledger_io, cache.stats, cache.remote",
         "none needed: they only act in a forked child",
-        "tests/test_threads_fork.py, tests/test_deprecations_ledger.py",
+        "tests/test_threads_fork.py, tests/test_deprecations_ledger.py, tests/cache/test_remote.py",
     ),
     ProcessPatch(
         "a kernel hook around jit's kernels (shadow mode)",

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 import tvm
 
+from compile_engine_compat.boundary import at_fork_in_child
 from compile_engine_compat.cache import stats
 from compile_engine_compat.cache.artifact import Artifact, ArtifactKey, RemoteCacheWarning
 from compile_engine_compat.cache.backends import (
@@ -496,7 +497,7 @@ def off_reason() -> str:
 
 
 def _make() -> tuple[RemoteTier | None, str]:
-    url = os.environ[REMOTE_ENV]
+    url = os.environ.get(REMOTE_ENV, "")
     shown = display_url(url)
     if not os.environ.get(_CACHE_DIR_ENV, ""):
         return None, (
@@ -587,5 +588,4 @@ def _forget_after_fork() -> None:
     _state_lock = threading.Lock()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_after_fork)
+at_fork_in_child(_forget_after_fork)

@@ -30,6 +30,8 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from compile_engine_compat.boundary import at_fork_in_child
+
 __all__ = ["STATS_FILE", "count", "describe", "persist_all", "reset", "snapshot", "totals"]
 
 STATS_FILE = "stats-v1.json"
@@ -71,8 +73,7 @@ def _after_fork_in_child() -> None:
     _unsaved.clear()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+at_fork_in_child(_after_fork_in_child)
 
 
 def persist_all() -> None:

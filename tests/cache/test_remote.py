@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -493,8 +494,6 @@ print(json.dumps(stats.snapshot()))
 
 
 def _child_env() -> dict[str, str]:
-    import os
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPILE_ENGINE_COMPAT_")}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     return env
@@ -684,3 +683,23 @@ def test_push_refuses_on_a_read_only_runner(redis_fleet, capsys):
     redis_fleet.machine("ro", **{remote.MODE_ENV: "read-only"})
     assert cli.main(["cache", "push"]) == 1
     assert "read-only" in capsys.readouterr().err
+
+
+def test_a_forked_child_starts_with_its_own_tier_and_counters(redis_fleet):
+    fleet = redis_fleet
+    fleet.machine("parent")
+    fleet.jit(8)
+    parent_tier = remote.tier()
+    assert parent_tier is not None and stats.snapshot()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no writer thread, no counts of the parent's, a tier of its own
+        try:
+            child_tier = remote.tier()
+            ok = not stats.snapshot() and child_tier is not None and child_tier is not parent_tier
+            os.write(write, b"ok" if ok else b"no")
+        finally:
+            os._exit(0)
+    os.close(write)
+    assert os.read(read, 2) == b"ok"
+    os.waitpid(pid, 0)
