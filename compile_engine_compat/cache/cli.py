@@ -151,21 +151,19 @@ def _clear(_: list[str]) -> int:
 def _push(_: list[str]) -> int:
     from compile_engine_compat.cache import sync
 
-    outcome = sync.push()
-    print(
-        f"pushed {outcome.done} entries ({outcome.bytes / _MIB:.1f} MiB), "
-        f"{outcome.skipped} already there" + _refused(outcome)
-    )
-    return 0
+    return _transferred(sync.push(), "pushed", "MiB", "already there")
 
 
 def _pull(_: list[str]) -> int:
     from compile_engine_compat.cache import sync
 
-    outcome = sync.pull()
+    return _transferred(sync.pull(), "pulled", "MiB read", "already here")
+
+
+def _transferred(outcome: Any, verb: str, unit: str, skipped: str) -> int:
     print(
-        f"pulled {outcome.done} entries ({outcome.bytes / _MIB:.1f} MiB read), "
-        f"{outcome.skipped} already here" + _refused(outcome)
+        f"{verb} {outcome.done} entries ({outcome.bytes / _MIB:.1f} {unit}), "
+        f"{outcome.skipped} {skipped}" + _refused(outcome)
     )
     return 0
 
