@@ -409,7 +409,12 @@ def load(key: EntryKey) -> tuple[Any, str] | None:
     if found is None:
         return None
     entry, meta = found
-    if (entry / _SOURCE).read_text() != key.source:
+    try:
+        source = (entry / _SOURCE).read_text()
+    except (OSError, UnicodeDecodeError) as err:  # an entry of this key, but not a kernel's files
+        _discard(entry, f"not a kernel entry ({type(err).__name__})")
+        return None
+    if source != key.source:
         # Same key material (a structural hash collision), another function: never load it.
         # The entry stays: it is a valid kernel for that other function.
         _warn_collision(entry)
