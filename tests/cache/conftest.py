@@ -17,6 +17,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -39,6 +40,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("fleet"):
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _remote_queue_drained() -> Iterator[None]:
+    """Each test's write-behind queue is drained before the next test: no late warning or
+    count of one test lands in another's."""
+    yield
+    remote = sys.modules.get("compile_engine_compat.cache.remote")
+    if remote is not None:
+        remote.flush(30)
 
 
 def free_port() -> int:
