@@ -67,7 +67,7 @@ def mangle_module_name(mod_name: str) -> str:
     return f"tvmgen_{mod_name}" if mod_name else "tvmgen"
 
 
-def _legacy_func_name(source_func: relax.Function, stem: str) -> str:
+def legacy_func_name(source_func: relax.Function, stem: str) -> str:
     name = "_".join([stem, *_trace.op_names(source_func)])
     if len(name) > _MAX_NAME:
         digest = int(hashlib.sha1(name.encode()).hexdigest()[:15], 16)
@@ -221,11 +221,30 @@ class CompileEngine(LegacyObject):
             Memoized: the same kernel object on every call for the same key.
         """
         key = _get_cache_key(source_func, target)
-        value = self._lower_wrapped(key, None, "", for_jit=True)
+        kernel = self.kernel_for(key)
         hook = _kernel_hook  # shadow mode's, when on: the kernel also runs the modern path
         if hook is not None:
-            return hook(self._kernel(value), key.source_func, key.target)
-        return self._kernel(value)
+            return hook(kernel, key.source_func, key.target)
+        return kernel
+
+    def kernel_for(self, source_func: Any, target: Any = None) -> _build.Kernel:
+        """The un-warned core of :meth:`jit`: the same memoized kernel, never wrapped.
+
+        Not a legacy API: it issues no warning, records nothing in the ledger and never runs
+        shadow mode. The oracle, shadow mode and the package's own callers use it.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        Kernel
+            The kernel ``jit`` returns for the same key (before any shadow-mode wrapping).
+        """
+        key = _get_cache_key(source_func, target)
+        return self._kernel(self._lower_wrapped(key, None, "", for_jit=True))
 
     @legacy_api("compile_engine.CompileEngine.lower_many")
     def lower_many(
@@ -411,7 +430,7 @@ class CompileEngine(LegacyObject):
                 hit = self._hit(cache, lookup)
                 if hit is not None:
                     return hit
-            base = _legacy_func_name(key.source_func, stem)
+            base = legacy_func_name(key.source_func, stem)
             with self._lock:
                 name = self._unique_name(f"{prefix}_{base}" if prefix else base)
             value = make(key, name)

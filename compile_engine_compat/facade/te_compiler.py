@@ -17,7 +17,7 @@ import tvm
 from compile_engine_compat import threads
 from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
 from compile_engine_compat.facade import objects, shared
-from compile_engine_compat.facade.engine import CompileEngine, _legacy_func_name, global_engine
+from compile_engine_compat.facade.engine import CompileEngine, global_engine, legacy_func_name
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
@@ -154,5 +154,5 @@ def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.PrimFunc:
         traced = _trace.trace(source, global_engine().op_lowering)
     arguments = traced.inputs + [placeholder for placeholder, _ in traced.constants]
     outputs = _lowering.distinct_outputs(arguments, traced.outputs)
-    name = _legacy_func_name(source, "fused").replace(".", "_")  # as legacy GetUniqueName did
+    name = legacy_func_name(source, "fused").replace(".", "_")  # as legacy GetUniqueName did
     return _lowering.to_prim_func(arguments, outputs, name)
