@@ -130,7 +130,7 @@ def _row(
 
 
 # The un-warned cores of the rows that are plain functions.
-_STRATEGY = "compile_engine_compat.pipeline.strategy"
+_STRATEGY = "compile_engine_compat.facade.strategy"
 _FACADE = "compile_engine_compat.facade"
 _LOWER = (
     "mod = relax.transform.LegalizeOps()(IRModule({'main': func})); "
