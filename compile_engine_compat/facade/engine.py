@@ -325,8 +325,7 @@ class CompileEngine(LegacyObject):
         -------
         list of (CCacheKey, CCacheValue)
         """
-        with self._lock:
-            return list(self._cache.values())
+        return self._entries(self._cache)
 
     @legacy_api("compile_engine.CompileEngine.shape_func_items")
     def shape_func_items(self) -> list[tuple[CCacheKey, CCacheValue]]:
@@ -336,8 +335,7 @@ class CompileEngine(LegacyObject):
         -------
         list of (CCacheKey, CCacheValue)
         """
-        with self._lock:
-            return list(self._shape_cache.values())
+        return self._entries(self._shape_cache)
 
     @legacy_api("compile_engine.CompileEngine.get_current_ccache_key")
     def get_current_ccache_key(self) -> CCacheKey | None:
@@ -347,9 +345,8 @@ class CompileEngine(LegacyObject):
     @legacy_api("compile_engine.CompileEngine.dump")
     def dump(self) -> str:
         """Return a string representation of the engine (the legacy text layout)."""
-        with self._lock:
-            items = list(self._cache.values())
-            shape_items = list(self._shape_cache.values())
+        items = self._entries(self._cache)
+        shape_items = self._entries(self._shape_cache)
         res = "====================================\n"
         res += f"CompilerEngine dump, {len(items)} items cached\n"
         res += "".join(_dump_item(k, v) for k, v in items)
@@ -360,6 +357,12 @@ class CompileEngine(LegacyObject):
         return res
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _entries(
+        self, cache: dict[Any, tuple[CCacheKey, CCacheValue]]
+    ) -> list[tuple[CCacheKey, CCacheValue]]:
+        with self._lock:
+            return list(cache.values())
 
     def _shape_func_value(self, key: CCacheKey) -> CCacheValue:
         # Shape functions are lowered, never built: the PassContext cannot change them.
