@@ -11,12 +11,13 @@ leaves the CachedFunc to be lowered on first access.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import re
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
 import tvm
@@ -104,12 +105,35 @@ def _get_cache_key(source_func: Any, target: Any) -> CCacheKey:
 
 #: Turns shadow mode on for the whole process (:mod:`compile_engine_compat.testing.shadow`).
 SHADOW_ENV = "COMPILE_ENGINE_COMPAT_SHADOW"
+#: Entry-point group of kernel-hook plugins: ``name = "module:function"``; the engine calls the
+#: function of each one the environment turns on, once, when it is first created. Shadow mode is
+#: one (``shadow``, on with :data:`SHADOW_ENV`): the engine never imports testing tooling.
+KERNEL_HOOK_PLUGINS = "compile_engine_compat.kernel_hooks"
+_PLUGIN_SWITCHES = {"shadow": SHADOW_ENV}
 
 #: Wraps each kernel ``jit`` returns: ``hook(kernel, source_func, target)``. Set by shadow mode
 #: (:mod:`compile_engine_compat.testing.shadow`), which registers itself: the engine never
 #: imports testing tooling.
 KernelHook = Callable[[Any, Any, Any], Any]
 _kernel_hook: KernelHook | None = None
+
+
+def _load_kernel_hook_plugins() -> None:
+    wanted = {name for name, env in _PLUGIN_SWITCHES.items() if os.environ.get(env, "").strip()}
+    if not wanted:
+        return
+    found = {ep.name: ep for ep in metadata.entry_points(group=KERNEL_HOOK_PLUGINS)}
+    for name in sorted(wanted):
+        if name not in found:
+            warnings.warn(
+                f"{_PLUGIN_SWITCHES[name]} is set, but no {name!r} plugin is registered in the "
+                f"{KERNEL_HOOK_PLUGINS!r} entry-point group (is compile-engine-compat installed "
+                "with pip, not only on PYTHONPATH?): it stays off",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            continue
+        found[name].load()()
 
 
 def set_kernel_hook(hook: KernelHook | None) -> None:
@@ -154,11 +178,9 @@ class CompileEngine(LegacyObject):
         # True while user strategies may change a lowering (the persistent index is skipped).
         self.lowering_customized = _strategy.customized
         # First use: the legacy PassContext keys are accepted from here on (unless switched off),
-        # and shadow mode is loaded by name when the environment asks for it (the engine never
-        # imports testing tooling otherwise).
+        # and the kernel-hook plugins the environment asks for are loaded.
         _passconfig.install_from_env()
-        if os.environ.get(SHADOW_ENV, "").strip():
-            importlib.import_module("compile_engine_compat.testing.shadow").sync_from_env()
+        _load_kernel_hook_plugins()
         return self
 
     # -- public legacy API -----------------------------------------------------------------------
