@@ -29,11 +29,13 @@ _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 _LOCAL_LINK = re.compile(r"\]\((?!https?://|#)([^)#\s]+)(?:#[^)]*)?\)")
 
 
-def _checkout_env() -> dict[str, str]:
-    """The environment of a child that imports this checkout, whatever copy is installed."""
+def _run_python(args: list[str], cwd: Path, timeout: int) -> subprocess.CompletedProcess[str]:
+    """Run ``python *args`` in a child that imports this checkout, whatever copy is installed."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    return env
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_readme_is_at_most_200_lines() -> None:
@@ -67,14 +69,7 @@ def test_readme_has_its_examples() -> None:
 @pytest.mark.parametrize("index", range(2), ids=["usage", "relay"])
 def test_readme_example_runs(index: int, tmp_path: Path) -> None:
     # A fresh interpreter for each: the Relay example installs the import alias.
-    result = subprocess.run(
-        [sys.executable, "-c", _readme_examples()[index]],
-        cwd=tmp_path,
-        env=_checkout_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _run_python(["-c", _readme_examples()[index]], tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
 
 
@@ -84,15 +79,8 @@ def test_docs_build_with_warnings_as_errors(tmp_path: Path) -> None:
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed: pip install '.[docs]'")
     # What CI runs (.ci/run); -W fails on any warning, --keep-going reports them all first.
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
-    result = subprocess.run(
-        [*command, str(DOCS), str(tmp_path / "html")],
-        cwd=ROOT,
-        env=_checkout_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    command = ["-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+    result = _run_python([*command, str(DOCS), str(tmp_path / "html")], ROOT, timeout=600)
     assert result.returncode == 0, result.stderr[-5000:]
     built = {
         path.relative_to(tmp_path / "html").with_suffix("").as_posix()
