@@ -13,10 +13,10 @@ from tvm import te, topi
 
 import compile_engine_compat
 from compile_engine_compat import CompileEngineDeprecationWarning, relay, te_compiler
-from compile_engine_compat.relay.legacy import autotvm, graph_executor
 from compile_engine_compat.relay.op import OpStrategy, strategy
 from compile_engine_compat.relay.op.op import SpecializedCondition
 from compile_engine_compat.relay.testing.temp_op_attr import TempOpAttr
+from compile_engine_compat.tvm_legacy import autotvm, graph_executor
 
 
 @pytest.fixture
@@ -159,7 +159,7 @@ def test_autotvm_computes_run_and_records_refuse_selection():
 
 
 def test_generic_func_dispatches_on_target_keys():
-    from compile_engine_compat.relay.legacy import generic_func, override_native_generic_func
+    from compile_engine_compat.tvm_legacy.target import generic_func, override_native_generic_func
 
     @generic_func
     def pick():
@@ -284,11 +284,13 @@ def test_every_name_the_front_end_warns_has_a_row():
     import ast
     import pathlib
 
+    from compile_engine_compat import tvm_legacy
     from compile_engine_compat.api_table import API_TABLE
 
-    root = pathlib.Path(relay.__file__).parent
+    roots = [pathlib.Path(relay.__file__).parent, pathlib.Path(tvm_legacy.__file__).parent]
     names = {
         node.args[0].value
+        for root in roots
         for path in root.rglob("*.py")
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Call)

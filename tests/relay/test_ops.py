@@ -17,7 +17,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay._ops import OP_TABLE, REFUSED_OPS, UnsupportedRelayError
+from compile_engine_compat.relay import OP_TABLE, REFUSED_OPS, UnsupportedRelayError
 
 RNG = np.random.default_rng(0)
 F = "float32"

@@ -122,6 +122,9 @@ class _ApplyHistoryBest(DispatchContext):
         self._previous: Any = None
 
     def __enter__(self) -> _ApplyHistoryBest:
+        # Selection checks for records only once a records context exists (first use).
+        if _refuse_records not in _strategy.autotvm_checks:
+            _strategy.autotvm_checks.append(_refuse_records)
         self._previous = DispatchContext.current
         DispatchContext.current = self
         return self
@@ -152,9 +155,6 @@ def _refuse_records() -> None:
             "(compile_engine_compat.register_implementation), and schedule it with "
             "tvm.s_tir.Schedule."
         )
-
-
-_strategy.autotvm_checks.append(_refuse_records)
 
 
 def _with_fallback_config(func: Callable[..., Any]) -> Callable[..., Any]:

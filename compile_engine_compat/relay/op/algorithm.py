@@ -1,0 +1,70 @@
+"""``relay.op.algorithm``: Relay's sorting ops (``sort``, ``argsort``, ``topk``), as table rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import convert
+from .registry import OpRow, Refusal, builders
+
+ROWS: tuple[OpRow, ...] = (
+    OpRow(
+        "sort",
+        ("data",),
+        (("axis", -1), ("is_ascend", 1)),
+        "relax.sort",
+        convert.direct("relax.sort", axis="axis", descending=lambda a, _: not a.is_ascend),
+        "relay.attrs.ArgsortAttrs",
+    ),
+    OpRow(
+        "argsort",
+        ("data",),
+        (("axis", -1), ("is_ascend", 1), ("dtype", "int32")),
+        "relax.argsort",
+        convert.direct(
+            "relax.argsort",
+            axis="axis",
+            descending=lambda a, _: not a.is_ascend,
+            dtype="dtype",
+        ),
+        "relay.attrs.ArgsortAttrs",
+    ),
+    OpRow(
+        "topk",
+        ("data",),
+        (
+            ("k", 1),
+            ("axis", -1),
+            ("ret_type", "both"),
+            ("is_ascend", False),
+            ("dtype", "int32"),
+        ),
+        "relax.topk",
+        convert.direct(
+            "relax.topk",
+            k="k",
+            axis="axis",
+            ret_type="ret_type",
+            largest=lambda a, _: not a.is_ascend,
+            dtype="dtype",
+        ),
+        "relay.attrs.TopKAttrs",
+        outputs=lambda a: 2 if a.ret_type == "both" else 0,
+        refusals=(Refusal("k", lambda v: isinstance(v, int), "k must be a Python int in Relax"),),
+    ),
+)
+
+
+#: This family's ops with no Relax equivalent -> what to write instead.
+REFUSED: dict[str, str] = {}
+
+#: Short name -> builder (``relay.topk`` here).
+BUILDERS = builders(ROWS, REFUSED)
+globals().update(BUILDERS)
+__all__ = sorted(BUILDERS)
+
+if TYPE_CHECKING:
+    # The builders are made from the rows, so a type checker cannot see them: to it, every
+    # other name here is a builder (at runtime an unknown name still raises AttributeError).
+    def __getattr__(name: str) -> Callable[..., Any]: ...
