@@ -32,10 +32,9 @@ ROWS: tuple[OpRow, ...] = (
 )
 
 
-#: This family's ops with no Relax equivalent -> what to write instead.
+#: None: every op of this family has a Relax form.
 REFUSED: dict[str, str] = {}
 
-#: Short name -> builder (``relay.image.resize2d`` here).
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)

@@ -243,29 +243,21 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.PReluAttrs",
         infer_inputs=type_relations.per_channel,
     ),
-    OpRow(
-        "nn.softmax",
-        ("data",),
-        (("axis", -1),),
-        "relax.nn.softmax",
-        convert.direct("relax.nn.softmax", axis="axis"),
-        "relay.attrs.SoftmaxAttrs",
-    ),
-    OpRow(
-        "nn.fast_softmax",
-        ("data",),
-        (("axis", -1),),
-        "relax.nn.softmax",
-        convert.direct("relax.nn.softmax", axis="axis"),
-        "relay.attrs.SoftmaxAttrs",
-    ),
-    OpRow(
-        "nn.log_softmax",
-        ("data",),
-        (("axis", -1),),
-        "relax.nn.log_softmax",
-        convert.direct("relax.nn.log_softmax", axis="axis"),
-        "relay.attrs.SoftmaxAttrs",
+    *(
+        OpRow(
+            f"nn.{name}",
+            ("data",),
+            (("axis", -1),),
+            f"relax.nn.{relax_name}",
+            convert.direct(f"relax.nn.{relax_name}", axis="axis"),
+            "relay.attrs.SoftmaxAttrs",
+        )
+        # Relay's fast_softmax approximated softmax; Relax has the exact op.
+        for name, relax_name in (
+            ("softmax", "softmax"),
+            ("fast_softmax", "softmax"),
+            ("log_softmax", "log_softmax"),
+        )
     ),
     OpRow(
         "nn.batch_flatten",
@@ -391,7 +383,6 @@ REFUSED: dict[str, str] = {
     "nn.contrib_conv2d_winograd_without_weight_transform": "use relax.op.nn.conv2d",
 }
 
-#: Short name -> builder (``relay.nn.conv2d`` here).
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)

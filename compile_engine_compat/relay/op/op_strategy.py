@@ -37,6 +37,7 @@ class RowAttrs(Protocol):
         """Relay's attribute names and their defaults."""
         ...
 
+
 __all__ = [
     "OpImplementation",
     "OpSpecialization",

@@ -5,8 +5,7 @@ Relay's ``exclude=True`` reduces over the axes not named, which :func:`.convert.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import convert
 from .registry import OpRow, Refusal, builders
@@ -59,15 +58,9 @@ ROWS: tuple[OpRow, ...] = (
 )
 
 
-#: This family's ops with no Relax equivalent -> what to write instead.
+#: None: every op of this family has a Relax form.
 REFUSED: dict[str, str] = {}
 
-#: Short name -> builder (``relay.sum`` here).
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
-
-if TYPE_CHECKING:
-    # The builders are made from the rows, so a type checker cannot see them: to it, every
-    # other name here is a builder (at runtime an unknown name still raises AttributeError).
-    def __getattr__(name: str) -> Callable[..., Any]: ...

@@ -6,9 +6,6 @@ are made from them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
 from . import convert, normalize
 from .registry import REQUIRED, OpRow, builders
 
@@ -23,6 +20,8 @@ UNARY = (
     "exp log sqrt rsqrt sigmoid tanh sin cos tan asin acos atan sinh cosh asinh acosh atanh abs "
     "negative sign floor ceil round trunc erf isnan isinf isfinite logical_not bitwise_not"
 ).split()
+#: Relay's ``*_like`` creation ops, each the Relax op of the same name.
+LIKE = ("zeros_like", "ones_like")
 #: Relay's approximations -> the exact Relax op.
 FAST = {"fast_exp": "exp", "fast_tanh": "tanh", "fast_erf": "erf"}
 
@@ -46,26 +45,19 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.ClipAttrs",
         normalize={"a_min": float, "a_max": float},
     ),
-    OpRow(
-        "zeros",
-        (),
-        (("shape", REQUIRED), ("dtype", REQUIRED)),
-        "relax.zeros",
-        convert.direct("relax.zeros", shape="shape", dtype="dtype"),
-        "relay.attrs.InitOpAttrs",
-        normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
+    *(
+        OpRow(
+            name,
+            (),
+            (("shape", REQUIRED), ("dtype", REQUIRED)),
+            f"relax.{name}",
+            convert.direct(f"relax.{name}", shape="shape", dtype="dtype"),
+            "relay.attrs.InitOpAttrs",
+            normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
+        )
+        for name in ("zeros", "ones")
     ),
-    OpRow(
-        "ones",
-        (),
-        (("shape", REQUIRED), ("dtype", REQUIRED)),
-        "relax.ones",
-        convert.direct("relax.ones", shape="shape", dtype="dtype"),
-        "relay.attrs.InitOpAttrs",
-        normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
-    ),
-    OpRow("zeros_like", ("data",), (), "relax.zeros_like", convert.direct("relax.zeros_like")),
-    OpRow("ones_like", ("data",), (), "relax.ones_like", convert.direct("relax.ones_like")),
+    *(OpRow(n, ("data",), (), f"relax.{n}", convert.direct(f"relax.{n}")) for n in LIKE),
     OpRow(
         "concatenate",
         ("data",),
@@ -88,15 +80,9 @@ ROWS: tuple[OpRow, ...] = (
 )
 
 
-#: This family's ops with no Relax equivalent -> what to write instead.
+#: None: every op of this family has a Relax form.
 REFUSED: dict[str, str] = {}
 
-#: Short name -> builder (``relay.add`` here).
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
-
-if TYPE_CHECKING:
-    # The builders are made from the rows, so a type checker cannot see them: to it, every
-    # other name here is a builder (at runtime an unknown name still raises AttributeError).
-    def __getattr__(name: str) -> Callable[..., Any]: ...
