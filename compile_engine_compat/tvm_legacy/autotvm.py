@@ -122,6 +122,8 @@ class _ApplyHistoryBest(DispatchContext):
         self._previous: Any = None
 
     def __enter__(self) -> _ApplyHistoryBest:
+        # Selection checks for records only once a records context exists (first use).
+        add_autotvm_check(_refuse_records)
         self._previous = DispatchContext.current
         DispatchContext.current = self
         return self
@@ -138,8 +140,6 @@ def apply_history_best(records: Any) -> _ApplyHistoryBest:
     ``select_implementation(..., use_autotvm=True)`` inside it raises
     :class:`AutoTVMRecordsError`, since selecting by plevel would silently ignore the records.
     """
-    # select_implementation(use_autotvm=True) consults this from now on (a check per process).
-    add_autotvm_check(_refuse_records)
     return _ApplyHistoryBest(records)
 
 
