@@ -130,7 +130,7 @@ def _row(
 
 
 # The un-warned cores of the rows that are plain functions.
-_STRATEGY = "compile_engine_compat.pipeline.strategy"
+_STRATEGY = "compile_engine_compat.facade.strategy"
 _FACADE = "compile_engine_compat.facade"
 _LOWER = (
     "mod = relax.transform.LegalizeOps()(IRModule({'main': func})); "
@@ -510,7 +510,7 @@ _RELAY_ROWS = (
         old_paths=("tvm.relay.build",),
         shim="compile_engine_compat.relay.build",
         note=(
-            "Compiles with tvm.compile for the Relax VM. lib['default'](dev) feeds "
+            "Compiles with tvm.compile for the Relax VM. `lib['default'](dev)` feeds "
             "graph_executor.GraphModule, and graph, lib, params = relay.build(...) still unpacks, "
             "but there is no executor graph: get_graph_json() describes the inputs only. "
             "target_host, executor and runtime are ignored. " + _RELAY_NOTE
@@ -577,7 +577,7 @@ _TVM_ROWS = (
         ("tvm.compile", "tvm.relax.VirtualMachine"),
         fix="served",
         old_paths=("tvm.contrib.graph_executor.GraphModule",),
-        shim="compile_engine_compat.relay.legacy.graph_executor.GraphModule",
+        shim="compile_engine_compat.tvm_legacy.graph_executor.GraphModule",
         note=(
             "Served by install(); runs the result of relay.build on the Relax VM (set_input, "
             "run, get_output, get_num_outputs). Outputs are flattened."
@@ -590,7 +590,7 @@ _TVM_ROWS = (
         ("tvm.s_tir.Schedule",),
         fix="manual",
         old_paths=("tvm.autotvm.apply_history_best",),
-        shim="compile_engine_compat.relay.legacy.autotvm.apply_history_best",
+        shim="compile_engine_compat.tvm_legacy.autotvm.apply_history_best",
         note=(
             "Served by install() so that Relay-era files import, but tuning records cannot be "
             "applied: entering the context warns, and select_implementation(use_autotvm=True) "
@@ -606,7 +606,7 @@ _TVM_ROWS = (
         ("tvm.runtime.tensor", "tvm.runtime.empty"),
         fix="served",
         old_paths=("tvm.nd.array", "tvm.nd.empty"),
-        shim="compile_engine_compat.relay.legacy.nd.array",
+        shim="compile_engine_compat.tvm_legacy.nd.array",
         note="Served by install(); the arrays keep asnumpy() and pass wherever a tensor does.",
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -616,7 +616,7 @@ _TVM_ROWS = (
         ("tvm.device",),
         fix="served",
         old_paths=("tvm.context", "tvm.device('llvm')"),
-        shim="compile_engine_compat.relay.legacy.context",
+        shim="compile_engine_compat.tvm_legacy.device.context",
         note=(
             "Served by install(), which also lets tvm.device take the target names TVM 0.19 "
             "accepted ('llvm', 'c' -> cpu)."
@@ -630,7 +630,7 @@ _TVM_ROWS = (
         ("tvm.s_tir.Schedule",),
         fix="served",
         old_paths=("tvm.autotvm",),
-        shim="compile_engine_compat.relay.legacy.autotvm",
+        shim="compile_engine_compat.tvm_legacy.autotvm",
         note=(
             "Served by install() so that Relay-era files import: register_topi_compute keeps "
             "its compute, register_topi_schedule's schedule never runs, and dispatch contexts "

@@ -206,12 +206,12 @@ def _relay_ops() -> str:
     Imported late: the op table builds Relax calls, so it imports TVM, which the rest of the
     guide does not need.
     """
-    from compile_engine_compat.relay._ops import OP_TABLE, REFUSED_OPS
+    from compile_engine_compat.relay import OP_TABLE, REFUSED_OPS
 
     lines = [
         "## Relay ops: what each becomes in Relax",
         "",
-        "Generated from the op table of `compile_engine_compat.relay` (`relay/_ops.py`): the",
+        "Generated from the op table of `compile_engine_compat.relay` (`relay/op/`): the",
         "Relay op, the Relax op the front end emits, Relay's attribute names (which `call.attrs`",
         "answers to, with Relay's defaults), and the attribute values refused at the builder call.",
         "Build new code with the Relax op directly (`relax.op.<name>` in a `relax.BlockBuilder`).",

@@ -259,8 +259,6 @@ def _walk_served(
                 except ImportError:  # a refusing module (qnn.op): the refusals record it
                     continue
     for name, child in sorted(children.items()):
-        if child.__name__ == "compile_engine_compat.relay.legacy":
-            continue  # served under the TVM names of LEGACY_MODULES, walked as their own roots
         _walk_served(f"{tvm_name}.{name}", child, modules, names)
 
 

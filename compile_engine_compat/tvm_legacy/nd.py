@@ -1,7 +1,8 @@
 """``tvm.nd`` (served by ``install()``): ``array``/``empty`` of TVM <=0.19 over ``tvm.runtime``.
 
 They return ``tvm.runtime.Tensor``; while installed, tensors also answer the legacy
-``asnumpy()`` (see :func:`compile_engine_compat.relay.legacy.patch`).
+``asnumpy()`` (:func:`asnumpy`, set on ``tvm.runtime.Tensor``: see
+:mod:`compile_engine_compat.surfaces.moved_names`).
 """
 
 from __future__ import annotations
@@ -32,3 +33,9 @@ def array(arr: Any, device: Any = None, ctx: Any = None) -> Any:
 def empty(shape: Any, dtype: str = "float32", device: Any = None, ctx: Any = None) -> Any:
     """``tvm.nd.empty(shape, dtype, device)``: ``tvm.runtime.empty``."""
     return tvm.runtime.empty(tuple(shape), dtype, _device(device, ctx))
+
+
+@legacy_api("tvm.nd")
+def asnumpy(self: Any) -> Any:
+    """``Tensor.asnumpy()``: TVM <=0.19's name of ``numpy()``."""
+    return self.numpy()

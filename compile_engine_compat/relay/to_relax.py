@@ -1,5 +1,8 @@
 """Relay graph -> one Relax function, and Relay's type inference read back from it.
 
+The emitter of the Relay wing: every way a Relay graph reaches TVM (``relay.build``, the engine,
+``tvm.IRModule.from_expr``, ``astext``) and every ``checked_type`` goes through :func:`to_relax`.
+
 The function is built with ``relax.BlockBuilder`` in one dataflow block, one binding per op call
 in topological order, the last call bound by ``emit_output``: exactly the function a person
 writes by hand with BlockBuilder for the same graph, so the two are structurally equal and share
@@ -16,69 +19,13 @@ from tvm import relax
 
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
-from ._expr import (
-    Call,
-    Constant,
-    Expr,
-    Function,
-    Let,
-    RelayTypeError,
-    TensorType,
-    Tuple,
-    TupleGetItem,
-    TupleType,
-    Type,
-    Var,
-    from_struct_info,
-)
-from ._ops import RelayOp, UnsupportedRelayError
+from .analysis import free_vars
+from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, Var
+from .function import Function
+from .op.registry import RelayOp, UnsupportedRelayError
+from .ty import FuncType, RelayTypeError, TensorType, TupleType, Type, from_struct_info
 
-__all__ = ["free_vars", "function_to_relax", "infer", "to_relax"]
-
-
-def free_vars(expr: Expr) -> list[Var]:
-    """The free variables of ``expr`` in post-order of first use (Relay's ``free_vars``).
-
-    Parameters
-    ----------
-    expr : Expr
-        A Relay expression.
-
-    Returns
-    -------
-    list of Var
-        Its unbound variables.
-    """
-    seen: set[int] = set()
-    bound: set[int] = set()
-    out: list[Var] = []
-    stack: list[tuple[Any, bool]] = [(expr, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Var):
-            if id(node) not in bound:
-                out.append(node)
-            continue
-        children: list[Any] = []
-        if isinstance(node, Call):
-            children = list(node.args)
-        elif isinstance(node, Tuple):
-            children = list(node.fields)
-        elif isinstance(node, TupleGetItem):
-            children = [node.tuple_value]
-        elif isinstance(node, Let):
-            bound.add(id(node.var))
-            children = [node.value, node.body]
-        elif isinstance(node, Function):
-            bound.update(id(p) for p in node.params)
-            children = [node.body]
-        stack.extend((c, False) for c in reversed(children))
-    return out
+__all__ = ["function_to_relax", "infer", "to_relax"]
 
 
 def _children(node: Expr) -> list[Expr]:
@@ -200,7 +147,7 @@ class _Emitter:
         return [self.param(p) for p in params]
 
     def _type_untyped_args(self, node: Call) -> None:
-        row = node.op.row  # type: ignore[union-attr]
+        row = node.op.row
         untyped = [
             a
             for a in node.args[1:]
@@ -365,8 +312,6 @@ def function_to_relax(func: Function) -> relax.Function:
 
 
 def _func_type(params: list[Var], ret: Type) -> Type:
-    from ._expr import FuncType
-
     return FuncType([p.checked_type for p in params], ret)
 
 

@@ -1,4 +1,4 @@
-"""``relay.transform``: the passes Relay-era code runs before lowering.
+"""``relay.transform.transform``: the passes Relay-era code runs before lowering.
 
 Relax functions are typed when built, so ``InferType`` has nothing left to compute: it returns
 the module it was given (a ``tvm.IRModule`` made by ``tvm.IRModule.from_expr(relay_func)`` holds
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._emit import infer
-from ._expr import Expr
+from ..expr import Expr
+from ..to_relax import infer
 
 __all__ = ["InferType", "SimplifyInference"]
 
@@ -49,21 +49,3 @@ class SimplifyInference:
     def __call__(self, mod: Any) -> Any:
         """Return ``mod`` unchanged."""
         return mod
-
-
-def __getattr__(name: str) -> Any:
-    if name.startswith("_"):
-        raise AttributeError(name)
-    from tvm import relax
-
-    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, _message
-
-    if hasattr(relax.transform, name):
-        why = (
-            f"the module from tvm.IRModule.from_expr(relay_func) is a Relax module: apply "
-            f"tvm.relax.transform.{name}() to it (its arguments may differ from Relay's)"
-        )
-    else:
-        why = "Relax builds its functions normalized and typed; drop the pass, or find its "
-        why += "Relax counterpart in tvm.relax.transform"
-    raise RelayRemovedError(_message(f"tvm.relay.transform.{name}", why))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.facade.strategy import add_autotvm_check
 
 __all__ = [
     "GLOBAL_SCOPE",
@@ -122,6 +122,8 @@ class _ApplyHistoryBest(DispatchContext):
         self._previous: Any = None
 
     def __enter__(self) -> _ApplyHistoryBest:
+        # Selection checks for records only once a records context exists (first use).
+        add_autotvm_check(_refuse_records)
         self._previous = DispatchContext.current
         DispatchContext.current = self
         return self
@@ -152,9 +154,6 @@ def _refuse_records() -> None:
             "(compile_engine_compat.register_implementation), and schedule it with "
             "tvm.s_tir.Schedule."
         )
-
-
-_strategy.autotvm_checks.append(_refuse_records)
 
 
 def _with_fallback_config(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,8 +8,7 @@ import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
-
-from ..build_module import VMRunner
+from compile_engine_compat.relay.backend.executor_factory import VMRunner
 
 __all__ = ["GraphModule", "create"]
 
