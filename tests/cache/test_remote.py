@@ -331,9 +331,10 @@ def test_an_index_record_naming_a_kernel_of_another_build_is_refused(redis_fleet
     assert fleet.rewrite(other_rules_kernel) == 1
     fleet.machine("reader")
     traced = len(traces)
-    with Counted() as counted:
+    with remote_warnings() as messages, Counted() as counted:
         kernel = fleet.jit(8)
     assert counted["remote.rejected.other-rules"] == 1
+    assert len(messages) == 1 and "names a kernel of another build" in messages[0]
     assert len(traces) == traced + 1  # the record was not trusted: the function was traced,
     assert _was_loaded(kernel) and counted["remote.hit.kernel"] == 1  # its own key then hit
 
@@ -461,9 +462,10 @@ def test_a_full_store_refuses_writes_and_still_serves_reads(
     assert written["remote.dropped"] >= 1  # after the store said it was full: not even tried
     assert len(messages) == 1 and "the store is full" in messages[0]
     fleet.machine("reader")
-    with Counted() as read:
+    with remote_warnings() as messages, Counted() as read:
         loaded = [_was_loaded(fleet.jit(width)) for width in widths]
     assert loaded == [True, True, False, False]  # what was written is still served
+    assert len(messages) == 1 and "the store is full" in messages[0]  # its own publishing
     assert read["remote.hit.kernel"] == 2
 
 
