@@ -581,7 +581,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker: the controller reports
         if state.stream_path is not None:
             _stream(state)  # e.g. session-scoped fixtures' teardown
-        rows = [[api, path, line, n] for (api, path, line), n in (_counts() - state.start).items()]
+        # execnet sends UTF-8 only: a file name with undecodable bytes travels escaped.
+        rows = [
+            [api, _printable_path(path), line, n]
+            for (api, path, line), n in (_counts() - state.start).items()
+        ]
         config.workeroutput[_WORKER_KEY] = rows  # type: ignore[attr-defined]
         return
     if state.stream_dir is not None:

@@ -10,6 +10,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+# The inner runs import the shim (and with it TVM, NumPy and torch); pytester then drops every
+# module imported during a run from sys.modules, and a C extension imported a second time in one
+# process crashes it. Imported here, outside the runs, they are imported once.
+import compile_engine_compat.compile_engine  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 # Legacy calls at known lines (makepyfile drops the leading newline): get() on line 6 (x3), in
