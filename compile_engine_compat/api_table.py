@@ -692,6 +692,9 @@ LEGACY_MODULES: dict[str, str] = {
     "tvm.relay.backend.te_compiler": "te_compiler",
     "tvm.relay.backend._backend": "relay.backend",
 }
+#: The modules of a TVM <=0.19 source tree that define the legacy API (the legacy modules and
+#: the package that imports them): ``scan`` and ``fix`` leave these files alone.
+DEFINITION_MODULES: frozenset[str] = frozenset({*LEGACY_MODULES, "tvm.relay.backend"})
 #: The shim's drop-in modules -> the row-name prefix of their members.
 SHIM_MODULES: dict[str, str] = {
     "compile_engine_compat.compile_engine": "compile_engine",

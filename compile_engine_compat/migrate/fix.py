@@ -48,6 +48,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from compile_engine_compat.api_table import LEGACY_MODULES, MODULE_SHIMS, LegacyApi
 from compile_engine_compat.migrate.legacy_uses import (
+    LocalModules,
     Use,
     dotted,
     find_uses,
@@ -392,7 +393,7 @@ def _tidy_imports(module: cst.Module, plan: _Plan, bare_tvm_dropped: bool) -> cs
 
 
 def fix_code(
-    code: str, unsafe: bool = False, package: str | None = None
+    code: str, unsafe: bool = False, package: str | None = None, local: LocalModules | None = None
 ) -> tuple[str, list[Change], list[Change]]:
     """Fix one module's source.
 
@@ -404,6 +405,8 @@ def fix_code(
         Also apply the table's modern rewrites.
     package : str, optional
         The dotted package the module lies in, to resolve its relative imports.
+    local : callable, optional
+        Whether a dotted module is the project's own (``Source.local_module``).
 
     Returns
     -------
@@ -420,7 +423,7 @@ def fix_code(
     libcst.ParserSyntaxError
         If ``code`` does not parse.
     """
-    new_code, changes, manual = _fix_engine_code(code, unsafe, package)
+    new_code, changes, manual = _fix_engine_code(code, unsafe, package, local)
     relay_manual, _ = relay_items(code, package)
     if relay_manual:
         manual = sorted([*manual, *relay_manual], key=lambda item: (item.line, item.col))
@@ -448,7 +451,7 @@ def relay_items(code: str, package: str | None = None) -> tuple[list[Change], li
 
 
 def _fix_engine_code(
-    code: str, unsafe: bool, package: str | None
+    code: str, unsafe: bool, package: str | None, local: LocalModules | None
 ) -> tuple[str, list[Change], list[Change]]:
     """:func:`fix_code` for the compile_engine/te_compiler API, its globals and config keys."""
     if not spells_word(code):  # as fast as scan on files with nothing to do
@@ -460,19 +463,19 @@ def _fix_engine_code(
     if relevant is None:
         return code, [], []
     check_nesting(relevant.code)
-    has_uses = call_with_deep_stack(_has_uses, relevant.code, unsafe, package)
+    has_uses = call_with_deep_stack(_has_uses, relevant.code, unsafe, package, local)
     if relevant.lines is not None and not has_uses:
         return code, [], []
     check_nesting(code)
     # libcst recurses per nesting level: a valid 400-term chain needs more than 1,000 frames.
-    return call_with_deep_stack(_fix_code, code, unsafe, package)
+    return call_with_deep_stack(_fix_code, code, unsafe, package, local)
 
 
-def _has_uses(code: str, unsafe: bool, package: str | None) -> bool:
+def _has_uses(code: str, unsafe: bool, package: str | None, local: LocalModules | None) -> bool:
     """Does ``code`` (the relevant part of a module) hold anything fix would act on?"""
     origins = ("legacy", "shim") if unsafe else ("legacy",)
     wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
-    uses = find_uses(wrapper, package)
+    uses = find_uses(wrapper, package, local)
     return any(not use.guarded and use.origin in origins for use in uses)
 
 
@@ -483,10 +486,10 @@ def _manual(row: LegacyApi, line: int, col: int) -> Change:
 
 
 def _fix_code(
-    code: str, unsafe: bool, package: str | None
+    code: str, unsafe: bool, package: str | None, local: LocalModules | None
 ) -> tuple[str, list[Change], list[Change]]:
     wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
-    uses = [use for use in find_uses(wrapper, package) if not use.guarded]
+    uses = [use for use in find_uses(wrapper, package, local) if not use.guarded]
     plan = _Plan(wrapper.module, dict(wrapper.resolve(md.PositionProvider)))
     parents = dict(wrapper.resolve(md.ParentNodeProvider))
     by_statement: dict[cst.CSTNode, list[Use]] = {}
@@ -542,7 +545,7 @@ def fix_file(file: SourceFile, unsafe: bool) -> FileFix:
         return _fix_notebook(source, unsafe)
     before = source.code
     try:
-        after, changes, manual = fix_code(before, unsafe, source.package)
+        after, changes, manual = fix_code(before, unsafe, source.package, source.local_module)
         served = relay_items(before, source.package)[1]
     except Exception as exc:  # one bad file never ends the run; same words as scan
         skip = skipped_for(file.display, exc)

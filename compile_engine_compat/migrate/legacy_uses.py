@@ -28,7 +28,7 @@ import ast
 import bisect
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -319,6 +319,22 @@ class _Reducer:
         return Relevant("".join(out), lines)
 
 
+@functools.lru_cache(maxsize=64)
+def star_members(module: str) -> frozenset[str]:
+    """The names ``from <module> import *`` binds that are rows, for a legacy module spelled
+    absolutely or relatively (``..backend.compile_engine``): ``get``, ``CCacheKey``, ..."""
+    last = module.rsplit(".", 1)[-1]
+    members: set[str] = set()
+    for path, prefix in LEGACY_MODULES.items():
+        if path.rsplit(".", 1)[-1] == last:
+            members |= {
+                name[len(prefix) + 1 :].split(".")[0]
+                for name in API_TABLE
+                if name.startswith(prefix + ".")
+            }
+    return frozenset(members)
+
+
 def _aliases(tree: ast.Module) -> set[str]:
     """Names bound to something legacy, followed to a fixed point.
 
@@ -332,8 +348,14 @@ def _aliases(tree: ast.Module) -> set[str]:
     # (targets, identifiers in the value) of the assignments not yet known to bind an alias
     pending: list[tuple[set[str], set[str]]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and spells_word(node.module or ""):
-            names |= {alias.asname or alias.name for alias in node.names} - {"*"}
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if spells_word(module):
+                names |= {alias.asname or alias.name for alias in node.names} - {"*"}
+                if any(alias.name == "*" for alias in node.names):
+                    names |= star_members(module)
+            else:  # ``from tvm.relay.backend import compile_engine as ce``: ``ce``
+                names |= {a.asname or a.name for a in node.names if spells_word(a.name)}
         elif isinstance(node, ast.Import):
             names |= {a.asname for a in node.names if a.asname and spells_word(a.name)}
         elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -379,7 +401,8 @@ class Use:
         (for ``method``, the ``Attribute`` whose ``attr`` is the method), or a string.
     kind : {"import", "reference", "method", "string", "dynamic"}
         ``dynamic``: reached through ``importlib.import_module``/``getattr`` with a literal name,
-        or through a module alias made that way; no mechanical fix.
+        through a module alias made that way, or through ``from tvm.relay.backend import *``;
+        no mechanical fix.
     row : LegacyApi
     origin : {"legacy", "shim"}
         Reached through ``tvm.relay.backend`` (or a registered name) or through the shim.
@@ -429,30 +452,44 @@ def _split(qualified: str) -> tuple[str, str, Origin] | None:
     return None
 
 
-def absolute(name: str, package: str | None) -> str | None:
+#: Is a dotted module (``myproj.backend.compile_engine``) the project's own, on disk?
+LocalModules = Callable[[str], bool]
+
+
+def absolute(name: str, package: str | None, local: LocalModules | None = None) -> str | None:
     """Resolve a relative dotted name (``..backend.compile_engine.get``) against ``package``.
 
     Outside a known package (no ``__init__.py`` found), a relative name counts only when it
     spells at least the last two components of a legacy module (``..backend.compile_engine``):
     enough to recognise TVM's own layout without guessing at a one-word ``from . import x``.
+
+    Inside a package that is not TVM (``myproj.sub``), ``from ..backend import compile_engine``
+    resolves to ``myproj.backend.compile_engine``; given ``local``, such a name that spells a
+    legacy module's layout is that legacy module unless the project has the module itself (a
+    copied or vendored piece of TVM's tree, whose imports still name TVM's layout).
     """
     if not name.startswith("."):
         return name
     level = len(name) - len(name.lstrip("."))
     rest = name[level:]
+    resolved = None
     if package:
         parts = package.split(".")
-        if level - 1 >= len(parts) + 1:
-            return None  # beyond the top-level package
-        base = parts[: len(parts) - (level - 1)]
-        return ".".join([*base, rest] if rest else base) or None
+        if level - 1 < len(parts) + 1:  # else beyond the top-level package
+            base = parts[: len(parts) - (level - 1)]
+            resolved = ".".join([*base, rest] if rest else base) or None
+        if local is None or (resolved is not None and _split(resolved) is not None):
+            return resolved
     for module in LEGACY_MODULES:
         parts = module.split(".")
         for size in range(len(parts) - 1, 1, -1):
             suffix = ".".join(parts[-size:])
             if rest == suffix or rest.startswith(suffix + "."):
+                own = absolute("." * level + suffix, package) if package else None
+                if own is not None and local is not None and local(own):
+                    return resolved
                 return module + rest[len(suffix) :]
-    return None
+    return resolved
 
 
 def module_of_node(qualified: str) -> str | None:
@@ -484,8 +521,22 @@ class Binding(NamedTuple):
     #: ``compile_engine.CompileEngine`` (the engine).
     prefix: str
     origin: Origin
-    #: Reached through ``importlib``/``getattr``: the import swap cannot fix it.
+    #: Reached through ``importlib``/``getattr`` or a star import of ``tvm.relay.backend``:
+    #: the import swap cannot fix it.
     dynamic: bool = False
+
+
+class Resolved(NamedTuple):
+    """A name resolved to a row: its name, origin, and whether the fix cannot reach it."""
+
+    name: str
+    origin: Origin
+    #: Bound by ``from tvm.relay.backend import *``: no import names it for the fix to swap.
+    dynamic: bool = False
+
+
+#: Row-name prefixes that are modules (an alias of one holds the module).
+_MODULE_PREFIXES = frozenset(LEGACY_MODULES.values()) | frozenset(SHIM_MODULES.values())
 
 
 class _Resolver(cst.CSTVisitor):
@@ -493,14 +544,17 @@ class _Resolver(cst.CSTVisitor):
 
     METADATA_DEPENDENCIES = (md.QualifiedNameProvider, md.ScopeProvider, md.PositionProvider)
 
-    def __init__(self, package: str | None) -> None:
+    def __init__(self, package: str | None, local: LocalModules | None = None) -> None:
         super().__init__()
         self.package = package
+        self.local = local
         #: Name targets bound to a module or engine: ``e = compile_engine.get()``,
         #: ``mod = importlib.import_module("tvm.relay.backend.compile_engine")``.
         self.targets: dict[cst.CSTNode, Binding] = {}
         #: ``(class, "self.engine")`` -> binding, None once anything else is assigned there.
         self.attributes: dict[tuple[cst.ClassDef | None, str], Binding | None] = {}
+        #: Modules star-imported (``from X import *``), absolute: their rows' names are bound.
+        self.stars: list[str] = []
         self._classes: list[cst.ClassDef] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -513,20 +567,49 @@ class _Resolver(cst.CSTVisitor):
     def _class(self) -> cst.ClassDef | None:
         return self._classes[-1] if self._classes else None
 
+    def _absolute(self, name: str) -> str | None:
+        return absolute(name, self.package, self.local)
+
     def _split(self, qualified: str) -> tuple[str, str, Origin] | None:
-        name = absolute(qualified, self.package)
+        name = self._absolute(qualified)
         return _split(name) if name else None
 
-    def _resolve(self, node: cst.CSTNode) -> tuple[str, Origin] | None:
+    def _resolve(self, node: cst.CSTNode) -> Resolved | None:
         """The row name and origin of a Name/Attribute, if all its meanings are legacy or shim."""
         qualified = self.get_metadata(md.QualifiedNameProvider, node, set())
+        if not qualified:
+            return self._star(node) if self.stars else None
         splits = [self._split(q.name) for q in qualified]
-        if not splits or any(s is None for s in splits):
+        if any(s is None for s in splits):
             return None
         origins = {s[2] for s in splits if s}
         names = sorted({s[1] for s in splits if s})
         # Legacy in ``try`` and shim in ``except ImportError``: that is the shim's name.
-        return names[0], ("legacy" if origins == {"legacy"} else "shim")
+        return Resolved(names[0], "legacy" if origins == {"legacy"} else "shim")
+
+    def _star(self, name: cst.CSTNode) -> Resolved | None:
+        """A name no assignment binds, read as a member of a star-imported legacy module (and
+        the attribute chains from it)."""
+        if isinstance(name, cst.Attribute):
+            base = self._resolve(name.value)
+            member = f"{base.name}.{name.attr.value}" if base else ""
+            if base and member in API_TABLE:
+                return base._replace(name=member)
+            return None
+        if not isinstance(name, cst.Name) or name.value.startswith("_"):  # ``*`` skips private
+            return None
+        scope = self.get_metadata(md.ScopeProvider, name, None)
+        if scope is None:
+            return None
+        accesses = [access for access in scope.accesses[name] if access.node is name]
+        if not accesses or any(access.referents for access in accesses):
+            return None  # not a read (an attribute's name), or bound here or a builtin
+        for module in self.stars:
+            split = _split(f"{module}.{name.value}")
+            if split and split[1] in API_TABLE:
+                # From a legacy module, the import swap fixes it; from its package, nothing does.
+                return Resolved(split[1], split[2], dynamic=_split(module) is None)
+        return None
 
     def _name_alias(self, name: cst.Name) -> Binding | None:
         """The binding if every assignment reaching ``name`` binds the same module or engine."""
@@ -553,6 +636,17 @@ class _Resolver(cst.CSTVisitor):
             return self.attributes.get((self._class, text)) if text else None
         return None
 
+    def _held(self, node: cst.CSTNode) -> Binding | None:
+        """What ``node`` holds, if a module or an engine: an alias, a getter or importlib call,
+        or a dotted name of a legacy module (``relay.backend.compile_engine``)."""
+        held = self._alias(node)
+        if held is None and isinstance(node, cst.Call):
+            held = self._engine_call(node) or self._imported_module(node)
+        if held is None and isinstance(node, cst.Name | cst.Attribute):
+            resolved = self._resolve(node)
+            held = Binding(*resolved) if resolved else None
+        return held
+
     def _literal(self, node: cst.CSTNode) -> str | None:
         if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
             try:
@@ -578,10 +672,12 @@ class _Resolver(cst.CSTVisitor):
     def _engine_call(self, call: cst.Call) -> Binding | None:
         """``compile_engine.get()`` (any spelling, or through a module alias): the engine."""
         resolved = self._resolve(call.func)
-        if resolved and resolved[0] in ENGINE_GETTERS:
-            return Binding(ENGINE_GETTERS[resolved[0]], resolved[1])
+        if resolved and resolved.name in ENGINE_GETTERS:
+            return Binding(ENGINE_GETTERS[resolved.name], resolved.origin, resolved.dynamic)
         if isinstance(call.func, cst.Attribute):
             held = self._alias(call.func.value)
+            if held is None and isinstance(call.func.value, cst.Call):
+                held = self._imported_module(call.func.value)
             getter = f"{held.prefix}.{call.func.attr.value}" if held else ""
             if held and getter in ENGINE_GETTERS:
                 return Binding(ENGINE_GETTERS[getter], held.origin, held.dynamic)
@@ -589,12 +685,30 @@ class _Resolver(cst.CSTVisitor):
 
 
 class _EngineTargets(_Resolver):
-    """First pass: names and ``self.`` attributes bound to an engine or a legacy module."""
+    """First pass: star imports, and names and ``self.`` attributes bound to an engine or a
+    legacy module."""
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if isinstance(node.names, cst.ImportStar):
+            relative = "." * len(node.relative)
+            text = relative + (dotted(node.module) if node.module is not None else "")
+            module = self._absolute(text) if text else None
+            if module and any(
+                legacy == module or legacy.startswith(module + ".") for legacy in LEGACY_MODULES
+            ):
+                self.stars.append(module)
+        return False
 
     def _bind(self, target: cst.CSTNode, value: cst.CSTNode | None) -> None:
         binding = None
         if isinstance(value, cst.Call):
             binding = self._engine_call(value) or self._imported_module(value)
+        elif isinstance(value, cst.Name | cst.Attribute):  # ``ce2 = compile_engine``
+            held = self._held(value)
+            if held is not None and (
+                held.prefix in _MODULE_PREFIXES or held.prefix in ENGINE_GETTERS.values()
+            ):
+                binding = held
         if isinstance(target, cst.Name):
             if binding:
                 self.targets[target] = binding
@@ -618,10 +732,11 @@ class _EngineTargets(_Resolver):
 
 class _Finder(_Resolver):
     def __init__(self, first: _EngineTargets) -> None:
-        super().__init__(first.package)
+        super().__init__(first.package, first.local)
         self.uses: list[Use] = []
         self.targets = first.targets
         self.attributes = first.attributes
+        self.stars = first.stars
         self._guards: list[cst.Try] = []
         self._strings = string_rows()
 
@@ -649,26 +764,25 @@ class _Finder(_Resolver):
                 self._add(alias, "import", API_TABLE[split[1]], "legacy", statement=node)
         return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+    def _relative_module(self, node: cst.ImportFrom, module_text: str) -> str | None:
+        """The absolute module of a relative ``from`` import: the first imported name that is
+        legacy decides (``from ..backend import compile_engine`` is TVM's layout), else the
+        module itself."""
         relative = "." * len(node.relative)
-        module_text = dotted(node.module) if node.module is not None else ""
-        if not relative and not module_text:
+        imported = node.names if isinstance(node.names, list | tuple) else ()
+        for alias in imported:
+            spelled = f"{relative}{module_text}{'.' if module_text else ''}{dotted(alias.name)}"
+            full = self._absolute(spelled)
+            if full and _split(full):
+                return full.rsplit(".", 1)[0]
+        return self._absolute(relative + module_text)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        module = dotted(node.module) if node.module is not None else ""
+        if node.relative:
+            module = self._relative_module(node, module) or ""
+        if not module:
             return False
-        if relative:
-            # ``from ..backend import compile_engine``: resolve against the package, or, with no
-            # package known, through each imported name (``..backend`` + ``compile_engine``).
-            base = absolute(relative + module_text, self.package) if self.package else None
-            imported = node.names if isinstance(node.names, list | tuple) else ()
-            for alias in imported if base is None else ():
-                spelled = f"{relative}{module_text}{'.' if module_text else ''}{dotted(alias.name)}"
-                full = absolute(spelled, None)
-                if full:
-                    base = full.rsplit(".", 1)[0]
-                    break
-            if base is None:
-                return False
-            module_text = base
-        module = module_text
         names = node.names if isinstance(node.names, list | tuple) else None
         if names is None:  # from X import *
             split = _split(module)
@@ -691,7 +805,7 @@ class _Finder(_Resolver):
     def _module_node(self, node: cst.CSTNode) -> cst.CSTNode | None:
         while isinstance(node, cst.Attribute | cst.Name):
             for qualified in self.get_metadata(md.QualifiedNameProvider, node, set()):
-                name = absolute(qualified.name, self.package)
+                name = self._absolute(qualified.name)
                 if name in LEGACY_MODULES or name in SHIM_MODULES:
                     return node
             if isinstance(node, cst.Name):
@@ -699,36 +813,40 @@ class _Finder(_Resolver):
             node = node.value
         return None
 
+    def _member(self, node: cst.CSTNode, held: Binding, member: str) -> None:
+        """A member of a module or engine held by an alias or call: fixed with the import unless
+        reached dynamically."""
+        row = API_TABLE.get(f"{held.prefix}.{member}")
+        if row is not None:
+            self._add(node, "dynamic" if held.dynamic else "method", row, held.origin)
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         method = node.attr.value
         if isinstance(node.value, cst.Call):
-            engine = self._engine_call(node.value)
-            if engine and f"{engine[0]}.{method}" in API_TABLE:
-                self._add(node, "method", API_TABLE[f"{engine[0]}.{method}"], engine[1])
+            held = self._engine_call(node.value) or self._imported_module(node.value)
+            if held:
+                self._member(node, held, method)
             return True
         resolved = self._resolve(node)
-        if resolved and resolved[0] in API_TABLE:
+        if resolved and resolved.name in API_TABLE:
             self._add(
                 node,
-                "reference",
-                API_TABLE[resolved[0]],
-                resolved[1],
+                "dynamic" if resolved.dynamic else "reference",
+                API_TABLE[resolved.name],
+                resolved.origin,
                 module_node=self._module_node(node),
             )
             return False
         held = self._alias(node.value)
-        if held and f"{held[0]}.{method}" in API_TABLE:
-            # An engine's method is fixed with the import; a module held through importlib is not.
-            swapped = held.prefix in ENGINE_GETTERS.values() and not held.dynamic
-            kind: Kind = "method" if swapped else "dynamic"
-            self._add(node, kind, API_TABLE[f"{held[0]}.{method}"], held[1])
+        if held and f"{held.prefix}.{method}" in API_TABLE:
+            self._member(node, held, method)
             return False
         return True
 
     def visit_Call(self, node: cst.Call) -> None:
         imported = self._imported_module(node)
         if imported:
-            self._add(node, "dynamic", API_TABLE[imported[0]], imported[1])
+            self._add(node, "dynamic", API_TABLE[imported.prefix], imported.origin)
             return
         # getattr(<module, engine or alias>, "name"): the literal names the member.
         if not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
@@ -737,20 +855,29 @@ class _Finder(_Resolver):
             return
         member = self._literal(node.args[1].value)
         holder = node.args[0].value
-        held = self._alias(holder)
-        if held is None and isinstance(holder, cst.Call):
-            held = self._engine_call(holder)
-        if held is None and isinstance(holder, cst.Name | cst.Attribute):
-            resolved = self._resolve(holder)
-            held = Binding(*resolved) if resolved else None
-        if member and held and f"{held[0]}.{member}" in API_TABLE:
-            self._add(node, "dynamic", API_TABLE[f"{held[0]}.{member}"], held[1])
+        if not member:
+            return
+        held = self._held(holder)
+        if held is not None:
+            row = API_TABLE.get(f"{held.prefix}.{member}")
+            if row is not None:
+                self._add(node, "dynamic", row, held.origin)
+            return
+        # getattr(relay.backend, "compile_engine"): the literal completes a legacy module's name.
+        for qualified in self.get_metadata(md.QualifiedNameProvider, holder, set()):
+            base = self._absolute(qualified.name)
+            split = _split(f"{base}.{member}") if base else None
+            if split and split[1] in API_TABLE:
+                self._add(node, "dynamic", API_TABLE[split[1]], split[2])
+                return
 
     def visit_Name(self, node: cst.Name) -> None:
         resolved = self._resolve(node)
-        # A plain name bound to the module itself is the import's business, not a use.
-        if resolved and resolved[0] in API_TABLE and "." in resolved[0]:
-            self._add(node, "reference", API_TABLE[resolved[0]], resolved[1])
+        # A plain name bound to the module itself is the import's business, not a use; one bound
+        # by ``from tvm.relay.backend import *`` has no import the fix could swap.
+        if resolved and resolved.name in API_TABLE and ("." in resolved.name or resolved.dynamic):
+            kind: Kind = "dynamic" if resolved.dynamic else "reference"
+            self._add(node, kind, API_TABLE[resolved.name], resolved.origin)
 
     # -- strings --------------------------------------------------------------------------------
 
@@ -774,7 +901,9 @@ class _Finder(_Resolver):
         return False
 
 
-def find_uses(wrapper: md.MetadataWrapper, package: str | None = None) -> list[Use]:
+def find_uses(
+    wrapper: md.MetadataWrapper, package: str | None = None, local: LocalModules | None = None
+) -> list[Use]:
     """Every use of a legacy (or shim) name in the wrapped module, in source order.
 
     Parameters
@@ -783,12 +912,14 @@ def find_uses(wrapper: md.MetadataWrapper, package: str | None = None) -> list[U
         The parsed module; ``Use.node`` refers to nodes of ``wrapper.module``.
     package : str, optional
         The dotted package the module lies in, to resolve relative imports.
+    local : callable, optional
+        Whether a dotted module is the project's own (see :func:`absolute`).
 
     Returns
     -------
     list of Use
     """
-    targets = _EngineTargets(package)
+    targets = _EngineTargets(package, local)
     wrapper.visit(targets)
     finder = _Finder(targets)
     wrapper.visit(finder)

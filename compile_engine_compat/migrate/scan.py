@@ -45,7 +45,14 @@ from typing import TextIO
 import libcst as cst
 import libcst.metadata as md
 
-from compile_engine_compat.api_table import API_TABLE, DOCS_URL, RULES, Fix, LegacyApi
+from compile_engine_compat.api_table import (
+    API_TABLE,
+    DEFINITION_MODULES,
+    DOCS_URL,
+    RULES,
+    Fix,
+    LegacyApi,
+)
 from compile_engine_compat.migrate.baseline import (
     BaselineError,
     count,
@@ -171,6 +178,8 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
     libcst.ParserSyntaxError
         If the code does not parse.
     """
+    if source.module in DEFINITION_MODULES:
+        return []  # a TVM <=0.19 tree's own definition of the legacy API
     # (row, line in the code, column, fix, detail) of each unguarded use of the wanted origins.
     # The engine's finder first: a file it cannot parse is skipped with libcst's message.
     hits = _engine_hits(source, include_shim) if spells_word(source.code) else []
@@ -178,7 +187,9 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
         hits += _relay_hits(source)
     if not hits:
         return []
-    hits.sort(key=lambda hit: (hit[1], hit[2]))
+    # One finding per place, rule and detail (an import of two names from one refused module
+    # would otherwise be reported twice, identically).
+    hits = sorted(set(hits), key=lambda hit: (hit[1], hit[2], hit[0].rule_id, hit[4]))
     findings = []
     # Split into lines only when a suppression can exist: most files have none.
     lines = _LINE_BREAKS.split(source.code) if "noqa" in source.code.lower() else None
@@ -214,7 +225,7 @@ def _engine_hits(source: Source, include_shim: bool) -> list[_Hit]:
         if relevant is None:  # spells no legacy word: nothing to parse
             return []
         check_nesting(relevant.code)
-        uses = call_with_deep_stack(_parse_and_find, relevant.code, source.package)
+        uses = call_with_deep_stack(_parse_and_find, relevant.code, source)
         origins = ("legacy", "shim") if include_shim else ("legacy",)
         hits = [
             (use.row, relevant.original_line(use.line), use.col, finding_fix(use), "")
@@ -238,9 +249,10 @@ def _suppressed(line: str, rule_id: str) -> bool:
     return False
 
 
-def _parse_and_find(code: str, package: str | None) -> list[Use]:
+def _parse_and_find(code: str, source: Source) -> list[Use]:
     # unsafe_skip_copy: the module is ours alone; the default deep copy costs a tenth of the scan.
-    return find_uses(md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True), package)
+    wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+    return find_uses(wrapper, source.package, source.local_module)
 
 
 def _scan_file(file: SourceFile, include_shim: bool) -> tuple[list[Finding], Skipped | None]:

@@ -25,6 +25,7 @@ still map back to (cell, line).
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import json
 import os
@@ -52,6 +53,7 @@ __all__ = [
     "cell_text",
     "is_magic",
     "iter_sources",
+    "module_exists",
     "nesting_depth",
     "read_bytes",
     "read_source",
@@ -129,6 +131,24 @@ class Source:
     notebook: dict[str, Any] | None = None
     package: str | None = None
     raw: bytes = b""
+    package_root: Path | None = None
+    #: Dotted module -> whether the project has it, for each question :meth:`local_module` was
+    #: asked (a cached result holds only while the answers are the same).
+    probes: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def module(self) -> str | None:
+        """The file's dotted module name, if it lies in a package (``__init__`` -> the package)."""
+        if self.package is None:
+            return None
+        stem = self.path.stem
+        return self.package if stem == "__init__" else f"{self.package}.{stem}"
+
+    def local_module(self, dotted: str) -> bool:
+        """Does the project hold the module ``dotted`` (a ``.py`` file or a package folder)?"""
+        if dotted not in self.probes:
+            self.probes[dotted] = module_exists(self.package_root, dotted)
+        return self.probes[dotted]
 
     @property
     def is_notebook(self) -> bool:
@@ -462,14 +482,30 @@ def notebook_code(notebook: dict[str, Any]) -> tuple[str, list[tuple[int, int]]]
 
 def package_of(path: Path) -> str | None:
     """The dotted package of a module file, from the ``__init__.py`` files above it."""
+    return _package_of_folder(str(path.resolve().parent))[0]
+
+
+@functools.lru_cache(maxsize=4096)  # every file of a folder shares the walk up
+def _package_of_folder(folder_name: str) -> tuple[str | None, Path | None]:
+    """(dotted package, the folder that holds its top-level package) of a folder."""
     parts: list[str] = []
-    folder = path.resolve().parent
+    folder = Path(folder_name)
     while (folder / "__init__.py").is_file() and folder.name.isidentifier():
         parts.append(folder.name)
         if folder.parent == folder:
             break
         folder = folder.parent
-    return ".".join(reversed(parts)) or None
+    if not parts:
+        return None, None
+    return ".".join(reversed(parts)), folder
+
+
+def module_exists(root: Path | None, dotted: str) -> bool:
+    """Is ``dotted`` a module or package under ``root`` (the folder of the top-level package)?"""
+    if root is None:
+        return False
+    base = root.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or base.is_dir()
 
 
 def read_source(path: Path, display: str) -> Source:
@@ -486,7 +522,10 @@ def read_source(path: Path, display: str) -> Source:
         code, starts = notebook_code(notebook)
         return Source(path, display, code, starts, notebook=notebook, raw=data)
     text, encoding, bom = decode_python(data)
-    return Source(path, display, text, encoding=encoding, bom=bom, package=package_of(path))
+    package, root = _package_of_folder(str(path.resolve().parent))
+    return Source(
+        path, display, text, encoding=encoding, bom=bom, package=package, package_root=root
+    )
 
 
 def _walk(folder: Path) -> Iterator[Path]:
