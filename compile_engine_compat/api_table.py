@@ -7,7 +7,9 @@ fixer all read this table, so a replacement is written down exactly once.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 Fix = Literal["safe", "unsafe", "manual", "served"]
@@ -19,6 +21,8 @@ TE_COMPILER_REMOVED_IN_TVM = "0.20"
 SHIM_REMOVAL_VERSION = "1.0"
 #: Where the migration guide lives; rows append ``#<anchor>``.
 DOCS_URL = "MIGRATION.md"
+#: The installed guide (package data), as a URL that opens it wherever the package is installed.
+GUIDE_URL = Path(__file__).with_name("MIGRATION.md").absolute().as_uri()
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,16 @@ class LegacyApi:
         row; warnings, errors and reports all say this one text.
         """
         return f"{self.docs_anchor} (run `compile-engine-compat docs {self.rule_id}`)"
+
+    @property
+    def url(self) -> str:
+        """A link that opens this row's section of the installed guide."""
+        return f"{GUIDE_URL}#{self.anchor}"
+
+    @property
+    def hint(self) -> str:
+        """How to read this row in a terminal."""
+        return f"run `compile-engine-compat docs {self.rule_id}`"
 
 
 def _row(
@@ -767,6 +781,12 @@ def string_rows() -> dict[str, LegacyApi]:
         for path in row.old_paths
         if path.startswith("relay.backend.") or path in LEGACY_CONFIG_KEYS
     }
+
+
+def table_version() -> str:
+    """A digest of every row: changes whenever any row does (caches of scan results key on it)."""
+    text = "\n".join(repr(row) for row in API_TABLE.values())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def lookup(name: str) -> LegacyApi:
