@@ -877,7 +877,7 @@ class _Progress:
             end = "\n" if done == self.total else ""
             sys.stderr.write(f"\rfix: {done}/{self.total} files{end}")
             sys.stderr.flush()
-        elif done >= self._next:
+        elif done >= self._next or done == self.total:
             sys.stderr.write(f"fix: {done}/{self.total} files\n")
             self._next = done + max(1, self.total // 4)
 
