@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -140,9 +139,12 @@ def test_the_cache_serves_a_second_run_and_not_a_changed_file(app, monkeypatch, 
     assert (cache / "CACHEDIR.TAG").is_file() and (cache / ".gitignore").read_text().endswith("*\n")
     calls = []
     real = scan_module.scan_source
-    monkeypatch.setattr(
-        scan_module, "scan_source", lambda *a, **k: calls.append(a) or real(*a, **k)
-    )
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scan_module, "scan_source", counted)
     assert cli.main(args) == 1
     assert capsys.readouterr().out == first and calls == []  # served from the cache
     # fix scans through the same cache: it parses only to rewrite.

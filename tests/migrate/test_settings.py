@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from compile_engine_compat import cli
-from compile_engine_compat.migrate.config import Configs, ConfigError, Glob, Settings
+from compile_engine_compat.migrate.config import ConfigError, Configs, Glob, Settings
 from compile_engine_compat.migrate.scan import run_scan
 
 APP = textwrap.dedent(
