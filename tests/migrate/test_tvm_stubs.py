@@ -123,6 +123,8 @@ def _mypy(site: Path) -> str:
         text=True,
         cwd=site,
         timeout=600,
+        # Only the site's packages: not a checkout on PYTHONPATH (with its own tvm-stubs).
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     return proc.stdout + proc.stderr
 
