@@ -393,3 +393,14 @@ def test_fix_leaves_only_what_needs_a_person(tmp_path, form):
     for path in tmp_path.rglob("*.py"):
         ast.parse(path.read_text(encoding="utf-8"))
     shutil.rmtree(tmp_path)
+
+
+def test_fix_leaves_a_tvm_trees_definition_files_alone(tmp_path):
+    files = FORMS["tvm_tree_definition_files_are_not_reported"]
+    _write(tmp_path, files)
+    assert cli.main(["fix", "--isolated", "--unsafe", str(tmp_path)]) == 0
+    backend = "python/tvm/relay/backend/"
+    for name in ("__init__.py", "_backend.py", "compile_engine.py"):
+        assert (tmp_path / backend / name).read_text() == files[backend + name], name
+    # The tree's other files that use the engine are fixed.
+    assert "compile_engine_compat" in (tmp_path / backend / "graph_codegen.py").read_text()
