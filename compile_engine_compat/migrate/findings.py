@@ -21,7 +21,7 @@ from compile_engine_compat.migrate.terminal import Colour, plural, visible
 from compile_engine_compat.migrate.workflow_commands import workflow_command
 from compile_engine_compat.version import __version__
 
-__all__ = ["Finding", "Skipped", "format_findings", "format_statistics"]
+__all__ = ["Finding", "Skipped", "format_findings", "format_statistics", "summary"]
 
 
 @dataclass(frozen=True)
