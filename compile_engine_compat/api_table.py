@@ -713,7 +713,7 @@ _CONFIG_VALUES = {
 
 
 # The un-warned cores of the rows that are plain functions.
-_STRATEGY = "compile_engine_compat.pipeline.strategy"
+_STRATEGY = "compile_engine_compat.facade.strategy"
 _FACADE = "compile_engine_compat.facade"
 _LOWER = (
     "mod = relax.transform.LegalizeOps()(IRModule({'main': func})); "
@@ -1113,7 +1113,7 @@ _RELAY_ROWS = (
         old_paths=("tvm.relay.build",),
         shim="compile_engine_compat.relay.build",
         note=(
-            "Compiles with tvm.compile for the Relax VM. lib['default'](dev) feeds "
+            "Compiles with tvm.compile for the Relax VM. `lib['default'](dev)` feeds "
             "graph_executor.GraphModule, and graph, lib, params = relay.build(...) still unpacks, "
             "but there is no executor graph: get_graph_json() describes the inputs only. "
             "target_host, executor and runtime are ignored. " + _RELAY_NOTE

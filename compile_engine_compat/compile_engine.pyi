@@ -6,8 +6,8 @@ from typing import Any, Literal
 import collections.abc
 import compile_engine_compat.facade.engine
 import compile_engine_compat.facade.objects
+import compile_engine_compat.facade.strategy
 import compile_engine_compat.pipeline.build
-import compile_engine_compat.pipeline.strategy
 import logging
 import tvm.te.tensor
 from typing_extensions import deprecated
@@ -53,7 +53,7 @@ class CompileEngine(compile_engine_compat.facade.engine.CompileEngine):
     def dump(self) -> str: ...
 
 @deprecated('compile_engine.LoweredOutput is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use the te.Tensor outputs of your compute function. See MIGRATION.md#compile-engine-loweredoutput (run `compile-engine-compat docs CEC114`)')
-class LoweredOutput(compile_engine_compat.pipeline.strategy.LoweredOutput):
+class LoweredOutput(compile_engine_compat.facade.strategy.LoweredOutput):
     ...
 
 autotvm_logger: logging.Logger

@@ -2,11 +2,12 @@
 
 Every legacy call warns with ``tvm.compile(...)`` as its replacement, but on CPU
 ``tvm.compile``'s default pipeline leaves the fused kernels unscheduled: one scalar thread, a
-conv2d ~10x slower than the shim's ``jit`` of the same function. This module is the
-non-deprecated way to keep the speed after migrating. It applies the very rules ``jit`` uses
-(injective stages inlined into their consumers, then :func:`_schedule.schedule_for_target`:
-register-tiled, vectorized, parallel reductions on ``llvm``; the ``s_tir.dlight`` rules on GPUs)
-to every PrimFunc that ``FuseOps``/``FuseTIR`` produce::
+conv2d about 160x slower than the shim's ``jit`` of the same function (bench/RESULTS.md). This
+module is the non-deprecated way to keep the speed after migrating. It applies the very rules
+``jit`` uses (injective stages inlined into their consumers, then
+``pipeline.schedule.schedule_for_target``: packed GEMM and register-tiled, vectorized, parallel
+reductions on ``llvm``; the ``s_tir.dlight`` rules on GPUs) to every PrimFunc that
+``FuseOps``/``FuseTIR`` produce::
 
     from compile_engine_compat import schedules
 

@@ -42,6 +42,7 @@ from typing import Any
 from compile_engine_compat import threads
 from compile_engine_compat.api_table import MODULE_SHIMS
 from compile_engine_compat.boundary import add_meta_path_finder, remove_meta_path_finder
+from compile_engine_compat.surfaces import passconfig
 
 __all__ = [
     "LEGACY_MODULES",
@@ -191,6 +192,8 @@ def install() -> None:
     effect on feature detection (``hasattr(tvm, "relay")`` and friends).
     """
     global _finder
+    # install() is a first use: the legacy PassContext keys are accepted from here on.
+    passconfig.install_from_env()
     with _lock:
         if _finder is None:
             _finder = _RelayFinder()
@@ -223,6 +226,4 @@ def uninstall() -> None:
 
 def uninstall_pass_config() -> None:
     """Stop accepting the ``relay.backend.*`` PassContext keys (see ``_passconfig``)."""
-    from compile_engine_compat.surfaces import passconfig as _passconfig
-
-    _passconfig.uninstall()
+    passconfig.uninstall()

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.facade.strategy import add_autotvm_check
 
 __all__ = [
     "GLOBAL_SCOPE",
@@ -138,6 +138,8 @@ def apply_history_best(records: Any) -> _ApplyHistoryBest:
     ``select_implementation(..., use_autotvm=True)`` inside it raises
     :class:`AutoTVMRecordsError`, since selecting by plevel would silently ignore the records.
     """
+    # select_implementation(use_autotvm=True) consults this from now on (a check per process).
+    add_autotvm_check(_refuse_records)
     return _ApplyHistoryBest(records)
 
 
@@ -152,9 +154,6 @@ def _refuse_records() -> None:
             "(compile_engine_compat.register_implementation), and schedule it with "
             "tvm.s_tir.Schedule."
         )
-
-
-_strategy.autotvm_checks.append(_refuse_records)
 
 
 def _with_fallback_config(func: Callable[..., Any]) -> Callable[..., Any]:
