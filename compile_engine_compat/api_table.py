@@ -763,9 +763,9 @@ _ENGINE_ROWS = (
         ("tvm.compile", "tvm.relax.VirtualMachine"),
         fix="safe",
         note=(
-            "The legacy kernel is destination-passing: kernel(*inputs, *outputs) writes into "
+            "The legacy kernel is destination-passing: `kernel(*inputs, *outputs)` writes into "
             "outputs you allocate and returns None. The VM allocates the output and returns it: "
-            "out = vm['main'](*inputs)."
+            "`out = vm['main'](*inputs)`."
         ),
     ),
     _row(
@@ -813,9 +813,9 @@ _ENGINE_ROWS = (
         ("tvm_ffi.StructuralKey", "tvm.target.Target"),
         fix="safe",
         note=(
-            "Pair the StructuralKey with str(target), not the Target: a Target compares by "
-            "identity, so a (StructuralKey, Target) key built with a new Target('llvm') never "
-            "hits again, where two CCacheKeys of the same function and target were equal."
+            "Pair the StructuralKey with `str(target)`, not the Target: a Target compares by "
+            "identity, so a `(StructuralKey, Target)` key built with a new `Target('llvm')` "
+            "never hits again, where two CCacheKeys of the same function and target were equal."
         ),
     ),
     _row(
