@@ -19,7 +19,7 @@ override it. Every key::
     respect-gitignore = true           # skip what git ignores, in a git checkout
     force-exclude = false              # exclude even paths named on the command line
     include-shim = false               # also report calls through compile_engine_compat
-    cache-dir = ".compile_engine_compat_cache"
+    cache-dir = ".compile_engine_compat_cache"   # or $COMPILE_ENGINE_COMPAT_CACHE_DIR
 
     [tool.compile-engine-compat.pytest]
     report = "legacy-calls.json"       # --compile-engine-report
@@ -57,6 +57,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = [
+    "CACHE_ENV",
     "REPORT_FORMATS",
     "SCAN_FORMATS",
     "SECTION",
@@ -76,6 +77,8 @@ REPORT_FORMATS = ("json", "markdown", "github", "junit")
 #: The TVM the tooling targets when ``target-version`` is not given: every rule applies.
 DEFAULT_TARGET = "0.27"
 DEFAULT_CACHE_DIR = ".compile_engine_compat_cache"
+#: Environment variable naming the cache folder when the settings do not (as ``RUFF_CACHE_DIR``).
+CACHE_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
 
 
 class ConfigError(ValueError):
@@ -275,8 +278,9 @@ class Settings:
 
     @property
     def cache_folder(self) -> Path:
-        """Where the per-file result cache lives."""
-        folder = self.cache_dir or Path(DEFAULT_CACHE_DIR)
+        """Where the per-file result cache lives: ``cache-dir``, else ``$CACHE_ENV``, else
+        :data:`DEFAULT_CACHE_DIR` beside the ``pyproject.toml`` (or in the working directory)."""
+        folder = self.cache_dir or Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE_DIR)
         return folder if folder.is_absolute() else self.root / folder
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
