@@ -19,7 +19,7 @@ from compile_engine_compat.pipeline.strategy import OpImplementation as OpImplem
 
 __all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'LoweredOutput', 'OpImplementation', 'TECompiler', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'lower_to_primfunc', 'select_implementation']
 
-@deprecated('te_compiler.CCacheKey is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use tvm_ffi.StructuralKey(func) paired with a tvm.target.Target. See MIGRATION.md#te-compiler-ccachekey (run `compile-engine-compat docs CEC208`)')
+@deprecated("te_compiler.CCacheKey is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use (tvm_ffi.StructuralKey(func), str(target)) as your own cache's key. See MIGRATION.md#te-compiler-ccachekey (run `compile-engine-compat docs CEC208`)")
 class CCacheKey(compile_engine_compat.facade.te_compiler.CCacheKey):
     ...
 

@@ -96,8 +96,8 @@ def test_json_output_schema_and_relative_paths(tmp_path, capsys):
     assert data and all(
         set(d)
         in (
-            {"path", "line", "col", "code", "api", "replacement", "fix", "docs"},
-            {"path", "line", "col", "code", "api", "replacement", "fix", "docs", "cell"},
+            {"path", "line", "col", "code", "api", "replacement", "fix", "url", "hint"},
+            {"path", "line", "col", "code", "api", "replacement", "fix", "url", "hint", "cell"},
         )
         for d in data
     )
@@ -142,7 +142,7 @@ def test_text_format_summary(capsys):
     assert "global_funcs.py:6:34: CEC303 relay.backend._CompileEngineGlobal [manual]" in out
     assert "see MIGRATION.md#relay-backend--compileengineglobal" in out
     assert "(run `compile-engine-compat docs CEC303`)" in out
-    assert "Found 3 legacy uses in 1 files (0 safe, 0 unsafe, 3 manual)." in out
+    assert "Found 3 legacy uses in 1 file (0 safe, 0 unsafe, 3 manual)." in out
 
 
 def test_include_shim_lists_what_still_goes_through_the_shim(tmp_path):
@@ -284,9 +284,9 @@ def test_a_large_tree_is_scanned_in_parallel_with_the_sequential_result(tmp_path
             body += 'CONFIG = {"tir.noalias": True}\n'
         (tmp_path / f"m{index:03d}.py").write_text(body)
     (tmp_path / "broken.py").write_text("from tvm.relay.backend import compile_engine (((\n")
-    assert _scan._workers(241) > 1 or (os.cpu_count() or 1) < 2
+    assert _scan.workers_for(241) > 1 or (os.cpu_count() or 1) < 2
     parallel = _scan.scan_paths([str(tmp_path)])
-    monkeypatch.setattr(_scan, "_workers", lambda files: 1)
+    monkeypatch.setattr(_scan, "workers_for", lambda files: 1)
     sequential = _scan.scan_paths([str(tmp_path)])
     assert parallel == sequential
     assert len(parallel[0]) > 40 and [s.path for s in parallel[1]] == ["broken.py"]

@@ -64,7 +64,13 @@ def test_mypy_flags_each_legacy_call_of_a_downstream_file(tmp_path):
     if PACKAGE_PARENT.name not in ("site-packages", "dist-packages"):
         # A source checkout (editable installs use an import hook mypy does not run); an
         # installed package is found by mypy itself (PEP 561, py.typed), and must not be here.
-        env["MYPYPATH"] = str(PACKAGE_PARENT)
+        # The package alone: the checkout's root also holds tvm-stubs, whose partial stubs mypy
+        # would pair with a tvm package beside them (installed, they sit beside TVM).
+        search = tmp_path / "search"
+        search.mkdir()
+        (search / "compile_engine_compat").symlink_to(PACKAGE_PARENT / "compile_engine_compat")
+        env["MYPYPATH"] = str(search)
+        env.pop("PYTHONPATH", None)  # the checkout's root, and its tvm-stubs, with it
     proc = subprocess.run(
         [
             sys.executable,
