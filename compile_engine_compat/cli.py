@@ -22,7 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "cache": (
         "compile_engine_compat.cache.cli:main",
-        "info|clear: inspect or empty the persistent compile cache",
+        "info|clear|push|pull|verify: the persistent compile cache and its remote tier",
     ),
     "scan": (
         "compile_engine_compat.migrate.scan:main",

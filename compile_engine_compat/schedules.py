@@ -25,6 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from compile_engine_compat.conflicts import require_tvm
+
+require_tvm(__name__)  # before tvm is imported: an ImportError naming the [tvm] extra
+
 import tvm
 from tvm import relax, tirx
 

@@ -98,13 +98,6 @@ def _private(name: str) -> bool:
 
 
 SOURCES = sorted(PACKAGE_DIR.rglob("*.py"))
-# TEMPORARY while the Relay wing and the migration tooling are being moved (their branches fix
-# these); emptied before the stop.
-PENDING = ("migrate/",)
-
-
-def _pending(path: Path) -> bool:
-    return str(path.relative_to(PACKAGE_DIR)).startswith(PENDING)
 
 
 def test_every_top_level_module_has_a_floor():
@@ -122,8 +115,6 @@ def test_imports_only_point_down():
         for line, imported, _ in _imports(path):
             there = _floor_of(imported)
             if here == there:
-                continue
-            if _pending(path):
                 continue
             if FLOORS.get(there, 0) > FLOORS.get(here, 0) or frozenset({here, there}) in STRANGERS:
                 climbs.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{line}: {imported}")
@@ -171,8 +162,6 @@ def _private_reach_ins(path: Path, module: str | None = None) -> Iterator[str]:
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE_DIR)))
 def test_no_module_imports_another_modules_underscore_names(path):
-    if _pending(path):
-        pytest.skip("being moved on its own branch")
     assert list(_private_reach_ins(path)) == []
 
 

@@ -124,8 +124,7 @@ def _snapshot() -> dict[Key, int]:
     Workers take one after every test phase: copying the dict costs a few microseconds, where
     ``ledger()`` builds and sorts an entry per site (about 100 us for 100 sites).
     """
-    with _deprecation._ledger_lock:
-        return dict(_deprecation._ledger)
+    return _deprecation.ledger_counts()
 
 
 def _counts() -> Counter[Key]:

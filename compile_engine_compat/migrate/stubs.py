@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from compile_engine_compat.api_table import API_TABLE, GLOBAL_ROWS, LEGACY_MODULES, SHIM_MODULES
-from compile_engine_compat.deprecations import _message_text
+from compile_engine_compat.deprecations import message_text
 
 __all__ = [
     "RELAY_SURFACE",
@@ -158,7 +158,7 @@ def _last_positional_only(params: Sequence[inspect.Parameter]) -> inspect.Parame
 
 
 def _mark(row_name: str, indent: str = "") -> str:
-    return f"{indent}@deprecated({_message_text(API_TABLE[row_name])!r})\n"
+    return f"{indent}@deprecated({message_text(API_TABLE[row_name])!r})\n"
 
 
 def _function(name: str, func: Callable[..., Any], row: str, render: _Renderer) -> str:

@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from typing import Any as _AnyT
 
+from compile_engine_compat.conflicts import require_tvm
+
+require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
+
 from . import analysis, backend, expr, function, op, qnn, testing, to_relax, transform, ty
 from .analysis import free_vars
 from .build_module import build, create_executor

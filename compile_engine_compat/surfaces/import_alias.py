@@ -49,6 +49,7 @@ from compile_engine_compat.boundary import (
     remove_meta_path_finder,
     restore_attribute,
 )
+from compile_engine_compat.conflicts import require_tvm
 from compile_engine_compat.surfaces import passconfig
 from compile_engine_compat.surfaces.moved_names import MOVED_NAMES, MovedName
 
@@ -200,6 +201,7 @@ def install() -> None:
     effect on feature detection (``hasattr(tvm, "relay")`` and friends).
     """
     global _finder
+    require_tvm("compile_engine_compat.install()")
     # install() is a first use: the legacy PassContext keys are accepted from here on.
     passconfig.install_from_env()
     with _lock:

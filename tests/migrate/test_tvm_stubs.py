@@ -21,7 +21,7 @@ import pytest
 
 import compile_engine_compat
 from compile_engine_compat.api_table import API_TABLE
-from compile_engine_compat.deprecations import _message_text
+from compile_engine_compat.deprecations import message_text
 from compile_engine_compat.migrate import stubs as _stubs
 
 PACKAGE = Path(compile_engine_compat.__file__).resolve().parent
@@ -139,7 +139,7 @@ def test_mypy_flags_each_legacy_call_of_the_original_spelling(site):
     expected = _expected()
     assert set(flagged) == set(expected), out
     for number, row in expected.items():
-        assert _message_text(API_TABLE[row]) in flagged[number], (row, flagged[number])
+        assert message_text(API_TABLE[row]) in flagged[number], (row, flagged[number])
     # Nothing else is an error: the imports resolve, tvm's own names are untouched.
     assert len(re.findall(r": error:", out)) == len(expected), out
     assert 'Revealed type is "Any"' in out  # tvm.compile: untyped TVM, as without the stubs
@@ -184,7 +184,7 @@ def test_pyright_flags_each_legacy_call_and_keeps_tvms_own_types(site):
     expected = _expected()
     assert set(deprecated) == set(expected), diagnostics
     for number, row in expected.items():
-        assert _message_text(API_TABLE[row]) in deprecated[number], (row, deprecated[number])
+        assert message_text(API_TABLE[row]) in deprecated[number], (row, deprecated[number])
     errors = [d for d in diagnostics if d["severity"] == "error"]
     assert len(errors) == len(expected), errors
 
