@@ -23,7 +23,10 @@ DOCS = ROOT / "docs"
 #: What a newcomer reads in ten minutes; the rest lives in docs/.
 README_MAX_LINES = 200
 #: The quick start, exactly: CI runs the second command (.ci/run).
-QUICK_START = ('pip install ".[tvm]" && compile-engine-compat demo', 'pip install ".[test]" && pytest')
+QUICK_START = (
+    'pip install ".[tvm]" && compile-engine-compat demo',
+    'pip install ".[test]" && pytest',
+)
 
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 _LOCAL_LINK = re.compile(r"\]\((?!https?://|#)([^)#\s]+)(?:#[^)]*)?\)")
