@@ -104,7 +104,7 @@ def add_noqa(code: str, wanted: Mapping[int, Iterable[str]]) -> tuple[str, int]:
         text = lines[line - 1]
         existing = noqa.comments.get(line)
         if existing:
-            # Extend the comment there: "# noqa: CEC101" -> "# noqa: CEC101, CEC102".
+            # Extend the comment there: a "noqa: CEC101" comment becomes "noqa: CEC101, CEC102".
             match = [m for m in _NOQA.finditer(text) if m.group("codes")][-1]
             merged = ", ".join(sorted(existing | codes))
             text = text[: match.start()] + f"# noqa: {merged}" + text[match.end() :]
