@@ -175,8 +175,11 @@ class RemoteTier:
         self._off: str | None = None  # set after a timeout: the rest of the process asks nothing
         self._publishing_off: str | None = None  # set when the store is full
         self._warned: set[str] = set()
-        self._queue: queue.Queue[Callable[[], Artifact | None]] = queue.Queue(settings.queue_size)
+        self._queue: queue.Queue[Callable[[], Artifact | None] | None] = queue.Queue(
+            settings.queue_size
+        )
         self._writer: threading.Thread | None = None
+        self._retired = False  # replaced by another tier: publish what is queued, then stop
 
     # -- names --------------------------------------------------------------------------------
 
@@ -239,7 +242,7 @@ class RemoteTier:
         """
         if not self.settings.writes:
             return
-        if self._off or self._publishing_off:
+        if self._off or self._publishing_off or self._retired:
             stats.count("remote.dropped")
             return
         self._start_writer()
@@ -267,6 +270,20 @@ class RemoteTier:
                 self._queue.all_tasks_done.wait(min(left, 0.05))
         return True
 
+    def retire(self) -> None:
+        """Stop the writer thread once it has published what is queued (the tier was replaced).
+
+        Never blocks: with the queue full, the writer stops after the entry that empties it.
+        """
+        with self._lock:
+            self._retired = True
+            running = self._writer is not None
+        if running:
+            try:
+                self._queue.put_nowait(None)
+            except queue.Full:
+                pass
+
     def _start_writer(self) -> None:
         with self._lock:
             if self._writer is None:
@@ -279,12 +296,15 @@ class RemoteTier:
         while True:
             make = self._queue.get()
             try:
-                self._write(make)
+                if make is not None:
+                    self._write(make)
             except Exception as err:  # reading the local entry failed: never end the writer
                 stats.count("remote.dropped")
                 self._warn_once("publish-bug", f"an entry was not published ({err!r})")
             finally:
                 self._queue.task_done()
+            if self._retired and (make is None or self._queue.empty()):
+                return
 
     def _write(self, make: Callable[[], Artifact | None]) -> None:
         if self._off or self._publishing_off:
@@ -478,8 +498,11 @@ def tier() -> RemoteTier | None:
     with _state_lock:
         if _current is not None and _current[0] == environment:  # another thread made it first
             return _current[1]
+        replaced = _current[1] if _current is not None else None
         _current = (environment, made, why)
         _register_exit()
+    if replaced is not None:
+        replaced.retire()
     if made is None:
         warnings.warn(f"remote compile cache off: {why}", RemoteCacheWarning, 3)
     return made

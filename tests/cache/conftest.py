@@ -113,7 +113,10 @@ class HungServer:
                 self.accepted.append(connection)  # held open, never read, never answered
 
     def stop(self) -> None:
+        with contextlib.suppress(OSError):  # wakes the blocked accept(); close alone does not
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
+        self._thread.join(5)
         for connection in self.accepted:
             connection.close()
 

@@ -381,6 +381,27 @@ def test_the_breaker_asks_again_after_its_cooldown(engine, tmp_path, monkeypatch
     assert counted["remote.skipped"] == 3
 
 
+def test_a_replaced_tier_publishes_its_queue_then_its_writer_ends(
+    engine, tmp_path, monkeypatch, own_redis
+):
+    fleet = Fleet(engine, tmp_path, monkeypatch, own_redis.url)
+    fleet.machine("first")
+    first = remote.tier()
+    assert first is not None
+    fleet.jit(8)  # queued for the first store
+    writer = first._writer
+    assert writer is not None and writer.is_alive()
+    monkeypatch.setenv(remote.TIMEOUT_ENV, "3")  # another environment: another tier
+    second = remote.tier()
+    assert second is not None and second is not first
+    writer.join(10)
+    assert not writer.is_alive()
+    assert fleet.entries("kernel")  # what the first tier queued was published
+    with Counted() as counted:
+        first.publish(lambda: None)  # a retired tier publishes nothing more
+    assert counted["remote.dropped"] == 1
+
+
 @pytest.mark.parametrize("store", ["redis", "s3"])
 def test_a_hung_server_costs_the_timeout_once(
     engine, tmp_path, monkeypatch, hung_server, s3_environment, store
