@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # Before anything that could import tvm: once both runtimes load, it is too late to raise.
-from .conflicts import TvmTirxConflictError, check_tvm_tirx_conflict
+from .conflicts import TvmTirxConflictError, check_tvm_tirx_conflict, require_tvm
 
 check_tvm_tirx_conflict()
 
@@ -121,6 +121,7 @@ def __getattr__(name: str) -> Any:
     # Every lazy name imports tvm. tvm_tirx imported since the package was (the import-time
     # check saw it installed only if it was on the path then) would make that an abort.
     check_tvm_tirx_conflict(installed=False)
+    require_tvm(f"compile_engine_compat.{name}")
     module = importlib.import_module(module_name, __name__)
     value = module if module_name == f".{name}" else getattr(module, name)
     globals()[name] = value  # resolve once: later lookups never reach __getattr__

@@ -7,7 +7,9 @@ fixer all read this table, so a replacement is written down exactly once.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 Fix = Literal["safe", "unsafe", "manual", "served"]
@@ -19,6 +21,8 @@ TE_COMPILER_REMOVED_IN_TVM = "0.20"
 SHIM_REMOVAL_VERSION = "1.0"
 #: Where the migration guide lives; rows append ``#<anchor>``.
 DOCS_URL = "MIGRATION.md"
+#: The installed guide (package data), as a URL that opens it wherever the package is installed.
+GUIDE_URL = Path(__file__).with_name("MIGRATION.md").absolute().as_uri()
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,14 @@ class LegacyApi:
         Template of the modern call that ``compile-engine-compat fix --unsafe`` writes in place of
         a call of this name: ``{0}``, ``{1}``... are the call's positional arguments; an empty
         template drops a call that stands alone as a statement. ``None``: no mechanical rewrite.
+    before, after : str
+        The migration guide's example: legacy code using this name, and modern code that does the
+        same on TVM 0.27. Both follow :data:`GUIDE_PRELUDE` and set ``result``; the test suite
+        runs each ``after`` on TVM 0.27 and each ``before`` under ``compile_engine_compat.
+        install()``, and compares the results. Where a row's note states a difference, both
+        also set ``observed``, which must differ.
+    before_raises : str
+        The exception ``before`` raises under the shim (a name it cannot serve), if any.
     """
 
     name: str
@@ -73,6 +85,9 @@ class LegacyApi:
     note: str = ""
     rewrite: str | None = None
     core: str = ""
+    before: str = ""
+    after: str = ""
+    before_raises: str = ""
 
     @property
     def rule_id(self) -> str:
@@ -93,6 +108,16 @@ class LegacyApi:
         """
         return f"{self.docs_anchor} (run `compile-engine-compat docs {self.rule_id}`)"
 
+    @property
+    def url(self) -> str:
+        """A link that opens this row's section of the installed guide."""
+        return f"{GUIDE_URL}#{self.anchor}"
+
+    @property
+    def hint(self) -> str:
+        """How to read this row in a terminal."""
+        return f"run `compile-engine-compat docs {self.rule_id}`"
+
 
 def _row(
     name: str,
@@ -105,6 +130,9 @@ def _row(
     rewrite: str | None = None,
     since: str | None = None,
     core: str = "",
+    before: str | None = None,
+    after: str = "",
+    before_raises: str = "",
 ) -> LegacyApi:
     if since is None:
         te_era = name.startswith(("te_compiler", "relay.backend._TECompiler"))
@@ -126,11 +154,566 @@ def _row(
         note=note,
         rewrite=rewrite,
         core=core,
+        before=_BLOCKS[name][0] if before is None and name in _BLOCKS else before or "",
+        after=_BLOCKS[name][1] if before is None and name in _BLOCKS else after,
+        before_raises=before_raises,
     )
 
 
+# -- the migration guide's before/after blocks --------------------------------------------------
+# Data, like the rows: each row's example in MIGRATION.md, legacy code (``before``, run under
+# ``compile_engine_compat.install()``) and the modern code that does the same on TVM 0.27
+# (``after``). tests/migrate/test_guide_blocks.py runs every pair and compares ``result``.
+
+#: What every block follows: a two-op Relax function, a target, a device and two inputs.
+GUIDE_PRELUDE = '''\
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import relax, te
+from tvm.ir import IRModule
+
+
+def add_exp():
+    """exp(x + y) on two float32[4]: two ops, which the legacy engine fused into one kernel."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType([4], "float32"))
+    y = relax.Var("y", relax.TensorType([4], "float32"))
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            total = bb.emit(relax.op.add(x, y))
+            out = bb.emit_output(relax.op.exp(total))
+        bb.emit_func_output(out)
+    return bb.get()["main"]
+
+
+func = add_exp()
+target = tvm.target.Target("llvm")
+dev = tvm.cpu()
+a = tvm.runtime.tensor(np.arange(4, dtype="float32"), dev)
+b = tvm.runtime.tensor(np.ones(4, dtype="float32"), dev)
+'''
+_CE = "from tvm.relay.backend import compile_engine\n\n"
+_VM = """\
+ex = tvm.compile(IRModule({"main": func}), target)
+vm = relax.VirtualMachine(ex, dev)
+result = vm["main"](a, b).numpy()
+"""
+_RUN_KERNEL = """\
+out = tvm.runtime.empty((4,), "float32", dev)
+kernel(a, b, out)
+result = out.numpy()
+"""
+_JIT_AND_RUN = "kernel = compile_engine.get().jit(func, target)\n" + _RUN_KERNEL
+_RUN_CACHED = """\
+lib = tvm.compile(cached.funcs, target)
+out = tvm.runtime.empty((4,), "float32", dev)
+lib[cached.prim_fn_var.name_hint](a, b, out)
+result = out.numpy()
+"""
+_CACHE_OWN = """\
+executables = {}  # tvm.compile keeps no cache: keep your own, keyed by structure and target
+key = (tvm_ffi.StructuralKey(func), str(target))
+executables[key] = tvm.compile(IRModule({"main": func}), target)
+"""
+_SHAPE_RANK_AFTER = """\
+ex = tvm.compile(IRModule({"main": func}), target)  # VMShapeLower computes shapes in the VM
+result = [len(relax.VirtualMachine(ex, dev)["main"](a, b).shape)]
+"""
+_KEY_AFTER = """\
+key = tvm_ffi.StructuralKey(func)  # keep the key of what you compiled last
+tvm.compile(IRModule({"main": func}), target)
+result = key == tvm_ffi.StructuralKey(func)
+"""
+_TE_OUTPUTS = """\
+x = te.placeholder((4,), name="x")
+outputs = [te.compute((4,), lambda i: x[i] + 1.0, name="y")]
+result = [int(d) for d in outputs[0].shape]
+"""
+_LEGALIZE_ADD = """\
+call = func.body.blocks[0].bindings[0].value  # the add
+bb = relax.BlockBuilder()
+with bb.function("f", list(func.params)):
+    legalized = bb.emit(tvm.ir.Op.get("relax.add").get_attr("FLegalize")(bb, call))
+    bb.emit_func_output(legalized)
+result = [int(d) for d in legalized.ty.shape]
+"""
+_ADD_INPUTS = 'inputs = [te.placeholder((4,), name="x"), te.placeholder((4,), name="y")]\n'
+_TWO_FUNCS_AFTER = """\
+f0 = func.with_attr("global_symbol", "f0")
+f1 = add_exp().with_attr("global_symbol", "f1")
+mod = IRModule({"f0": f0, "f1": f1})
+vm = relax.VirtualMachine(tvm.compile(mod, target), dev)  # one build for both
+result = np.stack([vm["f0"](a, b).numpy(), vm["f1"](a, b).numpy()])
+"""
+
+
+def _indented(code: str) -> str:
+    return "".join(f"    {line}\n" for line in code.splitlines())
+
+
+_ENGINE_BLOCKS: dict[str, tuple[str, str]] = {
+    "compile_engine": (_CE + _JIT_AND_RUN, _VM),
+    "compile_engine.get": (
+        _CE + "engine = compile_engine.get()  # the process-wide engine and its cache\n"
+        "kernel = engine.jit(func, target)\n" + _RUN_KERNEL,
+        _VM,
+    ),
+    "compile_engine.CompileEngine": (
+        _CE + "engine: compile_engine.CompileEngine = compile_engine.get()\n"
+        "kernel = engine.jit(func, target)\n" + _RUN_KERNEL,
+        _VM,
+    ),
+    "compile_engine.CompileEngine.lower": (
+        _CE + "cached = compile_engine.get().lower(func, target)\n"
+        "observed = len(cached.funcs.functions)  # 1: one fused PrimFunc for add and exp\n"
+        + _RUN_CACHED,
+        """\
+mod = relax.transform.LegalizeOps()(IRModule({"main": func}))
+observed = sum(isinstance(f, tvm.tirx.PrimFunc) for f in mod.functions.values())  # 2: one per op
+vm = relax.VirtualMachine(tvm.compile(mod, target), dev)
+result = vm["main"](a, b).numpy()
+""",
+    ),
+    "compile_engine.CompileEngine.jit": (
+        _CE
+        + """\
+kernel = compile_engine.get().jit(func, target)
+out = tvm.runtime.empty((4,), "float32", dev)
+returned = kernel(a, b, out)  # destination-passing: writes into out
+observed = returned is None
+result = out.numpy()
+""",
+        """\
+ex = tvm.compile(IRModule({"main": func}), target)
+vm = relax.VirtualMachine(ex, dev)
+returned = vm["main"](a, b)  # the VM allocates the output and returns it
+observed = returned is None
+result = returned.numpy()
+""",
+    ),
+    "compile_engine.CompileEngine.clear": (
+        _CE + "engine = compile_engine.get()\nengine.jit(func, target)\nengine.clear()\n"
+        "result = len(engine.items())\n",
+        _CACHE_OWN + "executables.clear()\nresult = len(executables)\n",
+    ),
+    "compile_engine.CompileEngine.items": (
+        _CE + "engine = compile_engine.get()\nengine.clear()\nengine.jit(func, target)\n"
+        "result = [key.source_func.same_as(func) for key, value in engine.items()]\n",
+        _CACHE_OWN + "result = [key[0] == tvm_ffi.StructuralKey(func) for key in executables]\n",
+    ),
+    "compile_engine.CompileEngine.lower_shape_func": (
+        _CE
+        + """\
+cached = compile_engine.get().lower_shape_func(func, target)
+lib = tvm.compile(cached.funcs, target)
+shapes = [tvm.runtime.tensor(np.array([4], "int64"), dev) for _ in cached.inputs]
+out = tvm.runtime.empty((1,), "int64", dev)
+lib[cached.prim_fn_var.name_hint](*shapes, out)
+result = list(out.numpy())
+""",
+        """\
+ex = tvm.compile(IRModule({"main": func}), target)  # VMShapeLower computes shapes in the VM
+result = list(relax.VirtualMachine(ex, dev)["main"](a, b).shape)
+""",
+    ),
+    "compile_engine.CompileEngine.shape_func_items": (
+        _CE
+        + """\
+engine = compile_engine.get()
+engine.lower_shape_func(func, target)
+key, value = engine.shape_func_items()[-1]
+result = [int(d) for d in value.cached_func.outputs[0].shape]  # a 1-D shape of rank 1
+""",
+        _SHAPE_RANK_AFTER,
+    ),
+    "compile_engine.CompileEngine.get_current_ccache_key": (
+        _CE + "engine = compile_engine.get()\nengine.jit(func, target)\n"
+        "key = engine.get_current_ccache_key()\n"
+        "result = tvm_ffi.structural_equal(key.source_func, func)\n",
+        _KEY_AFTER,
+    ),
+    "compile_engine.CompileEngine.dump": (
+        _CE + "engine = compile_engine.get()\nengine.jit(func, target)\n"
+        'result = "exp" in engine.dump()\n',
+        'mod = relax.transform.LegalizeOps()(IRModule({"main": func}))\n'
+        'result = "exp" in mod.script()\n',
+    ),
+    "compile_engine.CCacheKey": (
+        _CE
+        + """\
+engine = compile_engine.get()
+first = engine.lower(compile_engine.CCacheKey(func, target))
+again = engine.lower(compile_engine.CCacheKey(func, tvm.target.Target("llvm")))
+observed = again is first  # an equal key hits the cache
+result = first.funcs is not None
+""",
+        """\
+cache = {(tvm_ffi.StructuralKey(func), str(target)): tvm.compile(IRModule({"main": func}), target)}
+observed = (tvm_ffi.StructuralKey(func), tvm.target.Target("llvm")) in cache  # never: by identity
+result = (tvm_ffi.StructuralKey(add_exp()), str(tvm.target.Target("llvm"))) in cache
+""",
+    ),
+    "compile_engine.CCacheValue": (
+        _CE + "engine = compile_engine.get()\nengine.jit(func, target)\n"
+        "key, value = engine.items()[-1]\n"
+        "result = isinstance(value, compile_engine.CCacheValue)\n",
+        'ex = tvm.compile(IRModule({"main": func}), target)\n'
+        "result = isinstance(ex, tvm.runtime.Executable)\n",
+    ),
+    "compile_engine.LoweredOutput": (
+        _CE
+        + """\
+x = te.placeholder((4,), name="x")
+y = te.compute((4,), lambda i: x[i] + 1.0, name="y")
+lowered = compile_engine.LoweredOutput([y], None)
+result = [int(d) for d in lowered.outputs[0].shape]
+""",
+        _TE_OUTPUTS,
+    ),
+    "compile_engine.lower_call": (
+        _CE
+        + "call = func.body.blocks[0].bindings[0].value  # the add\n"
+        + _ADD_INPUTS
+        + "lowered = compile_engine.lower_call(call, inputs, target)\n"
+        "result = [int(d) for d in lowered.outputs[0].shape]\n",
+        _LEGALIZE_ADD,
+    ),
+    "compile_engine.get_shape": (
+        _CE + "result = [int(d) for d in compile_engine.get_shape([4, 8])]\n",
+        'result = [int(d) for d in relax.TensorType([4, 8], "float32").shape.values]\n',
+    ),
+    "compile_engine.select_implementation": (
+        _CE + _ADD_INPUTS + "impl, outputs = compile_engine.select_implementation(\n"
+        '    "relax.add", None, inputs, None, target\n)\n'
+        "result = [int(d) for d in outputs[0].shape]\n",
+        _LEGALIZE_ADD,
+    ),
+    "compile_engine.get_valid_implementations": (
+        _CE + _ADD_INPUTS + "implementations = compile_engine.get_valid_implementations(\n"
+        '    "relax.add", None, inputs, None, target\n)\n'
+        "result = len(implementations) >= 1\n",
+        'result = tvm.ir.Op.get("relax.add").get_attr("FLegalize") is not None\n',
+    ),
+    "compile_engine.CompileEngine.lower_many": (
+        _CE
+        + """\
+result = []
+for cached in compile_engine.get().lower_many([func, add_exp()], target):
+    lib = tvm.compile(cached.funcs, target)
+    out = tvm.runtime.empty((4,), "float32", dev)
+    lib[cached.prim_fn_var.name_hint](a, b, out)
+    result.append(out.numpy())
+result = np.stack(result)
+""",
+        _TWO_FUNCS_AFTER,
+    ),
+    "compile_engine.CompileEngine.jit_many": (
+        _CE
+        + """\
+result = []
+for kernel in compile_engine.get().jit_many([func, add_exp()], target):
+    out = tvm.runtime.empty((4,), "float32", dev)
+    kernel(a, b, out)
+    result.append(out.numpy())
+result = np.stack(result)
+""",
+        _TWO_FUNCS_AFTER,
+    ),
+}
+
+
+def _te_spelling(code: str) -> str:
+    """A compile_engine block in te_compiler's names (TVM 0.8-0.19 mirrored the API)."""
+    return code.replace("compile_engine", "te_compiler").replace("CompileEngine", "TECompiler")
+
+
+_TE_BLOCKS = {
+    _te_spelling(name): (_te_spelling(before), after)
+    for name, (before, after) in _ENGINE_BLOCKS.items()
+}
+_TE_BLOCKS["te_compiler.lower_to_primfunc"] = (
+    _te_spelling(_CE)
+    + """\
+prim = te_compiler.lower_to_primfunc(func, target)  # one PrimFunc for the whole function
+lib = tvm.compile(IRModule({"main": prim}), target)
+out = tvm.runtime.empty((4,), "float32", dev)
+lib["main"](a, b, out)
+result = out.numpy()
+""",
+    """\
+mod = relax.transform.LegalizeOps()(IRModule({"main": func}))  # one PrimFunc per op
+vm = relax.VirtualMachine(tvm.compile(mod, target), dev)
+result = vm["main"](a, b).numpy()
+""",
+)
+
+
+def _global_blocks() -> dict[str, tuple[str, str]]:
+    """The registered globals' blocks: each called through ``tvm.get_global_func``."""
+    blocks: dict[str, tuple[str, str]] = {}
+    key = 'key = tvm.get_global_func("relay.backend._make_CCacheKey")(func, target)\n'
+    for prefix, module in (("_CompileEngine", "compile_engine"), ("_TECompiler", "te_compiler")):
+        setup = (
+            f"import tvm.relay.backend.{module}  # registers relay.backend.*, as TVM did\n\n"
+            f'engine = tvm.get_global_func("relay.backend.{prefix}Global")()\n'
+        )
+
+        def call(name: str, args: str, prefix: str = prefix) -> str:
+            return f'tvm.get_global_func("relay.backend.{prefix}{name}")({args})'
+
+        blocks[f"relay.backend.{prefix}Global"] = (
+            setup + "kernel = engine.jit(func, target)\n" + _RUN_KERNEL,
+            _VM,
+        )
+        blocks[f"relay.backend.{prefix}Clear"] = (
+            setup + f"engine.jit(func, target)\n{call('Clear', 'engine')}\n"
+            "result = len(engine.items())\n",
+            _CACHE_OWN + "executables.clear()\nresult = len(executables)\n",
+        )
+        blocks[f"relay.backend.{prefix}Lower"] = (
+            setup
+            + key
+            + f"cached = {call('Lower', 'engine, key, MOD_NAME')}\n".replace(
+                "MOD_NAME", '"default"'
+            )
+            + _RUN_CACHED,
+            _VM,
+        )
+        blocks[f"relay.backend.{prefix}JIT"] = (
+            setup + key + f"kernel = {call('JIT', 'engine, key')}\n" + _RUN_KERNEL,
+            _VM,
+        )
+        blocks[f"relay.backend.{prefix}ListItems"] = (
+            setup + "engine.clear()\nengine.jit(func, target)\n"
+            f"flat = {call('ListItems', 'engine')}\nresult = len(flat)  # key, value, ...\n",
+            _CACHE_OWN + "result = len([part for item in executables.items() for part in item])\n",
+        )
+    setup = "import tvm.relay.backend.compile_engine  # registers relay.backend.*, as TVM did\n\n"
+    engine = 'engine = tvm.get_global_func("relay.backend._CompileEngineGlobal")()\n'
+    blocks["relay.backend._make_LoweredOutput"] = (
+        setup
+        + """\
+x = te.placeholder((4,), name="x")
+y = te.compute((4,), lambda i: x[i] + 1.0, name="y")
+lowered = tvm.get_global_func("relay.backend._make_LoweredOutput")([y], None)
+result = [int(d) for d in lowered.outputs[0].shape]
+""",
+        _TE_OUTPUTS,
+    )
+    blocks["relay.backend._make_CCacheKey"] = (
+        setup + key + "result = tvm_ffi.structural_equal(key.source_func, func)\n",
+        "key = (tvm_ffi.StructuralKey(func), str(target))\n"
+        "result = key[0] == tvm_ffi.StructuralKey(add_exp())\n",
+    )
+    blocks["relay.backend._CompileEngineLowerShapeFunc"] = (
+        setup
+        + engine
+        + key
+        + 'lower = tvm.get_global_func("relay.backend._CompileEngineLowerShapeFunc")\n'
+        + "cached = lower(engine, key)\n"
+        "result = [int(d) for d in cached.outputs[0].shape]  # a 1-D shape of rank 1\n",
+        _SHAPE_RANK_AFTER,
+    )
+    blocks["relay.backend._CompileLowerExternalFunctions"] = (
+        setup
+        + engine
+        + 'external = tvm.get_global_func("relay.backend._CompileLowerExternalFunctions")\n'
+        + "result = list(external(engine))\n",
+        'mod = IRModule({"main": func})  # external (BYOC) functions carry a "Codegen" attribute\n'
+        "result = [\n"
+        "    gv\n"
+        "    for gv, f in mod.functions.items()\n"
+        '    if f.attrs is not None and "Codegen" in f.attrs\n'
+        "]\n",
+    )
+    blocks["relay.backend._CompileEngineListShapeFuncItems"] = (
+        setup + engine + "engine.lower_shape_func(func, target)\n"
+        'items = tvm.get_global_func("relay.backend._CompileEngineListShapeFuncItems")\n'
+        "flat = items(engine)\n"
+        "result = [int(d) for d in flat[-1].cached_func.outputs[0].shape]\n",
+        _SHAPE_RANK_AFTER,
+    )
+    blocks["relay.backend._CompileEngineGetCurrentCCacheKey"] = (
+        setup + engine + "engine.jit(func, target)\n"
+        'key = tvm.get_global_func("relay.backend._CompileEngineGetCurrentCCacheKey")(engine)\n'
+        "result = tvm_ffi.structural_equal(key.source_func, func)\n",
+        _KEY_AFTER,
+    )
+    blocks["relay.backend.lower_call"] = (
+        setup
+        + "call = func.body.blocks[0].bindings[0].value  # the add\n"
+        + _ADD_INPUTS
+        + 'lowered = tvm.get_global_func("relay.backend.lower_call")(call, inputs, target)\n'
+        "result = [int(d) for d in lowered.outputs[0].shape]\n",
+        _LEGALIZE_ADD,
+    )
+    return blocks
+
+
+_RELAY_GRAPH = """\
+from tvm import relay
+
+x = relay.var("x", shape=(4,), dtype="float32")
+y = relay.var("y", shape=(4,), dtype="float32")
+mod = tvm.IRModule.from_expr(relay.Function([x, y], relay.exp(relay.add(x, y))))
+"""
+_RELAY_BUILD = (
+    _RELAY_GRAPH
+    + """\
+lib = relay.build(mod, target="llvm")
+from tvm.contrib import graph_executor
+
+module = graph_executor.GraphModule(lib["default"](dev))
+module.set_input("x", a)
+module.set_input("y", b)
+module.run()
+result = module.get_output(0).numpy()
+"""
+)
+_OTHER_BLOCKS: dict[str, tuple[str, str]] = {
+    "relay.backend.use_auto_scheduler": (
+        _CE
+        + 'with tvm.transform.PassContext(config={"relay.backend.use_auto_scheduler": True}):\n'
+        + _indented(_JIT_AND_RUN),
+        _VM,
+    ),
+    "relay.backend.disable_compile_engine_cache": (
+        _CE
+        + "with tvm.transform.PassContext(\n"
+        + '    config={"relay.backend.disable_compile_engine_cache": True}\n'
+        + "):\n"
+        + _indented(_JIT_AND_RUN),
+        _VM,
+    ),
+    "target.cli_string": (
+        _CE + 'kernel = compile_engine.get().jit(func, "llvm -opt-level=2")\n' + _RUN_KERNEL,
+        'modern = tvm.target.Target({"kind": "llvm", "opt-level": 2})\n'
+        'ex = tvm.compile(IRModule({"main": func}), modern)\n'
+        'result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()\n',
+    ),
+    "relay.build": (_RELAY_BUILD, _VM),
+    "relay.create_executor": (
+        _RELAY_GRAPH
+        + 'run = relay.create_executor("vm", mod=mod, device=dev, target="llvm").evaluate()\n'
+        "result = run(a, b).numpy()\n",
+        _VM,
+    ),
+    "relay.building": (
+        _RELAY_GRAPH + "ex = tvm.compile(mod, target)  # the front end built a Relax function\n"
+        'result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()\n',
+        _VM,
+    ),
+    "relay.op.strategy.wrap_topi_schedule": (
+        """\
+from tvm.relay.op.strategy import wrap_topi_schedule
+
+
+def schedule_my_op(outs):  # a TE schedule: it no longer runs
+    return None
+
+
+schedule = wrap_topi_schedule(schedule_my_op)
+result = callable(schedule)
+""",
+        """\
+def schedule(sch, block_names):  # a tvm.s_tir.Schedule, and the op's block names
+    for name in block_names:
+        sch.get_loops(sch.get_block(name))
+
+
+result = callable(schedule)
+""",
+    ),
+    "relay.unsupported": (
+        """\
+from tvm import relay
+
+from_onnx = relay.frontend.from_onnx  # gone: raises, naming the replacement
+result = callable(from_onnx)
+""",
+        "from tvm.relax.frontend.onnx import from_onnx\n\nresult = callable(from_onnx)\n",
+    ),
+    "tvm.contrib.graph_executor.GraphModule": (_RELAY_BUILD, _VM),
+    "tvm.autotvm.apply_history_best": (
+        "from tvm import autotvm\n"
+        + _CE
+        + "with autotvm.apply_history_best(None):  # no records: nothing is applied\n"
+        + _indented(_JIT_AND_RUN),
+        _VM,
+    ),
+    "tvm.nd": (
+        'x = tvm.nd.array(np.arange(4, dtype="float32"), dev)\nresult = x.asnumpy()\n',
+        'x = tvm.runtime.tensor(np.arange(4, dtype="float32"), dev)\nresult = x.numpy()\n',
+    ),
+    "tvm.context": (
+        'result = str(tvm.context("cpu", 0))\n',
+        'result = str(tvm.device("cpu", 0))\n',
+    ),
+    "tvm.autotvm": (
+        """\
+from tvm import autotvm
+
+
+@autotvm.register_topi_compute("guide_add_one.generic")
+def add_one(cfg, x):
+    return te.compute(x.shape, lambda i: x[i] + 1.0, name="add_one")
+
+
+out = add_one(te.placeholder((4,), name="x"))
+result = [int(d) for d in out.shape]
+""",
+        """\
+def add_one(x):
+    return te.compute(x.shape, lambda i: x[i] + 1.0, name="add_one")
+
+
+out = add_one(te.placeholder((4,), name="x"))
+result = [int(d) for d in out.shape]
+""",
+    ),
+}
+_BLOCKS: dict[str, tuple[str, str]] = {
+    **_ENGINE_BLOCKS,
+    **_TE_BLOCKS,
+    **_global_blocks(),
+    **_OTHER_BLOCKS,
+}
+
+
+def _config_blocks(key: str, new: str | None) -> tuple[str, str]:
+    """A legacy pass-config key's blocks: the config a PassContext ends up with."""
+    value = _CONFIG_VALUES.get(key, "True")
+    read = "    result = {key: str(value) for key, value in ctx.config.items()}\n"
+    before = f"with tvm.transform.PassContext(config={{{key!r}: {value}}}) as ctx:\n" + read
+    if new is not None:
+        after = f"with tvm.transform.PassContext(config={{{new!r}: {value}}}) as ctx:\n" + read
+    else:
+        after = "with tvm.transform.PassContext(config={}) as ctx:  # the key is dropped\n" + read
+    return before, after
+
+
+#: A value of each legacy pass-config key that is not a flag (True for the others): what the
+#: TVM 0.27 key it became accepts (a config object takes {} for its defaults).
+_CONFIG_VALUES = {
+    "tir.RemoveNoOp": "{}",
+    "tir.UnrollLoop": "{}",
+    "tir.add_lower_pass": "[]",
+    "tir.vtcm_capacity": "1",
+    "tir.HoistExpression": "{}",
+    "tir.HoistIfThenElse": "{}",
+    "tir.InjectDoubleBuffer": "{}",
+    "tir.LoopPartition": "{}",
+    "tir.lwp_max_depth": "1",
+    "tir.lwp_min_height": "1",
+    "tir.Simplify": "{}",
+    "relay.FuseOps.max_depth": "1",
+    "relay.fallback_device_type": "1",
+}
+
+
 # The un-warned cores of the rows that are plain functions.
-_STRATEGY = "compile_engine_compat.pipeline.strategy"
+_STRATEGY = "compile_engine_compat.facade.strategy"
 _FACADE = "compile_engine_compat.facade"
 _LOWER = (
     "mod = relax.transform.LegalizeOps()(IRModule({'main': func})); "
@@ -167,13 +750,23 @@ _ENGINE_ROWS = (
         _LOWER,
         ("tvm.relax.transform.LegalizeOps", "tvm.te.create_prim_func"),
         fix="safe",
-        note="CachedFunc.schedule is a tvm.s_tir.Schedule; te.Schedule no longer exists.",
+        note=(
+            "CachedFunc.schedule is a tvm.s_tir.Schedule; te.Schedule no longer exists. "
+            "The modern code differs: relax.transform.LegalizeOps gives one PrimFunc per op (two "
+            "for add then exp), where lower gave one fused PrimFunc; tvm.compile's own pipeline "
+            "(FuseOps, FuseTIR) fuses them again."
+        ),
     ),
     _row(
         "compile_engine.CompileEngine.jit",
         _JIT,
         ("tvm.compile", "tvm.relax.VirtualMachine"),
         fix="safe",
+        note=(
+            "The legacy kernel is destination-passing: `kernel(*inputs, *outputs)` writes into "
+            "outputs you allocate and returns None. The VM allocates the output and returns it: "
+            "`out = vm['main'](*inputs)`."
+        ),
     ),
     _row(
         "compile_engine.CompileEngine.clear",
@@ -216,9 +809,14 @@ _ENGINE_ROWS = (
     ),
     _row(
         "compile_engine.CCacheKey",
-        "tvm_ffi.StructuralKey(func) paired with a tvm.target.Target",
+        "(tvm_ffi.StructuralKey(func), str(target)) as your own cache's key",
         ("tvm_ffi.StructuralKey", "tvm.target.Target"),
         fix="safe",
+        note=(
+            "Pair the StructuralKey with `str(target)`, not the Target: a Target compares by "
+            "identity, so a `(StructuralKey, Target)` key built with a new `Target('llvm')` "
+            "never hits again, where two CCacheKeys of the same function and target were equal."
+        ),
     ),
     _row(
         "compile_engine.CCacheValue",
@@ -442,6 +1040,7 @@ def _config_key_row(key: str, new: str | None, note: str) -> LegacyApi:
         fix = "manual"
         shim = "accepted and dropped (with a warning) by PassContext once the shim is imported"
     # Keys of the TVM <=0.19 era; a key the installed TVM still registers passes through as is.
+    before, after = _config_blocks(key, new)
     return _row(
         key,
         replacement,
@@ -451,6 +1050,10 @@ def _config_key_row(key: str, new: str | None, note: str) -> LegacyApi:
         old_paths=(key,),
         shim=shim,
         since=TE_COMPILER_REMOVED_IN_TVM,
+        before=before,
+        after=after,
+        # tir.* keys whose pass is gone: PassContext refuses them, naming the key.
+        before_raises="AttributeError" if new is None and key.startswith("tir.") else "",
     )
 
 
@@ -510,7 +1113,7 @@ _RELAY_ROWS = (
         old_paths=("tvm.relay.build",),
         shim="compile_engine_compat.relay.build",
         note=(
-            "Compiles with tvm.compile for the Relax VM. lib['default'](dev) feeds "
+            "Compiles with tvm.compile for the Relax VM. `lib['default'](dev)` feeds "
             "graph_executor.GraphModule, and graph, lib, params = relay.build(...) still unpacks, "
             "but there is no executor graph: get_graph_json() describes the inputs only. "
             "target_host, executor and runtime are ignored. " + _RELAY_NOTE
@@ -562,6 +1165,7 @@ _RELAY_ROWS = (
         ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
         old_paths=("tvm.relay.frontend", "tvm.relay.qnn.op", "tvm.relay.vm", "tvm.relay.adt"),
         shim="nothing: import or attribute access raises an error naming the replacement",
+        before_raises="AttributeError",
         note=(
             "A Relay-era name the front end does not serve (model importers, QNN, the Relay VM, "
             "ADTs and control flow, ops without a Relax equivalent, Relay passes other than "
@@ -577,7 +1181,7 @@ _TVM_ROWS = (
         ("tvm.compile", "tvm.relax.VirtualMachine"),
         fix="served",
         old_paths=("tvm.contrib.graph_executor.GraphModule",),
-        shim="compile_engine_compat.relay.legacy.graph_executor.GraphModule",
+        shim="compile_engine_compat.tvm_legacy.graph_executor.GraphModule",
         note=(
             "Served by install(); runs the result of relay.build on the Relax VM (set_input, "
             "run, get_output, get_num_outputs). Outputs are flattened."
@@ -590,7 +1194,7 @@ _TVM_ROWS = (
         ("tvm.s_tir.Schedule",),
         fix="manual",
         old_paths=("tvm.autotvm.apply_history_best",),
-        shim="compile_engine_compat.relay.legacy.autotvm.apply_history_best",
+        shim="compile_engine_compat.tvm_legacy.autotvm.apply_history_best",
         note=(
             "Served by install() so that Relay-era files import, but tuning records cannot be "
             "applied: entering the context warns, and select_implementation(use_autotvm=True) "
@@ -606,7 +1210,7 @@ _TVM_ROWS = (
         ("tvm.runtime.tensor", "tvm.runtime.empty"),
         fix="served",
         old_paths=("tvm.nd.array", "tvm.nd.empty"),
-        shim="compile_engine_compat.relay.legacy.nd.array",
+        shim="compile_engine_compat.tvm_legacy.nd.array",
         note="Served by install(); the arrays keep asnumpy() and pass wherever a tensor does.",
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -616,7 +1220,7 @@ _TVM_ROWS = (
         ("tvm.device",),
         fix="served",
         old_paths=("tvm.context", "tvm.device('llvm')"),
-        shim="compile_engine_compat.relay.legacy.context",
+        shim="compile_engine_compat.tvm_legacy.device.context",
         note=(
             "Served by install(), which also lets tvm.device take the target names TVM 0.19 "
             "accepted ('llvm', 'c' -> cpu)."
@@ -630,7 +1234,7 @@ _TVM_ROWS = (
         ("tvm.s_tir.Schedule",),
         fix="served",
         old_paths=("tvm.autotvm",),
-        shim="compile_engine_compat.relay.legacy.autotvm",
+        shim="compile_engine_compat.tvm_legacy.autotvm",
         note=(
             "Served by install() so that Relay-era files import: register_topi_compute keeps "
             "its compute, register_topi_schedule's schedule never runs, and dispatch contexts "
@@ -692,6 +1296,9 @@ LEGACY_MODULES: dict[str, str] = {
     "tvm.relay.backend.te_compiler": "te_compiler",
     "tvm.relay.backend._backend": "relay.backend",
 }
+#: The modules of a TVM <=0.19 source tree that define the legacy API (the legacy modules and
+#: the package that imports them): ``scan`` and ``fix`` leave these files alone.
+DEFINITION_MODULES: frozenset[str] = frozenset({*LEGACY_MODULES, "tvm.relay.backend"})
 #: The shim's drop-in modules -> the row-name prefix of their members.
 SHIM_MODULES: dict[str, str] = {
     "compile_engine_compat.compile_engine": "compile_engine",
@@ -764,6 +1371,12 @@ def string_rows() -> dict[str, LegacyApi]:
         for path in row.old_paths
         if path.startswith("relay.backend.") or path in LEGACY_CONFIG_KEYS
     }
+
+
+def table_version() -> str:
+    """A digest of every row: changes whenever any row does (caches of scan results key on it)."""
+    text = "\n".join(repr(row) for row in API_TABLE.values())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def lookup(name: str) -> LegacyApi:

@@ -362,11 +362,14 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "tests/test_deprecations_warnings.py",
     ),
     ProcessPatch(
-        "sys.meta_path finder serving tvm.relay and the TVM <=0.19 modules; tvm.context, "
-        "tvm.device('llvm'), Tensor.asnumpy, te.SpecializedCondition on TVM's modules",
-        "surfaces.import_alias, relay.legacy (through add_meta_path_finder, patch_attribute)",
+        "sys.meta_path finder serving tvm.relay; the TVM <=0.19 names of surfaces.moved_names "
+        "(tvm.autotvm, tvm.nd, tvm.context, tvm.device('llvm'), Tensor.asnumpy, "
+        "te.SpecializedCondition, ...) set on TVM's modules",
+        "surfaces.import_alias, reading surfaces.moved_names; served by tvm_legacy and relay "
+        "(through add_meta_path_finder, patch_attribute)",
         "opt-in: compile_engine_compat.install(); uninstall() removes all of it",
-        "tests/test_boundary.py, tests/surfaces/test_import_alias.py, tests/relay/test_legacy.py",
+        "tests/test_boundary.py, tests/surfaces/test_import_alias.py, "
+        "tests/surfaces/test_moved_names.py",
     ),
     ProcessPatch(
         "PassContext accepts the relay.backend.* and TVM <=0.19 config keys",
@@ -390,10 +393,11 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "tests/test_threads_spin.py",
     ),
     ProcessPatch(
-        "at-fork handlers freeing the package's locks in a child, and the ledger writer's",
-        "threads, facade.engine, deprecations, migrate.ledger_io",
+        "at-fork handlers freeing the package's locks in a child, and the ledger writer's; the "
+        "compile cache's counters and remote tier start afresh in a child",
+        "threads, facade.engine, deprecations, migrate.ledger_io, cache.stats, cache.remote",
         "none needed: they only act in a forked child",
-        "tests/test_threads_fork.py, tests/test_deprecations_ledger.py",
+        "tests/test_threads_fork.py, tests/test_deprecations_ledger.py, tests/cache/test_remote.py",
     ),
     ProcessPatch(
         "a kernel hook around jit's kernels (shadow mode)",

@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from compile_engine_compat.version import __version__
+
 #: subcommand -> ("module:function", one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": (
@@ -20,7 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "cache": (
         "compile_engine_compat.cache.cli:main",
-        "info|clear: inspect or empty the persistent compile cache",
+        "info|clear|push|pull|verify: the persistent compile cache and its remote tier",
     ),
     "scan": (
         "compile_engine_compat.migrate.scan:main",
@@ -43,7 +45,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 def _usage() -> str:
     width = max(len(name) for name in SUBCOMMANDS)
-    lines = ["usage: compile-engine-compat <command> [args...]", "", "commands:"]
+    lines = ["usage: compile-engine-compat [--version] <command> [args...]", "", "commands:"]
     lines += [f"  {name.ljust(width)}  {text}" for name, (_, text) in SUBCOMMANDS.items()]
     return "\n".join(lines)
 
@@ -62,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         The process exit code.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["--version"], ["-V"]):
+        print(f"compile-engine-compat {__version__}")
+        return 0
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0 if args else 2

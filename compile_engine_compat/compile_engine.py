@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import logging
 
+from compile_engine_compat.conflicts import require_tvm
+
+require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
+
 from compile_engine_compat.deprecations import legacy_surface
 from compile_engine_compat.facade import ffi_globals
 from compile_engine_compat.facade.engine import CompileEngine, LoweringError
 from compile_engine_compat.facade.objects import CachedFunc, CCacheKey, CCacheValue
+from compile_engine_compat.facade.strategy import LoweredOutput
 from compile_engine_compat.pipeline.strategy import (
-    LoweredOutput,
     OpImplementation,
     register_implementation,
     temp_strategy,

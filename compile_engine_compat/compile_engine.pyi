@@ -6,8 +6,8 @@ from typing import Any, Literal
 import collections.abc
 import compile_engine_compat.facade.engine
 import compile_engine_compat.facade.objects
+import compile_engine_compat.facade.strategy
 import compile_engine_compat.pipeline.build
-import compile_engine_compat.pipeline.strategy
 import logging
 import tvm.te.tensor
 from typing_extensions import deprecated
@@ -21,7 +21,7 @@ from compile_engine_compat.pipeline.strategy import unregister_implementation as
 
 __all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'CompileEngine', 'LoweredOutput', 'LoweringError', 'OpImplementation', 'autotvm_logger', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'register_implementation', 'select_implementation', 'temp_strategy', 'unregister_implementation']
 
-@deprecated('compile_engine.CCacheKey is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use tvm_ffi.StructuralKey(func) paired with a tvm.target.Target. See MIGRATION.md#compile-engine-ccachekey (run `compile-engine-compat docs CEC112`)')
+@deprecated("compile_engine.CCacheKey is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use (tvm_ffi.StructuralKey(func), str(target)) as your own cache's key. See MIGRATION.md#compile-engine-ccachekey (run `compile-engine-compat docs CEC112`)")
 class CCacheKey(compile_engine_compat.facade.objects.CCacheKey):
     ...
 
@@ -53,7 +53,7 @@ class CompileEngine(compile_engine_compat.facade.engine.CompileEngine):
     def dump(self) -> str: ...
 
 @deprecated('compile_engine.LoweredOutput is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use the te.Tensor outputs of your compute function. See MIGRATION.md#compile-engine-loweredoutput (run `compile-engine-compat docs CEC114`)')
-class LoweredOutput(compile_engine_compat.pipeline.strategy.LoweredOutput):
+class LoweredOutput(compile_engine_compat.facade.strategy.LoweredOutput):
     ...
 
 autotvm_logger: logging.Logger

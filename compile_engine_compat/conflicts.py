@@ -23,9 +23,19 @@ import importlib.util
 import os
 import sys
 
-__all__ = ["OFF_ENV", "TvmTirxConflictError", "check_tvm_tirx_conflict"]
+__all__ = [
+    "OFF_ENV",
+    "TVM_EXTRA",
+    "TvmMissingError",
+    "TvmTirxConflictError",
+    "check_tvm_tirx_conflict",
+    "require_tvm",
+]
 
 OFF_ENV = "COMPILE_ENGINE_COMPAT_TVM_TIRX_CHECK"
+
+#: The extra that installs the shim's runtime (apache-tvm, apache-tvm-ffi, numpy).
+TVM_EXTRA = "tvm"
 
 # The top-level package of the apache-tvm-tirx wheel (0.1.0a3, 0.1.0a4, 0.1.0).
 _TIRX_PACKAGE = "tvm_tirx"
@@ -111,3 +121,37 @@ def check_tvm_tirx_conflict(*, installed: bool = True) -> None:
         origin = _installed_origin()
         if origin is not None:
             raise TvmTirxConflictError(_message(origin, imported=False), path=origin)
+
+
+class TvmMissingError(ModuleNotFoundError):
+    """The shim's runtime is used without apache-tvm installed (the base install is the tooling).
+
+    A ``ModuleNotFoundError`` (so an ``ImportError``) whose message names the extra to install.
+    """
+
+
+def require_tvm(what: str) -> None:
+    """Raise :class:`TvmMissingError` naming the ``[tvm]`` extra when apache-tvm is missing.
+
+    The base install holds what ``scan``, ``fix``, ``docs`` and the pre-commit hooks need; the
+    engine, the Relay front end and the equivalence tooling need TVM. Costs one
+    :func:`importlib.util.find_spec` (nothing when ``tvm`` is imported already).
+
+    Parameters
+    ----------
+    what : str
+        What needs TVM, for the message (``"compile_engine_compat.compile_engine"``).
+    """
+    if sys.modules.get("tvm") is not None:
+        return
+    try:
+        if importlib.util.find_spec("tvm") is not None:
+            return
+    except (ImportError, ValueError):  # a finder refused it, or a broken entry in sys.modules
+        pass
+    raise TvmMissingError(
+        f"{what} needs apache-tvm, which is not installed: pip install "
+        f"'compile-engine-compat[{TVM_EXTRA}]' (the base install has the migration tooling "
+        "only: scan, fix, docs, the pytest report)",
+        name="tvm",
+    )

@@ -86,7 +86,7 @@ class CompileEngineDeprecationWarning(deprecation.DeprecatedWarning):
             f"compile-engine-compat {row.removed_in}",
             f"Use {row.replacement}. See {row.docs}",
         )
-        self._text = _message_text(row)
+        self._text = message_text(row)
 
     def __str__(self) -> str:
         # The warnings registry formats the message on every call; keep that a lookup.
@@ -105,7 +105,7 @@ def _warning_for(api: str, replacement: str | None = None) -> CompileEngineDepre
 
 
 @functools.cache
-def _message_text(row: LegacyApi) -> str:
+def message_text(row: LegacyApi) -> str:
     return deprecation.DeprecatedWarning.__str__(
         deprecation.DeprecatedWarning(
             row.name,
@@ -135,6 +135,16 @@ _ledger: dict[tuple[str, str, int], int] = {}
 at_fork_in_child(
     _ledger_lock.release, before=_ledger_lock.acquire, after_in_parent=_ledger_lock.release
 )
+
+
+def ledger_counts() -> dict[tuple[str, str, int], int]:
+    """Return a plain copy of the ledger's counts, keyed by ``(api, filename, lineno)``.
+
+    A few microseconds: what a pytest worker takes after every test phase, where :func:`ledger`
+    builds and sorts an entry per site.
+    """
+    with _ledger_lock:
+        return dict(_ledger)
 
 
 def ledger() -> list[LedgerEntry]:
@@ -240,7 +250,7 @@ def _filtered_out(api: str, frame: FrameType) -> bool:
     """
     module = frame.f_globals.get("__name__", "<string>")
     lineno = frame.f_lineno
-    text = _message_text(lookup(api))
+    text = message_text(lookup(api))
     for action, message, category, module_re, line in warnings.filters:
         if (
             (message is None or message.match(text))

@@ -3,7 +3,8 @@
 It gathers the plugin parts, each kept in its own module:
 
 * the legacy-call report (``--compile-engine-report`` and friends),
-* the ``compile_engine_equivalence`` fixture.
+* the ``compile_engine_equivalence`` fixture,
+* the compile cache line at the end of a run (:mod:`compile_engine_compat.cache.pytest_line`).
 
 Importing this module does not import TVM.
 """
@@ -20,3 +21,6 @@ from compile_engine_compat.migrate.pytest_report import (  # noqa: F401
     pytest_testnodedown,
 )
 from compile_engine_compat.testing.pytest_equivalence import compile_engine_equivalence  # noqa: F401
+
+# The compile cache line (--compile-cache-line): a plugin module of its own, loaded by pytest.
+pytest_plugins = ["compile_engine_compat.cache.pytest_line"]

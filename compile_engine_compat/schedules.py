@@ -2,11 +2,12 @@
 
 Every legacy call warns with ``tvm.compile(...)`` as its replacement, but on CPU
 ``tvm.compile``'s default pipeline leaves the fused kernels unscheduled: one scalar thread, a
-conv2d ~10x slower than the shim's ``jit`` of the same function. This module is the
-non-deprecated way to keep the speed after migrating. It applies the very rules ``jit`` uses
-(injective stages inlined into their consumers, then the default rules:
-register-tiled, vectorized, parallel reductions on ``llvm``; the ``s_tir.dlight`` rules on GPUs)
-to every PrimFunc that ``FuseOps``/``FuseTIR`` produce, through the same function as ``jit``
+conv2d about 160x slower than the shim's ``jit`` of the same function (bench/RESULTS.md). This
+module is the non-deprecated way to keep the speed after migrating. It applies the very rules
+``jit`` uses (injective stages inlined into their consumers, then
+``pipeline.schedule.schedule_for_target``: packed GEMM and register-tiled, vectorized, parallel
+reductions on ``llvm``; the ``s_tir.dlight`` rules on GPUs) to every PrimFunc that
+``FuseOps``/``FuseTIR`` produce, through the same function as ``jit``
 (:func:`compile_engine_compat.pipeline.schedule.schedule_prim_func`). It is the pipeline of
 ``relay.build`` (:mod:`compile_engine_compat.pipeline.module_build`): constants folded in NumPy,
 weights packed once at build time instead of in every call::
@@ -26,6 +27,10 @@ warns: it is not a legacy API.
 from __future__ import annotations
 
 from typing import Any
+
+from compile_engine_compat.conflicts import require_tvm
+
+require_tvm(__name__)  # before tvm is imported: an ImportError naming the [tvm] extra
 
 import tvm
 from tvm import relax

@@ -16,6 +16,10 @@ modules during a migration sees one cache. Like upstream, a te_compiler cache en
 
 from __future__ import annotations
 
+from compile_engine_compat.conflicts import require_tvm
+
+require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
+
 from compile_engine_compat.deprecations import legacy_surface
 from compile_engine_compat.facade import ffi_globals
 from compile_engine_compat.facade.objects import CachedFunc

@@ -6,9 +6,9 @@ from typing import Any, Literal
 import collections.abc
 import compile_engine_compat.facade.objects
 import compile_engine_compat.facade.shared
+import compile_engine_compat.facade.strategy
 import compile_engine_compat.facade.te_compiler
 import compile_engine_compat.pipeline.build
-import compile_engine_compat.pipeline.strategy
 import logging
 import tvm.te.tensor
 import tvm.tirx.function
@@ -19,7 +19,7 @@ from compile_engine_compat.pipeline.strategy import OpImplementation as OpImplem
 
 __all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'LoweredOutput', 'OpImplementation', 'TECompiler', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'lower_to_primfunc', 'select_implementation']
 
-@deprecated('te_compiler.CCacheKey is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use tvm_ffi.StructuralKey(func) paired with a tvm.target.Target. See MIGRATION.md#te-compiler-ccachekey (run `compile-engine-compat docs CEC208`)')
+@deprecated("te_compiler.CCacheKey is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use (tvm_ffi.StructuralKey(func), str(target)) as your own cache's key. See MIGRATION.md#te-compiler-ccachekey (run `compile-engine-compat docs CEC208`)")
 class CCacheKey(compile_engine_compat.facade.te_compiler.CCacheKey):
     ...
 
@@ -54,7 +54,7 @@ def get_valid_implementations(op: Any, attrs: Any, inputs: collections.abc.Seque
 logger: logging.Logger
 
 @deprecated("te_compiler.lower_call is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use tvm.ir.Op.get(name).get_attr('FLegalize')(bb, call). See MIGRATION.md#te-compiler-lower-call (run `compile-engine-compat docs CEC211`)")
-def lower_call(call: Any, inputs: collections.abc.Sequence[tvm.te.tensor.Tensor], target: Any, otype: Any = ...) -> compile_engine_compat.pipeline.strategy.LoweredOutput: ...
+def lower_call(call: Any, inputs: collections.abc.Sequence[tvm.te.tensor.Tensor], target: Any, otype: Any = ...) -> compile_engine_compat.facade.strategy.LoweredOutput: ...
 
 @deprecated('te_compiler.lower_to_primfunc is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use relax.transform.LegalizeOps() then mod[name] (a tirx.PrimFunc), or te.create_prim_func. See MIGRATION.md#te-compiler-lower-to-primfunc (run `compile-engine-compat docs CEC215`)')
 def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.function.PrimFunc: ...

@@ -2,16 +2,28 @@
 
 Opt-in: set ``COMPILE_ENGINE_COMPAT_CACHE_DIR``. Loading a cached kernel takes ~0.5 ms where
 compiling it takes 40-200 ms, so a CI run that compiles the same functions in every process pays
-the compile once.
+the compile once. ``COMPILE_ENGINE_COMPAT_REMOTE_CACHE`` adds a tier shared by a fleet behind
+this one (:mod:`.remote`; docs/remote-cache.md).
 
-Layout: ``<dir>/v1/<digest>/`` holds ``kernel.so``, ``source.tvmscript`` (the scheduled PrimFunc,
-its name stripped) and ``meta.json`` (the key material, the kernel's symbol and the SHA-256 of the
-other two files). ``digest`` is the SHA-256 of the key material: the PrimFunc's structural hash,
-the target (with the LLVM ``opt-level`` chosen for the kernel, if any: ``CachedFunc.target``),
-the TVM version, the shim version, the schedule rules version and the PassContext that
-``tvm.compile`` runs under.
+Layout: ``<dir>/v2/<digest>/`` is one entry, an *artifact* (:mod:`.artifact`): its files and
+``meta.json`` (the layout, the artifact's kind and key material, each file's SHA-256, and the
+metadata it was stored with). ``digest`` is the SHA-256 of the key material. Every kind lives
+there and shares the size limit: a ``jit`` kernel (kind ``kernel``: ``kernel.so`` and
+``source.tvmscript``, the scheduled PrimFunc without its name; meta: the symbol), and what
+:func:`store_artifact` stores (a whole-module build, kind ``module``). A kernel's key material
+(:func:`entry_key`) is the PrimFunc's structural hash, the target (with the LLVM ``opt-level``
+chosen for the kernel, if any: ``CachedFunc.target``), the TVM version, the shim version, the
+schedule rules version, the PassContext that ``tvm.compile`` runs under and the arity.
 
-``<dir>/index-v1/<digest>.json`` maps a *Relax source function* to the kernel entry it was built
+The generic API, for kernels and whole modules alike: :func:`artifact_key` keys an artifact
+(kind, then ``name=value`` fields), :func:`store_artifact` stores files (bytes, or paths to
+link) and metadata under it, :func:`load_artifact` returns the verified entry
+(:class:`StoredArtifact`: its directory, files and metadata) or None. Both go through the remote
+tier when one is configured (:mod:`.remote`): a local miss asks it (read-through: the entry is
+verified, stored here, then loaded from here), and a new local entry is published to it from a
+background thread (write-behind).
+
+``<dir>/index-v2/<digest>.json`` maps a *Relax source function* to the kernel entry it was built
 into, so that a warm ``jit`` loads the kernel without tracing and scheduling the function first
 (that takes 10-20 ms; loading takes ~1 ms). Its key material is the Relax function's structural
 hash with the same target, versions and PassContext; the record holds the function's TVMScript
@@ -31,7 +43,7 @@ Safety:
   other's copy is dropped.
 * A structural hash collision is caught by comparing the stored TVMScript text with the
   function's: it never loads the wrong kernel.
-* An index record resolves only to an entry inside ``<dir>/v1``: its kernel must be an entry name
+* An index record resolves only to an entry inside ``<dir>/v2``: its kernel must be an entry name
   (a digest; never ``../``, never an absolute path), the entry must be a real directory (never a
   symlink) whose library is a regular file, and the entry must attest the record's function. A
   record pointing anywhere else, or at another function's entry, is discarded with a
@@ -49,7 +61,10 @@ Safety:
 * A writer killed mid-store leaves a ``.tmp-*`` staging directory (or a ``.del-*`` one, killed
   mid-delete). ``cache info`` counts them, ``cache clear`` removes them all, and the LRU pass
   after each store reclaims those untouched for :data:`LEFTOVER_AGE_S` (10 minutes): never a live
-  writer's, which it keeps touching.
+  writer's, which it keeps touching. The directories of the previous layout (``v1``,
+  ``index-v1``) are reclaimed the same way.
+* Entries from the remote tier are signed by the fleet's key and checked before they are stored
+  here (:mod:`.signing`); once here they are local entries, under the same checks.
 """
 
 from __future__ import annotations
@@ -65,10 +80,11 @@ import shutil
 import signal
 import stat
 import tempfile
+import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -77,13 +93,23 @@ import tvm
 import tvm.support.cc
 import tvm_ffi
 
+from compile_engine_compat.cache import remote, stats
+from compile_engine_compat.cache.artifact import (
+    Artifact,
+    ArtifactKey,
+    CompileCacheWarning,
+    material_text,
+    mismatch,
+    valid_file_name,
+)
 from compile_engine_compat.targets import pass_context_text, target_text
 from compile_engine_compat.version import __version__
 
 __all__ = [
     "CACHE_DIR_ENV",
     "CACHE_SIZE_ENV",
-    "MODULE_SYMBOL",
+    "Artifact",
+    "ArtifactKey",
     "CacheDirectoryError",
     "Cleared",
     "CompileCacheWarning",
@@ -91,17 +117,24 @@ __all__ = [
     "IndexHit",
     "NotStoredError",
     "SourceKey",
+    "StoredArtifact",
     "active",
+    "artifact_key",
     "cache_dir",
     "clear",
     "enabled",
     "entry_key",
+    "export_library",
+    "has",
     "info",
+    "install",
     "load",
+    "load_artifact",
     "load_by_source",
-    "module_key",
+    "local_artifacts",
     "source_key",
     "store",
+    "store_artifact",
     "store_index",
     "store_many",
     "store_quietly",
@@ -111,8 +144,14 @@ CACHE_DIR_ENV = "COMPILE_ENGINE_COMPAT_CACHE_DIR"
 CACHE_SIZE_ENV = "COMPILE_ENGINE_COMPAT_CACHE_SIZE_MB"
 DEFAULT_SIZE_MB = 1024
 _MIB = 1024 * 1024
-LAYOUT = "v1"
-INDEX = "index-v1"
+LAYOUT = "v2"
+INDEX = "index-v2"
+#: Layouts of earlier releases: reclaimed whole, like a killed writer's leftovers, once untouched
+#: for LEFTOVER_AGE_S (an older shim may still be using them meanwhile).
+_OLDER_LAYOUTS = ("v1", "index-v1")
+#: The kinds of artifact the engine stores: a ``jit`` kernel, a source function's index record.
+KERNEL = "kernel"
+INDEX_KIND = "index"
 _LIBRARY = "kernel.so"
 _SOURCE = "source.tvmscript"
 _META = "meta.json"
@@ -133,10 +172,6 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 class CacheDirectoryError(PermissionError):
     """The cache directory is unsafe (not ours, or writable by others) or unusable."""
-
-
-class CompileCacheWarning(UserWarning):
-    """A cache entry was unusable (corrupt, truncated, foreign) and was recompiled."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +195,11 @@ class EntryKey:
     source: str
     symbol: str
 
+    @property
+    def artifact(self) -> ArtifactKey:
+        """The kernel's key as an artifact (same digest), for the generic store and the remote."""
+        return ArtifactKey(KERNEL, self.material)
+
 
 @dataclass(frozen=True)
 class SourceKey:
@@ -182,6 +222,43 @@ class SourceKey:
     def source(self) -> str:
         """Return the function's TVMScript (printed on demand: it costs ~0.5 ms)."""
         return str(self.function.script(show_meta=False))
+
+    @property
+    def artifact(self) -> ArtifactKey:
+        """The index record's key as an artifact (same digest), for the remote tier."""
+        return ArtifactKey(INDEX_KIND, self.material)
+
+
+@dataclass(frozen=True)
+class StoredArtifact:
+    """An artifact in the local directory, verified: its files are ``directory / name``.
+
+    Attributes
+    ----------
+    key : ArtifactKey
+    directory : Path
+        The entry's directory; it may be evicted by another process's LRU pass later, so load
+        what it holds soon (a loaded shared library stays loaded).
+    files : tuple of str
+        The names of its files.
+    meta : Mapping[str, Any]
+        The metadata it was stored with.
+    """
+
+    key: ArtifactKey
+    directory: Path
+    files: tuple[str, ...]
+    meta: Mapping[str, Any]
+
+    def path(self, name: str) -> Path:
+        """Return the path of the file ``name`` (one of :attr:`files`)."""
+        if name not in self.files:
+            raise KeyError(f"the {self.key.kind} artifact has no file {name!r} ({self.files})")
+        return self.directory / name
+
+    def read(self, name: str) -> bytes:
+        """Return the content of the file ``name``."""
+        return self.path(name).read_bytes()
 
 
 @dataclass(frozen=True)
@@ -262,55 +339,36 @@ def entry_key(
     not know how kernels are made.
     """
     prim_func = funcs[symbol].without_attr("global_symbol")
-    material = "\n".join(
-        [
-            f"structural_hash={tvm_ffi.structural_hash(prim_func)}",
-            f"target={target_text(target)}",
-            f"tvm={tvm.__version__}",
-            f"shim={__version__}",
-            f"rules={rules}",
-            f"pass_context={pass_context_text()}",
-            f"arity={arity[0]},{arity[1]}",
-        ]
+    key = artifact_key(
+        KERNEL,
+        rules=rules,
+        target=target_text(target),
+        pass_context=pass_context_text(),
+        structural_hash=tvm_ffi.structural_hash(prim_func),
+        arity=f"{arity[0]},{arity[1]}",
     )
-    digest = hashlib.sha256(material.encode()).hexdigest()
-    return EntryKey(digest, material, str(prim_func.script()), symbol)
+    return EntryKey(key.digest, key.material, str(prim_func.script()), symbol)
 
 
-#: The symbol every VM executable library holds: what :func:`load` checks a module entry by.
-MODULE_SYMBOL = "vm_load_executable"
+def artifact_key(kind: str, **fields: object) -> ArtifactKey:
+    """Key an artifact of ``kind`` built by this TVM and this shim from what ``fields`` name.
 
+    The key material is ``kind=<kind>``, ``tvm=<version>``, ``shim=<version>``, then one
+    ``name=value`` line per field, in order. Name everything the artifact depends on: by
+    convention ``rules`` (the schedule rules' version), ``target`` (:func:`.targets.target_text`),
+    ``pass_context`` (:func:`.targets.pass_context_text`) and ``structural_hash``; the remote tier
+    says which of ``tvm``, ``shim``, ``rules`` and ``target`` differ when it refuses an entry.
 
-def module_key(module: tvm.IRModule, target: Any, rules: str) -> EntryKey:
-    """Key a whole-module build: ``module`` (its constants included) built for ``target``.
+    Examples
+    --------
+    A whole-module build (what ``relay.build``'s cache keys)::
 
-    The entry holds the VM executable as one library (bytecode, kernels and constants);
-    :func:`store` and :func:`load` take it like a kernel's. The key material is the module's
-    structural hash, which covers the values of its constants (bound weights), with the target,
-    versions, ``rules`` and PassContext of :func:`entry_key`; the collision check is the module's
-    TVMScript without its constants' values.
-
-    Parameters
-    ----------
-    module : tvm.IRModule
-        The module as built: parameters bound.
-    target : tvm.target.Target
-    rules : str
-        The schedule rules' version, as for :func:`entry_key`.
+        key = disk.artifact_key("module", rules=RULES_VERSION, target=target_text(target),
+                                pass_context=pass_context_text(),
+                                structural_hash=tvm_ffi.structural_hash(mod))
     """
-    material = "\n".join(
-        [
-            "kind=relax-module",
-            f"structural_hash={tvm_ffi.structural_hash(module)}",
-            f"target={target_text(target)}",
-            f"tvm={tvm.__version__}",
-            f"shim={__version__}",
-            f"rules={rules}",
-            f"pass_context={pass_context_text()}",
-        ]
-    )
-    digest = hashlib.sha256(material.encode()).hexdigest()
-    return EntryKey(digest, material, str(module.script(show_meta=False)), MODULE_SYMBOL)
+    versions = {"tvm": tvm.__version__, "shim": __version__}
+    return ArtifactKey(kind, material_text(kind, {**versions, **fields}))
 
 
 def source_key(function: Any, structural_hash: int, target: Any, rules: str) -> SourceKey:
@@ -325,18 +383,14 @@ def source_key(function: Any, structural_hash: int, target: Any, rules: str) -> 
     rules : str
         The schedule rules' version, as for :func:`entry_key`.
     """
-    material = "\n".join(
-        [
-            "kind=relax-source",
-            f"structural_hash={structural_hash}",
-            f"target={target_text(target)}",
-            f"tvm={tvm.__version__}",
-            f"shim={__version__}",
-            f"rules={rules}",
-            f"pass_context={pass_context_text()}",
-        ]
+    key = artifact_key(
+        INDEX_KIND,
+        rules=rules,
+        target=target_text(target),
+        pass_context=pass_context_text(),
+        structural_hash=structural_hash,
     )
-    return SourceKey(hashlib.sha256(material.encode()).hexdigest(), material, function)
+    return SourceKey(key.digest, key.material, function)
 
 
 def _sha256(path: Path) -> str:
@@ -344,20 +398,66 @@ def _sha256(path: Path) -> str:
 
 
 def load(key: EntryKey) -> tuple[Any, str] | None:
-    """Return ``(module, symbol)`` from the cache, or None on a miss (or a discarded entry)."""
+    """Return ``(module, symbol)`` from the cache, or None on a miss (or a discarded entry).
+
+    A local miss asks the remote tier when one is configured (read-through).
+    """
     layout = _checked_root()
     if layout is None:
         return None
-    found = _verified_entry(layout / key.digest)
+    found = _entry_for(layout, key.artifact)
     if found is None:
         return None
     entry, meta = found
-    if (entry / _SOURCE).read_text() != key.source:
+    try:
+        source = (entry / _SOURCE).read_text()
+    except (OSError, UnicodeDecodeError) as err:  # an entry of this key, but not a kernel's files
+        _discard(entry, f"not a kernel entry ({type(err).__name__})")
+        return None
+    if source != key.source:
         # Same key material (a structural hash collision), another function: never load it.
         # The entry stays: it is a valid kernel for that other function.
         _warn_collision(entry)
         return None
     return _load_library(entry, meta)
+
+
+def _entry_for(
+    layout: Path, key: ArtifactKey, deadline: remote.Deadline | None = None
+) -> tuple[Path, dict[str, Any]] | None:
+    """Return ``(entry, meta)`` of ``key``'s local entry; on a miss, pull it from the remote."""
+    found = _verified_entry(layout / key.digest)
+    if found is not None:
+        stats.count(f"local.hit.{key.kind}")
+        return found
+    stats.count(f"local.miss.{key.kind}")
+    tier = remote.tier()
+    if tier is None:
+        return None
+    artifact = tier.fetch(key, deadline)
+    if artifact is None:
+        return None
+    installed = _install_entry(layout, artifact)
+    if installed is not None:
+        return layout / key.digest, installed  # just written from verified bytes: not re-read
+    return _verified_entry(layout / key.digest)  # another process installed it first
+
+
+def _install_entry(layout: Path, artifact: Artifact) -> dict[str, Any] | None:
+    """Store a verified remote ``artifact`` as a local entry (not published back); return its
+    ``meta.json`` record, or None when it was there already or could not be written."""
+    try:
+        installed = _write_entry(layout, artifact.key, artifact.files, artifact.meta)
+    except (OSError, ValueError) as err:
+        warnings.warn(
+            f"compile cache: a remote {artifact.key.kind} entry was not stored locally "
+            f"({_reason(err)}); it is compiled here",
+            CompileCacheWarning,
+            stacklevel=4,
+        )
+        return None
+    _evict_when_due(layout, artifact.size())
+    return installed
 
 
 def _warn_collision(path: Path) -> None:
@@ -372,7 +472,7 @@ def _warn_collision(path: Path) -> None:
 def _verified_entry(entry: Path) -> tuple[Path, dict[str, Any]] | None:
     """Return ``(entry, meta)`` for a whole entry of this layout; discard a damaged one.
 
-    ``entry`` is ``<cache>/v1/<digest>``: a symlink there could resolve anywhere, so it is refused
+    ``entry`` is ``<cache>/v2/<digest>``: a symlink there could resolve anywhere, so it is refused
     (a library is only ever loaded from a real directory inside the cache).
     """
     try:
@@ -402,28 +502,44 @@ def _verified_entry(entry: Path) -> tuple[Path, dict[str, Any]] | None:
 def _load_library(entry: Path, meta: dict[str, Any]) -> tuple[Any, str] | None:
     try:
         module = tvm.runtime.load_module(str(entry / _LIBRARY))
-        symbol = str(meta["symbol"])
+        symbol = str(meta["meta"]["symbol"])
         module[symbol]  # fails now, not at the first call, if the symbol is missing
     except Exception as err:  # a library that passed its checksum but does not load
         _discard(entry, f"the library does not load ({type(err).__name__}: {err})")
         return None
+    _touch(entry)
+    return module, symbol
+
+
+def _touch(entry: Path) -> None:
     with contextlib.suppress(OSError):
         os.utime(entry / _META)  # recency for the LRU eviction
-    return module, symbol
 
 
 def load_by_source(key: SourceKey) -> IndexHit | None:
     """Return the kernel the index maps ``key``'s function to, or None.
 
     None on a miss, on a record whose function text differs (a structural hash collision), and
-    on a damaged record or kernel entry, which is discarded with a :class:`CompileCacheWarning`.
+    on a record or kernel entry that is damaged, foreign or gone (discarded with a
+    :class:`CompileCacheWarning`): the caller then traces and compiles the function. A local
+    miss asks the remote tier when one is configured: its record and kernel are pulled, checked
+    and stored here, then used like local ones.
     """
     layout = _checked_root()
     if layout is None:
         return None
     path = layout.parent / INDEX / f"{key.digest}.json"
     try:
-        record = _verified_record(json.loads(path.read_text()), key)
+        text = path.read_text()
+    except FileNotFoundError:
+        stats.count(f"local.miss.{INDEX_KIND}")
+        if not _pull_index(layout, key):
+            return None
+        text = None
+    else:
+        stats.count(f"local.hit.{INDEX_KIND}")
+    try:
+        record = _verified_record(json.loads(path.read_text() if text is None else text), key)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, TypeError, KeyError) as err:
@@ -436,7 +552,7 @@ def load_by_source(key: SourceKey) -> IndexHit | None:
     found = _verified_entry(layout / record["kernel"])
     if found is None:
         return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
-    if _attested(found[0], key) != source:
+    if _attested(found[0], key.digest) != source:
         # A record pointing at a whole entry of another function (forged, or copied from another
         # cache): never load it. The entry stays: it is a valid kernel for that function.
         _discard(path, f"index record: {found[0]} was not built from this function")
@@ -446,6 +562,46 @@ def load_by_source(key: SourceKey) -> IndexHit | None:
         return None  # the kernel was evicted or damaged; the caller compiles and re-indexes
     num_inputs, num_outputs = record["arity"]
     return IndexHit(loaded[0], loaded[1], int(num_inputs), int(num_outputs))
+
+
+def _pull_index(layout: Path, key: SourceKey) -> bool:
+    """Pull ``key``'s index record and its kernel from the remote tier; True when stored here."""
+    tier = remote.tier()
+    if tier is None:
+        return False
+    deadline = tier.deadline()  # one timeout for the record and its kernel together
+    artifact = tier.fetch(key.artifact, deadline)
+    return artifact is not None and _install_index(layout, tier, artifact, deadline)
+
+
+def _install_index(
+    layout: Path, tier: remote.RemoteTier, artifact: Artifact, deadline: remote.Deadline
+) -> bool:
+    """Store a verified remote index record here, with its kernel (local, or pulled too).
+
+    The record is signed, and says which kernel entry (its key material) the function was built
+    into: that kernel must come from this TVM, shim, rules version and PassContext too.
+    """
+    try:
+        kernel = ArtifactKey(KERNEL, str(artifact.meta["kernel_material"]))
+        if kernel.digest != artifact.meta["kernel"]:
+            raise ValueError("its kernel's digest does not match the kernel's key material")
+        num_inputs, num_outputs = (int(n) for n in artifact.meta["arity"])
+        source = artifact.files[_SOURCE].decode()
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError) as err:
+        tier.reject("corrupt", f"index record {artifact.key.digest}: {err}")
+        return False
+    problem = mismatch(
+        artifact.key.material, kernel.material, only=("tvm", "shim", "rules", "pass_context")
+    )
+    if problem is not None:
+        tier.reject(problem, f"index record {artifact.key.digest} names a kernel of another build")
+        return False
+    found = _entry_for(layout, kernel, deadline)
+    if found is None or not _attest(found[0], artifact.key.digest, source):
+        return False
+    _write_record(layout, artifact.key, source, kernel.digest, (num_inputs, num_outputs))
+    return True
 
 
 def _record_digest(payload: dict[str, Any]) -> str:
@@ -467,16 +623,16 @@ def _verified_record(record: Any, key: SourceKey) -> dict[str, Any]:
     return dict(payload)
 
 
-def _attested(entry: Path, key: SourceKey) -> str | None:
-    """Return the function text ``entry`` holds for ``key`` (None: it holds none)."""
+def _attested(entry: Path, source_digest: str) -> str | None:
+    """Return the function text ``entry`` holds for a source digest (None: it holds none)."""
     try:
-        return (entry / _INDEXED / key.digest).read_text()
+        return (entry / _INDEXED / source_digest).read_text()
     except (OSError, UnicodeDecodeError):
         return None
 
 
-def _attest(entry: Path, key: SourceKey, source: str) -> bool:
-    """Record in ``entry`` that ``key``'s function (``source``) is built into it; atomic.
+def _attest(entry: Path, source_digest: str, source: str) -> bool:
+    """Record in ``entry`` that the function ``source`` (of that digest) is built into it; atomic.
 
     Returns False when the entry is gone (evicted or discarded meanwhile) or is no real
     directory (a symlink would take the write outside the cache): nothing to index then.
@@ -484,11 +640,11 @@ def _attest(entry: Path, key: SourceKey, source: str) -> bool:
     try:
         if not stat.S_ISDIR(entry.lstat().st_mode):
             return False
-        if _attested(entry, key) == source:
+        if _attested(entry, source_digest) == source:
             return True
         indexed = entry / _INDEXED
         indexed.mkdir(mode=0o700, exist_ok=True)
-        _write_atomically(indexed, key.digest, source)
+        _write_atomically(indexed, source_digest, source)
     except FileNotFoundError:
         return False
     return True
@@ -507,41 +663,69 @@ def _write_atomically(directory: Path, name: str, text: str) -> None:
 
 
 def store_index(key: SourceKey, kernel: EntryKey, arity: tuple[int, int]) -> None:
-    """Record that ``key``'s function is built into ``kernel``'s entry; atomic."""
+    """Record that ``key``'s function is built into ``kernel``'s entry; atomic.
+
+    A new record is published to the remote tier too (write-behind).
+    """
     layout = _checked_root()
     if layout is None:
         return
     source = key.source()
     # The entry's attestation first: a reader that sees the record then always sees it too.
-    if not _attest(layout / kernel.digest, key, source):
+    if not _attest(layout / kernel.digest, key.digest, source):
         return
+    if _write_record(layout, key.artifact, source, kernel.digest, arity):
+        tier = remote.tier()
+        if tier is not None:
+            artifact = Artifact(
+                key.artifact,
+                {_SOURCE: source.encode()},
+                {"kernel": kernel.digest, "kernel_material": kernel.material, "arity": [*arity]},
+            )
+            tier.publish(lambda: artifact)
+
+
+def _write_record(
+    layout: Path, key: ArtifactKey, source: str, kernel: str, arity: tuple[int, int]
+) -> bool:
+    """Write the index record of ``key``; False when the same record is there already."""
     payload = {
         "layout": INDEX,
         "material": key.material,
         "source": source,
-        "kernel": kernel.digest,
+        "kernel": kernel,
         "arity": list(arity),
     }
     record = json.dumps({"payload": payload, "sha256": _record_digest(payload)}, indent=1)
+    path = layout.parent / INDEX / f"{key.digest}.json"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if path.read_text() == record:
+            return False
     _write_atomically(layout.parent / INDEX, f"{key.digest}.json", record)
+    return True
 
 
 def _verify(entry: Path, meta: Any) -> str:
-    """Return "" when the entry is whole and of this version, else why not."""
+    """Return "" when the entry is whole and of this layout, else why not."""
     if not isinstance(meta, dict) or meta.get("layout") != LAYOUT:
         return "foreign entry (unknown layout)"
-    if (
-        meta.get("material") is None
-        or hashlib.sha256(str(meta["material"]).encode()).hexdigest() != entry.name
-    ):
+    material = meta.get("material")
+    if not isinstance(material, str) or hashlib.sha256(material.encode()).hexdigest() != entry.name:
         return "foreign entry (its key material does not match its name)"
+    files = meta.get("files")
+    if (
+        not isinstance(files, dict)
+        or not files
+        or not isinstance(meta.get("meta"), dict)
+        or not all(valid_file_name(name) and isinstance(d, str) for name, d in files.items())
+    ):
+        return "foreign entry (malformed file list)"
     try:
-        if not stat.S_ISREG((entry / _LIBRARY).lstat().st_mode):
-            return "foreign entry (its library is not a regular file: a symlink?)"
-        if _sha256(entry / _SOURCE) != meta.get("source_sha256"):
-            return "corrupt entry (source checksum mismatch)"
-        if _sha256(entry / _LIBRARY) != meta.get("library_sha256"):
-            return "corrupt or truncated entry (library checksum mismatch)"
+        for name, digest in files.items():
+            if not stat.S_ISREG((entry / name).lstat().st_mode):
+                return f"foreign entry (its {name} is not a regular file: a symlink?)"
+            if _sha256(entry / name) != digest:
+                return f"corrupt or truncated entry ({name}: checksum mismatch)"
     except OSError as err:
         return f"incomplete entry ({err})"
     return ""
@@ -562,7 +746,8 @@ def store_many(keys: Sequence[EntryKey], module: Any) -> None:
     """Export ``module`` once and store it as each of ``keys``'s entries (``jit_many``).
 
     One library is built in a staging directory and hard-linked into every entry; each entry is
-    renamed into place whole (atomic), and entries that exist already are left alone.
+    renamed into place whole (atomic), and entries that exist already are left alone. Each new
+    entry is published to the remote tier too (write-behind).
 
     Raises
     ------
@@ -577,14 +762,181 @@ def store_many(keys: Sequence[EntryKey], module: Any) -> None:
         return
     with _staging(layout) as build:
         library = _export(module, build)
+        added = library.stat().st_size
         for key in missing:
-            with _staging(layout) as entry:
-                _link_or_copy(library, entry / _LIBRARY)
-                _write_bytes(entry / _SOURCE, key.source.encode())
-                _write_meta(entry, key)
-                with contextlib.suppress(OSError):  # another process renamed its copy first
-                    entry.rename(layout / key.digest)
-    _evict(layout, _size_limit())
+            files: dict[str, bytes | Path] = {_LIBRARY: library, _SOURCE: key.source.encode()}
+            if _write_entry(layout, key.artifact, files, {"symbol": key.symbol}) is not None:
+                _publish(layout, key.artifact)
+                added += len(key.source)
+    _evict_when_due(layout, added)
+
+
+def store_artifact(
+    key: ArtifactKey, files: Mapping[str, bytes | Path], meta: Mapping[str, Any] | None = None
+) -> bool:
+    """Store an artifact under ``key``: locally (atomic), then in the remote tier (write-behind).
+
+    The generic form of what :func:`store_many` does for kernels: ``relay.build``'s whole-module
+    libraries and any other build output use it. A no-op when the entry exists.
+
+    Parameters
+    ----------
+    key : ArtifactKey
+        From :func:`artifact_key`.
+    files : Mapping[str, bytes or Path]
+        File name -> content, or a path to a file to hard-link (or copy) into the entry, such as
+        a library from :func:`export_library`. Names are plain (no ``/``), never ``meta.json``.
+    meta : Mapping[str, Any], optional
+        JSON-able details for the loader (a symbol, an arity, input names).
+
+    Returns
+    -------
+    bool
+        True when this call stored it; False when the cache is off or the entry was there.
+
+    Raises
+    ------
+    ValueError
+        For a file name that is not one plain name.
+    OSError
+        When a file cannot be written (a full disk, a size limit); see :func:`store_quietly`.
+    """
+    layout = _checked_root()
+    if layout is None:
+        return False
+    created = _write_entry(layout, key, files, dict(meta or {})) is not None
+    if created:
+        _publish(layout, key)
+        _evict_when_due(layout, _files_size(files))
+    return created
+
+
+def _files_size(files: Mapping[str, bytes | Path]) -> int:
+    return sum(c.stat().st_size if isinstance(c, Path) else len(c) for c in files.values())
+
+
+def load_artifact(key: ArtifactKey) -> StoredArtifact | None:
+    """Return ``key``'s artifact from the local directory, else from the remote tier, else None.
+
+    The entry's files are checked against their checksums first; a damaged one is discarded
+    with a :class:`CompileCacheWarning` (None). A remote entry is verified (signature, versions,
+    target), stored locally, then returned from there.
+    """
+    layout = _checked_root()
+    if layout is None:
+        return None
+    found = _entry_for(layout, key)
+    if found is None:
+        return None
+    entry, meta = found
+    _touch(entry)
+    return StoredArtifact(key, entry, tuple(meta["files"]), meta["meta"])
+
+
+def _write_entry(
+    layout: Path, key: ArtifactKey, files: Mapping[str, bytes | Path], meta: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Write ``key``'s entry through a staging directory and a rename; return its ``meta.json``
+    record when this call wrote it, None when the entry was there (or another process won)."""
+    for name in files:
+        if not valid_file_name(name):
+            raise ValueError(f"artifact file name {name!r} is not one plain name")
+    if (layout / key.digest).exists():
+        return None
+    with _staging(layout) as entry:
+        digests = {}
+        for name, content in files.items():
+            if isinstance(content, Path):
+                _link_or_copy(content, entry / name)
+                digests[name] = _sha256(entry / name)
+            else:  # hashed in memory: a big artifact is not read back
+                _write_bytes(entry / name, content)
+                digests[name] = hashlib.sha256(content).hexdigest()
+        record = {
+            "layout": LAYOUT,
+            "kind": key.kind,
+            "material": key.material,
+            "files": digests,
+            "meta": dict(meta),
+        }
+        _write_bytes(entry / _META, json.dumps(record, indent=1).encode())
+        try:
+            entry.rename(layout / key.digest)
+        except OSError:  # another process renamed its copy first
+            return None
+    return record
+
+
+def _publish(layout: Path, key: ArtifactKey) -> None:
+    """Hand ``key``'s new local entry to the remote tier (read on its writer thread)."""
+    tier = remote.tier()
+    if tier is not None:
+        tier.publish(lambda: _local_artifact(layout / key.digest))
+
+
+def _local_artifact(entry: Path) -> Artifact | None:
+    """Return the local entry as an artifact (files read), or None when it is gone or damaged."""
+    found = _verified_entry(entry)
+    if found is None:
+        return None
+    meta = found[1]
+    files = {name: (entry / name).read_bytes() for name in meta["files"]}
+    return Artifact(ArtifactKey(meta["kind"], meta["material"]), files, meta["meta"])
+
+
+def install(artifact: Artifact) -> bool:
+    """Store a verified remote ``artifact`` locally (``cache pull``); True when it is here now.
+
+    An index record is stored with its kernel, which must be here or in the remote tier.
+    """
+    layout = _checked_root()
+    if layout is None:
+        return False
+    if artifact.key.kind != INDEX_KIND:
+        return (layout / artifact.key.digest).exists() or _install_entry(
+            layout, artifact
+        ) is not None
+    tier = remote.tier()
+    if tier is None:
+        return False
+    return _install_index(layout, tier, artifact, tier.deadline())
+
+
+def has(key: ArtifactKey) -> bool:
+    """Return True when ``key``'s entry (or index record) is in the local directory."""
+    layout = _checked_root()
+    if layout is None:
+        return False
+    if key.kind == INDEX_KIND:
+        return (layout.parent / INDEX / f"{key.digest}.json").exists()
+    return (layout / key.digest).exists()
+
+
+def local_artifacts() -> Iterator[Artifact]:
+    """Yield every whole local entry and index record as an artifact (``cache push``)."""
+    layout = _checked_root()
+    if layout is None:
+        return
+    for entry in sorted(layout.iterdir()):
+        if not entry.name.startswith("."):
+            artifact = _local_artifact(entry)
+            if artifact is not None:
+                yield artifact
+    for path in _index_records(layout.parent / INDEX):
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            payload = json.loads(path.read_text())["payload"]
+            if not _DIGEST.fullmatch(str(payload["kernel"])):
+                continue  # a record pointing outside the cache: never followed
+            kernel = json.loads((layout / payload["kernel"] / _META).read_text())
+            yield Artifact(
+                ArtifactKey(INDEX_KIND, payload["material"]),
+                {_SOURCE: payload["source"].encode()},
+                {
+                    "kernel": payload["kernel"],
+                    "kernel_material": kernel["material"],
+                    "arity": payload["arity"],
+                },
+            )
 
 
 @contextlib.contextmanager
@@ -600,6 +952,18 @@ def _staging(layout: Path) -> Iterator[Path]:
 
 class NotStoredError(RuntimeError):
     """A kernel could not be written to the cache; the message is one line saying why."""
+
+
+def export_library(module: Any, directory: Path) -> Path:
+    """Export ``module`` (a ``tvm.compile`` result) as ``directory/kernel.so``, never letting LLVM
+    write a file (see below); pass the path to :func:`store_artifact`.
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
+    return _export(module, directory)
 
 
 def _export(module: Any, directory: Path) -> Path:
@@ -673,17 +1037,6 @@ def _link_or_copy(source: Path, target: Path) -> None:
         os.link(source, target)
     except OSError:
         _write_bytes(target, source.read_bytes())
-
-
-def _write_meta(entry: Path, key: EntryKey) -> None:
-    meta = {
-        "layout": LAYOUT,
-        "material": key.material,
-        "symbol": key.symbol,
-        "library_sha256": _sha256(entry / _LIBRARY),
-        "source_sha256": _sha256(entry / _SOURCE),
-    }
-    _write_bytes(entry / _META, json.dumps(meta, indent=1).encode())
 
 
 def _discard(entry: Path, why: str) -> None:
@@ -780,9 +1133,10 @@ def _tree_usage(top: Path, seen: set[tuple[int, int]]) -> tuple[float, int]:
 def _leftovers(root: Path) -> list[tuple[Path, float, int]]:
     """Return ``(path, last activity, bytes)`` for each staging or trash leftover.
 
-    A writer stages an entry (``v1/.tmp-*``) or an index record (``index-v1/.tmp-*``) and renames
-    it into place; a deleted entry is renamed to ``v1/.del-*`` first. A process killed meanwhile
-    leaves them behind, and nothing else ever removes them.
+    A writer stages an entry (``v2/.tmp-*``) or an index record (``index-v2/.tmp-*``) and renames
+    it into place; a deleted entry is renamed to ``v2/.del-*`` first. A process killed meanwhile
+    leaves them behind, and nothing else ever removes them. The directories of older layouts
+    (``v1``, ``index-v1``) count as leftovers too, whole: no release of this shim reads them.
     """
     found = []
     seen: set[tuple[int, int]] = set()
@@ -791,6 +1145,9 @@ def _leftovers(root: Path) -> list[tuple[Path, float, int]]:
             if path.name.startswith((_STAGING, _TRASH)):
                 with contextlib.suppress(OSError):  # gone meanwhile: renamed or removed
                     found.append((path, *_tree_usage(path, seen)))
+    for name in _OLDER_LAYOUTS:
+        with contextlib.suppress(OSError):  # absent, or removed meanwhile
+            found.append((root / name, *_tree_usage(root / name, seen)))
     return found
 
 
@@ -800,6 +1157,27 @@ def _reclaim_stale_leftovers(root: Path) -> None:
     for path, last_activity, _ in _leftovers(root):
         if last_activity < stale_before:
             _delete(path)
+
+
+#: The LRU pass walks every entry (~30 us each), too slow to follow each of a thousand kernels
+#: pulled from the remote tier: a process runs it on its first store into a directory, then once
+#: it has added this share of the size limit there since its last pass (the limit may be
+#: overshot by that much meanwhile).
+_EVICT_SHARE = 1 / 32
+_evict_lock = threading.Lock()
+_added_since_pass: dict[Path, int] = {}  # layout -> bytes this process added since its last pass
+
+
+def _evict_when_due(layout: Path, added: int) -> None:
+    limit = _size_limit()
+    with _evict_lock:
+        if layout in _added_since_pass:
+            total = _added_since_pass[layout] + added
+            if total < limit * _EVICT_SHARE:
+                _added_since_pass[layout] = total
+                return
+        _added_since_pass[layout] = 0
+    _evict(layout, limit)
 
 
 def _evict(layout: Path, limit: int) -> None:
@@ -826,7 +1204,8 @@ def info() -> dict[str, Any]:
     Returns
     -------
     dict
-        ``directory`` (None when the cache is off), ``entries``, ``indexed_functions``,
+        ``directory`` (None when the cache is off), ``entries``, ``kinds`` (entries by kind:
+        ``kernel``, ``module``, ...), ``indexed_functions``,
         ``bytes`` (all of it on disk, leftovers included), ``leftovers`` and ``leftover_bytes``
         (staging and trash left by killed writers) and ``limit_bytes``.
 
@@ -840,6 +1219,7 @@ def info() -> dict[str, Any]:
         return {
             "directory": None,
             "entries": 0,
+            "kinds": {},
             "indexed_functions": 0,
             "bytes": 0,
             "leftovers": 0,
@@ -849,9 +1229,15 @@ def info() -> dict[str, Any]:
     entries = list(_entries(layout))
     leftovers = _leftovers(layout.parent)
     leftover_bytes = sum(size for _, _, size in leftovers)
+    kinds: dict[str, int] = {}
+    for entry, _, _ in entries:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            kind = str(json.loads((entry / _META).read_text()).get("kind"))
+            kinds[kind] = kinds.get(kind, 0) + 1
     return {
         "directory": str(layout.parent),
         "entries": len(entries),
+        "kinds": dict(sorted(kinds.items())),
         "indexed_functions": len(_index_records(layout.parent / INDEX)),
         "bytes": sum(size for _, _, size in entries) + leftover_bytes,
         "leftovers": len(leftovers),
@@ -872,7 +1258,8 @@ class Cleared(NamedTuple):
 
 
 def clear() -> Cleared:
-    """Remove every entry, index record and leftover (however recent); say how many went."""
+    """Remove every entry, index record and leftover (however recent), and the saved counters;
+    say how many went. The remote tier is left alone."""
     layout = _checked_root()
     if layout is None:
         return Cleared(0, 0)
@@ -886,6 +1273,7 @@ def clear() -> Cleared:
             _remove(entry)
     for record in list((layout.parent / INDEX).iterdir()):
         _delete(record)
+    stats.reset(layout.parent)
     return Cleared(count, len(leftovers))
 
 

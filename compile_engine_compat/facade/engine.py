@@ -11,12 +11,13 @@ leaves the CachedFunc to be lowered on first access.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import re
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
 import tvm
@@ -67,7 +68,7 @@ def mangle_module_name(mod_name: str) -> str:
     return f"tvmgen_{mod_name}" if mod_name else "tvmgen"
 
 
-def _legacy_func_name(source_func: relax.Function, stem: str) -> str:
+def legacy_func_name(source_func: relax.Function, stem: str) -> str:
     name = "_".join([stem, *_trace.op_names(source_func)])
     if len(name) > _MAX_NAME:
         digest = int(hashlib.sha1(name.encode()).hexdigest()[:15], 16)
@@ -104,12 +105,35 @@ def _get_cache_key(source_func: Any, target: Any) -> CCacheKey:
 
 #: Turns shadow mode on for the whole process (:mod:`compile_engine_compat.testing.shadow`).
 SHADOW_ENV = "COMPILE_ENGINE_COMPAT_SHADOW"
+#: Entry-point group of kernel-hook plugins: ``name = "module:function"``; the engine calls the
+#: function of each one the environment turns on, once, when it is first created. Shadow mode is
+#: one (``shadow``, on with :data:`SHADOW_ENV`): the engine never imports testing tooling.
+KERNEL_HOOK_PLUGINS = "compile_engine_compat.kernel_hooks"
+_PLUGIN_SWITCHES = {"shadow": SHADOW_ENV}
 
 #: Wraps each kernel ``jit`` returns: ``hook(kernel, source_func, target)``. Set by shadow mode
 #: (:mod:`compile_engine_compat.testing.shadow`), which registers itself: the engine never
 #: imports testing tooling.
 KernelHook = Callable[[Any, Any, Any], Any]
 _kernel_hook: KernelHook | None = None
+
+
+def _load_kernel_hook_plugins() -> None:
+    wanted = {name for name, env in _PLUGIN_SWITCHES.items() if os.environ.get(env, "").strip()}
+    if not wanted:
+        return
+    found = {ep.name: ep for ep in metadata.entry_points(group=KERNEL_HOOK_PLUGINS)}
+    for name in sorted(wanted):
+        if name not in found:
+            warnings.warn(
+                f"{_PLUGIN_SWITCHES[name]} is set, but no {name!r} plugin is registered in the "
+                f"{KERNEL_HOOK_PLUGINS!r} entry-point group (is compile-engine-compat installed "
+                "with pip, not only on PYTHONPATH?): it stays off",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            continue
+        found[name].load()()
 
 
 def set_kernel_hook(hook: KernelHook | None) -> None:
@@ -154,11 +178,9 @@ class CompileEngine(LegacyObject):
         # True while user strategies may change a lowering (the persistent index is skipped).
         self.lowering_customized = _strategy.customized
         # First use: the legacy PassContext keys are accepted from here on (unless switched off),
-        # and shadow mode is loaded by name when the environment asks for it (the engine never
-        # imports testing tooling otherwise).
+        # and the kernel-hook plugins the environment asks for are loaded.
         _passconfig.install_from_env()
-        if os.environ.get(SHADOW_ENV, "").strip():
-            importlib.import_module("compile_engine_compat.testing.shadow").sync_from_env()
+        _load_kernel_hook_plugins()
         return self
 
     # -- public legacy API -----------------------------------------------------------------------
@@ -221,11 +243,30 @@ class CompileEngine(LegacyObject):
             Memoized: the same kernel object on every call for the same key.
         """
         key = _get_cache_key(source_func, target)
-        value = self._lower_wrapped(key, None, "", for_jit=True)
+        kernel = self.kernel_for(key)
         hook = _kernel_hook  # shadow mode's, when on: the kernel also runs the modern path
         if hook is not None:
-            return hook(self._kernel(value), key.source_func, key.target)
-        return self._kernel(value)
+            return hook(kernel, key.source_func, key.target)
+        return kernel
+
+    def kernel_for(self, source_func: Any, target: Any = None) -> _build.Kernel:
+        """The un-warned core of :meth:`jit`: the same memoized kernel, never wrapped.
+
+        Not a legacy API: it issues no warning, records nothing in the ledger and never runs
+        shadow mode. The oracle, shadow mode and the package's own callers use it.
+
+        Parameters
+        ----------
+        source_func : tvm.relax.Function, tvm.IRModule or CCacheKey
+        target : tvm.target.Target, str or dict
+
+        Returns
+        -------
+        Kernel
+            The kernel ``jit`` returns for the same key (before any shadow-mode wrapping).
+        """
+        key = _get_cache_key(source_func, target)
+        return self._kernel(self._lower_wrapped(key, None, "", for_jit=True))
 
     @legacy_api("compile_engine.CompileEngine.lower_many")
     def lower_many(
@@ -306,8 +347,7 @@ class CompileEngine(LegacyObject):
         -------
         list of (CCacheKey, CCacheValue)
         """
-        with self._lock:
-            return list(self._cache.values())
+        return self._entries(self._cache)
 
     @legacy_api("compile_engine.CompileEngine.shape_func_items")
     def shape_func_items(self) -> list[tuple[CCacheKey, CCacheValue]]:
@@ -317,8 +357,7 @@ class CompileEngine(LegacyObject):
         -------
         list of (CCacheKey, CCacheValue)
         """
-        with self._lock:
-            return list(self._shape_cache.values())
+        return self._entries(self._shape_cache)
 
     @legacy_api("compile_engine.CompileEngine.get_current_ccache_key")
     def get_current_ccache_key(self) -> CCacheKey | None:
@@ -328,9 +367,8 @@ class CompileEngine(LegacyObject):
     @legacy_api("compile_engine.CompileEngine.dump")
     def dump(self) -> str:
         """Return a string representation of the engine (the legacy text layout)."""
-        with self._lock:
-            items = list(self._cache.values())
-            shape_items = list(self._shape_cache.values())
+        items = self._entries(self._cache)
+        shape_items = self._entries(self._shape_cache)
         res = "====================================\n"
         res += f"CompilerEngine dump, {len(items)} items cached\n"
         res += "".join(_dump_item(k, v) for k, v in items)
@@ -341,6 +379,12 @@ class CompileEngine(LegacyObject):
         return res
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _entries(
+        self, cache: dict[Any, tuple[CCacheKey, CCacheValue]]
+    ) -> list[tuple[CCacheKey, CCacheValue]]:
+        with self._lock:
+            return list(cache.values())
 
     def _shape_func_value(self, key: CCacheKey) -> CCacheValue:
         # Shape functions are lowered, never built: the PassContext cannot change them.
@@ -411,7 +455,7 @@ class CompileEngine(LegacyObject):
                 hit = self._hit(cache, lookup)
                 if hit is not None:
                     return hit
-            base = _legacy_func_name(key.source_func, stem)
+            base = legacy_func_name(key.source_func, stem)
             with self._lock:
                 name = self._unique_name(f"{prefix}_{base}" if prefix else base)
             value = make(key, name)

@@ -41,10 +41,10 @@ def register() -> None:
         full = _PREFIX + name
         if name == "lower_call":
             current = tvm.get_global_func(full, allow_missing=True)
-            own = _strategy.own_lower_call
+            own = _strategy.own_lower_call()
             if current is not None and (own is None or not current.same_as(own)):
                 continue
         tvm.register_global_func(full, func, override=True)
         if name == "lower_call":
-            _strategy.own_lower_call = tvm.get_global_func(full)
+            _strategy.remember_own_lower_call(tvm.get_global_func(full))
     _passconfig.install_from_env()

@@ -10,19 +10,26 @@ the VM bytecode, the kernels and the constants) and a later process loads it ins
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm import relax
 
 from compile_engine_compat.cache import disk
 from compile_engine_compat.pipeline import module_build
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
-from compile_engine_compat.targets import as_target
+from compile_engine_compat.targets import as_target, pass_context_text, target_text
 
-__all__ = ["bind_params", "build_module", "resolve_target"]
+#: The cache's artifact kind for a whole-module build, and the one file its entry holds.
+MODULE = "module"
+LIBRARY_FILE = "module.so"
+
+__all__ = ["LIBRARY_FILE", "MODULE", "bind_params", "build_module", "module_key", "resolve_target"]
 
 
 def resolve_target(target: Any = None) -> tvm.target.Target:
@@ -99,10 +106,32 @@ def build_module(
     bound = bind_params(mod, params)
     if not disk.active():
         return module_build.build_module(bound, resolved)
-    key = disk.module_key(bound, resolved, RULES_VERSION)
-    hit = disk.load(key)
-    if hit is not None:
-        return hit[0]
+    key = module_key(bound, resolved)
+    stored = disk.load_artifact(key)
+    if stored is not None and LIBRARY_FILE in stored.files:
+        return tvm.runtime.load_module(str(stored.path(LIBRARY_FILE)))
     executable = module_build.build_module(bound, resolved)
-    disk.store_quietly(lambda: disk.store(key, executable), "module")
+    disk.store_quietly(lambda: _store(key, executable), "module")
     return executable
+
+
+def module_key(bound: tvm.IRModule, target: tvm.target.Target) -> disk.ArtifactKey:
+    """The cache key of a whole-module build of ``bound`` (parameters bound) for ``target``.
+
+    The module's structural hash covers the values of its constants (the bound weights); the
+    rules' version, the target and the PassContext complete it, as for a ``jit`` kernel.
+    """
+    return disk.artifact_key(
+        MODULE,
+        rules=RULES_VERSION,
+        target=target_text(target),
+        pass_context=pass_context_text(),
+        structural_hash=tvm_ffi.structural_hash(bound),
+    )
+
+
+def _store(key: disk.ArtifactKey, executable: Any) -> None:
+    """Store the executable as one library (VM bytecode, kernels, constants) under ``key``."""
+    with tempfile.TemporaryDirectory() as staging:
+        library = disk.export_library(executable, Path(staging))
+        disk.store_artifact(key, {LIBRARY_FILE: library}, {"entry": "main"})

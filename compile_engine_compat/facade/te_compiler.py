@@ -17,9 +17,9 @@ import tvm
 from compile_engine_compat import threads
 from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
 from compile_engine_compat.facade import objects, shared
-from compile_engine_compat.facade.engine import CompileEngine, _legacy_func_name, global_engine
+from compile_engine_compat.facade import strategy as _legacy_strategy
+from compile_engine_compat.facade.engine import CompileEngine, global_engine, legacy_func_name
 from compile_engine_compat.pipeline import lower as _lowering
-from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.targets import as_target
 
@@ -55,11 +55,11 @@ class CCacheKey(objects.CCacheKey, metaclass=_SameClassMeta):
 
 
 @legacy_api("te_compiler.LoweredOutput")
-class LoweredOutput(_strategy.LoweredOutput, metaclass=_SameClassMeta):
+class LoweredOutput(_legacy_strategy.LoweredOutput, metaclass=_SameClassMeta):
     """Lowered output: the TE outputs of an op call and the implementation that made them."""
 
     __slots__ = ()
-    _shared = _strategy.LoweredOutput
+    _shared = _legacy_strategy.LoweredOutput
 
 
 def _on_engine(name: str, api: str) -> Any:
@@ -154,5 +154,5 @@ def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.PrimFunc:
         traced = _trace.trace(source, global_engine().op_lowering)
     arguments = traced.inputs + [placeholder for placeholder, _ in traced.constants]
     outputs = _lowering.distinct_outputs(arguments, traced.outputs)
-    name = _legacy_func_name(source, "fused").replace(".", "_")  # as legacy GetUniqueName did
+    name = legacy_func_name(source, "fused").replace(".", "_")  # as legacy GetUniqueName did
     return _lowering.to_prim_func(arguments, outputs, name)

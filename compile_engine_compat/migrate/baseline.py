@@ -30,6 +30,7 @@ __all__ = [
     "Ratchet",
     "compare",
     "count",
+    "grown_sites",
     "load_baseline",
     "new_items",
     "parse_baseline",
@@ -99,6 +100,36 @@ def compare(baseline: Mapping[str, Any], report: Mapping[str, Any]) -> Ratchet:
         base_calls=int(baseline["total_calls"]),
         base_sites=len(baseline["sites"]),
     )
+
+
+def grown_sites(baseline: Mapping[str, Any], report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sites that make a report grow past its baseline, most calls first.
+
+    Sites are compared per (file, api): a group with more calls or more sites than the
+    baseline's has grown, and its sites that are new, or have more calls than the baseline's
+    site at that line, are returned, each with ``"baseline_count"`` (0 for a new one).
+    """
+
+    def groups(sites: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[int, int]]:
+        out: dict[tuple[str, str], dict[int, int]] = {}
+        for site in sites:
+            lines = out.setdefault((str(site.get("path")), str(site.get("api"))), {})
+            line = int(site.get("line", 0))
+            lines[line] = lines.get(line, 0) + int(site.get("count", 0))
+        return out
+
+    base = groups(baseline["sites"])
+    now = groups(report["sites"])
+    grown = []
+    for site in report["sites"]:
+        key = (str(site["path"]), str(site["api"]))
+        new_lines, old_lines = now[key], base.get(key, {})
+        if sum(new_lines.values()) <= sum(old_lines.values()) and len(new_lines) <= len(old_lines):
+            continue
+        was = old_lines.get(site["line"], 0)
+        if site["count"] > was:
+            grown.append({**site, "baseline_count": was})
+    return sorted(grown, key=lambda s: (-s["count"], s["path"], s["line"]))
 
 
 def validate_baseline(data: object) -> dict[str, Any]:

@@ -14,10 +14,17 @@ one-liner, and a name shadowed by a local of the same name.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-__all__ = ["GUARD_NAMES", "Import", "code_only", "guarded_lines", "imports"]
+__all__ = [
+    "GUARD_NAMES",
+    "Import",
+    "code_only",
+    "guarded_lines",
+    "imports",
+    "strings_and_comments",
+]
 
 #: A comment or a string literal (any prefix, quote and length; an unterminated one ends at its
 #: line or at the end of the file). Possessive loops: no backtracking on long strings.
@@ -54,6 +61,12 @@ def _blank(match: re.Match[str]) -> str:
     if "\n" in text or "\r" in text:  # a multi-line string: keep its line breaks
         return _NOT_NEWLINE.sub(" ", text)
     return " " * len(text)
+
+
+def strings_and_comments(code: str) -> Iterator[re.Match[str]]:
+    """Each string literal and comment of ``code``, in order (a comment's match starts with
+    ``#``)."""
+    return _STRING_OR_COMMENT.finditer(code)
 
 
 def code_only(code: str) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 from compile_engine_compat.api_table import (
     API_TABLE,
     COMPILE_ENGINE_REMOVED_IN_TVM,
+    GUIDE_PRELUDE,
     RULES,
     SHIM_REMOVAL_VERSION,
     TE_COMPILER_REMOVED_IN_TVM,
@@ -56,7 +57,23 @@ working on modern TVM (Relax, TE, `tvm.compile`) so that a legacy project moves 
    compile-engine-compat {SHIM_REMOVAL_VERSION}.
 
 Each legacy name has a section below (the warning's link points at it): the old spelling, the
-shim's drop-in, the modern code, what the fixer can do, and what differs.
+shim's drop-in, the modern code, what the fixer can do, what differs, and an example: the legacy
+code and the modern code that does the same on TVM 0.27 (see "Running the examples").
+"""
+
+_EXAMPLES = """\
+## Running the examples
+
+Every section's example is two blocks that each start from this prelude and set `result`:
+*before*, the legacy code, as a TVM <= 0.19 program wrote it (it runs on TVM 0.27 under
+`compile_engine_compat.install()`, which serves `tvm.relay` and its `backend` modules), and
+*after*, the modern code, which runs on TVM 0.27 alone. The test suite runs every pair
+(`tests/migrate/test_guide_blocks.py`) and checks that both give the same `result`; where a
+section's note states a difference, both blocks also set `observed`, and the test checks that it
+differs. A *before* block for a name the shim cannot serve raises, and says which error.
+
+```python
+{prelude}```
 """
 
 _DIFFERENCES = """\
@@ -119,6 +136,19 @@ equivalent object:
   target's level; `{"kind": "llvm", "opt-level": 3}` turns this off.
 - **Kernels** from `jit` are destination-passing callables that accept `tvm.runtime.Tensor` or
   NumPy arrays (NumPy inputs are copied into aligned memory).
+
+Three things change when you port to the modern code, beyond the spelling (each section's
+example shows it):
+
+- **`jit` (CEC105, CEC205): outputs.** The legacy kernel is destination-passing: you allocate the
+  outputs and `kernel(*inputs, *outputs)` returns None. The VM allocates the output and returns
+  it: `out = vm["main"](*inputs)`.
+- **`lower` (CEC104, CEC204): PrimFuncs.** `relax.transform.LegalizeOps` gives one PrimFunc per
+  op, where `lower` gave one fused PrimFunc for the whole function; `tvm.compile`'s pipeline
+  (`FuseOps`, `FuseTIR`) fuses them again.
+- **`CCacheKey` (CEC112, CEC208): your own cache's key.** Two `CCacheKey`s of one function and
+  target were equal. A `(tvm_ffi.StructuralKey(func), Target)` pair never hits again, because a
+  `Target` compares by identity: key your cache by `(tvm_ffi.StructuralKey(func), str(target))`.
 """
 
 _FIX_KINDS = """\
@@ -187,7 +217,26 @@ def _section(row: LegacyApi) -> str:
     ]
     if row.note:
         lines.append(f"- **Note:** {row.note}")
+    lines += ["", *_example(row)]
     return "\n".join(lines) + "\n"
+
+
+def _example(row: LegacyApi) -> list[str]:
+    """The row's before/after blocks, as MIGRATION.md shows them."""
+    if not (row.before and row.after):
+        return []
+    under = "raises " + row.before_raises + " under the shim" if row.before_raises else "legacy"
+    return [
+        "```python",
+        f"# before ({under}): TVM <= 0.19",
+        row.before.rstrip("\n"),
+        "```",
+        "",
+        "```python",
+        "# after: TVM 0.27",
+        row.after.rstrip("\n"),
+        "```",
+    ]
 
 
 def _index() -> str:
@@ -206,12 +255,12 @@ def _relay_ops() -> str:
     Imported late: the op table builds Relax calls, so it imports TVM, which the rest of the
     guide does not need.
     """
-    from compile_engine_compat.relay._ops import OP_TABLE, REFUSED_OPS
+    from compile_engine_compat.relay import OP_TABLE, REFUSED_OPS
 
     lines = [
         "## Relay ops: what each becomes in Relax",
         "",
-        "Generated from the op table of `compile_engine_compat.relay` (`relay/_ops.py`): the",
+        "Generated from the op table of `compile_engine_compat.relay` (`relay/op/`): the",
         "Relay op, the Relax op the front end emits, Relay's attribute names (which `call.attrs`",
         "answers to, with Relay's defaults), and the attribute values refused at the builder call.",
         "Build new code with the Relax op directly (`relax.op.<name>` in a `relax.BlockBuilder`).",
@@ -232,7 +281,7 @@ def _relay_ops() -> str:
 
 def generate() -> str:
     """The full text of MIGRATION.md."""
-    parts = [_INTRO, _DIFFERENCES, _FIX_KINDS, _index()]
+    parts = [_INTRO, _EXAMPLES.format(prelude=GUIDE_PRELUDE), _DIFFERENCES, _FIX_KINDS, _index()]
     titled = [*_GROUPS, ("Shim additions on the legacy engine", "shim")]
     for title, prefix in titled:
         rows = [row for row in API_TABLE.values() if _group(row) == prefix]

@@ -27,16 +27,18 @@ would be changes).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import dataclasses
 import difflib
 import functools
 import json
+import multiprocessing
 import os
 import re
 import string
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,17 +48,33 @@ import libcst.metadata as md
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from compile_engine_compat.api_table import LEGACY_MODULES, MODULE_SHIMS, LegacyApi
+from compile_engine_compat.api_table import (
+    API_TABLE,
+    DEFINITION_MODULES,
+    LEGACY_MODULES,
+    MODULE_SHIMS,
+    LegacyApi,
+)
+from compile_engine_compat.migrate.code_text import code_only
+from compile_engine_compat.migrate.config import Configs, Settings
+from compile_engine_compat.migrate.discovery import Discovery
 from compile_engine_compat.migrate.legacy_uses import (
+    PARSE_LIMIT,
+    WHOLE_PARSE_LIMIT,
+    LocalModules,
+    Relevant,
     Use,
     dotted,
     find_uses,
     literal_uses,
-    relevant_code,
+    relevant_part,
     spells_word,
+    split_lines,
 )
+from compile_engine_compat.migrate.noqa import Noqa
+from compile_engine_compat.migrate.options import add_options, configs_from
 from compile_engine_compat.migrate.relay_uses import relay_uses, spells_relay_word
-from compile_engine_compat.migrate.scan import print_safely, skipped_for
+from compile_engine_compat.migrate.scan import Finding, scan_file, skipped_for, workers_for
 from compile_engine_compat.migrate.sources import (
     SkipFile,
     Source,
@@ -65,9 +83,11 @@ from compile_engine_compat.migrate.sources import (
     cell_text,
     check_nesting,
     is_magic,
-    iter_sources,
     read_source,
+    write_source,
 )
+from compile_engine_compat.migrate.splice import splice
+from compile_engine_compat.migrate.terminal import plural, print_safely, visible
 
 __all__ = ["Change", "FileFix", "fix_code", "main"]
 
@@ -86,6 +106,8 @@ class Change:
     message: str
     #: Notebooks: the cell index (``line`` is then the line in that cell).
     cell: int | None = None
+    #: The rule id of the use it is about.
+    code: str = ""
 
 
 @dataclass
@@ -357,7 +379,14 @@ def _shim_imports(module: cst.Module) -> list[cst.ImportFrom]:
     return found
 
 
-def _tidy_imports(module: cst.Module, plan: _Plan, bare_tvm_dropped: bool) -> cst.Module:
+def _tidy_imports(
+    module: cst.Module, plan: _Plan, bare_tvm_dropped: bool, outside: frozenset[str]
+) -> cst.Module:
+    """Add the imports the new code needs, and remove those it left unused.
+
+    ``outside``: the names the rest of the file uses, when ``module`` is only its relevant part;
+    their imports stay, whatever ``module`` alone says.
+    """
     context = CodemodContext()
     code = module.code
     for needed in sorted(plan.needed):
@@ -368,7 +397,7 @@ def _tidy_imports(module: cst.Module, plan: _Plan, bare_tvm_dropped: bool) -> cs
     if bare_tvm_dropped:
         finder = _NameUse()
         module.visit(finder)
-        if finder.found:
+        if finder.found or "tvm" in outside:
             AddImportsVisitor.add_needed_import(context, "tvm")
     # Each codemod visitor re-runs scope analysis over the whole module (~0.3 s a thousand
     # lines): run them only when they have something to do.
@@ -378,21 +407,27 @@ def _tidy_imports(module: cst.Module, plan: _Plan, bare_tvm_dropped: bool) -> cs
         return module  # only import statements changed: no other name lost a use
     context = CodemodContext()
     for package, name in (("tvm", "relay"), ("tvm.relay", "backend")):
-        RemoveImportsVisitor.remove_unused_import(context, package, name)
+        if name not in outside:
+            RemoveImportsVisitor.remove_unused_import(context, package, name)
     if plan.calls or plan.drop_calls:
         # A rewritten call may leave its shim import unused: ``get_shape`` or the module itself.
         for statement in _shim_imports(module):
             package = dotted(statement.module) if statement.module else ""
             for alias in statement.names if isinstance(statement.names, Sequence) else ():
                 asname = dotted(alias.asname.name) if alias.asname else None
-                RemoveImportsVisitor.remove_unused_import(
-                    context, package, dotted(alias.name), asname
-                )
+                if (asname or dotted(alias.name)) not in outside:
+                    RemoveImportsVisitor.remove_unused_import(
+                        context, package, dotted(alias.name), asname
+                    )
     return RemoveImportsVisitor(context).transform_module(module)
 
 
 def fix_code(
-    code: str, unsafe: bool = False, package: str | None = None
+    code: str,
+    unsafe: bool = False,
+    package: str | None = None,
+    local: LocalModules | None = None,
+    selected: Callable[[str], bool] | None = None,
 ) -> tuple[str, list[Change], list[Change]]:
     """Fix one module's source.
 
@@ -404,6 +439,11 @@ def fix_code(
         Also apply the table's modern rewrites.
     package : str, optional
         The dotted package the module lies in, to resolve its relative imports.
+    local : callable, optional
+        Whether a dotted module is the project's own (``Source.local_module``).
+    selected : callable, optional
+        Whether a rule id is selected (default: every rule). A use whose rule is not selected,
+        or that a ``# noqa`` comment covers, is neither rewritten nor listed.
 
     Returns
     -------
@@ -420,8 +460,15 @@ def fix_code(
     libcst.ParserSyntaxError
         If ``code`` does not parse.
     """
-    new_code, changes, manual = _fix_engine_code(code, unsafe, package)
-    relay_manual, _ = relay_items(code, package)
+    noqa = Noqa(code) if "noqa" in code.lower() else None
+
+    def wanted(line: int, rule_id: str) -> bool:
+        if selected is not None and not selected(rule_id):
+            return False
+        return noqa is None or not noqa.covers(line, rule_id)
+
+    new_code, changes, manual = _fix_engine_code(code, unsafe, package, local, wanted)
+    relay_manual = [item for item in relay_items(code, package)[0] if wanted(item.line, item.code)]
     if relay_manual:
         manual = sorted([*manual, *relay_manual], key=lambda item: (item.line, item.col))
     return new_code, changes, manual
@@ -440,58 +487,119 @@ def relay_items(code: str, package: str | None = None) -> tuple[list[Change], li
     for use in relay_uses(code, package):
         if use.fix == "manual":
             text = f"{use.row.name} needs a manual port: {use.detail} ({use.row.docs})"
-            manual.append(Change(use.line, use.col, "manual", text))
+            manual.append(Change(use.line, use.col, "manual", text, code=use.row.rule_id))
         else:
             text = f"{use.row.name} runs as written under install(): {use.detail} ({use.row.docs})"
-            served.append(Change(use.line, use.col, "served", text))
+            served.append(Change(use.line, use.col, "served", text, code=use.row.rule_id))
     return manual, served
 
 
+#: (line, rule id) -> should fix act on a use there? Selection and ``noqa`` comments.
+Wanted = Callable[[int, str], bool]
+
+
 def _fix_engine_code(
-    code: str, unsafe: bool, package: str | None
+    code: str, unsafe: bool, package: str | None, local: LocalModules | None, wanted: Wanted
 ) -> tuple[str, list[Change], list[Change]]:
-    """:func:`fix_code` for the compile_engine/te_compiler API, its globals and config keys."""
+    """:func:`fix_code` for the compile_engine/te_compiler API, its globals and config keys.
+
+    Only the relevant part of the module is parsed and fixed, then spliced back (:mod:`.splice`);
+    when the splice is not clean, the whole module is fixed instead, if it is small enough.
+    """
     if not spells_word(code):  # as fast as scan on files with nothing to do
         return code, [], []
-    literal = literal_uses(code)
+    literal = literal_uses(code) if len(code) <= WHOLE_PARSE_LIMIT else None
     if literal is not None:  # only pass-config keys: each is a manual item, nothing to rewrite
-        return code, [], [_manual(use.row, use.line, use.col) for use in literal if not use.guarded]
-    relevant = relevant_code(code)
+        return (
+            code,
+            [],
+            [
+                _manual(use.row, use.line, use.col)
+                for use in literal
+                if not use.guarded and wanted(use.line, use.row.rule_id)
+            ],
+        )
+    relevant = relevant_part(code)
     if relevant is None:
         return code, [], []
     check_nesting(relevant.code)
-    has_uses = call_with_deep_stack(_has_uses, relevant.code, unsafe, package)
-    if relevant.lines is not None and not has_uses:
-        return code, [], []
-    check_nesting(code)
+
+    def wanted_there(line: int, rule_id: str) -> bool:
+        return wanted(relevant.original_line(line), rule_id)
+
     # libcst recurses per nesting level: a valid 400-term chain needs more than 1,000 frames.
-    return call_with_deep_stack(_fix_code, code, unsafe, package)
+    fixed, changes, manual = call_with_deep_stack(
+        _fix_code,
+        relevant.code,
+        unsafe,
+        package,
+        local,
+        wanted_there,
+        _outside_names(code, relevant),
+    )
+    changes = [dataclasses.replace(c, line=relevant.original_line(c.line)) for c in changes]
+    manual = [dataclasses.replace(c, line=relevant.original_line(c.line)) for c in manual]
+    if fixed == relevant.code:
+        return code, changes, manual
+    spliced = splice(code, relevant, fixed)
+    if spliced is not None:
+        return spliced, changes, manual
+    if len(code) > PARSE_LIMIT:
+        raise SkipFile(
+            "not rewritten: its fix does not map back line for line, and it is too large to "
+            "fix whole; fix the lines listed by hand"
+        )
+    check_nesting(code)
+    return call_with_deep_stack(_fix_code, code, unsafe, package, local, wanted)
 
 
-def _has_uses(code: str, unsafe: bool, package: str | None) -> bool:
-    """Does ``code`` (the relevant part of a module) hold anything fix would act on?"""
-    origins = ("legacy", "shim") if unsafe else ("legacy",)
-    wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
-    uses = find_uses(wrapper, package)
-    return any(not use.guarded and use.origin in origins for use in uses)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _outside_names(code: str, relevant: Relevant) -> frozenset[str]:
+    """The identifiers of the module's code that its relevant part leaves out (strings and
+    comments aside): the fixer must not remove an import those lines still use."""
+    if relevant.lines is None:
+        return frozenset()
+    kept = {
+        line
+        for index, line in enumerate(relevant.lines, start=1)
+        if index not in relevant.placeholders
+    }
+    dropped = (
+        text
+        for number, text in enumerate(split_lines(code_only(code)), start=1)
+        if number not in kept
+    )
+    return frozenset(_IDENTIFIER.findall("".join(dropped)))
 
 
 def _manual(row: LegacyApi, line: int, col: int) -> Change:
     """The report item for a use left for a person."""
     text = f"{row.name} needs a manual port: {row.replacement} ({row.docs})"
-    return Change(line, col, "manual", text)
+    return Change(line, col, "manual", text, code=row.rule_id)
 
 
 def _fix_code(
-    code: str, unsafe: bool, package: str | None
+    code: str,
+    unsafe: bool,
+    package: str | None,
+    local: LocalModules | None,
+    wanted: Wanted,
+    outside: frozenset[str] = frozenset(),
 ) -> tuple[str, list[Change], list[Change]]:
     wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
-    uses = [use for use in find_uses(wrapper, package) if not use.guarded]
+    found = [use for use in find_uses(wrapper, package, local) if not use.guarded]
+    uses = [use for use in found if wanted(use.line, use.row.rule_id)]
+    # An import statement with a use left alone (noqa, not selected) is left alone whole.
+    kept = {use.statement for use in found if use not in uses and use.statement is not None}
     plan = _Plan(wrapper.module, dict(wrapper.resolve(md.PositionProvider)))
     parents = dict(wrapper.resolve(md.ParentNodeProvider))
     by_statement: dict[cst.CSTNode, list[Use]] = {}
     manual: list[Change] = []
     for use in uses:
+        if use.statement in kept:
+            continue
         if use.origin == "legacy" and use.kind == "import" and use.statement is not None:
             by_statement.setdefault(use.statement, []).append(use)
         elif use.origin == "legacy" and use.kind == "reference":
@@ -512,7 +620,7 @@ def _fix_code(
     if not plan.changes:
         return code, [], manual
     module = wrapper.module.visit(_Apply(plan))
-    module = _tidy_imports(module, plan, bare_tvm_dropped)
+    module = _tidy_imports(module, plan, bare_tvm_dropped, outside)
     changes = sorted(plan.changes, key=lambda c: (c.line, c.col))
     return module.code, changes, manual
 
@@ -529,8 +637,13 @@ def _outside(file: SourceFile) -> str:
     return f"symlink to a file {where} {file.root.as_posix() or '.'}: not followed"
 
 
-def fix_file(file: SourceFile, unsafe: bool) -> FileFix:
-    """Fix one file in memory (nothing is written); a file that cannot be fixed is skipped."""
+def fix_file(
+    file: SourceFile, unsafe: bool, selected: Callable[[str], bool] | None = None
+) -> FileFix:
+    """Fix one file in memory (nothing is written); a file that cannot be fixed is skipped.
+
+    A TVM <=0.19 tree's own definition of the legacy API is left alone, as ``scan`` leaves it.
+    """
     link = _outside(file)
     if link:
         return FileFix(file.display, "", "", skipped=link)
@@ -538,16 +651,53 @@ def fix_file(file: SourceFile, unsafe: bool) -> FileFix:
         source = read_source(file.path, file.display)
     except SkipFile as exc:
         return FileFix(file.display, "", "", skipped=str(exc))
+    if source.module in DEFINITION_MODULES:
+        return FileFix(file.display, source.code, source.code, source=source)
     if source.is_notebook:
-        return _fix_notebook(source, unsafe)
+        return _fix_notebook(source, unsafe, selected)
     before = source.code
     try:
-        after, changes, manual = fix_code(before, unsafe, source.package)
+        after, changes, manual = fix_code(
+            before, unsafe, source.package, source.local_module, selected
+        )
         served = relay_items(before, source.package)[1]
     except Exception as exc:  # one bad file never ends the run; same words as scan
         skip = skipped_for(file.display, exc)
         return FileFix(file.display, before, before, skipped=skip.reason, internal=skip.internal)
     return FileFix(file.display, before, after, changes, manual, served, source=source)
+
+
+def _finding_item(finding: Finding) -> Change:
+    """The report item of a finding ``fix`` does not rewrite (manual or served)."""
+    row = API_TABLE[finding.api]
+    if finding.fix == "served":
+        text = f"{row.name} runs as written under install(): {finding.detail} ({row.docs})"
+    else:
+        text = f"{row.name} needs a manual port: {finding.detail or row.replacement} ({row.docs})"
+    kind = "served" if finding.fix == "served" else "manual"
+    return Change(finding.line, finding.col, kind, text, finding.cell, finding.code)
+
+
+def plan_file(file: SourceFile, settings: Settings, unsafe: bool, use_cache: bool) -> FileFix:
+    """What ``fix`` does to one file: scanned first (through the result cache), and rewritten
+    only when the scan found something it can fix, with the rules ``settings`` select."""
+    if unsafe and not settings.include_shim:
+        settings = dataclasses.replace(settings, include_shim=True)
+    findings, skip = scan_file(file, settings, use_cache)
+    if skip is not None:
+        return FileFix(file.display, "", "", skipped=skip.reason, internal=skip.internal)
+    fixable = {"safe", "unsafe"} if unsafe else {"safe"}
+    if not any(finding.fix in fixable for finding in findings):
+        items = [_finding_item(f) for f in findings]
+        return FileFix(
+            file.display,
+            "",
+            "",
+            manual=[item for item in items if item.kind == "manual"],
+            served=[item for item in items if item.kind == "served"],
+        )
+    ignored = settings.ignored_for(file.path)
+    return fix_file(file, unsafe, lambda code: settings.enabled(code, ignored))
 
 
 _CELL_MARK = "# compile-engine-compat cell "
@@ -586,7 +736,9 @@ def _dumps(value: Any, indent: int | None, sort_keys: bool, ensure_ascii: bool, 
     return json.dumps(value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii) + end
 
 
-def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
+def _fix_notebook(
+    source: Source, unsafe: bool, selected: Callable[[str], bool] | None = None
+) -> FileFix:
     """Fix a notebook's code cells as one module (an import in one cell serves the next).
 
     Each cell is preceded by a marker comment and each magic line becomes a marked ``pass``, so
@@ -614,7 +766,7 @@ def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
     code = "\n".join(parts) + "\n"
     unchanged = FileFix(source.display, raw, raw, source=source)
     try:
-        new_code, changes, manual = fix_code(code, unsafe)
+        new_code, changes, manual = fix_code(code, unsafe, selected=selected)
         served = relay_items(code)[1]
     except Exception as exc:  # one bad file never ends the run; same words as scan
         skip = skipped_for(source.display, exc)
@@ -668,21 +820,8 @@ def _fix_notebook(source: Source, unsafe: bool) -> FileFix:
 
 def write_back(result: FileFix) -> str:
     """Write a fixed file in its original encoding; returns ``""`` or why it was not written."""
-    source = result.source
-    assert source is not None
-    try:
-        data = source.encode(result.after)
-    except UnicodeEncodeError as exc:
-        return f"not written: the fix needs characters {source.encoding} cannot encode ({exc})"
-    try:
-        # O_NOFOLLOW: the path was checked not to be a symlink; never write through one that
-        # replaced it since.
-        fd = os.open(source.path, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-    except OSError as exc:
-        return f"not written: {exc.strerror or exc}"
-    return ""
+    assert result.source is not None
+    return write_source(result.source, result.after)
 
 
 def report(results: list[FileFix]) -> str:
@@ -693,27 +832,95 @@ def report(results: list[FileFix]) -> str:
     n_served = sum(len(r.served) for r in results)
     lines = [
         "compile-engine-compat fix",
-        f"Changed {len(changed)} of {len(results)} files: {n_changes} changes.",
-        f"Detected {n_manual} legacy uses that need a manual port.",
+        f"Changed {len(changed)} of {plural(len(results), 'file')}: {plural(n_changes, 'change')}.",
+        f"Detected {plural(n_manual, 'legacy use')} needing a manual port.",
     ]
     if n_served:
         lines.append(
-            f"Left {n_served} Relay-era uses that run as written under "
+            f"Left {plural(n_served, 'Relay-era use')} running as written under "
             "compile_engine_compat.install(), each with its difference below."
         )
     skipped = [r for r in results if r.skipped]
-    lines += [f"Skipped {r.display}: {r.skipped}" for r in skipped]
+    lines += [f"Skipped {visible(r.display)}: {visible(r.skipped)}" for r in skipped]
     for result in results:
         if not (result.changes or result.manual or result.served):
             continue
-        lines.append(f"\nFile: {result.display}")
+        lines.append(f"\nFile: {visible(result.display)}")
         items = sorted([*result.manual, *result.served], key=lambda i: (i.cell or 0, i.line, i.col))
         for item in [*result.changes, *items]:
             severity = "WARNING" if item.kind == "manual" else "INFO"
             cell = f"[cell {item.cell}]" if item.cell is not None else ""
-            where = f"{result.display}{cell}:{item.line}:{item.col}"
-            lines.append(f"{where}: {severity}: {item.message}")
+            where = f"{visible(result.display)}{cell}:{item.line}:{item.col}"
+            lines.append(f"{where}: {severity}: {visible(item.message)}")
     return "\n".join(lines)
+
+
+#: From this many files on, ``fix`` shows its progress on stderr.
+PROGRESS_MIN_FILES = 200
+
+
+class _Progress:
+    """``fix: 120/1029 files`` on stderr: rewritten in place on a terminal, a line a quarter in a
+    log, nothing for a small tree."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.shown = total >= PROGRESS_MIN_FILES
+        isatty = getattr(sys.stderr, "isatty", None)
+        self.tty = callable(isatty) and bool(isatty())
+        self._next = 0
+
+    def __call__(self, done: int) -> None:
+        if not self.shown:
+            return
+        if self.tty:
+            end = "\n" if done == self.total else ""
+            sys.stderr.write(f"\rfix: {done}/{self.total} files{end}")
+            sys.stderr.flush()
+        elif done >= self._next or done == self.total:
+            sys.stderr.write(f"fix: {done}/{self.total} files\n")
+            self._next = done + max(1, self.total // 4)
+
+
+def _plan_one(item: tuple[SourceFile, Settings], unsafe: bool, use_cache: bool) -> FileFix:
+    return plan_file(item[0], item[1], unsafe, use_cache)
+
+
+def plan_paths(
+    paths: Sequence[str],
+    configs: Configs | None = None,
+    unsafe: bool = False,
+    use_cache: bool = False,
+    progress: bool = False,
+) -> tuple[list[FileFix], list[str]]:
+    """Plan the fix of every file under ``paths`` (nothing written), in forked workers for a
+    large tree as ``scan`` does; returns the results in file order and the discovery's notes.
+
+    Raises
+    ------
+    FileNotFoundError
+        If one of ``paths`` does not exist.
+    ConfigError
+        If a ``pyproject.toml`` on the way has a bad section.
+    """
+    discovery = Discovery(configs)
+    files = list(discovery.files(paths))
+    plan_one = functools.partial(_plan_one, unsafe=unsafe, use_cache=use_cache)
+    workers = workers_for(len(files))
+    shown = _Progress(len(files)) if progress else None
+    results: list[FileFix] = []
+    with contextlib.ExitStack() as stack:
+        planned: Iterable[FileFix]
+        if workers > 1:
+            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(workers))
+            planned = pool.imap(plan_one, files, chunksize=max(1, len(files) // (workers * 16)))
+        else:
+            planned = map(plan_one, files)
+        for result in planned:
+            results.append(result)
+            if shown is not None:
+                shown(len(results))
+    return results, discovery.notes
 
 
 def main(argv: Sequence[str]) -> int:
@@ -721,17 +928,29 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="compile-engine-compat fix",
         description="Swap legacy compile_engine imports to the shim (libcst; keeps formatting).",
+        epilog="Exit codes: 0 done (or nothing to do), 1 with --diff or --exit-non-zero-on-fix "
+        "when files change, 2 usage or internal error.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help=".py files or folders")
+    add_options(parser)
     parser.add_argument("--diff", action="store_true", help="print a diff, write nothing")
     parser.add_argument("--unsafe", action="store_true", help="also rewrite calls to modern TVM")
+    parser.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="exit 1 when a file was changed (pre-commit: the commit then stops for a review)",
+    )
     args = parser.parse_args(list(argv))
     try:
-        sources = list(iter_sources(args.paths))
-    except FileNotFoundError as exc:
-        print(f"compile-engine-compat fix: {exc}", file=sys.stderr)
+        configs = configs_from(args)
+        results, notes = plan_paths(
+            args.paths, configs, args.unsafe, not args.no_cache, progress=True
+        )
+    except (FileNotFoundError, ValueError) as exc:  # ConfigError is a ValueError
+        print_safely(f"compile-engine-compat fix: {visible(str(exc))}", sys.stderr)
         return 2
-    results = [fix_file(file, args.unsafe) for file in sources]
+    for note in notes:
+        print_safely(f"compile-engine-compat fix: {visible(note)}", sys.stderr)
+    written = False
     for result in results:
         if result.after == result.before:
             continue
@@ -740,15 +959,16 @@ def main(argv: Sequence[str]) -> int:
                 difflib.unified_diff(
                     result.before.splitlines(keepends=True),
                     result.after.splitlines(keepends=True),
-                    f"a/{result.display}",
-                    f"b/{result.display}",
+                    f"a/{visible(result.display)}",
+                    f"b/{visible(result.display)}",
                 )
             )
         else:
             result.skipped = write_back(result)
+            written |= not result.skipped
     print_safely(report(results), sys.stderr if args.diff else sys.stdout)
     if any(r.internal for r in results):
         return 2
     if args.diff:
         return 1 if any(r.after != r.before for r in results) else 0
-    return 0
+    return 1 if written and args.exit_non_zero_on_fix else 0

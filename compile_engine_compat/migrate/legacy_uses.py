@@ -27,8 +27,9 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -44,18 +45,24 @@ from compile_engine_compat.api_table import (
     legacy_words,
     string_rows,
 )
-from compile_engine_compat.migrate.code_text import GUARD_NAMES
+from compile_engine_compat.migrate.code_text import GUARD_NAMES, code_only
+from compile_engine_compat.migrate.sources import SkipFile
 
 __all__ = [
+    "PARSE_LIMIT",
+    "WHOLE_PARSE_LIMIT",
     "LiteralUse",
     "Relevant",
     "Use",
+    "cut_statements",
     "find_uses",
     "guards_import",
     "literal_uses",
     "module_of_node",
     "relevant_code",
+    "relevant_part",
     "spells_word",
+    "split_lines",
 ]
 
 Origin = Literal["legacy", "shim"]
@@ -67,9 +74,41 @@ _WORDS = legacy_words()
 LEGACY_WORDS = re.compile("|".join(re.escape(word) for word in _WORDS))
 
 
+def _stems(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The words grouped by their first four characters: one search per group, and the words
+    of a group only in the text that holds its stem (63 words, 11 stems)."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[:4], []).append(word)
+    return tuple((stem, tuple(group)) for stem, group in groups.items())
+
+
+_STEMS = _stems(_WORDS)
+
+
+def _present(text: str) -> tuple[str, ...]:
+    return tuple(word for stem, group in _STEMS if stem in text for word in group if word in text)
+
+
+#: The legacy words a file's code spells. Cached: scan and fix ask several times about one
+#: file's code (a string compares by identity first, so a hit costs nothing).
+present_words = functools.lru_cache(maxsize=8)(_present)
+
+
+def words_in(code: str) -> str:
+    """A pattern of the legacy words ``code`` spells: an alternation of 63 words costs the
+    regular-expression engine far more than one of the one or two a file holds."""
+    return _words_pattern(present_words(code))
+
+
+@functools.lru_cache(maxsize=256)
+def _words_pattern(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(word) for word in words) or r"(?!)"
+
+
 def spells_word(text: str) -> bool:
     """Does ``text`` contain a legacy word? Substring tests: faster than the alternation."""
-    return any(word in text for word in _WORDS)
+    return bool(present_words(text))
 
 
 #: Words that are whole string keys (TVM <=0.19 pass-config keys) and nothing else: a file that
@@ -117,15 +156,16 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
         None when the code spells a word that needs the full resolver, or ``ast`` cannot parse
         it (libcst then reports the error).
     """
-    if any(word in code for word in _RESOLVED_WORDS):
+    present = present_words(code)
+    if any(word in _RESOLVED_WORDS for word in present):
         return None
-    if not any(word in code for word in _LITERAL_WORDS):
+    if not present:
         return []  # (callers test spells_word first: most files end there)
     try:
         tree = ast.parse(code)
     except Exception:  # SyntaxError, RecursionError, MemoryError: the full path reports it
         return None
-    lines = _source_lines(code)
+    lines = split_lines(code)
     # Only the statements and expressions around a line that spells a key are walked (a key must
     # be spelled whole on one line, as the full path's statement filter also requires).
     if code.count("\r") == code.count("\r\n"):  # "\n" ends every line: one C search
@@ -158,9 +198,9 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
     return sorted(found, key=lambda use: (use.line, use.col))
 
 
-def _source_lines(code: str) -> list[str]:
-    """The lines of ``code`` as Python numbers them (``str.splitlines`` also splits at form
-    feeds and Unicode separators, which would shift every line after one)."""
+def split_lines(code: str) -> list[str]:
+    """The lines of ``code`` as Python numbers them, each with its line break (``str.splitlines``
+    also splits at form feeds and Unicode separators, which would shift every line after one)."""
     return _LINES.findall(code)
 
 
@@ -172,7 +212,7 @@ def _ast_column(lines: list[str], node: ast.expr | ast.stmt) -> int:
 
 
 #: The same test for identifiers, which repeat across a tree (cached; files are not).
-_identifier_spells_word = functools.lru_cache(maxsize=8192)(spells_word)
+_identifier_spells_word = functools.lru_cache(maxsize=8192)(lambda text: bool(_present(text)))
 
 
 # A top-level statement is kept when it spells a legacy word or imports (its bindings matter).
@@ -216,14 +256,201 @@ class Relevant:
     lines : list of int or None
         ``lines[i]`` is the original line of line ``i + 1`` of ``code``; None when ``code`` is
         the whole module.
+    placeholders : frozenset of int
+        Lines of ``code`` (1-based) that are a ``pass`` standing in for a block's dropped body,
+        not the original line they map to.
     """
 
     code: str
     lines: list[int] | None = None
+    placeholders: frozenset[int] = frozenset()
 
     def original_line(self, line: int) -> int:
         """The module's line number for a line of :attr:`code`."""
         return self.lines[line - 1] if self.lines is not None else line
+
+    def within(self, outer: Relevant) -> Relevant:
+        """This part of ``outer.code``, mapped to the lines of the module ``outer`` came from."""
+        if outer.lines is None:
+            return self
+        count = self.code.count("\n") + 1
+        inner = self.lines if self.lines is not None else list(range(1, count + 1))
+        return Relevant(self.code, [outer.lines[n - 1] for n in inner], self.placeholders)
+
+
+#: Above this many characters a module is never given to ``ast.parse`` whole (which holds about
+#: 220 bytes of memory per byte of source, and takes a second a megabyte): the top-level
+#: statements that can matter are cut out of its text first (:func:`cut_statements`).
+WHOLE_PARSE_LIMIT = 1 << 20
+#: The most code of one file handed to libcst, which takes about a millisecond a line: a file
+#: whose relevant part is larger is skipped, with the reason.
+PARSE_LIMIT = 128 << 10
+# A line that cannot start a top-level statement: indented, blank, a closing bracket, or the
+# continuation of a compound statement.
+_NOT_STATEMENT = re.compile(r"[ \t\r\n\f)\]}]|(?:else|elif|except|finally)\b")
+_TOP_IMPORT = re.compile(r"(?:from|import)\b")
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB"
+
+
+def cut_statements(code: str) -> Relevant | None:
+    """The top-level statements of a large module that can hold a legacy use, without parsing it.
+
+    Strings and comments are blanked first (:func:`.code_text.code_only`), so a line that starts
+    at column 0 outside a string, a bracket or a compound statement's continuation starts a
+    top-level statement. Kept, as :func:`relevant_code` keeps them: every top-level import, every
+    statement that spells a legacy word, and, to a fixed point, every statement that names an
+    alias bound by a kept one. Each piece is checked with ``ast.parse`` and widened to the next
+    statement boundary until it parses (a column-0 line inside brackets is not a boundary).
+
+    Returns
+    -------
+    Relevant or None
+        None when the module spells no legacy word.
+
+    Raises
+    ------
+    SkipFile
+        When the statements to keep exceed :data:`WHOLE_PARSE_LIMIT`, or one does not parse.
+    """
+    if not spells_word(code):
+        return None
+    lines = _LINES.findall(code)
+    blank_lines = _LINES.findall(code_only(code))
+    starts = [
+        index
+        for index, line in enumerate(blank_lines)
+        if line
+        and not _NOT_STATEMENT.match(line)
+        and not (index and blank_lines[index - 1].rstrip("\r\n").endswith("\\"))
+    ]
+    offsets = list(itertools.accumulate(len(line) for line in lines))
+    too_large = SkipFile(
+        f"more than {_mib(WHOLE_PARSE_LIMIT)} of its statements spell legacy names "
+        f"(a {_mib(len(code))} file): split it to scan it"
+    )
+    # Lines to keep: those spelling a word (in strings too: keys), and top-level imports. Their
+    # own length bounds what is kept from below: a file over the limit stops here, early.
+    wanted = {i for i in starts if _TOP_IMPORT.match(blank_lines[i])}
+    size = sum(len(lines[i]) for i in wanted)
+    for match in re.finditer(words_in(code), code):
+        index = bisect.bisect_right(offsets, match.start())
+        if index not in wanted:
+            wanted.add(index)
+            size += len(lines[index])
+            if size > WHOLE_PARSE_LIMIT:
+                raise too_large
+    pieces = _Pieces()
+    searched: set[str] = set()
+    done: set[int] = set()
+    for _ in range(8):  # aliases of aliases: a fixed point, bounded
+        for index in sorted(wanted - done):
+            done.add(index)
+            if pieces.covers(index):
+                continue
+            at = bisect.bisect_right(starts, index) - 1
+            first = starts[at] if at >= 0 else 0
+            end = starts[at + 1] if at + 1 < len(starts) else len(lines)
+            pieces.add(*_parseable(lines, starts, first, end), lines)
+            if pieces.size > WHOLE_PARSE_LIMIT:
+                raise too_large
+        text = pieces.text(lines)
+        names = _aliases(ast.parse(text), text) - searched
+        searched |= names
+        if not names:
+            break
+        pattern = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        blank = "".join(blank_lines)
+        more = {bisect.bisect_right(offsets, m.start()) for m in pattern.finditer(blank)}
+        if more <= wanted:
+            break
+        wanted |= more
+    return Relevant(pieces.text(lines), [i + 1 for b, e in pieces.spans for i in range(b, e)])
+
+
+class _Pieces:
+    """Disjoint, sorted line ranges ``[begin, end)`` of a module, merged as they are added."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []
+        self.size = 0  # characters in them
+
+    def covers(self, index: int) -> bool:
+        at = bisect.bisect_right(self.spans, (index, float("inf"))) - 1
+        return at >= 0 and self.spans[at][0] <= index < self.spans[at][1]
+
+    def add(self, begin: int, end: int, lines: list[str]) -> None:
+        low = bisect.bisect_left(self.spans, (begin, -1))
+        while low > 0 and self.spans[low - 1][1] >= begin:
+            low -= 1
+        high = low
+        while high < len(self.spans) and self.spans[high][0] <= end:
+            high += 1
+        merged = self.spans[low:high]
+        for old_begin, old_end in merged:
+            self.size -= sum(len(lines[i]) for i in range(old_begin, old_end))
+        begin = min([begin, *(b for b, _ in merged)])
+        end = max([end, *(e for _, e in merged)])
+        self.size += sum(len(lines[i]) for i in range(begin, end))
+        self.spans[low:high] = [(begin, end)]
+
+    def text(self, lines: list[str]) -> str:
+        return "".join(line for begin, end in self.spans for line in lines[begin:end])
+
+
+def _parseable(lines: list[str], starts: list[int], first: int, end: int) -> tuple[int, int]:
+    """Widen ``lines[first:end]`` to statement boundaries until ``ast`` parses it.
+
+    Raises
+    ------
+    SkipFile
+        If it still does not parse after a few widenings (a syntax error there).
+    """
+    for attempt in range(12):
+        try:
+            ast.parse("".join(lines[first:end]))
+            return first, end
+        except SyntaxError:
+            pass
+        except (RecursionError, MemoryError, ValueError):
+            break
+        if attempt % 2 == 0 and end < len(lines):  # a decorator, or a bracket opened above
+            later = bisect.bisect_right(starts, end)
+            end = starts[later] if later < len(starts) else len(lines)
+        elif first > 0:
+            earlier = bisect.bisect_left(starts, first) - 1
+            first = starts[earlier] if earlier >= 0 else 0
+    raise SkipFile(f"failed to parse: invalid syntax near line {first + 1}")
+
+
+def relevant_part(code: str) -> Relevant | None:
+    """What libcst is given of a module: :func:`relevant_code` (after :func:`cut_statements` for
+    a module larger than :data:`WHOLE_PARSE_LIMIT`), mapped to the module's lines.
+
+    Raises
+    ------
+    SkipFile
+        If that is larger than :data:`PARSE_LIMIT` (or see :func:`cut_statements`).
+    """
+    outer = cut_statements(code) if len(code) > WHOLE_PARSE_LIMIT else None
+    inner = relevant_code(outer.code if outer is not None else code)
+    if inner is None:
+        return None
+    part = inner.within(outer) if outer is not None else inner
+    if len(part.code) > PARSE_LIMIT:
+        try:
+            ast.parse(part.code)
+        except SyntaxError as exc:
+            raise SkipFile(f"failed to parse: {exc.msg} (line {exc.lineno})") from None
+        except (RecursionError, MemoryError, ValueError):
+            pass
+        raise SkipFile(
+            f"{_mib(len(part.code))} of its code uses legacy names, more than the "
+            f"{_mib(PARSE_LIMIT)} parsed per file: split it to scan it"
+        )
+    return part
 
 
 def relevant_code(code: str) -> Relevant | None:
@@ -241,9 +468,11 @@ def relevant_code(code: str) -> Relevant | None:
         ``code`` that matter, whole, with a map back to their line numbers (a block left empty
         gets one ``pass``); all of ``code`` if ``ast`` cannot parse it (libcst then reports or
         handles it). Kept: every top-level
-        import (it binds the names the rest resolves through), every statement that spells a
-        legacy word or an alias of one (``engine = get()`` then ``engine.jit``, followed to a
-        fixed point), and the headers of the functions, classes and simple blocks around them.
+        statement that spells a legacy word or an alias of one (``engine = get()`` then
+        ``engine.jit``, followed to a fixed point), the headers of the functions, classes and
+        blocks around them (an ``if``/``elif``/``else`` chain keeps only its relevant branches),
+        and the imports that bind a name the kept code uses (a ``try`` or ``if`` holding such an
+        import is kept whole: it may guard it).
     """
     if not spells_word(code):  # the one test most files ever see: keep it cheapest
         return None
@@ -251,12 +480,13 @@ def relevant_code(code: str) -> Relevant | None:
         tree = ast.parse(code)
     except Exception:  # SyntaxError, RecursionError, MemoryError, ValueError: let libcst judge
         return Relevant(code)
-    names = _aliases(tree)
-    words = [LEGACY_WORDS.pattern, r"\bimport\b"]
+    names = _aliases(tree, code)
+    words = [words_in(code)]
     if names:
         words.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     reducer = _Reducer(_LINES.findall(code), re.compile("|".join(words)))
-    reducer.mark(tree.body, top=True)
+    reducer.mark(tree.body)
+    reducer.mark_imports(tree.body)
     return reducer.text()
 
 
@@ -281,91 +511,254 @@ class _Reducer:
     def _starts_line(self, node: ast.stmt) -> bool:
         return not self.lines[node.lineno - 1][: node.col_offset].strip()
 
-    def mark(self, statements: list[ast.stmt], top: bool = False) -> bool:
+    def mark(self, statements: list[ast.stmt]) -> bool:
         """Mark what to keep of ``statements``; returns whether anything was kept."""
         kept = False
         for node in statements:
             first, last = self.span(node)
-            is_import = top and isinstance(node, ast.Import | ast.ImportFrom)
-            if not is_import and not self.pattern.search("".join(self.lines[first - 1 : last])):
+            if not self.pattern.search("".join(self.lines[first - 1 : last])):
                 continue
             kept = True
-            body = getattr(node, "body", None)
-            simple = isinstance(node, self._BLOCKS) or (
-                isinstance(node, self._LOOPS) and not node.orelse
-            )
-            if simple and body and self._starts_line(body[0]) and body[0].lineno > node.lineno:
-                body_first = self.span(body[0])[0]
-                self.keep[first - 1 : body_first - 1] = [True] * (body_first - first)
-                if not self.mark(body):
-                    self.passes[body_first - 1] = body[0].col_offset
-            else:
+            if not self._thin(node, first):
                 self.keep[first - 1 : last] = [True] * (last - first + 1)
         return kept
+
+    def _keep(self, node: ast.stmt) -> None:
+        first, last = self.span(node)
+        self.keep[first - 1 : last] = [True] * (last - first + 1)
+
+    def mark_imports(self, statements: list[ast.stmt]) -> None:
+        """Keep the imports that bind a name the kept lines use, in the blocks kept so far, and
+        the last import of the module's leading imports: ``fix`` adds its imports after it,
+        which then lands where a fix of the whole module puts them."""
+        kept_text = "".join(line for line, keep in zip(self.lines, self.keep) if keep)
+        used = set(_IDENTIFIER.findall(kept_text))
+        self._imports(statements, used)
+        leading = None
+        for node in statements:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                leading = node
+            elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+                break
+        if leading is not None and any(self.keep):
+            self._keep(leading)
+
+    def _imports(self, statements: list[ast.stmt], used: set[str]) -> None:
+        for node in statements:
+            first, last = self.span(node)
+            if self.keep[first - 1]:  # kept (a header at least): look inside
+                for block in ("body", "orelse", "finalbody"):
+                    inner = getattr(node, block, None)
+                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        self._imports(inner, used)
+                for handler in getattr(node, "handlers", ()):
+                    self._imports(handler.body, used)
+            elif "import" in "".join(self.lines[first - 1 : last]) and any(
+                isinstance(part, ast.Import | ast.ImportFrom)
+                and (_binds(part) & used or "*" in _binds(part))
+                for part in ast.walk(node)
+            ):
+                self._keep(node)
+
+    def _body(self, header_first: int, body: list[ast.stmt]) -> None:
+        """Keep a block's header lines (from ``header_first``) and the body's relevant part, or a
+        ``pass`` for it."""
+        body_first = self.span(body[0])[0]
+        self.keep[header_first - 1 : body_first - 1] = [True] * (body_first - header_first)
+        if not self.mark(body):
+            self.passes[body_first - 1] = body[0].col_offset
+
+    def _thin(self, node: ast.stmt, first: int) -> bool:
+        """Keep only the relevant part of a compound statement; False if it must be kept whole
+        (a ``try``, a ``match``, a body on the header's line)."""
+        body = getattr(node, "body", None)
+        if not (
+            isinstance(node, self._BLOCKS + self._LOOPS)
+            and body
+            and self._starts_line(body[0])
+            and body[0].lineno > node.lineno
+        ):
+            return False
+        orelse: list[ast.stmt] = getattr(node, "orelse", [])
+        if orelse and not self._starts_line(orelse[0]):
+            return False
+        self._body(first, body)
+        if not orelse:
+            return True
+        else_first = self.span(orelse[0])[0]
+        text = "".join(self.lines[else_first - 1 : (orelse[-1].end_lineno or else_first)])
+        if not self.pattern.search(text):
+            return True  # nothing relevant after the body: the rest of the chain is dropped
+        elif_ = (
+            isinstance(node, ast.If)
+            and len(orelse) == 1
+            and isinstance(orelse[0], ast.If)
+            and self.lines[orelse[0].lineno - 1].lstrip().startswith("elif")
+        )
+        if elif_:
+            if not self._thin(orelse[0], else_first):
+                last = orelse[0].end_lineno or else_first
+                self.keep[else_first - 1 : last] = [True] * (last - else_first + 1)
+            return True
+        # ``else:``: the lines from the end of the body to the else body hold its header.
+        body_last = body[-1].end_lineno or body[-1].lineno
+        self._body(body_last + 1, orelse)
+        return True
 
     def text(self) -> Relevant:
         # Dropped lines are left out, not blanked: libcst builds a node for every empty line.
         out = []
         lines = []
+        placeholders = set()
         for index, line in enumerate(self.lines):
             if self.keep[index]:
                 out.append(line)
             elif index in self.passes:
                 column = self.passes[index]
                 out.append(line[:column] + "pass" + line[len(line.rstrip("\r\n")) :])
+                placeholders.add(len(out))
             else:
                 continue
             lines.append(index + 1)
-        return Relevant("".join(out), lines)
+        return Relevant("".join(out), lines, frozenset(placeholders))
 
 
-def _aliases(tree: ast.Module) -> set[str]:
+@functools.lru_cache(maxsize=64)
+def star_members(module: str) -> frozenset[str]:
+    """The names ``from <module> import *`` binds that are rows, for a legacy module spelled
+    absolutely or relatively (``..backend.compile_engine``): ``get``, ``CCacheKey``, ..."""
+    last = module.rsplit(".", 1)[-1]
+    members: set[str] = set()
+    for path, prefix in LEGACY_MODULES.items():
+        if path.rsplit(".", 1)[-1] == last:
+            members |= {
+                name[len(prefix) + 1 :].split(".")[0]
+                for name in API_TABLE
+                if name.startswith(prefix + ".")
+            }
+    return frozenset(members)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _binds(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import statement binds (``*`` for a star import)."""
+    if isinstance(node, ast.Import):
+        return {alias.asname or alias.name.split(".")[0] for alias in node.names}
+    return {alias.asname or alias.name for alias in node.names}
+
+
+#: The last name of the calls that return the engine (``compile_engine.get()``).
+_GETTERS = frozenset(name.rsplit(".", 1)[-1] for name in ENGINE_GETTERS)
+
+
+def _held_roots(value: ast.expr) -> tuple[bool, set[str]] | None:
+    """Can ``value`` hold a legacy module or engine, as the libcst finder binds them? Then
+    (whether a string in it spells a legacy word, the identifiers it is made of).
+
+    A name or attribute chain (``ce``, ``relay.backend.compile_engine``); a call of a getter
+    through one (``ce.get()``) or of a name (``get_engine()``); ``importlib.import_module`` of a
+    legacy module (a string that spells a word). Anything else (``engine.lower(f, t)``, an
+    arithmetic) holds a result, not the module or engine.
+    """
+    if isinstance(value, ast.Call):
+        literal = any(
+            isinstance(arg, ast.Constant) and isinstance(arg.value, str) and spells_word(arg.value)
+            for arg in value.args
+        )
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr not in _GETTERS and not literal:
+            return None
+        chain = _held_roots(func)
+        return (literal, chain[1]) if chain is not None else None
+    identifiers: set[str] = set()
+    while isinstance(value, ast.Attribute):
+        identifiers.add(value.attr)
+        value = value.value
+    if not isinstance(value, ast.Name):
+        return None
+    identifiers.add(value.id)
+    return False, identifiers
+
+
+def _aliases(tree: ast.Module, code: str | None = None) -> set[str]:
     """Names bound to something legacy, followed to a fixed point.
 
     ``from <legacy module> import get`` binds ``get``; ``engine = get()`` (or ``self.engine =
     ...``, ``mod = importlib.import_module("...compile_engine")``) binds ``engine``: the
     assignment's value spells a legacy word or an alias. Names bound to anything else are not
-    followed, so a common name (``mod``, ``out``) does not pull the whole file in. One walk of
-    the tree; the fixed point runs over the assignments only.
+    followed, so a common name (``mod``, ``out``) does not pull the whole file in.
+
+    Given the module's ``code``, only the statements around lines that spell a legacy word, an
+    ``import`` or a name found so far are walked (most of a module is neither); each round adds
+    the names the last one found, until none are new.
     """
     names: set[str] = set()
-    # (targets, identifiers in the value) of the assignments not yet known to bind an alias
+    starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", code))] if code else []
+    present = words_in(code) if code else ""
+    while True:
+        wanted: list[int] | None = None
+        if code is not None:
+            words = [present, r"\bimport\b"]
+            if names:
+                words.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+            found = re.finditer("|".join(words), code)
+            wanted = sorted({bisect.bisect_right(starts, m.start()) for m in found})
+        more = _bindings(tree, wanted, names)
+        if more <= names:
+            return names
+        names |= more
+
+
+def _bindings(tree: ast.Module, wanted: list[int] | None, names: set[str]) -> set[str]:
+    """One round of :func:`_aliases`: the names bound to a legacy word or to one of ``names``,
+    walking only the nodes that span a ``wanted`` line (all when None)."""
+    bound_names: set[str] = set()
     pending: list[tuple[set[str], set[str]]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and spells_word(node.module or ""):
-            names |= {alias.asname or alias.name for alias in node.names} - {"*"}
-        elif isinstance(node, ast.Import):
-            names |= {a.asname for a in node.names if a.asname and spells_word(a.name)}
-        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        first = getattr(node, "lineno", None)
+        if wanted is not None and first is not None:
+            at = bisect.bisect_left(wanted, first)
+            if at == len(wanted) or wanted[at] > (getattr(node, "end_lineno", None) or first):
+                continue  # no wanted line inside this node
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if spells_word(module):
+                bound_names |= {alias.asname or alias.name for alias in node.names} - {"*"}
+                if any(alias.name == "*" for alias in node.names):
+                    bound_names |= star_members(module)
+            else:  # ``from tvm.relay.backend import compile_engine as ce``: ``ce``
+                bound_names |= {a.asname or a.name for a in node.names if spells_word(a.name)}
+            continue
+        if isinstance(node, ast.Import):
+            bound_names |= {a.asname for a in node.names if a.asname and spells_word(a.name)}
+            continue
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             bound = {
                 t.id if isinstance(t, ast.Name) else t.attr
                 for t in targets
                 if isinstance(t, ast.Name | ast.Attribute)
             }
-            if not bound:
-                continue
-            identifiers: set[str] = set()
-            literal = False
-            for part in ast.walk(node.value):
-                if isinstance(part, ast.Name):
-                    identifiers.add(part.id)
-                elif isinstance(part, ast.Attribute):
-                    identifiers.add(part.attr)
-                elif isinstance(part, ast.Constant) and isinstance(part.value, str):
-                    literal = literal or spells_word(part.value)
-            if literal or any(map(_identifier_spells_word, identifiers)):
-                names |= bound
-            else:
-                pending.append((bound, identifiers))
+            roots = _held_roots(node.value)
+            if bound and roots is not None:
+                if any(map(_identifier_spells_word, roots[1])) or roots[0]:
+                    bound_names |= bound
+                else:
+                    pending.append((bound, roots[1]))
+        stack.extend(ast.iter_child_nodes(node))
+    known = names | bound_names
     changed = True
     while changed:
         changed = False
         for bound, identifiers in pending:
-            if not bound <= names and identifiers & names:
-                names |= bound
+            if not bound <= known and identifiers & known:
+                known |= bound
                 changed = True
-    return names
+    return known
 
 
 @dataclass(frozen=True)
@@ -379,7 +772,8 @@ class Use:
         (for ``method``, the ``Attribute`` whose ``attr`` is the method), or a string.
     kind : {"import", "reference", "method", "string", "dynamic"}
         ``dynamic``: reached through ``importlib.import_module``/``getattr`` with a literal name,
-        or through a module alias made that way; no mechanical fix.
+        through a module alias made that way, or through ``from tvm.relay.backend import *``;
+        no mechanical fix.
     row : LegacyApi
     origin : {"legacy", "shim"}
         Reached through ``tvm.relay.backend`` (or a registered name) or through the shim.
@@ -429,30 +823,44 @@ def _split(qualified: str) -> tuple[str, str, Origin] | None:
     return None
 
 
-def absolute(name: str, package: str | None) -> str | None:
+#: Is a dotted module (``myproj.backend.compile_engine``) the project's own, on disk?
+LocalModules = Callable[[str], bool]
+
+
+def absolute(name: str, package: str | None, local: LocalModules | None = None) -> str | None:
     """Resolve a relative dotted name (``..backend.compile_engine.get``) against ``package``.
 
     Outside a known package (no ``__init__.py`` found), a relative name counts only when it
     spells at least the last two components of a legacy module (``..backend.compile_engine``):
     enough to recognise TVM's own layout without guessing at a one-word ``from . import x``.
+
+    Inside a package that is not TVM (``myproj.sub``), ``from ..backend import compile_engine``
+    resolves to ``myproj.backend.compile_engine``; given ``local``, such a name that spells a
+    legacy module's layout is that legacy module unless the project has the module itself (a
+    copied or vendored piece of TVM's tree, whose imports still name TVM's layout).
     """
     if not name.startswith("."):
         return name
     level = len(name) - len(name.lstrip("."))
     rest = name[level:]
+    resolved = None
     if package:
         parts = package.split(".")
-        if level - 1 >= len(parts) + 1:
-            return None  # beyond the top-level package
-        base = parts[: len(parts) - (level - 1)]
-        return ".".join([*base, rest] if rest else base) or None
+        if level - 1 < len(parts) + 1:  # else beyond the top-level package
+            base = parts[: len(parts) - (level - 1)]
+            resolved = ".".join([*base, rest] if rest else base) or None
+        if local is None or (resolved is not None and _split(resolved) is not None):
+            return resolved
     for module in LEGACY_MODULES:
         parts = module.split(".")
         for size in range(len(parts) - 1, 1, -1):
             suffix = ".".join(parts[-size:])
             if rest == suffix or rest.startswith(suffix + "."):
+                own = absolute("." * level + suffix, package) if package else None
+                if own is not None and local is not None and local(own):
+                    return resolved
                 return module + rest[len(suffix) :]
-    return None
+    return resolved
 
 
 def module_of_node(qualified: str) -> str | None:
@@ -484,8 +892,22 @@ class Binding(NamedTuple):
     #: ``compile_engine.CompileEngine`` (the engine).
     prefix: str
     origin: Origin
-    #: Reached through ``importlib``/``getattr``: the import swap cannot fix it.
+    #: Reached through ``importlib``/``getattr`` or a star import of ``tvm.relay.backend``:
+    #: the import swap cannot fix it.
     dynamic: bool = False
+
+
+class Resolved(NamedTuple):
+    """A name resolved to a row: its name, origin, and whether the fix cannot reach it."""
+
+    name: str
+    origin: Origin
+    #: Bound by ``from tvm.relay.backend import *``: no import names it for the fix to swap.
+    dynamic: bool = False
+
+
+#: Row-name prefixes that are modules (an alias of one holds the module).
+_MODULE_PREFIXES = frozenset(LEGACY_MODULES.values()) | frozenset(SHIM_MODULES.values())
 
 
 class _Resolver(cst.CSTVisitor):
@@ -493,14 +915,17 @@ class _Resolver(cst.CSTVisitor):
 
     METADATA_DEPENDENCIES = (md.QualifiedNameProvider, md.ScopeProvider, md.PositionProvider)
 
-    def __init__(self, package: str | None) -> None:
+    def __init__(self, package: str | None, local: LocalModules | None = None) -> None:
         super().__init__()
         self.package = package
+        self.local = local
         #: Name targets bound to a module or engine: ``e = compile_engine.get()``,
         #: ``mod = importlib.import_module("tvm.relay.backend.compile_engine")``.
         self.targets: dict[cst.CSTNode, Binding] = {}
         #: ``(class, "self.engine")`` -> binding, None once anything else is assigned there.
         self.attributes: dict[tuple[cst.ClassDef | None, str], Binding | None] = {}
+        #: Modules star-imported (``from X import *``), absolute: their rows' names are bound.
+        self.stars: list[str] = []
         self._classes: list[cst.ClassDef] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -513,20 +938,49 @@ class _Resolver(cst.CSTVisitor):
     def _class(self) -> cst.ClassDef | None:
         return self._classes[-1] if self._classes else None
 
+    def _absolute(self, name: str) -> str | None:
+        return absolute(name, self.package, self.local)
+
     def _split(self, qualified: str) -> tuple[str, str, Origin] | None:
-        name = absolute(qualified, self.package)
+        name = self._absolute(qualified)
         return _split(name) if name else None
 
-    def _resolve(self, node: cst.CSTNode) -> tuple[str, Origin] | None:
+    def _resolve(self, node: cst.CSTNode) -> Resolved | None:
         """The row name and origin of a Name/Attribute, if all its meanings are legacy or shim."""
         qualified = self.get_metadata(md.QualifiedNameProvider, node, set())
+        if not qualified:
+            return self._star(node) if self.stars else None
         splits = [self._split(q.name) for q in qualified]
-        if not splits or any(s is None for s in splits):
+        if any(s is None for s in splits):
             return None
         origins = {s[2] for s in splits if s}
         names = sorted({s[1] for s in splits if s})
         # Legacy in ``try`` and shim in ``except ImportError``: that is the shim's name.
-        return names[0], ("legacy" if origins == {"legacy"} else "shim")
+        return Resolved(names[0], "legacy" if origins == {"legacy"} else "shim")
+
+    def _star(self, name: cst.CSTNode) -> Resolved | None:
+        """A name no assignment binds, read as a member of a star-imported legacy module (and
+        the attribute chains from it)."""
+        if isinstance(name, cst.Attribute):
+            base = self._resolve(name.value)
+            member = f"{base.name}.{name.attr.value}" if base else ""
+            if base and member in API_TABLE:
+                return base._replace(name=member)
+            return None
+        if not isinstance(name, cst.Name) or name.value.startswith("_"):  # ``*`` skips private
+            return None
+        scope = self.get_metadata(md.ScopeProvider, name, None)
+        if scope is None:
+            return None
+        accesses = [access for access in scope.accesses[name] if access.node is name]
+        if not accesses or any(access.referents for access in accesses):
+            return None  # not a read (an attribute's name), or bound here or a builtin
+        for module in self.stars:
+            split = _split(f"{module}.{name.value}")
+            if split and split[1] in API_TABLE:
+                # From a legacy module, the import swap fixes it; from its package, nothing does.
+                return Resolved(split[1], split[2], dynamic=_split(module) is None)
+        return None
 
     def _name_alias(self, name: cst.Name) -> Binding | None:
         """The binding if every assignment reaching ``name`` binds the same module or engine."""
@@ -553,6 +1007,17 @@ class _Resolver(cst.CSTVisitor):
             return self.attributes.get((self._class, text)) if text else None
         return None
 
+    def _held(self, node: cst.CSTNode) -> Binding | None:
+        """What ``node`` holds, if a module or an engine: an alias, a getter or importlib call,
+        or a dotted name of a legacy module (``relay.backend.compile_engine``)."""
+        held = self._alias(node)
+        if held is None and isinstance(node, cst.Call):
+            held = self._engine_call(node) or self._imported_module(node)
+        if held is None and isinstance(node, cst.Name | cst.Attribute):
+            resolved = self._resolve(node)
+            held = Binding(*resolved) if resolved else None
+        return held
+
     def _literal(self, node: cst.CSTNode) -> str | None:
         if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
             try:
@@ -578,10 +1043,12 @@ class _Resolver(cst.CSTVisitor):
     def _engine_call(self, call: cst.Call) -> Binding | None:
         """``compile_engine.get()`` (any spelling, or through a module alias): the engine."""
         resolved = self._resolve(call.func)
-        if resolved and resolved[0] in ENGINE_GETTERS:
-            return Binding(ENGINE_GETTERS[resolved[0]], resolved[1])
+        if resolved and resolved.name in ENGINE_GETTERS:
+            return Binding(ENGINE_GETTERS[resolved.name], resolved.origin, resolved.dynamic)
         if isinstance(call.func, cst.Attribute):
             held = self._alias(call.func.value)
+            if held is None and isinstance(call.func.value, cst.Call):
+                held = self._imported_module(call.func.value)
             getter = f"{held.prefix}.{call.func.attr.value}" if held else ""
             if held and getter in ENGINE_GETTERS:
                 return Binding(ENGINE_GETTERS[getter], held.origin, held.dynamic)
@@ -589,12 +1056,30 @@ class _Resolver(cst.CSTVisitor):
 
 
 class _EngineTargets(_Resolver):
-    """First pass: names and ``self.`` attributes bound to an engine or a legacy module."""
+    """First pass: star imports, and names and ``self.`` attributes bound to an engine or a
+    legacy module."""
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if isinstance(node.names, cst.ImportStar):
+            relative = "." * len(node.relative)
+            text = relative + (dotted(node.module) if node.module is not None else "")
+            module = self._absolute(text) if text else None
+            if module and any(
+                legacy == module or legacy.startswith(module + ".") for legacy in LEGACY_MODULES
+            ):
+                self.stars.append(module)
+        return False
 
     def _bind(self, target: cst.CSTNode, value: cst.CSTNode | None) -> None:
         binding = None
         if isinstance(value, cst.Call):
             binding = self._engine_call(value) or self._imported_module(value)
+        elif isinstance(value, cst.Name | cst.Attribute):  # ``ce2 = compile_engine``
+            held = self._held(value)
+            if held is not None and (
+                held.prefix in _MODULE_PREFIXES or held.prefix in ENGINE_GETTERS.values()
+            ):
+                binding = held
         if isinstance(target, cst.Name):
             if binding:
                 self.targets[target] = binding
@@ -618,10 +1103,11 @@ class _EngineTargets(_Resolver):
 
 class _Finder(_Resolver):
     def __init__(self, first: _EngineTargets) -> None:
-        super().__init__(first.package)
+        super().__init__(first.package, first.local)
         self.uses: list[Use] = []
         self.targets = first.targets
         self.attributes = first.attributes
+        self.stars = first.stars
         self._guards: list[cst.Try] = []
         self._strings = string_rows()
 
@@ -649,26 +1135,25 @@ class _Finder(_Resolver):
                 self._add(alias, "import", API_TABLE[split[1]], "legacy", statement=node)
         return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+    def _relative_module(self, node: cst.ImportFrom, module_text: str) -> str | None:
+        """The absolute module of a relative ``from`` import: the first imported name that is
+        legacy decides (``from ..backend import compile_engine`` is TVM's layout), else the
+        module itself."""
         relative = "." * len(node.relative)
-        module_text = dotted(node.module) if node.module is not None else ""
-        if not relative and not module_text:
+        imported = node.names if isinstance(node.names, list | tuple) else ()
+        for alias in imported:
+            spelled = f"{relative}{module_text}{'.' if module_text else ''}{dotted(alias.name)}"
+            full = self._absolute(spelled)
+            if full and _split(full):
+                return full.rsplit(".", 1)[0]
+        return self._absolute(relative + module_text)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        module = dotted(node.module) if node.module is not None else ""
+        if node.relative:
+            module = self._relative_module(node, module) or ""
+        if not module:
             return False
-        if relative:
-            # ``from ..backend import compile_engine``: resolve against the package, or, with no
-            # package known, through each imported name (``..backend`` + ``compile_engine``).
-            base = absolute(relative + module_text, self.package) if self.package else None
-            imported = node.names if isinstance(node.names, list | tuple) else ()
-            for alias in imported if base is None else ():
-                spelled = f"{relative}{module_text}{'.' if module_text else ''}{dotted(alias.name)}"
-                full = absolute(spelled, None)
-                if full:
-                    base = full.rsplit(".", 1)[0]
-                    break
-            if base is None:
-                return False
-            module_text = base
-        module = module_text
         names = node.names if isinstance(node.names, list | tuple) else None
         if names is None:  # from X import *
             split = _split(module)
@@ -691,7 +1176,7 @@ class _Finder(_Resolver):
     def _module_node(self, node: cst.CSTNode) -> cst.CSTNode | None:
         while isinstance(node, cst.Attribute | cst.Name):
             for qualified in self.get_metadata(md.QualifiedNameProvider, node, set()):
-                name = absolute(qualified.name, self.package)
+                name = self._absolute(qualified.name)
                 if name in LEGACY_MODULES or name in SHIM_MODULES:
                     return node
             if isinstance(node, cst.Name):
@@ -699,36 +1184,40 @@ class _Finder(_Resolver):
             node = node.value
         return None
 
+    def _member(self, node: cst.CSTNode, held: Binding, member: str) -> None:
+        """A member of a module or engine held by an alias or call: fixed with the import unless
+        reached dynamically."""
+        row = API_TABLE.get(f"{held.prefix}.{member}")
+        if row is not None:
+            self._add(node, "dynamic" if held.dynamic else "method", row, held.origin)
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         method = node.attr.value
         if isinstance(node.value, cst.Call):
-            engine = self._engine_call(node.value)
-            if engine and f"{engine[0]}.{method}" in API_TABLE:
-                self._add(node, "method", API_TABLE[f"{engine[0]}.{method}"], engine[1])
+            held = self._engine_call(node.value) or self._imported_module(node.value)
+            if held:
+                self._member(node, held, method)
             return True
         resolved = self._resolve(node)
-        if resolved and resolved[0] in API_TABLE:
+        if resolved and resolved.name in API_TABLE:
             self._add(
                 node,
-                "reference",
-                API_TABLE[resolved[0]],
-                resolved[1],
+                "dynamic" if resolved.dynamic else "reference",
+                API_TABLE[resolved.name],
+                resolved.origin,
                 module_node=self._module_node(node),
             )
             return False
         held = self._alias(node.value)
-        if held and f"{held[0]}.{method}" in API_TABLE:
-            # An engine's method is fixed with the import; a module held through importlib is not.
-            swapped = held.prefix in ENGINE_GETTERS.values() and not held.dynamic
-            kind: Kind = "method" if swapped else "dynamic"
-            self._add(node, kind, API_TABLE[f"{held[0]}.{method}"], held[1])
+        if held and f"{held.prefix}.{method}" in API_TABLE:
+            self._member(node, held, method)
             return False
         return True
 
     def visit_Call(self, node: cst.Call) -> None:
         imported = self._imported_module(node)
         if imported:
-            self._add(node, "dynamic", API_TABLE[imported[0]], imported[1])
+            self._add(node, "dynamic", API_TABLE[imported.prefix], imported.origin)
             return
         # getattr(<module, engine or alias>, "name"): the literal names the member.
         if not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
@@ -737,20 +1226,29 @@ class _Finder(_Resolver):
             return
         member = self._literal(node.args[1].value)
         holder = node.args[0].value
-        held = self._alias(holder)
-        if held is None and isinstance(holder, cst.Call):
-            held = self._engine_call(holder)
-        if held is None and isinstance(holder, cst.Name | cst.Attribute):
-            resolved = self._resolve(holder)
-            held = Binding(*resolved) if resolved else None
-        if member and held and f"{held[0]}.{member}" in API_TABLE:
-            self._add(node, "dynamic", API_TABLE[f"{held[0]}.{member}"], held[1])
+        if not member:
+            return
+        held = self._held(holder)
+        if held is not None:
+            row = API_TABLE.get(f"{held.prefix}.{member}")
+            if row is not None:
+                self._add(node, "dynamic", row, held.origin)
+            return
+        # getattr(relay.backend, "compile_engine"): the literal completes a legacy module's name.
+        for qualified in self.get_metadata(md.QualifiedNameProvider, holder, set()):
+            base = self._absolute(qualified.name)
+            split = _split(f"{base}.{member}") if base else None
+            if split and split[1] in API_TABLE:
+                self._add(node, "dynamic", API_TABLE[split[1]], split[2])
+                return
 
     def visit_Name(self, node: cst.Name) -> None:
         resolved = self._resolve(node)
-        # A plain name bound to the module itself is the import's business, not a use.
-        if resolved and resolved[0] in API_TABLE and "." in resolved[0]:
-            self._add(node, "reference", API_TABLE[resolved[0]], resolved[1])
+        # A plain name bound to the module itself is the import's business, not a use; one bound
+        # by ``from tvm.relay.backend import *`` has no import the fix could swap.
+        if resolved and resolved.name in API_TABLE and ("." in resolved.name or resolved.dynamic):
+            kind: Kind = "dynamic" if resolved.dynamic else "reference"
+            self._add(node, kind, API_TABLE[resolved.name], resolved.origin)
 
     # -- strings --------------------------------------------------------------------------------
 
@@ -774,7 +1272,9 @@ class _Finder(_Resolver):
         return False
 
 
-def find_uses(wrapper: md.MetadataWrapper, package: str | None = None) -> list[Use]:
+def find_uses(
+    wrapper: md.MetadataWrapper, package: str | None = None, local: LocalModules | None = None
+) -> list[Use]:
     """Every use of a legacy (or shim) name in the wrapped module, in source order.
 
     Parameters
@@ -783,12 +1283,14 @@ def find_uses(wrapper: md.MetadataWrapper, package: str | None = None) -> list[U
         The parsed module; ``Use.node`` refers to nodes of ``wrapper.module``.
     package : str, optional
         The dotted package the module lies in, to resolve relative imports.
+    local : callable, optional
+        Whether a dotted module is the project's own (see :func:`absolute`).
 
     Returns
     -------
     list of Use
     """
-    targets = _EngineTargets(package)
+    targets = _EngineTargets(package, local)
     wrapper.visit(targets)
     finder = _Finder(targets)
     wrapper.visit(finder)

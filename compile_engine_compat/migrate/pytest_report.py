@@ -8,11 +8,21 @@ Options (all off by default; the terminal line appears whenever a legacy call ha
     --compile-engine-baseline=FILE          fail if calls or sites grow past FILE's
     --compile-engine-update-baseline        rewrite FILE when they did not grow (it only shrinks)
 
-The JSON report is ``{"total_calls": N, "complete": bool, "sites": [{"path", "line", "api",
-"count", "replacement", "docs"}, ...]}`` with paths relative to the rootdir, plus ``"incomplete":
-[reason, ...]`` when ``complete`` is false; a baseline file has the same form. Counts come from the
-in-process ledger, so calls from threads are exact. The run's own counts are the ledger's growth
-since ``pytest_configure``, so an in-process ``pytester`` run reports only itself.
+The JSON report is ``{"total_calls": N, "complete": bool, "sites": [{"path", "line", "code",
+"api", "count", "replacement", "url", "hint"}, ...]}`` with paths relative to the rootdir, plus
+``"incomplete": [reason, ...]`` when ``complete`` is false; a baseline file has the same form
+(a baseline written before sites carried ``code``/``url``/``hint`` still reads). ``code`` is the
+rule id ``scan`` reports for the same API, so one API has one identity in a CI run.
+
+The options' defaults come from ``[tool.compile-engine-compat.pytest]`` in the ``pyproject.toml``
+above the rootdir (``report``, ``report-format``, ``strict``, ``baseline``), and the report
+counts only the sites the section's ``select``/``extend-select``/``ignore``/``per-file-ignores``/
+``exclude``/``extend-exclude``/``target-version`` keep, as ``scan`` would (:mod:`.config`). A
+baseline that grows fails the run naming each new site: path:line, rule, api and calls.
+
+Counts come from the in-process ledger, so calls from threads are exact. The run's own counts
+are the ledger's growth since ``pytest_configure``, so an in-process ``pytester`` run reports
+only itself.
 
 Under pytest-xdist each worker streams its counts to its own JSON Lines file (the ledger's format)
 after every test phase, and hands its final tally to the controller when it finishes. The
@@ -47,12 +57,14 @@ import pytest
 from compile_engine_compat import deprecations as _deprecation
 from compile_engine_compat.api_table import API_TABLE
 from compile_engine_compat.migrate import baseline as _baseline
+from compile_engine_compat.migrate.config import REPORT_FORMATS, ConfigError, Configs, Settings
 from compile_engine_compat.migrate.ledger_io import (
     append_records,
     open_regular,
     read_ledger,
     write_all,
 )
+from compile_engine_compat.migrate.terminal import plural, visible
 from compile_engine_compat.migrate.workflow_commands import workflow_command
 
 __all__ = [
@@ -65,7 +77,7 @@ __all__ = [
     "pytest_testnodedown",
 ]
 
-FORMATS = ("json", "markdown", "github", "junit")
+FORMATS = REPORT_FORMATS
 _WORKER_KEY = "compile_engine_compat_ledger"  # workeroutput: the worker's final tally
 _STREAM_KEY = "compile_engine_compat_stream"  # workerinput: the file the worker streams to
 _TOP_SITES = 3
@@ -88,6 +100,11 @@ class _State:
     # Why the counts may be short (a worker crashed, a tally never came): the report says so.
     incomplete: list[str] = field(default_factory=list)
     report_path: str | None = None  # absolute, fixed at configure time
+    report_format: str = "json"
+    strict: bool = False
+    baseline_path: str | None = None
+    #: The project's settings (which sites count), None on an xdist worker.
+    settings: Settings | None = None
     baseline: dict[str, Any] | None = None  # parsed at configure time; None if missing
     # xdist controller: where workers stream, and worker id -> whether its tally is counted.
     stream_dir: str | None = None
@@ -107,8 +124,7 @@ def _snapshot() -> dict[Key, int]:
     Workers take one after every test phase: copying the dict costs a few microseconds, where
     ``ledger()`` builds and sorts an entry per site (about 100 us for 100 sites).
     """
-    with _deprecation._ledger_lock:
-        return dict(_deprecation._ledger)
+    return _deprecation.ledger_counts()
 
 
 def _counts() -> Counter[Key]:
@@ -122,7 +138,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--compile-engine-report-format",
         choices=FORMATS,
-        default="json",
+        default=None,
         help="report format (default json); github also prints ::warning annotations",
     )
     group.addoption(
@@ -200,17 +216,26 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_STATE] = state
         return
     option = config.option
-    report = option.compile_engine_report
+    try:
+        settings = state.settings = Configs().for_folder(config.rootpath)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    defaults = settings.pytest
+    report = option.compile_engine_report or (str(defaults.report) if defaults.report else None)
+    state.report_format = option.compile_engine_report_format or defaults.report_format or "json"
+    state.strict = bool(option.compile_engine_strict or defaults.strict)
+    baseline = option.compile_engine_baseline or (
+        str(defaults.baseline) if defaults.baseline else None
+    )
     if report:
         problem = _writable_target("--compile-engine-report", report)
         if problem:
             raise pytest.UsageError(problem)
         # A test that changes directory must not move the report.
         state.report_path = os.path.abspath(report)
-    if option.compile_engine_baseline:
-        state.baseline = _load_baseline(
-            option.compile_engine_baseline, option.compile_engine_update_baseline
-        )
+    if baseline:
+        state.baseline_path = baseline
+        state.baseline = _load_baseline(baseline, option.compile_engine_update_baseline)
     elif option.compile_engine_update_baseline:  # it would silently do nothing
         raise pytest.UsageError(
             "--compile-engine-update-baseline needs --compile-engine-baseline=FILE"
@@ -349,7 +374,10 @@ def _printable_path(path: str) -> str:
 
 
 def build_report(
-    counts: Counter[Key], root: Path, incomplete: list[str] | None = None
+    counts: Counter[Key],
+    root: Path,
+    incomplete: list[str] | None = None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
     """The JSON report for ``counts``.
 
@@ -361,6 +389,8 @@ def build_report(
         Paths are made relative to it where they lie under it.
     incomplete : list of str, optional
         Why the counts may be short; the report is ``complete`` when there is none.
+    settings : Settings, optional
+        The project's settings: only the sites they select and do not exclude are counted.
 
     Returns
     -------
@@ -368,24 +398,37 @@ def build_report(
         ``{"total_calls", "complete", "sites"}``, and ``"incomplete"`` when not complete.
     """
     sites: list[dict[str, Any]] = []
+    total = 0
     for (api, path, line), count in counts.items():
         row = API_TABLE.get(api)
+        if settings is not None and not _selected(settings, row.rule_id if row else "", path):
+            continue
+        total += count
         sites.append(
             {
                 "path": _printable_path(_relative(path, root)),
                 "line": line,
+                "code": row.rule_id if row else "",
                 "api": api,
                 "count": count,
                 "replacement": row.replacement if row else "",
-                "docs": row.docs if row else "",
+                "url": row.url if row else "",
+                "hint": row.hint if row else "",
             }
         )
     sites.sort(key=lambda s: (-s["count"], s["path"], s["line"], s["api"]))
-    report: dict[str, Any] = {"total_calls": sum(counts.values()), "complete": not incomplete}
+    report: dict[str, Any] = {"total_calls": total, "complete": not incomplete}
     if incomplete:
         report["incomplete"] = list(incomplete)
     report["sites"] = sites
     return report
+
+
+def _selected(settings: Settings, code: str, path: str) -> bool:
+    """Does a call of rule ``code`` at ``path`` count, by the project's settings?"""
+    if code and not settings.enabled(code, settings.ignored_for(path)):
+        return False
+    return not settings.excluded(path, False, ())
 
 
 def _incomplete_line(report: dict[str, Any]) -> str | None:
@@ -401,24 +444,27 @@ def _cell(text: str) -> str:
     return " ".join(text.replace("|", "\\|").splitlines())
 
 
+def _calls_line(report: dict[str, Any]) -> str:
+    """``N legacy calls from M sites``, with correct plurals."""
+    calls = plural(report["total_calls"], "legacy call")
+    return f"{calls} from {plural(len(report['sites']), 'site')}"
+
+
 def _markdown(report: dict[str, Any]) -> str:
-    lines = [
-        "# Legacy compile_engine calls",
-        "",
-        f"**{report['total_calls']} legacy calls from {len(report['sites'])} sites.**",
-        "",
-    ]
+    lines = ["# Legacy compile_engine calls", "", f"**{_calls_line(report)}.**", ""]
     incomplete = _incomplete_line(report)
     if incomplete:
         lines += [f"> **Warning:** {_cell(incomplete)}", ""]
     lines += [
-        "| site | api | calls | replacement |",
-        "|---|---|---:|---|",
+        "| site | rule | api | calls | replacement |",
+        "|---|---|---|---:|---|",
     ]
     for s in report["sites"]:
+        code = s.get("code", "")
+        rule = f"[`{code}`]({s['url']})" if s.get("url") else f"`{code}`"
         lines.append(
-            f"| `{_cell(s['path'])}:{s['line']}` | `{s['api']}` | {s['count']} | "
-            f"{_cell(s['replacement'])} ([docs]({s['docs']})) |"
+            f"| `{_cell(s['path'])}:{s['line']}` | {rule} | `{s['api']}` | {s['count']} | "
+            f"{_cell(s['replacement'])} ({_cell(s.get('hint', ''))}) |"
         )
     return "\n".join(lines) + "\n"
 
@@ -427,10 +473,11 @@ def _github(report: dict[str, Any]) -> str:
     lines = [
         workflow_command(
             "warning",
-            f"{s['api']} called {s['count']} times: use {s['replacement']}",
+            f"{s['api']} called {plural(s['count'], 'time')}: use {s['replacement']}. "
+            f"See {s.get('url', '')} ({s.get('hint', '')})",
             file=s["path"],
             line=s["line"],
-            title=f"legacy {s['api']}",
+            title=f"{s.get('code', '')} legacy {s['api']}".strip(),
         )
         for s in report["sites"]
     ]
@@ -458,19 +505,20 @@ def _junit(report: dict[str, Any]) -> str:
         skipped="0",
     )
     for s in report["sites"]:
+        code = s.get("code", "")
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=_xml(f"legacy.{s['api']}"),
+            classname=_xml(f"legacy.{code}.{s['api']}" if code else f"legacy.{s['api']}"),
             name=_xml(f"{s['path']}:{s['line']}"),
         )
         failure = ET.SubElement(
             case,
             "failure",
             type="CompileEngineDeprecationWarning",
-            message=_xml(f"{s['api']} called {s['count']} times"),
+            message=_xml(f"{code} {s['api']} called {plural(s['count'], 'time')}".strip()),
         )
-        failure.text = _xml(f"Use {s['replacement']}\nSee {s['docs']}")
+        failure.text = _xml(f"Use {s['replacement']}\nSee {s.get('url', '')} ({s.get('hint', '')})")
     if incomplete:
         case = ET.SubElement(suite, "testcase", classname="compile_engine_compat", name="report")
         ET.SubElement(case, "error", type="IncompleteReport", message=_xml(incomplete))
@@ -545,7 +593,6 @@ def _write(state: _State, path: str, text: str, what: str) -> bool:
 
 def _check_baseline(state: _State, report: dict[str, Any], path: str, update: bool) -> None:
     """Apply the ratchet; an incomplete report can fail the check but never pass or update it."""
-    calls, sites = report["total_calls"], len(report["sites"])
     complete = report["complete"]
     if state.baseline is None:
         if not update:
@@ -555,19 +602,28 @@ def _check_baseline(state: _State, report: dict[str, Any], path: str, update: bo
         elif not complete:
             state.failures.append(f"baseline {path} not created: the report is incomplete")
         elif _write(state, path, render(report, "json"), "baseline"):
-            state.notes.append(f"baseline {path} created: {calls} calls from {sites} sites")
+            state.notes.append(f"baseline {path} created: {_calls_line(report)}")
         return
     ratchet = _baseline.compare(state.baseline, report)
     if ratchet.grew:
-        state.failures.append(f"legacy calls grew past the baseline {path}: {ratchet.describe()}")
+        new = [
+            f"  {_visible(s['path'])}:{s['line']} {s.get('code', '')} {s['api']} "
+            f"({plural(s['count'], 'call')}"
+            + (f", baseline {s['baseline_count']})" if s["baseline_count"] else ", new)")
+            for s in _baseline.grown_sites(state.baseline, report)
+        ]
+        state.failures.append(
+            f"legacy calls grew past the baseline {path}: {ratchet.describe()}; "
+            f"{plural(len(new), 'site')} grew:\n" + "\n".join(new)
+        )
     elif not complete:
         state.failures.append(
             f"baseline {path} not checked: the report is incomplete, so calls may be missing"
         )
     elif update and ratchet.shrank and _write(state, path, render(report, "json"), "baseline"):
         state.notes.append(
-            f"baseline {path} shrunk to {calls} calls from {sites} sites "
-            f"(was {ratchet.base_calls} calls from {ratchet.base_sites} sites)"
+            f"baseline {path} shrunk to {_calls_line(report)} (was "
+            f"{plural(ratchet.base_calls, 'call')} from {plural(ratchet.base_sites, 'site')})"
         )
 
 
@@ -581,53 +637,47 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker: the controller reports
         if state.stream_path is not None:
             _stream(state)  # e.g. session-scoped fixtures' teardown
-        rows = [[api, path, line, n] for (api, path, line), n in (_counts() - state.start).items()]
+        # execnet sends UTF-8 only: a file name with undecodable bytes travels escaped.
+        rows = [
+            [api, _printable_path(path), line, n]
+            for (api, path, line), n in (_counts() - state.start).items()
+        ]
         config.workeroutput[_WORKER_KEY] = rows  # type: ignore[attr-defined]
         return
     if state.stream_dir is not None:
         _collect_lost_workers(state)
         shutil.rmtree(state.stream_dir, ignore_errors=True)
     counts = _counts() - state.start + state.workers
-    report = state.report = build_report(counts, config.rootpath, state.incomplete)
+    report = state.report = build_report(counts, config.rootpath, state.incomplete, state.settings)
     option = config.option
     if state.report_path:
-        text = render(report, option.compile_engine_report_format)
+        text = render(report, state.report_format)
         _write(state, state.report_path, text, "report")
-    if option.compile_engine_strict:
+    if state.strict:
         if report["total_calls"]:
             state.failures.append(
-                f"--compile-engine-strict: {report['total_calls']} legacy calls happened"
+                f"--compile-engine-strict: {plural(report['total_calls'], 'legacy call')} happened"
             )
         if not report["complete"]:
             state.failures.append(
                 "--compile-engine-strict: the report is incomplete, so calls may be missing"
             )
-    if option.compile_engine_baseline:
-        _check_baseline(
-            state, report, option.compile_engine_baseline, option.compile_engine_update_baseline
-        )
+    if state.baseline_path:
+        _check_baseline(state, report, state.baseline_path, option.compile_engine_update_baseline)
     if state.failures and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def _visible(text: str) -> str:
-    """``text`` with each unprintable character escaped as Python writes it (``\\n``, ``\\x1b``).
-
-    A CI log is read by machines too: a newline in a file name would start a line of its own
-    (a GitHub ``::error`` command), and an escape sequence could recolour or rewrite the log.
-    """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+_visible = visible
 
 
 def summary_line(report: dict[str, Any]) -> str:
     """``N legacy calls from M sites; top sites: path:line api (count), ...``."""
     top = ", ".join(
-        f"{_visible(s['path'])}:{s['line']} {s['api']} ({s['count']})"
+        f"{_visible(s['path'])}:{s['line']} {s.get('code', '')} {s['api']} ({s['count']})"
         for s in report["sites"][:_TOP_SITES]
     )
-    line = f"{report['total_calls']} legacy calls from {len(report['sites'])} sites"
+    line = _calls_line(report)
     return f"{line}; top sites: {top}" if top else line
 
 
@@ -636,16 +686,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(_STATE, None)
     if state is None or state.report is None:
         return
-    option = config.option
-    asked = option.compile_engine_report or option.compile_engine_strict
+    asked = state.report_path or state.strict
     incomplete = _incomplete_line(state.report)
-    if not (state.report["total_calls"] or asked or option.compile_engine_baseline or incomplete):
+    if not (state.report["total_calls"] or asked or state.baseline_path or incomplete):
         return
     terminalreporter.section("compile-engine-compat")
     terminalreporter.line(summary_line(state.report))
     if incomplete:
         terminalreporter.line(_visible(incomplete), red=True)
-    if option.compile_engine_report_format == "github":
+    if state.report_format == "github":
         terminalreporter.write(_github(state.report))
     for note in state.notes:
         terminalreporter.line(note)

@@ -61,6 +61,7 @@ _TVM_NEXT = {
 _WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context")
 #: The libcst finder's modules: not classified here.
 _ENGINE_MODULES = tuple(LEGACY_MODULES)
+_ENGINE_PACKAGE = "tvm.relay.backend"
 _UNSUPPORTED = API_TABLE["relay.unsupported"]
 
 #: Dotted legacy path -> its row, for the rows that name their own paths under a root (a
@@ -114,7 +115,9 @@ def classify(name: str) -> tuple[LegacyApi, Fix, str] | None:
         if name == "tvm.context" or name.startswith("tvm.context."):
             return API_TABLE["tvm.context"], "served", f"{name}: {API_TABLE['tvm.context'].note}"
         return None
-    if any(_within(name, module) for module in _ENGINE_MODULES):
+    if any(_within(name, module) for module in _ENGINE_MODULES) or name == _ENGINE_PACKAGE:
+        # ``tvm.relay.backend`` alone serves only the engine modules: a use of it is reaching
+        # for them (``getattr(relay.backend, "compile_engine")``), the libcst finder's to report.
         return None
     prefixes = _prefixes(name)
     for prefix in prefixes:

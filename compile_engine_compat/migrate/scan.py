@@ -2,14 +2,23 @@
 
 Usage::
 
-    compile-engine-compat scan PATH... [--format text|json|sarif|github] [--include-shim]
-                                       [--output FILE]
+    compile-engine-compat scan [PATH...] [--format text|json|sarif|github] [--output FILE]
+        [--select IDS] [--extend-select IDS] [--ignore IDS] [--exclude GLOBS] [--target-version V]
+        [--baseline FILE [--update-baseline]] [--statistics] [--add-noqa] [--exit-zero]
+        [--include-shim] [--force-exclude] [--config FILE | --isolated] [--no-cache] [--version]
+
+Settings come from ``[tool.compile-engine-compat]`` in the closest ``pyproject.toml`` (see
+:mod:`.config`); flags override them. Folders are walked as :mod:`.discovery` says (``.gitignore``
+honoured in a git checkout).
 
 Every import form of ``tvm.relay.backend.compile_engine`` / ``te_compiler``, attribute chains
-(``relay.backend.compile_engine.get()``), calls through engine aliases (``engine = get();
-engine.jit(...)``), registered global names and the ``relay.backend.*`` pass-config keys. Code
-under ``try/except ImportError`` already copes and is not reported. ``--include-shim`` also reports
-calls that go through ``compile_engine_compat`` (the next step of the burn-down).
+(``relay.backend.compile_engine.get()``), calls through engine and module aliases (``engine =
+get(); engine.jit(...)``), star imports, relative imports, ``importlib``/``getattr`` with literal
+names, registered global names and the ``relay.backend.*`` pass-config keys. Code under
+``try/except ImportError`` already copes and is not reported, nor is a line whose ``# noqa``
+comment covers the rule (:mod:`.noqa`), nor a TVM <=0.19 tree's own definition of the API.
+``--include-shim`` also reports calls that go through ``compile_engine_compat`` (the next step of
+the burn-down).
 
 Relay-era code (Relay building, ``relay.build`` and the executors, AutoTVM, ``tvm.nd``) is
 classified by :mod:`.relay_uses` against what ``install()`` serves.
@@ -18,34 +27,36 @@ Each finding's ``fix`` says what ``compile-engine-compat fix`` can do: ``safe`` 
 removes it and keeps behaviour), ``unsafe`` (only ``fix --unsafe``, a modern rewrite), ``manual``
 (a person ports it; Relay-era findings say why in ``detail``), ``served`` (a Relay-era use that
 runs as written under ``install()``; ``detail`` states the difference).
-Exit codes follow ruff: 0 no findings, 1 findings, 2 a usage error (a missing path, bad
-arguments) or an internal error. A file that cannot be read -- not a regular file, too large, not
-decodable, not parsable, a notebook that is not one, nested too deep for the parser -- is
-*skipped*: it is listed with its reason in every output format, the rest of the run goes on, and
-it does not change the exit code (ruff likewise exits 0 on a clean run that skipped files it could
-not read; the report makes the skip visible).
+
+Exit codes follow ruff: 0 no findings (or ``--exit-zero``), 1 findings, 2 a usage error (a
+missing path, bad arguments or settings) or an internal error. A file that cannot be read -- not
+a regular file, too large, not decodable, not parsable, a notebook that is not one, nested too
+deep for the parser, more legacy code than one parse may take -- is *skipped*: it is listed with
+its reason in every output format, the rest of the run goes on, and it does not change the exit
+code (ruff likewise exits 0 on a clean run that skipped files it could not read).
+
+Resources: a file that spells no legacy name is read and searched for words, nothing more; in
+one that does, only the statements that can matter reach libcst, and never more than
+:data:`.legacy_uses.PARSE_LIMIT` of them (:func:`.legacy_uses.relevant_part`), so one file costs
+bounded time and memory up to the size cap.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import json
 import multiprocessing
 import os
-import re
 import sys
 import threading
-import urllib.parse
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TextIO
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 import libcst.metadata as md
 
-from compile_engine_compat.api_table import API_TABLE, DOCS_URL, RULES, Fix, LegacyApi
+from compile_engine_compat.api_table import API_TABLE, DEFINITION_MODULES, RULES, Fix, LegacyApi
 from compile_engine_compat.migrate.baseline import (
     BaselineError,
     count,
@@ -53,13 +64,26 @@ from compile_engine_compat.migrate.baseline import (
     new_items,
     write_baseline,
 )
+from compile_engine_compat.migrate.cache import ResultCache
+from compile_engine_compat.migrate.config import SCAN_FORMATS, Configs, Settings
+from compile_engine_compat.migrate.discovery import Discovery
+from compile_engine_compat.migrate.findings import (
+    Finding,
+    Skipped,
+    format_findings,
+    format_statistics,
+    summary,
+)
 from compile_engine_compat.migrate.legacy_uses import (
+    WHOLE_PARSE_LIMIT,
     Use,
     find_uses,
     literal_uses,
-    relevant_code,
+    relevant_part,
     spells_word,
 )
+from compile_engine_compat.migrate.noqa import Noqa, add_noqa
+from compile_engine_compat.migrate.options import add_options, configs_from
 from compile_engine_compat.migrate.relay_uses import relay_uses, spells_relay_word
 from compile_engine_compat.migrate.sources import (
     DEEP_STACK_THREAD,
@@ -68,75 +92,24 @@ from compile_engine_compat.migrate.sources import (
     SourceFile,
     call_with_deep_stack,
     check_nesting,
-    iter_sources,
     read_source,
+    write_source,
 )
-from compile_engine_compat.migrate.workflow_commands import workflow_command
-from compile_engine_compat.version import __version__
+from compile_engine_compat.migrate.terminal import Colour, plural, print_safely, visible
 
-__all__ = ["Finding", "Skipped", "format_findings", "main", "scan_paths", "scan_source"]
-
-FORMATS = ("text", "json", "sarif", "github")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One legacy use in one file (``line``/``col`` 1-based; ``cell`` set for notebooks)."""
-
-    path: str
-    line: int
-    col: int
-    api: str
-    replacement: str
-    fix: Fix
-    cell: int | None = None
-    #: Relay-era findings: the name used and the difference (``served``) or the reason
-    #: (``manual``) that applies to it.
-    detail: str = ""
-
-    @property
-    def code(self) -> str:
-        """The rule id, e.g. ``CEC105``."""
-        return API_TABLE[self.api].rule_id
-
-    @property
-    def docs(self) -> str:
-        """Where to read about it (installed: MIGRATION.md in the package, or ``docs ID``)."""
-        return API_TABLE[self.api].docs
-
-    def as_dict(self) -> dict[str, object]:
-        """The JSON form: path, line, col, code, api, replacement, fix, docs (cell in notebooks)."""
-        out: dict[str, object] = {
-            "path": self.path,
-            "line": self.line,
-            "col": self.col,
-            "code": self.code,
-            "api": self.api,
-            "replacement": self.replacement,
-            "fix": self.fix,
-            "docs": self.docs,
-        }
-        if self.cell is not None:
-            out["cell"] = self.cell
-        if self.detail:
-            out["detail"] = self.detail
-        return out
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A file that was not scanned, and why (``internal``: a bug of ours, exit code 2)."""
-
-    path: str
-    reason: str
-    internal: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.path}: skipped: {self.reason}"
-
-    def as_dict(self) -> dict[str, object]:
-        """The JSON form: ``{"path": ..., "skipped": reason}``."""
-        return {"path": self.path, "skipped": self.reason}
+__all__ = [
+    "Finding",
+    "ScanRun",
+    "Skipped",
+    "format_findings",
+    "main",
+    "run_scan",
+    "scan_file",
+    "scan_paths",
+    "scan_source",
+    "skipped_for",
+    "workers_for",
+]
 
 
 def skipped_for(display: str, exc: BaseException) -> Skipped:
@@ -162,15 +135,18 @@ def finding_fix(use: Use) -> Fix:
 
 
 def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
-    """Findings in one parsed source, in source order.
+    """Findings in one parsed source, in source order, less those a ``noqa`` comment covers.
 
     Raises
     ------
     SkipFile
-        If the code nests too deeply for the parser.
+        If the code nests too deeply for the parser, or more of it uses legacy names than one
+        parse may take.
     libcst.ParserSyntaxError
         If the code does not parse.
     """
+    if source.module in DEFINITION_MODULES:
+        return []  # a TVM <=0.19 tree's own definition of the legacy API
     # (row, line in the code, column, fix, detail) of each unguarded use of the wanted origins.
     # The engine's finder first: a file it cannot parse is skipped with libcst's message.
     hits = _engine_hits(source, include_shim) if spells_word(source.code) else []
@@ -178,16 +154,28 @@ def scan_source(source: Source, include_shim: bool = False) -> list[Finding]:
         hits += _relay_hits(source)
     if not hits:
         return []
-    hits.sort(key=lambda hit: (hit[1], hit[2]))
+    # One finding per place, rule and detail (an import of two names from one refused module
+    # would otherwise be reported twice, identically).
+    hits = sorted(set(hits), key=lambda hit: (hit[1], hit[2], hit[0].rule_id, hit[4]))
+    # Comments are read only when a suppression can exist: most files have none.
+    noqa = Noqa(source.code) if "noqa" in source.code.lower() else None
     findings = []
-    # Split into lines only when a suppression can exist: most files have none.
-    lines = _LINE_BREAKS.split(source.code) if "noqa" in source.code.lower() else None
     for row, code_line, col, fix, detail in hits:
-        if lines is not None and _suppressed(lines[code_line - 1], row.rule_id):
+        if noqa is not None and noqa.covers(code_line, row.rule_id):
             continue
         line, cell = source.locate(code_line)
         findings.append(
-            Finding(source.display, line, col, row.name, row.replacement, fix, cell, detail)
+            Finding(
+                source.display,
+                line,
+                col,
+                row.name,
+                row.replacement,
+                fix,
+                cell,
+                detail,
+                source_path=str(source.path),
+            )
         )
     return findings
 
@@ -206,15 +194,15 @@ def _relay_hits(source: Source) -> list[_Hit]:
 def _engine_hits(source: Source, include_shim: bool) -> list[_Hit]:
     """The compile_engine/te_compiler API, its globals and the config keys (libcst)."""
     hits: list[_Hit]
-    literal = literal_uses(source.code)
+    literal = literal_uses(source.code) if len(source.code) <= WHOLE_PARSE_LIMIT else None
     if literal is not None:  # only pass-config keys (or nothing): no resolver, no libcst
         hits = [(use.row, use.line, use.col, use.row.fix, "") for use in literal if not use.guarded]
     else:
-        relevant = relevant_code(source.code)
+        relevant = relevant_part(source.code)
         if relevant is None:  # spells no legacy word: nothing to parse
             return []
         check_nesting(relevant.code)
-        uses = call_with_deep_stack(_parse_and_find, relevant.code, source.package)
+        uses = call_with_deep_stack(_parse_and_find, relevant.code, source)
         origins = ("legacy", "shim") if include_shim else ("legacy",)
         hits = [
             (use.row, relevant.original_line(use.line), use.col, finding_fix(use), "")
@@ -224,48 +212,104 @@ def _engine_hits(source: Source, include_shim: bool) -> list[_Hit]:
     return hits
 
 
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
-# ruff's syntax: a bare noqa comment covers everything on its line, "noqa: CEC101, CEC105" those.
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-
-
-def _suppressed(line: str, rule_id: str) -> bool:
-    """Does a ``# noqa`` comment on ``line`` cover ``rule_id``?"""
-    for match in _NOQA.finditer(line):
-        codes = match.group("codes")
-        if codes is None or rule_id in re.split(r"[,\s]+", codes.upper()):
-            return True
-    return False
-
-
-def _parse_and_find(code: str, package: str | None) -> list[Use]:
+def _parse_and_find(code: str, source: Source) -> list[Use]:
     # unsafe_skip_copy: the module is ours alone; the default deep copy costs a tenth of the scan.
-    return find_uses(md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True), package)
+    wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+    return find_uses(wrapper, source.package, source.local_module)
 
 
-def _scan_file(file: SourceFile, include_shim: bool) -> tuple[list[Finding], Skipped | None]:
+# -- one file, with the settings and the cache --------------------------------------------------
+
+#: Cache folder -> its cache, in this process (a forked worker builds its own).
+_CACHES: dict[Path, ResultCache] = {}
+
+
+def _cache_for(settings: Settings) -> ResultCache:
+    folder = settings.cache_folder
+    if folder not in _CACHES:
+        _CACHES[folder] = ResultCache(folder)
+    return _CACHES[folder]
+
+
+def scan_file(
+    file: SourceFile, settings: Settings, use_cache: bool = False
+) -> tuple[list[Finding], Skipped | None]:
+    """Scan one file: its findings that ``settings`` select, or why it was skipped.
+
+    With ``use_cache``, a file that passes the word filter is looked up in (and stored to) the
+    result cache of its settings (:mod:`.cache`); the selection is applied after the cache, so
+    one entry serves every selection.
+    """
     try:
-        return scan_source(read_source(file.path, file.display), include_shim), None
+        source = read_source(file.path, file.display)
     except Exception as exc:  # one bad file never ends the run
         return [], skipped_for(file.display, exc)
+    if not (spells_word(source.code) or spells_relay_word(source.code)):
+        return [], None  # the one test most files see: a cache lookup would cost as much
+    include_shim = settings.include_shim
+    cache = _cache_for(settings) if use_cache else None
+    key = ""
+    entry = None
+    if cache is not None:
+        # A notebook's bytes: its cell numbering depends on the markdown cells too.
+        data = source.raw if source.is_notebook else source.code.encode("utf-8", "surrogatepass")
+        key = cache.key(data, source, include_shim)
+        entry = cache.get(key, source)
+    skip: Skipped | None = None
+    if entry is not None:
+        findings = [
+            Finding(
+                file.display,
+                line,
+                col,
+                api,
+                API_TABLE[api].replacement,
+                fix,
+                cell,
+                detail,
+                source_path=str(source.path),
+            )
+            for line, col, api, fix, cell, detail in entry["findings"]
+        ]
+        if entry.get("skipped"):
+            skip = Skipped(file.display, entry["skipped"])
+    else:
+        try:
+            findings = scan_source(source, include_shim)
+        except Exception as exc:  # one bad file never ends the run
+            findings, skip = [], skipped_for(file.display, exc)
+        if cache is not None and not (skip is not None and skip.internal):
+            stored = [[f.line, f.col, f.api, f.fix, f.cell, f.detail] for f in findings]
+            reason = skip.reason if skip is not None else None
+            cache.put(key, {"findings": stored, "skipped": reason, "probes": source.probes})
+    ignored = settings.ignored_for(file.path)
+    return [f for f in findings if settings.enabled(f.code, ignored)], skip
+
+
+def _scan_one(
+    item: tuple[SourceFile, Settings], use_cache: bool
+) -> tuple[list[Finding], Skipped | None]:
+    return scan_file(item[0], item[1], use_cache)
 
 
 #: Below this many files a process pool costs more than it saves.
 _PARALLEL_MIN_FILES = 200
 
 
-def _workers(files: int) -> int:
+def workers_for(files: int) -> int:
     """How many processes to scan ``files`` files with (1: in this process).
 
     Forked workers only: they start in milliseconds with everything imported (a spawned worker
     would import libcst again, ~0.3 s). Never when this process runs other threads, which a
     forked child would not have; the idle deep-stack parse thread is the exception (a child
-    starts its own).
+    starts its own). ``COMPILE_ENGINE_COMPAT_JOBS=1`` scans in this process.
     """
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    jobs = os.environ.get("COMPILE_ENGINE_COMPAT_JOBS", "")
+    limit = int(jobs) if jobs.isdigit() and int(jobs) > 0 else min(cpus or 1, 8)
     if (
         files < _PARALLEL_MIN_FILES
-        or (cpus or 1) < 2
+        or limit < 2
         or "fork" not in multiprocessing.get_all_start_methods()
         or any(
             thread is not threading.main_thread() and thread.name != DEEP_STACK_THREAD
@@ -273,16 +317,57 @@ def _workers(files: int) -> int:
         )
     ):
         return 1
-    return min(cpus or 1, 8)
+    return limit
+
+
+@dataclass
+class ScanRun:
+    """What a run found: findings in file order, skipped files, and notes for a person."""
+
+    findings: list[Finding] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+def run_scan(
+    paths: Sequence[str], configs: Configs | None = None, use_cache: bool = False
+) -> ScanRun:
+    """Scan every source under ``paths`` with the settings that apply to each file.
+
+    Large trees are scanned by forked worker processes, one per CPU; results come back in the
+    order of the files, as a sequential scan gives them.
+
+    Raises
+    ------
+    FileNotFoundError
+        If one of ``paths`` does not exist (a usage error).
+    ConfigError
+        If a ``pyproject.toml`` on the way has a bad section.
+    """
+    discovery = Discovery(configs)
+    files = list(discovery.files(paths))
+    scan_one = functools.partial(_scan_one, use_cache=use_cache)
+    workers = workers_for(len(files))
+    results: Iterable[tuple[list[Finding], Skipped | None]]
+    if workers > 1:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            results = pool.map(scan_one, files, chunksize=max(1, len(files) // (workers * 8)))
+    else:
+        results = map(scan_one, files)
+    run = ScanRun(notes=discovery.notes, files=len(files))
+    for found, skip in results:
+        run.findings += found
+        if skip is not None:
+            run.skipped.append(skip)
+    return run
 
 
 def scan_paths(
     paths: Sequence[str], include_shim: bool = False
 ) -> tuple[list[Finding], list[Skipped]]:
-    """Scan every source under ``paths``; a file that cannot be scanned is skipped, not fatal.
-
-    Large trees are scanned by forked worker processes, one per CPU; results come back in the
-    order of the files, as a sequential scan gives them.
+    """Scan every source under ``paths`` with the default settings (no ``pyproject.toml`` read,
+    no cache): every rule, ``.gitignore`` honoured.
 
     Returns
     -------
@@ -295,210 +380,22 @@ def scan_paths(
     FileNotFoundError
         If one of ``paths`` does not exist (a usage error).
     """
-    files = list(iter_sources(paths))
-    scan_one = functools.partial(_scan_file, include_shim=include_shim)
-    workers = _workers(len(files))
-    results: Iterable[tuple[list[Finding], Skipped | None]]
-    if workers > 1:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            results = pool.map(scan_one, files, chunksize=max(1, len(files) // (workers * 8)))
-    else:
-        results = map(scan_one, files)
-    findings: list[Finding] = []
-    skipped: list[Skipped] = []
-    for found, skip in results:
-        findings += found
-        if skip is not None:
-            skipped.append(skip)
-    return findings, skipped
+    run = run_scan(paths, Configs({"include_shim": include_shim}, isolated=True))
+    return run.findings, run.skipped
 
 
-# -- output formats -----------------------------------------------------------------------------
-
-
-def _where(finding: Finding) -> str:
-    cell = f"[cell {finding.cell}]" if finding.cell is not None else ""
-    return f"{finding.path}{cell}:{finding.line}:{finding.col}"
-
-
-def _line(f: Finding) -> str:
-    if not f.detail:
-        return f"{_where(f)}: {f.code} {f.api} [{f.fix}] use {f.replacement}; see {f.docs}"
-    if f.fix == "manual":  # the detail names the reason and the replacement
-        return f"{_where(f)}: {f.code} {f.api} [manual] {f.detail}; see {f.docs}"
-    return (
-        f"{_where(f)}: {f.code} {f.api} [{f.fix}] {f.detail.rstrip('.')}; modern: {f.replacement}"
-    )
-
-
-def _text(findings: list[Finding], skipped: list[Skipped]) -> str:
-    lines = [_line(f) for f in findings]
-    lines += [str(skip) for skip in skipped]
-    kinds = Counter(f.fix for f in findings)
-    files = len({f.path for f in findings})
-    summary = (
-        f"Found {len(findings)} legacy uses in {files} files "
-        f"({kinds['safe']} safe, {kinds['unsafe']} unsafe, {kinds['manual']} manual"
-        + (f", {kinds['served']} served under install()" if kinds["served"] else "")
-        + ")."
-    )
-    if skipped:
-        summary += f" Skipped {len(skipped)} files that could not be scanned."
-    lines.append(summary)
-    if kinds["safe"] or kinds["unsafe"]:
-        lines.append("Run `compile-engine-compat fix PATH` (add --unsafe for unsafe fixes).")
-    return "\n".join(lines)
-
-
-def _json(findings: list[Finding], skipped: list[Skipped]) -> str:
-    # One flat list, as ruff's: findings, then one {"path", "skipped"} entry per skipped file.
-    return json.dumps([f.as_dict() for f in findings] + [s.as_dict() for s in skipped], indent=2)
-
-
-def _sarif(findings: list[Finding], skipped: list[Skipped]) -> str:
-    codes = sorted({f.code for f in findings})
-    rules = [
-        {
-            "id": code,
-            "name": RULES[code].name,
-            "shortDescription": {"text": f"legacy compile_engine API: {RULES[code].name}"},
-            "help": {"text": f"Use {RULES[code].replacement}. See {RULES[code].docs}"},
-            "helpUri": RULES[code].docs_anchor,
-        }
-        for code in codes
-    ]
-    results = [
-        {
-            "ruleId": f.code,
-            "ruleIndex": codes.index(f.code),
-            "level": "note" if f.fix == "safe" else "warning",
-            "message": {"text": f"{f.code} {f.api} is legacy ({f.fix} fix): use {f.replacement}"},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(f.path)},
-                        "region": {"startLine": f.line, "startColumn": f.col},
-                    }
-                }
-            ],
-            "properties": {
-                "fix": f.fix,
-                "api": f.api,
-                **({"cell": f.cell} if f.cell is not None else {}),
-            },
-        }
-        for f in findings
-    ]
-    # SARIF's place for "this file was not analysed": the invocation's notifications.
-    notifications = [
-        {
-            "level": "error" if skip.internal else "warning",
-            "message": {"text": f"skipped: {skip.reason}"},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(skip.path)}}}],
-        }
-        for skip in skipped
-    ]
-    driver = {
-        "name": "compile-engine-compat",
-        "version": __version__,
-        "informationUri": DOCS_URL,
-        "rules": rules,
-    }
-    invocation = {
-        "executionSuccessful": not any(skip.internal for skip in skipped),
-        "toolExecutionNotifications": notifications,
-    }
-    sarif = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
-    }
-    # ensure_ascii (the default): any name, even one with control characters or lone
-    # surrogates from undecodable bytes, becomes a valid JSON escape.
-    return json.dumps(sarif, indent=2)
-
-
-def _uri(path: str) -> str:
-    """A SARIF artifact URI: a relative reference, percent-encoded (RFC 3986)."""
-    return urllib.parse.quote(path.encode("utf-8", "surrogateescape"), safe="/")
-
-
-def _github(findings: list[Finding], skipped: list[Skipped]) -> str:
-    lines = [
-        workflow_command(
-            "warning",
-            f"{f.api} ({f.fix} fix): use {f.replacement}. See {f.docs}",
-            file=f.path,
-            line=f.line,
-            col=f.col,
-            title=f"{f.code} legacy {f.api}",
-        )
-        for f in findings
-    ]
-    lines += [
-        workflow_command(
-            "error" if skip.internal else "warning",
-            f"skipped: {skip.reason}",
-            file=skip.path,
-            title="compile-engine-compat could not scan this file",
-        )
-        for skip in skipped
-    ]
-    return "\n".join(lines)
-
-
-_FORMATTERS: dict[str, Callable[[list[Finding], list[Skipped]], str]] = {
-    "text": _text,
-    "json": _json,
-    "sarif": _sarif,
-    "github": _github,
-}
-
-
-def format_findings(
-    findings: Iterable[Finding], fmt: str = "text", skipped: Iterable[Skipped] = ()
-) -> str:
-    """Render findings (and the skipped files) as ``text``, ``json``, ``sarif`` or ``github``."""
-    return _FORMATTERS[fmt](list(findings), list(skipped))
-
-
-def parse_selectors(text: str | None) -> list[str]:
-    """``"CEC1,CEC205"`` -> ``["CEC1", "CEC205"]``, each a rule id or the prefix of one.
-
-    Raises
-    ------
-    ValueError
-        Naming the first selector that matches no rule id.
-    """
-    if not text:
-        return []
-    selectors = [part.strip().upper() for part in text.split(",") if part.strip()]
-    for selector in selectors:
-        if not any(code.startswith(selector) for code in RULES):
-            raise ValueError(f"unknown rule id or prefix {selector!r} (ids are CEC101-CEC502)")
-    return selectors
-
-
-def select(findings: list[Finding], chosen: list[str], ignored: list[str]) -> list[Finding]:
-    """The findings whose rule id starts with a ``chosen`` selector (all if none) and with no
-    ``ignored`` one; the longer matching selector wins, as in ruff (``--select CEC1 --ignore
-    CEC105`` keeps CEC101 and drops CEC105)."""
-
-    def longest(code: str, selectors: list[str]) -> int:
-        return max((len(s) for s in selectors if code.startswith(s)), default=-1)
-
-    out = []
-    for finding in findings:
-        # With no --select everything is selected, less specifically than any --ignore.
-        picked = longest(finding.code, chosen) if chosen else 0
-        dropped = longest(finding.code, ignored)
-        if picked >= 0 and (picked > dropped if chosen else dropped < 0):
-            out.append(finding)
-    return out
+# -- the command --------------------------------------------------------------------------------
 
 
 def _baseline_key(finding: Finding) -> tuple[str, str]:
     return finding.path, finding.code
+
+
+def project_settings(configs: Configs, paths: Sequence[str]) -> Settings:
+    """The settings of the first path: where the run's own options (format, baseline) come
+    from, as ruff takes them from the project it runs in."""
+    first = Path(paths[0]) if paths else Path(".")
+    return configs.for_folder(first if first.is_dir() else first.parent)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -509,67 +406,143 @@ def main(argv: Sequence[str]) -> int:
         epilog="Exit codes (as ruff): 0 no findings, 1 findings, 2 usage or internal error. "
         "Files that cannot be read are skipped and listed; they do not change the exit code.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help=".py/.ipynb files or folders")
-    parser.add_argument("--format", choices=FORMATS, default="text")
+    add_options(parser)
+    parser.add_argument(
+        "--format", "--output-format", dest="format", choices=SCAN_FORMATS, default=None
+    )
+    parser.add_argument("--output", "-o", help="write the report here instead of stdout")
     parser.add_argument(
         "--include-shim", action="store_true", help="also report calls through the shim"
     )
-    parser.add_argument("--output", "-o", help="write the report here instead of stdout")
-    parser.add_argument("--select", metavar="IDS", help="only these rule ids or prefixes (CEC1)")
-    parser.add_argument("--ignore", metavar="IDS", help="never these rule ids or prefixes")
     parser.add_argument(
         "--baseline", metavar="FILE", help="report (and fail on) only findings not in FILE"
     )
     parser.add_argument(
         "--update-baseline",
         action="store_true",
-        help="write today's findings to the --baseline FILE (exit 0)",
+        help="write today's findings to the baseline FILE (exit 0)",
+    )
+    parser.add_argument(
+        "--statistics", action="store_true", help="count the findings per rule instead"
+    )
+    parser.add_argument(
+        "--add-noqa", action="store_true", help="add `# noqa: CECxxx` at every finding (exit 0)"
+    )
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
     )
     args = parser.parse_args(list(argv))
     try:
-        chosen, ignored = parse_selectors(args.select), parse_selectors(args.ignore)
-        if args.update_baseline and not args.baseline:
-            raise ValueError("--update-baseline needs --baseline FILE")
-        known = load_baseline(args.baseline) if args.baseline and not args.update_baseline else None
-        findings, skipped = scan_paths(args.paths, args.include_shim)
-    except (FileNotFoundError, ValueError) as exc:  # BaselineError is a ValueError
-        print(f"compile-engine-compat scan: {exc}", file=sys.stderr)
+        configs = configs_from(args)
+        project = project_settings(configs, args.paths)
+        fmt = args.format or project.output_format or "text"
+        baseline = args.baseline or (str(project.baseline) if project.baseline else None)
+        if args.update_baseline and not baseline:
+            raise ValueError("--update-baseline needs --baseline FILE (or baseline in settings)")
+        known = load_baseline(baseline) if baseline and not args.update_baseline else None
+        run = run_scan(args.paths, configs, use_cache=not args.no_cache)
+    except (FileNotFoundError, ValueError) as exc:  # ConfigError, BaselineError are ValueErrors
+        print_safely(f"compile-engine-compat scan: {visible(str(exc))}", sys.stderr)
         return 2
-    findings = select(findings, chosen, ignored)
+    for note in run.notes:
+        print_safely(f"compile-engine-compat scan: {visible(note)}", sys.stderr)
+    findings, skipped = run.findings, run.skipped
+    if args.add_noqa:
+        return _add_noqa(findings)
     if args.update_baseline:
+        assert baseline is not None
         try:
-            write_baseline(args.baseline, count(findings, _baseline_key))
+            write_baseline(baseline, count(findings, _baseline_key))
         except BaselineError as exc:
-            print(f"compile-engine-compat scan: {exc}", file=sys.stderr)
+            print_safely(f"compile-engine-compat scan: {visible(str(exc))}", sys.stderr)
             return 2
-        print_safely(f"Wrote {len(findings)} findings to the baseline {args.baseline}.")
+        print_safely(
+            f"Wrote {plural(len(findings), 'finding')} to the baseline {visible(baseline)}."
+        )
         return 0
     hidden = 0
     if known is not None:
         new = new_items(findings, known, _baseline_key)
         hidden, findings = len(findings) - len(new), new
-    report = format_findings(findings, args.format, skipped)
+    colour = Colour(sys.stdout) if fmt == "text" and not args.output else None
+    if args.statistics:
+        report = format_statistics(findings, "json" if fmt == "json" else "text")
+    else:
+        report = format_findings(findings, fmt, skipped, colour)
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8", errors="surrogateescape") as out:
+            with open(args.output, "w", encoding="utf-8", errors="backslashreplace") as out:
                 out.write(report + "\n")
         except OSError as exc:
-            print(f"compile-engine-compat scan: cannot write {args.output}: {exc}", file=sys.stderr)
+            where = visible(args.output)
+            print_safely(f"compile-engine-compat scan: cannot write {where}: {exc}", sys.stderr)
             return 2
     elif report:
         print_safely(report)
-    if hidden:
-        print_safely(f"{hidden} findings in the baseline {args.baseline} not shown.", sys.stderr)
-    if args.format != "text":  # the machine formats carry the skips; say so to a person too
+    if known is not None:
+        _baseline_summary(findings, hidden, baseline or "", fmt)
+    if fmt != "text" or args.statistics:  # the skips are in the machine formats; tell a person
         for skip in skipped:
             print_safely(str(skip), sys.stderr)
+        if args.statistics:
+            print_safely(summary(findings, skipped), sys.stderr)
     if any(skip.internal for skip in skipped):
         return 2
-    return 1 if findings else 0
+    return 1 if findings and not args.exit_zero else 0
 
 
-def print_safely(text: str, stream: TextIO | None = None) -> None:
-    """Print, never failing on a file name the terminal cannot encode (a lone surrogate)."""
-    stream = stream or sys.stdout
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
+def _baseline_summary(new: list[Finding], known: int, baseline: str, fmt: str) -> None:
+    """On stderr: the new sites beyond the baseline, each named (path:line, rule, api, count)."""
+    where = visible(baseline)
+    if not new:
+        print_safely(f"No legacy uses beyond the baseline {where} ({known} known).", sys.stderr)
+        return
+    sites: dict[tuple[str, int, str], int] = {}
+    for f in new:
+        key = (_site(f), f.line, f.code)
+        sites[key] = sites.get(key, 0) + 1
+    lines = [
+        f"{plural(len(new), 'new legacy use')} beyond the baseline {where} "
+        f"({plural(known, 'known finding')} not shown):"
+    ]
+    lines += [
+        f"  {site}:{line} {code} {RULES[code].name} ({plural(n, 'use')})"
+        for (site, line, code), n in sites.items()
+    ]
+    print_safely("\n".join(lines), sys.stderr)
+
+
+def _site(finding: Finding) -> str:
+    cell = f"[cell {finding.cell}]" if finding.cell is not None else ""
+    return f"{visible(finding.path)}{cell}"
+
+
+def _add_noqa(findings: list[Finding]) -> int:
+    """``--add-noqa``: write a ``# noqa`` comment covering each finding; report what changed."""
+    by_file: dict[str, dict[int, set[str]]] = {}
+    displays: dict[str, str] = {}
+    for f in findings:
+        if f.cell is not None:
+            continue  # notebooks: reported below
+        by_file.setdefault(f.source_path, {}).setdefault(f.line, set()).add(f.code)
+        displays[f.source_path] = f.path
+    added = files = 0
+    for notebook in sorted({f.path for f in findings if f.cell is not None}):
+        print_safely(f"{visible(notebook)}: a notebook: add its noqa comments by hand", sys.stderr)
+    for path, wanted in by_file.items():
+        try:
+            source = read_source(Path(path), displays[path])
+        except SkipFile as exc:
+            print_safely(f"{visible(displays[path])}: not changed: {exc}", sys.stderr)
+            continue
+        new_code, count_added = add_noqa(source.code, wanted)
+        if not count_added:
+            continue
+        problem = write_source(source, new_code)
+        if problem:
+            print_safely(f"{visible(displays[path])}: {problem}", sys.stderr)
+            continue
+        added += count_added
+        files += 1
+    print_safely(f"Added {plural(added, 'noqa directive')} to {plural(files, 'file')}.")
+    return 0

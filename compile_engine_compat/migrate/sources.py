@@ -1,4 +1,4 @@
-"""Python sources for ``scan`` and ``fix``: walk folders, read ``.py`` files and notebooks safely.
+"""Python sources for ``scan`` and ``fix``: read ``.py`` files and notebooks safely, write back.
 
 Both commands promise what ruff promises: no file can crash or hang them. So every file is read
 through :func:`read_source`, which
@@ -25,6 +25,7 @@ still map back to (cell, line).
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import json
 import os
@@ -33,7 +34,7 @@ import stat
 import sys
 import threading
 import tokenize
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -44,23 +45,19 @@ __all__ = [
     "DEEP_STACK_THREAD",
     "MAX_FILE_BYTES",
     "MAX_NESTING",
-    "SKIP_DIRS",
     "SkipFile",
     "Source",
     "SourceFile",
     "call_with_deep_stack",
     "cell_text",
     "is_magic",
-    "iter_sources",
+    "module_exists",
     "nesting_depth",
     "read_bytes",
     "read_source",
+    "write_source",
 ]
 
-#: Folders never walked into (virtual environments, caches, build output, VCS metadata).
-SKIP_DIRS = frozenset(
-    {"__pycache__", "node_modules", "build", "dist", "site-packages", ".git", ".tox", ".venv"}
-)
 #: Files larger than this are skipped: hand-written Python is far smaller, and a notebook this big
 #: is its outputs (images), not its code.
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -129,6 +126,24 @@ class Source:
     notebook: dict[str, Any] | None = None
     package: str | None = None
     raw: bytes = b""
+    package_root: Path | None = None
+    #: Dotted module -> whether the project has it, for each question :meth:`local_module` was
+    #: asked (a cached result holds only while the answers are the same).
+    probes: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def module(self) -> str | None:
+        """The file's dotted module name, if it lies in a package (``__init__`` -> the package)."""
+        if self.package is None:
+            return None
+        stem = self.path.stem
+        return self.package if stem == "__init__" else f"{self.package}.{stem}"
+
+    def local_module(self, dotted: str) -> bool:
+        """Does the project hold the module ``dotted`` (a ``.py`` file or a package folder)?"""
+        if dotted not in self.probes:
+            self.probes[dotted] = module_exists(self.package_root, dotted)
+        return self.probes[dotted]
 
     @property
     def is_notebook(self) -> bool:
@@ -462,14 +477,30 @@ def notebook_code(notebook: dict[str, Any]) -> tuple[str, list[tuple[int, int]]]
 
 def package_of(path: Path) -> str | None:
     """The dotted package of a module file, from the ``__init__.py`` files above it."""
+    return _package_of_folder(str(path.resolve().parent))[0]
+
+
+@functools.lru_cache(maxsize=4096)  # every file of a folder shares the walk up
+def _package_of_folder(folder_name: str) -> tuple[str | None, Path | None]:
+    """(dotted package, the folder that holds its top-level package) of a folder."""
     parts: list[str] = []
-    folder = path.resolve().parent
+    folder = Path(folder_name)
     while (folder / "__init__.py").is_file() and folder.name.isidentifier():
         parts.append(folder.name)
         if folder.parent == folder:
             break
         folder = folder.parent
-    return ".".join(reversed(parts)) or None
+    if not parts:
+        return None, None
+    return ".".join(reversed(parts)), folder
+
+
+def module_exists(root: Path | None, dotted: str) -> bool:
+    """Is ``dotted`` a module or package under ``root`` (the folder of the top-level package)?"""
+    if root is None:
+        return False
+    base = root.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or base.is_dir()
 
 
 def read_source(path: Path, display: str) -> Source:
@@ -486,37 +517,25 @@ def read_source(path: Path, display: str) -> Source:
         code, starts = notebook_code(notebook)
         return Source(path, display, code, starts, notebook=notebook, raw=data)
     text, encoding, bom = decode_python(data)
-    return Source(path, display, text, encoding=encoding, bom=bom, package=package_of(path))
+    package, root = _package_of_folder(str(path.resolve().parent))
+    return Source(
+        path, display, text, encoding=encoding, bom=bom, package=package, package_root=root
+    )
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    # os.walk does not descend into symlinked folders (followlinks=False): a link cannot pull a
-    # tree from elsewhere into the scan, nor make it loop.
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith((".py", ".ipynb")):
-                yield Path(root) / name
-
-
-def iter_sources(paths: Sequence[str]) -> Iterator[SourceFile]:
-    """Every ``.py``/``.ipynb`` file under ``paths`` with its display path and root.
-
-    A folder's files display relative to that folder; a file argument displays as given. A file
-    argument that exists but is not a regular file is still yielded, so that reading it reports
-    why it is skipped.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a path does not exist.
-    """
-    for arg in paths:
-        path = Path(arg)
-        if path.is_dir():
-            for file in _walk(path):
-                yield SourceFile(file, file.relative_to(path).as_posix(), path)
-        elif os.path.lexists(path):
-            yield SourceFile(path, path.as_posix(), path.parent)
-        else:
-            raise FileNotFoundError(f"no such file or folder: {arg}")
+def write_source(source: Source, text: str) -> str:
+    """Write ``text`` over ``source``'s file in its encoding and byte-order mark; returns ``""``
+    or why it was not written."""
+    try:
+        data = source.encode(text)
+    except UnicodeEncodeError as exc:
+        return f"not written: the fix needs characters {source.encoding} cannot encode ({exc})"
+    try:
+        # O_NOFOLLOW: the path was checked not to be a symlink; never write through one that
+        # replaced it since.
+        fd = os.open(source.path, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+    except OSError as exc:
+        return f"not written: {exc.strerror or exc}"
+    return ""

@@ -15,6 +15,15 @@ The same command writes ``_relay_surface.py``: the ``tvm.relay``/``tvm.autotvm``
 ``install()`` serves and those it refuses, read off the live front end (:func:`relay_surface`), so
 that ``scan`` and ``fix`` can classify Relay-era code without importing TVM.
 
+It also writes ``tvm-stubs/`` (:func:`tvm_stubs`): a partial stub-only package (PEP 561,
+``partial`` in its ``py.typed``) for the legacy spellings ``tvm.relay.backend.compile_engine``,
+``te_compiler`` and ``_backend``, shipped in the wheel. TVM 0.27 has no such modules, so without it
+a type checker says only "cannot resolve import" about code that has not been through ``fix``;
+with it, mypy (``--enable-error-code deprecated``) and pyright flag each legacy call with the
+runtime warning's text. It holds nothing else of ``tvm``: a partial package leaves every module it
+does not hold to the installed TVM, so the rest of ``tvm`` keeps its own types (``tvm.relay`` and
+``tvm.relay.backend``, which TVM 0.27 lacks, are given only what leads to the legacy modules).
+
 Regenerate with ``python -m compile_engine_compat.migrate.stubs`` (``--check`` exits 1 when stale).
 """
 
@@ -31,10 +40,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compile_engine_compat.api_table import API_TABLE, SHIM_MODULES
-from compile_engine_compat.deprecations import _message_text
+from compile_engine_compat.api_table import API_TABLE, GLOBAL_ROWS, LEGACY_MODULES, SHIM_MODULES
+from compile_engine_compat.deprecations import message_text
 
-__all__ = ["RELAY_SURFACE", "STUB_MODULES", "generate", "main", "relay_surface"]
+__all__ = [
+    "RELAY_SURFACE",
+    "STUB_MODULES",
+    "TVM_STUBS",
+    "generate",
+    "main",
+    "relay_surface",
+    "tvm_stubs",
+]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: Shim module -> its stub file, next to it in the package.
@@ -141,7 +158,7 @@ def _last_positional_only(params: Sequence[inspect.Parameter]) -> inspect.Parame
 
 
 def _mark(row_name: str, indent: str = "") -> str:
-    return f"{indent}@deprecated({_message_text(API_TABLE[row_name])!r})\n"
+    return f"{indent}@deprecated({message_text(API_TABLE[row_name])!r})\n"
 
 
 def _function(name: str, func: Callable[..., Any], row: str, render: _Renderer) -> str:
@@ -259,8 +276,6 @@ def _walk_served(
                 except ImportError:  # a refusing module (qnn.op): the refusals record it
                     continue
     for name, child in sorted(children.items()):
-        if child.__name__ == "compile_engine_compat.relay.legacy":
-            continue  # served under the TVM names of LEGACY_MODULES, walked as their own roots
         _walk_served(f"{tvm_name}.{name}", child, modules, names)
 
 
@@ -316,6 +331,54 @@ def relay_surface() -> str:
     )
 
 
+#: The stub-only package for the legacy spellings, at the repository root (in the wheel).
+TVM_STUBS = _PACKAGE_DIR.parent / "tvm-stubs"
+_MODULE_GETATTR = "def __getattr__(name: str) -> Any: ...  # the rest is TVM's own, or absent\n"
+
+
+def tvm_stubs() -> dict[Path, str]:
+    """The files of ``tvm-stubs/`` (see the module docstring), path -> text."""
+    backend = TVM_STUBS / "relay" / "backend"
+    files = {
+        TVM_STUBS / "py.typed": "partial\n",
+        TVM_STUBS / "relay" / "__init__.pyi": (
+            _HEADER
+            + "\nfrom typing import Any\n\nfrom . import backend as backend\n\n"
+            + _MODULE_GETATTR
+        ),
+        backend / "__init__.pyi": (
+            _HEADER
+            + "\nfrom typing import Any\n\n"
+            + "".join(
+                f"from . import {name} as {name}\n"
+                for name in sorted(path.rsplit(".", 1)[1] for path in LEGACY_MODULES)
+            )
+            + "\n"
+            + _MODULE_GETATTR
+        ),
+    }
+    shims = {prefix: module for module, prefix in SHIM_MODULES.items()}
+    for legacy, prefix in LEGACY_MODULES.items():
+        if prefix in shims:
+            # The shim's stub carries the marks, one per row: the legacy module re-exports it.
+            files[backend / f"{legacy.rsplit('.', 1)[1]}.pyi"] = (
+                _HEADER + f"\nfrom {shims[prefix]} import *  # noqa: F403\n"
+            )
+    functions = "\n".join(
+        _mark(row.name)
+        + f"def {row.name.rsplit('.', 1)[1]}(*args: Any, **kwargs: Any) -> Any: ...\n"
+        for row in GLOBAL_ROWS  # _init_api("relay.backend") made each global an attribute
+    )
+    files[backend / "_backend.pyi"] = (
+        _HEADER
+        + "\nfrom typing import Any\n\nfrom typing_extensions import deprecated\n\n"
+        + functions
+        + "\n"
+        + _MODULE_GETATTR
+    )
+    return files
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the stubs, or with ``--check`` exit 1 when a committed stub is stale."""
     parser = argparse.ArgumentParser(prog="python -m compile_engine_compat.migrate.stubs")
@@ -324,11 +387,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     stale = []
     generated = {path: generate(name) for name, path in STUB_MODULES.items()}
     generated[RELAY_SURFACE] = relay_surface()
+    generated |= tvm_stubs()
     for path, text in generated.items():
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 stale.append(path.name)
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
     if stale:
         print(f"out of date: {', '.join(stale)}; run python -m compile_engine_compat.migrate.stubs")

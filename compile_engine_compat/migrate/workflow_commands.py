@@ -4,18 +4,26 @@ A workflow command is one line that the runner parses: an unescaped newline in a
 starts a second command (``::error::...`` injected by whoever named the file), and an unescaped
 ``,`` or ``:`` in a property value spoofs another property (``a,line=999``). GitHub's runner
 (``actions/toolkit``, ``command.ts``) escapes ``%``, CR and LF in the message, and additionally
-``:`` and ``,`` in property values; this module does the same, and is the one place the scanner
-and the pytest report write such lines.
+``:`` and ``,`` in property values; this module does the same, percent-encodes every other
+control character as well, and is the one place the scanner and the pytest report write such
+lines.
 """
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["escape_data", "escape_property", "workflow_command"]
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def escape_data(text: str) -> str:
-    """Escape a workflow command's message: ``%``, CR and LF."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow command's message: ``%``, CR and LF as the runner does, and every other
+    control character too (``%1B``), so that no escape sequence reaches the log raw."""
+    text = text.replace("%", "%25")
+    return _CONTROL.sub(lambda m: f"%{ord(m.group()):02X}", text)
 
 
 def escape_property(text: str) -> str:

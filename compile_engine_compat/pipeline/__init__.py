@@ -8,14 +8,15 @@
     schedule   default rules for the target (CPU tiles and packing, GPU dlight), user schedules
     build      tvm.compile -> a destination-passing Kernel, at the LLVM opt-level chosen for it
 
-:func:`lower_function` runs the first four in that order; :func:`~.build.build_kernel` is the
-fifth, which the persistent cache (:mod:`compile_engine_compat.cache.disk`) may skip. The target
-is passed explicitly to every stage that depends on it. Beside the stages: :mod:`.op_sources`
-(where an op's TE comes from: a user strategy, a fallback or its legalization;
-``compile-engine-compat op NAME`` says which), :mod:`.strategy` (the implementations users
-register), :mod:`.shape_func` (``lower_shape_func``), :mod:`.host_cpu` (what a plain ``llvm``
-target means), :mod:`.opt_level` (LLVM ``-O1`` for kernels the rules vectorized completely) and
-:mod:`.build_pool` (building many functions at once).
+:func:`lower_function` runs the first four in that order; :func:`build_kernel` (:mod:`.build`) is
+the fifth. The facade composes them (:mod:`compile_engine_compat.facade.kernels`): look up the
+persistent cache by key, on a miss lower and build, then store. The cache never calls back into
+the pipeline. The target is passed explicitly to every stage that depends on it. Beside the
+stages: :mod:`.op_sources` (where an op's TE comes from: a user strategy, a fallback or its
+legalization; ``compile-engine-compat op NAME`` says which), :mod:`.strategy` (the
+implementations users register), :mod:`.shape_func` (``lower_shape_func``), :mod:`.opt_level`
+(LLVM ``-O1`` for kernels the rules vectorized completely) and :mod:`.build_pool` (building many
+functions at once).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ import tvm
 from tvm import relax, s_tir, te, tirx
 
 from compile_engine_compat.pipeline import fuse, lower, opt_level, schedule, trace
+from compile_engine_compat.pipeline.build import Kernel, build_kernel
 
-__all__ = ["Lowered", "lower_function"]
+__all__ = ["Kernel", "Lowered", "build_kernel", "lower_function"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,10 @@ def lower_function(
     op_lowering: trace.OpLowering | None = None,
 ) -> Lowered:
     """Trace, fuse, lower and schedule ``source_func`` for ``target`` into the PrimFunc ``name``.
+
+    The first four of the five stages; the fifth, :func:`build_kernel`, runs on the result's
+    ``schedule.mod`` when a kernel is needed (``jit``), after the facade looked up the
+    persistent cache.
 
     Parameters
     ----------

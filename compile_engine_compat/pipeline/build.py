@@ -43,16 +43,18 @@ class Kernel:
         The built module.
     num_inputs, num_outputs : int
         The calling arity.
+    device : tvm.runtime.Device
+        Where it runs (its arguments' device).
     """
 
     __slots__ = (
         "_arity",
         "_constants",
-        "_device",
         "_func",
         "_itemsizes",
         "_run",
         "_single",
+        "device",
         "module",
         "name",
         "num_inputs",
@@ -74,7 +76,7 @@ class Kernel:
         self.num_inputs = num_inputs
         self.num_outputs = num_outputs
         self._constants = tuple(tvm.runtime.tensor(c.numpy(), device) for c in constants)
-        self._device = device
+        self.device = device
         self._arity = num_inputs + num_outputs
         # Bytes per element of each argument, learnt from the first call that ran (TVM checked
         # the dtypes then): the fast path's overlap test needs sizes, and a Tensor's dtype costs
@@ -184,13 +186,13 @@ class Kernel:
             if is_output:
                 if not arg.flags.writeable:
                     raise ValueError(f"{self.name}: output {index} is a read-only array")
-                staged = tvm.runtime.empty(arg.shape, str(arg.dtype), self._device)
+                staged = tvm.runtime.empty(arg.shape, str(arg.dtype), self.device)
                 write_back.append((arg, staged))
             else:
                 # Copies into 64-byte-aligned memory: unaligned or strided NumPy memory
                 # handed to a kernel directly crashes the process. Not ascontiguousarray:
                 # it turns a 0-d array into shape (1,).
-                staged = tvm.runtime.tensor(np.asarray(arg, order="C"), self._device)
+                staged = tvm.runtime.tensor(np.asarray(arg, order="C"), self.device)
             converted.append(staged)
         self._run(*converted)
         if self._itemsizes is None:

@@ -1,4 +1,4 @@
-"""Op implementations: the modern stand-in for Relay's ``OpStrategy``.
+"""Op implementations: the registry that stands in for Relay's ``OpStrategy``.
 
 Every Relax op has one default implementation: its own legalization, traced to TE (plevel 10).
 Users may register more per op (as ``TempOpAttr(op, "FTVMStrategy", ...)`` allowed), or replace
@@ -8,7 +8,9 @@ choice to the ``compile_engine`` and ``te_compiler`` loggers, as the legacy code
 
 The engine's tracer asks :func:`engine_op_lowering` for every op call, so registered
 implementations, and a user's override of the ``relay.backend.lower_call`` global, take effect
-inside ``lower``/``jit``.
+inside ``lower``/``jit``. The legacy functions over this registry (``select_implementation``,
+``get_valid_implementations``, ``lower_call``, ...) are the facade's
+(:mod:`compile_engine_compat.facade.strategy`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import contextlib
 import functools
 import logging
 import threading
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,26 +27,34 @@ import tvm
 from tvm import relax, te, tirx
 
 from compile_engine_compat import threads
-from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
 from compile_engine_compat.pipeline import op_sources
 from compile_engine_compat.pipeline.op_sources import OpSource
 from compile_engine_compat.pipeline.trace import Scheduled, TEValue, flatten, trace_op
 
 __all__ = [
-    "LoweredOutput",
+    "LOWER_CALL_GLOBAL",
     "OpImplementation",
-    "get_shape",
-    "get_valid_implementations",
-    "lower_call",
+    "StrategyFunction",
+    "as_tensors",
+    "best_implementation",
+    "customized",
+    "default_implementation",
+    "engine_op_lowering",
+    "has_user_implementations",
+    "op_name",
+    "own_lower_call",
     "register_implementation",
-    "select_implementation",
+    "registered_implementations",
+    "remember_own_lower_call",
+    "set_strategy_function",
     "temp_strategy",
     "unregister_implementation",
+    "user_lower_call",
+    "valid_implementations",
 ]
 
 logger = logging.getLogger("compile_engine")
 te_compiler_logger = logging.getLogger("te_compiler")
-autotvm_logger = logging.getLogger("autotvm")
 
 Compute = Callable[[Any, list[te.Tensor], Any], Any]
 Condition = Callable[[list[te.Tensor]], Any]
@@ -84,7 +93,7 @@ class OpImplementation:
     condition: Condition | None = None
 
 
-def _op_name(op: Any) -> str:
+def op_name(op: Any) -> str:
     # A front end's op object (relay.op.get("nn.dense")) names the Relax op it becomes.
     relax_name = getattr(op, "relax_op_name", None)
     if isinstance(relax_name, str):
@@ -94,9 +103,9 @@ def _op_name(op: Any) -> str:
 
 
 @functools.cache
-def default_implementation(op_name: str) -> OpImplementation:
+def default_implementation(op: str) -> OpImplementation:
     """Return the op's own legalization as an implementation (plevel 10); one object per op."""
-    name = _op_name(op_name)
+    name = op_name(op)
 
     def compute(attrs: Any, inputs: list[te.Tensor], out_type: Any) -> list[te.Tensor]:
         return trace_op(name, attrs, inputs, out_type)
@@ -138,7 +147,7 @@ def set_strategy_function(op: Any, fn: StrategyFunction | None) -> StrategyFunct
     callable or None
         The function it replaces.
     """
-    name = _op_name(op)
+    name = op_name(op)
     with _registry_lock:
         previous = _strategy_functions.pop(name, None)
         if fn is not None:
@@ -163,14 +172,14 @@ def register_implementation(op: Any, impl: OpImplementation) -> OpImplementation
     if not isinstance(impl, OpImplementation):
         raise TypeError(f"impl must be an OpImplementation, got {type(impl).__qualname__}")
     with _registry_lock:
-        _registry.setdefault(_op_name(op), _Strategy(True, [])).impls.append(impl)
+        _registry.setdefault(op_name(op), _Strategy(True, [])).impls.append(impl)
     return impl
 
 
 def unregister_implementation(op: Any, impl: OpImplementation) -> None:
     """Remove an implementation added with :func:`register_implementation`."""
     with _registry_lock:
-        strategy = _registry.get(_op_name(op))
+        strategy = _registry.get(op_name(op))
         if strategy is not None and impl in strategy.impls:
             strategy.impls.remove(impl)
 
@@ -187,7 +196,7 @@ def temp_strategy(op: Any, impls: Sequence[OpImplementation]) -> Iterator[None]:
     impls : sequence of OpImplementation
         The op's only implementations while the block runs.
     """
-    name = _op_name(op)
+    name = op_name(op)
     for impl in impls:
         if not isinstance(impl, OpImplementation):
             raise TypeError(f"impls must hold OpImplementation, got {type(impl).__qualname__}")
@@ -206,7 +215,7 @@ def temp_strategy(op: Any, impls: Sequence[OpImplementation]) -> Iterator[None]:
 
 def registered_implementations(op: Any) -> list[OpImplementation]:
     """Return the op's implementations: its legalization (unless replaced), then the user's."""
-    name = _op_name(op)
+    name = op_name(op)
     with _registry_lock:
         strategy = _registry.get(name)
         if strategy is None:
@@ -215,11 +224,11 @@ def registered_implementations(op: Any) -> list[OpImplementation]:
         return [*defaults, *strategy.impls]
 
 
-def has_user_implementations(op_name: str) -> bool:
-    """Return True when ``op_name`` has implementations beyond its legalization."""
-    if _op_name(op_name) in _strategy_functions:
+def has_user_implementations(op: str) -> bool:
+    """Return True when ``op`` has implementations beyond its legalization."""
+    if op_name(op) in _strategy_functions:
         return True
-    strategy = _registry.get(_op_name(op_name))
+    strategy = _registry.get(op_name(op))
     return strategy is not None and (bool(strategy.impls) or not strategy.include_default)
 
 
@@ -262,7 +271,7 @@ def valid_implementations(
     ``attrs``, ``out_type`` and ``target`` reach the op's strategy function, if it has one.
     """
     tensors = list(inputs)
-    fn = _strategy_functions.get(_op_name(op))
+    fn = _strategy_functions.get(op_name(op))
     if fn is not None:
         impls = list(fn(attrs, tensors, out_type, target))
     else:
@@ -284,50 +293,16 @@ def best_implementation(
     impls = valid_implementations(op, inputs, attrs, out_type, target)
     if not impls:
         where = target.kind.name if isinstance(target, tvm.target.Target) else target
-        raise RuntimeError(f"No valid {_op_name(op)} implementations for {where}")
+        raise RuntimeError(f"No valid {op_name(op)} implementations for {where}")
     best = max(impls, key=lambda impl: impl.plevel)
     for log in (logger, te_compiler_logger):
         log.info(
-            "Using %s for %s based on highest priority (%d)", best.name, _op_name(op), best.plevel
+            "Using %s for %s based on highest priority (%d)", best.name, op_name(op), best.plevel
         )
     return best
 
 
-# -- selection ----------------------------------------------------------------------------------
-
-_autotvm_warned = False
-_AUTOTVM_MESSAGE = (
-    "select_implementation(use_autotvm=True): modern TVM has no AutoTVM tuning records to "
-    "consult; the implementation with the highest plevel is used. Pass use_autotvm=False to "
-    "silence this warning."
-)
-
-
-def _warn_autotvm_once() -> None:
-    global _autotvm_warned
-    if _autotvm_warned:
-        return
-    _autotvm_warned = True
-    # Legacy warned once per process that ops were untuned; say why nothing can be tuned.
-    warnings.warn(_AUTOTVM_MESSAGE, UserWarning, stacklevel=4)
-    autotvm_logger.debug(_AUTOTVM_MESSAGE)
-
-
-#: Called by ``select`` when ``use_autotvm=True``, before selecting; a check raises when tuning
-#: records are in force that selection by plevel would silently ignore (the served
-#: ``tvm.autotvm.apply_history_best`` registers one).
-autotvm_checks: list[Callable[[], None]] = []
-
-
-def _auto_scheduler_enabled() -> bool:
-    from compile_engine_compat.surfaces import (
-        passconfig as _passconfig,  # late: the pass-config support imports the engine
-    )
-
-    return bool(_passconfig.current_config().get(_passconfig.USE_AUTO_SCHEDULER, False))
-
-
-def _as_tensors(outputs: Any, source: str) -> list[te.Tensor]:
+def as_tensors(outputs: Any, source: str) -> list[te.Tensor]:
     if hasattr(outputs, "outputs") and not isinstance(outputs, te.Tensor):
         outputs = outputs.outputs
     items = [outputs] if isinstance(outputs, te.Tensor) else list(outputs)
@@ -353,153 +328,28 @@ def _user_source(name: str, default: OpSource) -> OpSource | None:
 op_sources.connect_user_source(_user_source)
 
 
-# -- the legacy module functions' cores --------------------------------------------------------
-# Un-warned: compile_engine's and te_compiler's functions of these names, and the
-# relay.backend.lower_call global, are made from them by the API table (legacy_surface).
-
-
-def select_implementation(
-    op: Any,
-    attrs: Any,
-    inputs: Sequence[te.Tensor],
-    out_type: Any,
-    target: Any,
-    use_autotvm: bool = True,
-) -> tuple[OpImplementation, list[te.Tensor]]:
-    """Select the implementation with the highest plevel and compute its outputs.
-
-    ``use_autotvm=True`` finds no AutoTVM records on modern TVM: it warns once per process and
-    selects by plevel (silently so under ``relay.backend.use_auto_scheduler``, as legacy did).
-
-    Parameters
-    ----------
-    op : tvm.ir.Op or str
-    attrs : tvm.ir.Attrs or None
-    inputs : list of te.Tensor
-    out_type : relax type or None
-    target : tvm.target.Target or str
-    use_autotvm : bool
-
-    Returns
-    -------
-    (OpImplementation, list of te.Tensor)
-    """
-    if use_autotvm and not _auto_scheduler_enabled():
-        for check in autotvm_checks:
-            check()
-        _warn_autotvm_once()
-    best = best_implementation(op, inputs, target, attrs, out_type)
-    outputs = _as_tensors(
-        best.compute(attrs, list(inputs), out_type), f"implementation {best.name}"
-    )
-    return best, outputs
-
-
-def get_valid_implementations(
-    op: Any, attrs: Any, inputs: Sequence[te.Tensor], out_type: Any, target: Any
-) -> list[OpImplementation]:
-    """Get all valid implementations of ``op`` for these inputs.
-
-    Parameters
-    ----------
-    op : tvm.ir.Op or str
-    attrs : tvm.ir.Attrs or None
-    inputs : list of te.Tensor
-        Each implementation's condition is evaluated on them.
-    out_type : relax type or None
-    target : tvm.target.Target or str
-
-    Returns
-    -------
-    list of OpImplementation
-        The legalization first (unless replaced with :func:`temp_strategy`), then registered ones.
-    """
-    # Conditions see the input shapes only; a strategy function sees everything.
-    return valid_implementations(op, inputs, attrs, out_type, target)
-
-
-def get_shape(shape: Sequence[Any]) -> list[Any]:
-    """Convert the shape to correct dtype and vars.
-
-    Modern TVM indexes with int64 throughout (legacy ``INDEX_DEFAULT_I64=ON``), so integer dims
-    are kept as they are; plain Python ints become int64 ``IntImm``; symbolic dims are kept.
-
-    Parameters
-    ----------
-    shape : sequence of int or PrimExpr
-
-    Returns
-    -------
-    list of PrimExpr
-    """
-    return [tirx.IntImm("int64", d) if isinstance(d, int) else d for d in shape]
-
-
-def make_lowered_output(outputs: Sequence[te.Tensor], implement: Any) -> LoweredOutput:
-    """Build a :class:`LoweredOutput` as the engine does: uncounted, without a warning."""
-    return LoweredOutput(list(outputs), implement, **INTERNAL)
-
-
-def lower_call(
-    call: Any, inputs: Sequence[te.Tensor], target: Any, otype: Any = None
-) -> LoweredOutput:
-    """Lower the call expression to op implementation and tensor outputs.
-
-    Parameters
-    ----------
-    call : tvm.ir.Call
-        A call to a Relax op.
-    inputs : list of te.Tensor
-        Its arguments as TE tensors.
-    target : tvm.target.Target
-    otype : relax type, optional
-        Overrides ``call.ty`` as the output type handed to the compute.
-
-    Returns
-    -------
-    LoweredOutput
-    """
-    if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
-        raise TypeError(
-            "lower_call needs a call to a tvm.ir.Op, got "
-            f"{type(getattr(call, 'op', call)).__qualname__}"
-        )
-    out_type = otype if otype is not None else call.ty
-    best, outputs = select_implementation(
-        call.op, call.attrs, list(inputs), out_type, target, use_autotvm=False
-    )
-    return make_lowered_output(outputs, best)
-
-
-@legacy_api("compile_engine.LoweredOutput")
-class LoweredOutput(LegacyObject):
-    """Lowered output: the TE outputs of an op call and the implementation that made them."""
-
-    __slots__ = ("implementation", "outputs")
-
-    outputs: list[te.Tensor]
-    implementation: Any
-
-    def __init__(self, outputs: Sequence[te.Tensor], implement: Any) -> None:
-        self.outputs = list(outputs)
-        self.implementation = implement
-
-    def __repr__(self) -> str:
-        name = getattr(self.implementation, "name", self.implementation)
-        return f"LoweredOutput({name}, outputs={len(self.outputs)})"
-
-
 # -- the tracer hook ----------------------------------------------------------------------------
 
-#: The ``relay.backend.lower_call`` function the shim registered (set by ``_globals``). Any other
-#: function registered under that name is a user override and is called for every op.
-own_lower_call: Any = None
+# The ``relay.backend.lower_call`` function the shim registered (remember_own_lower_call). Any
+# other function registered under that name is a user override and is called for every op.
+_own_lower_call: list[Any] = []
+
+
+def remember_own_lower_call(func: Any) -> None:
+    """Record the ``relay.backend.lower_call`` the shim registered: it is no user override."""
+    _own_lower_call[:] = [func]
+
+
+def own_lower_call() -> Any:
+    """The ``relay.backend.lower_call`` function the shim registered, or None before that."""
+    return _own_lower_call[0] if _own_lower_call else None
 
 
 def user_lower_call() -> Any:
     """Return the user's ``relay.backend.lower_call`` override, or None when it is the shim's."""
     current = tvm.get_global_func(LOWER_CALL_GLOBAL, allow_missing=True)
-    if current is None or (own_lower_call is not None and current.same_as(own_lower_call)):
+    own = own_lower_call()
+    if current is None or (own is not None and current.same_as(own)):
         return None
     return current
 
@@ -534,11 +384,11 @@ def engine_op_lowering(
     override = user_lower_call()
     if override is not None:
         result = override(call, inputs, target)
-        return _traced_value(_as_tensors(result, LOWER_CALL_GLOBAL), call)
+        return _traced_value(as_tensors(result, LOWER_CALL_GLOBAL), call)
     best = best_implementation(call.op, inputs, target, call.attrs, call.ty)
-    if best is default_implementation(_op_name(call.op)):
+    if best is default_implementation(op_name(call.op)):
         return default()
-    outputs = _as_tensors(best.compute(call.attrs, inputs, call.ty), f"implementation {best.name}")
+    outputs = as_tensors(best.compute(call.attrs, inputs, call.ty), f"implementation {best.name}")
     if best.schedule is not None:  # travels with the traced function to the schedule stage
         return Scheduled(_traced_value(outputs, call), best.schedule)
     return _traced_value(outputs, call)

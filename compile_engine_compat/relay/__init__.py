@@ -3,46 +3,43 @@
 Names, signatures, defaults and attribute names follow Relay in TVM 0.7-0.19. A Relay
 ``Function`` built here is a Relax function to the engine (every entry point takes it), and to
 TVM (``tvm.IRModule.from_expr(func)`` holds its Relax form). Under
-``compile_engine_compat.install()`` this package is ``tvm.relay``.
+``compile_engine_compat.install()`` this package is ``tvm.relay``, and each of its modules is
+the ``tvm.relay`` module of the same path, so the files sit where Relay kept them:
 
-The ops come from one table (:data:`compile_engine_compat.relay.OP_TABLE`); an op or
-attribute value with no Relax equivalent raises :class:`UnsupportedRelayError` at the builder
-call, naming what to write instead.
+* the AST: :mod:`.ty` (types), :mod:`.expr` (expressions), :mod:`.function` (``Function``);
+* :mod:`.op`: the op table, one module of rows per op family (``relay.op.nn``...), and the
+  strategy API;
+* :mod:`.to_relax`: the emitter, Relay graph -> one Relax function (and ``checked_type``);
+* :mod:`.analysis`, :mod:`.transform` (the passes), :mod:`.testing`, :mod:`.qnn`;
+* :mod:`.build_module` (``relay.build``) and :mod:`.backend` (the engine modules, and what
+  ``relay.build`` returns).
+
+This module only assembles the ``relay`` namespace. The ops come from one table
+(:data:`compile_engine_compat.relay.OP_TABLE`); an op or attribute value with no Relax
+equivalent raises :class:`UnsupportedRelayError` at the builder call, naming what to write
+instead. What the front end does not provide at all (:data:`REMOVED`) is refused on access.
 """
 
 from __future__ import annotations
 
 from typing import Any as _AnyT
 
-from . import _emit, _expr, _ops, analysis, backend, expr, function, op, qnn, testing, transform, ty
-from ._emit import free_vars
-from ._expr import (
-    Any,
-    Call,
-    Constant,
-    Expr,
-    Function,
-    FuncType,
-    Let,
-    RelayTypeError,
-    TensorType,
-    Tuple,
-    TupleGetItem,
-    TupleType,
-    TupleWrapper,
-    Type,
-    Var,
-    const,
-    var,
-)
-from ._ops import OP_TABLE, REFUSED_OPS, UnsupportedRelayError, namespace
+from compile_engine_compat.conflicts import require_tvm
+
+require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
+
+from . import analysis, backend, expr, function, op, qnn, testing, to_relax, transform, ty
+from .analysis import free_vars
 from .build_module import build, create_executor
+from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from .function import Function
 from .op import image, nn
+from .op.op import OP_TABLE, REFUSED_OPS, namespace
+from .op.registry import UnsupportedRelayError
+from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
 
-# The expression classes reach the op table and the emitter through this one connection.
-_expr.connect(_ops.builder, _ops.RelayOp, _emit.to_relax, _emit.function_to_relax)
-_ops.connect_strategy(op.op.strategy_function)
-
+# The expressions reach the op table and the emitter through this one connection.
+expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax)
 globals().update(namespace(""))
 
 __all__ = [
@@ -101,6 +98,6 @@ REMOVED: dict[str, str] = {
 def __getattr__(name: str) -> _AnyT:
     if name.startswith("_"):
         raise AttributeError(f"module 'compile_engine_compat.relay' has no attribute {name!r}")
-    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, _message
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, removed_message
 
-    raise RelayRemovedError(_message(f"tvm.relay.{name}", REMOVED.get(name)))
+    raise RelayRemovedError(removed_message(f"tvm.relay.{name}", REMOVED.get(name)))

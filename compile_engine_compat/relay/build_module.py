@@ -1,17 +1,14 @@
 """``relay.build`` and ``relay.create_executor``, over the shim's module build and the Relax VM.
 
 Relay compiled to a graph-executor module (a JSON graph, a library, parameters). Modern TVM
-compiles a Relax module to one VM executable, so :func:`build` returns a factory that answers
-Relay's questions from that executable: ``lib["default"](dev)`` gives a module that
-``tvm.contrib.graph_executor.GraphModule`` (served by ``install()``) runs, and unpacking it as
-``graph, lib, params`` still works. There is no graph JSON: ``get_graph_json()`` returns a small
-JSON description of the inputs and outputs, not an executor graph.
+compiles a Relax module to one VM executable, so :func:`build` returns a factory
+(:class:`~compile_engine_compat.relay.backend.executor_factory.BuildResult`) that answers Relay's
+questions from that executable.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +18,9 @@ from tvm import relax
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.modules import build_module
 
-from ._expr import Expr, Function
+from .backend.executor_factory import BuildResult, VMRunner
+from .expr import Expr
+from .function import Function
 
 __all__ = ["BuildResult", "VMRunner", "build", "create_executor"]
 
@@ -56,51 +55,6 @@ def _target(target: Any) -> Any:
             raise ValueError(f"relay.build on the Relax VM takes one target, got {target!r}")
         target = next(iter(target.values()))
     return as_target(target)
-
-
-class VMRunner:
-    """``lib["default"](dev)``: a Relax VM with Relay's graph-module interface underneath."""
-
-    def __init__(self, executable: Any, device: Any, input_names: list[str]) -> None:
-        self.vm = relax.VirtualMachine(executable, device)
-        self.device = device
-        self.input_names = input_names
-
-
-class BuildResult:
-    """What :func:`build` returns (Relay's ``GraphExecutorFactoryModule``)."""
-
-    def __init__(self, executable: Any, mod: tvm.IRModule, params: dict[str, Any]) -> None:
-        self.executable = executable
-        self.lib = executable
-        self.ir_mod = mod
-        self.params = params
-        self.input_names = [p.name for p in mod["main"].params]
-
-    def __getitem__(self, name: str) -> Any:
-        if name != "default":
-            raise KeyError(f"the built module is named 'default', not {name!r}")
-        return lambda dev: VMRunner(self.executable, dev, self.input_names)
-
-    def get_lib(self) -> Any:
-        """The compiled executable (``tvm.compile``'s result)."""
-        return self.executable
-
-    def get_params(self) -> dict[str, Any]:
-        """The parameters given to ``build`` (bound into the executable)."""
-        return dict(self.params)
-
-    def get_graph_json(self) -> str:
-        """A JSON description of the inputs (no executor graph exists on the Relax VM)."""
-        return json.dumps({"inputs": self.input_names, "executor": "relax.VirtualMachine"})
-
-    def export_library(self, file_name: str, **kwargs: Any) -> None:
-        """Export the executable (load it with ``tvm.runtime.load_module``)."""
-        self.executable.export_library(file_name, **kwargs)
-
-    def __iter__(self) -> Iterator[Any]:
-        # Relay warned here too: unpacking into (graph, lib, params) is the pre-0.7 form.
-        return iter((self.get_graph_json(), self.executable, self.params))
 
 
 @legacy_api("relay.build")

@@ -1,8 +1,427 @@
-"""``relay.expr``: Relay's expression classes."""
+"""``relay.expr``: Relay's expression nodes, as plain Python objects that know their Relax form.
+
+A Relay program built with these classes is a DAG of immutable nodes. Nothing is checked or
+inferred while building (as in Relay); :func:`compile_engine_compat.relay.to_relax.infer` turns
+the graph into one Relax function and fills in ``checked_type`` on every node it visits.
+
+The expressions sit below the op table (:mod:`.op`) and the emitter (:mod:`.to_relax`), which
+both build on them, so this module imports neither. The few methods that need them (the
+operators ``x + y``, ``astext``, TVM's view of an expression and of a ``Function``) reach them
+through :data:`UPPER`, which the namespace assembly (``relay/__init__``) fills once with
+:func:`connect`, before any expression can exist: importing any module of the Relay wing runs
+that assembly first.
+"""
 
 from __future__ import annotations
 
-from ._expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any as AnyT
+
+import numpy as np
+import tvm
+
+from .ty import TensorType, Type
 
 __all__ = ["Call", "Constant", "Expr", "Let", "Tuple", "TupleGetItem", "TupleWrapper", "Var"]
 __all__ += ["const", "var"]
+
+
+def _unconnected(*args: AnyT) -> AnyT:
+    raise RuntimeError("compile_engine_compat.relay is not assembled: import it first")
+
+
+class Upper:
+    """What the expressions use from the modules built on top of them (see the docstring).
+
+    Attributes
+    ----------
+    builder : callable
+        ``builder(op_name)``: the builder of a table op (``relay.add``), for the operators.
+    to_relax : callable
+        ``to_relax(expr)``: the Relax function of an expression's free variables.
+    function_to_relax : callable
+        ``function_to_relax(func)``: the Relax function of a ``relay.Function``.
+    """
+
+    def __init__(self) -> None:
+        self.builder: Callable[[str], Callable[..., AnyT]] = _unconnected
+        self.to_relax: Callable[[AnyT], AnyT] = _unconnected
+        self.function_to_relax: Callable[[AnyT], AnyT] = _unconnected
+
+
+#: The one connection from the expressions up to the op table and the emitter.
+UPPER = Upper()
+
+
+def connect(
+    builder: Callable[[str], Callable[..., AnyT]],
+    to_relax: Callable[[AnyT], AnyT],
+    function_to_relax: Callable[[AnyT], AnyT],
+) -> None:
+    """Give the expressions the op table's builders and the emitter (``relay/__init__`` only)."""
+    UPPER.builder = builder
+    UPPER.to_relax = to_relax
+    UPPER.function_to_relax = function_to_relax
+
+
+class Attrs:
+    """A call's attributes, read as Relay's were (``call.attrs.padding``, ``.axis``).
+
+    Parameters
+    ----------
+    type_key : str
+        Relay's attribute type, e.g. ``"relay.attrs.Conv2DAttrs"``.
+    fields : mapping
+        Attribute name to value, defaults included.
+    """
+
+    def __init__(self, type_key: str, fields: Mapping[str, AnyT]) -> None:
+        object.__setattr__(self, "_type_key", type_key)
+        object.__setattr__(self, "_fields", dict(fields))
+
+    def __getattr__(self, name: str) -> AnyT:
+        fields = object.__getattribute__(self, "_fields")
+        if name in fields:
+            return fields[name]
+        raise AttributeError(f"{self._type_key} has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: AnyT) -> None:
+        raise AttributeError("Relay attributes are immutable")
+
+    def __getitem__(self, name: str) -> AnyT:
+        return self._fields[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._fields
+
+    def keys(self) -> list[str]:
+        """The attribute names (Relay's ``Attrs.keys``)."""
+        return list(self._fields)
+
+    def get_int_tuple(self, key: str) -> tuple[int, ...]:
+        """The attribute as a tuple of ints."""
+        return tuple(int(v) for v in self._fields[key])
+
+    def get_int(self, key: str) -> int:
+        """The attribute as an int."""
+        return int(self._fields[key])
+
+    def get_str(self, key: str) -> str:
+        """The attribute as a str."""
+        return str(self._fields[key])
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._fields.items())
+        return f"{self._type_key}({inner})"
+
+
+class Expr:
+    """Base of the Relay expressions, with Relay's operator overloads."""
+
+    _checked_type: Type | None = None
+
+    @property
+    def checked_type(self) -> Type:
+        """The type found by inference (``relay.transform.InferType`` / ``run_infer_type``)."""
+        if self._checked_type is None:
+            raise ValueError(
+                "The type checker has not populated the checked_type for this node: run "
+                "relay.transform.InferType() or relay.testing.run_infer_type first"
+            )
+        return self._checked_type
+
+    def astype(self, dtype: str) -> Call:
+        """``relay.cast(self, dtype)``."""
+        return UPPER.builder("cast")(self, dtype)
+
+    def astext(self, show_meta_data: bool = True, annotate: AnyT = None) -> str:
+        """The Relax TVMScript of this expression as a function of its free variables.
+
+        Relay's text format is gone; the Relax script is the honest text of what runs.
+        """
+        return str(UPPER.to_relax(self).script())
+
+    def __add__(self, other: AnyT) -> Call:
+        return UPPER.builder("add")(self, _operand(other))
+
+    def __radd__(self, other: AnyT) -> Call:
+        return UPPER.builder("add")(_operand(other), self)
+
+    def __sub__(self, other: AnyT) -> Call:
+        return UPPER.builder("subtract")(self, _operand(other))
+
+    def __rsub__(self, other: AnyT) -> Call:
+        return UPPER.builder("subtract")(_operand(other), self)
+
+    def __mul__(self, other: AnyT) -> Call:
+        return UPPER.builder("multiply")(self, _operand(other))
+
+    def __rmul__(self, other: AnyT) -> Call:
+        return UPPER.builder("multiply")(_operand(other), self)
+
+    def __truediv__(self, other: AnyT) -> Call:
+        return UPPER.builder("divide")(self, _operand(other))
+
+    def __rtruediv__(self, other: AnyT) -> Call:
+        return UPPER.builder("divide")(_operand(other), self)
+
+    def __neg__(self) -> Call:
+        return UPPER.builder("negative")(self)
+
+    def __lt__(self, other: AnyT) -> Call:
+        return UPPER.builder("less")(self, _operand(other))
+
+    def __gt__(self, other: AnyT) -> Call:
+        return UPPER.builder("greater")(self, _operand(other))
+
+    def __le__(self, other: AnyT) -> Call:
+        return UPPER.builder("less_equal")(self, _operand(other))
+
+    def __ge__(self, other: AnyT) -> Call:
+        return UPPER.builder("greater_equal")(self, _operand(other))
+
+    def __tvm_ffi_object__(self) -> AnyT:
+        """What TVM receives for this expression: the Relax function of its free variables.
+
+        So ``tvm.IRModule.from_expr(expr)`` holds it as ``main``, as Relay's did.
+        """
+        return UPPER.to_relax(self)
+
+    # Relay nodes compare by identity (structural equality is tvm.ir.structural_equal's job).
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+def _operand(other: AnyT) -> Expr:
+    """The other operand of ``x + other``: an Expr only, as in Relay (no implicit dtype)."""
+    if isinstance(other, Expr):
+        return other
+    if isinstance(other, int | float | np.number):
+        raise TypeError(f'convert "{other}" with `const` first')
+    raise TypeError(f"type {type(other)} not supported")
+
+
+def as_expr(value: AnyT) -> Expr:
+    """A Relay expression from an Expr, a Python scalar or a NumPy array (a call argument)."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, TupleWrapper):
+        return value.astuple()
+    if isinstance(value, list | tuple):
+        return Tuple([as_expr(v) for v in value])
+    return const(value)
+
+
+class Var(Expr):
+    """``relay.Var(name_hint, type_annotation=None)``."""
+
+    def __init__(self, name_hint: str, type_annotation: Type | None = None) -> None:
+        if not isinstance(name_hint, str):
+            raise TypeError(f"name_hint must be a str, got {name_hint!r}")
+        if type_annotation is not None and not isinstance(type_annotation, Type):
+            raise TypeError(f"type_annotation must be a relay Type, got {type_annotation!r}")
+        self.name_hint = name_hint
+        self.type_annotation = type_annotation
+
+    def __repr__(self) -> str:
+        return f"%{self.name_hint}"
+
+
+def var(
+    name_hint: str,
+    type_annotation: Type | str | None = None,
+    shape: Sequence[AnyT] | None = None,
+    dtype: str = "float32",
+) -> Var:
+    """Create a variable (Relay's ``relay.var``).
+
+    Parameters
+    ----------
+    name_hint : str
+        The variable's name.
+    type_annotation : relay Type or str, optional
+        Its type; a str is a dtype of a scalar (as in Relay).
+    shape : sequence of int or PrimExpr, optional
+        Shorthand for ``TensorType(shape, dtype)``.
+    dtype : str
+        The dtype used with ``shape``.
+
+    Returns
+    -------
+    Var
+        The variable.
+    """
+    if type_annotation is not None and shape is not None:
+        raise ValueError("Can't specify both type_annotation and shape")
+    if shape is not None:
+        type_annotation = TensorType(shape, dtype)
+    elif isinstance(type_annotation, str):
+        type_annotation = TensorType((), type_annotation)
+    return Var(name_hint, type_annotation)
+
+
+class Constant(Expr):
+    """``relay.Constant(data)``: ``data`` is a ``tvm.runtime.Tensor``."""
+
+    def __init__(self, data: AnyT) -> None:
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Constant({self.data.numpy()!r})"
+
+
+def const(value: AnyT, dtype: str | None = None) -> Constant:
+    """Create a constant (Relay's ``relay.const``).
+
+    Parameters
+    ----------
+    value : scalar, NumPy array or tvm.runtime.Tensor
+        The value. With no ``dtype``, int64 and float64 values (Python ints and floats
+        included) become int32 and float32, as in Relay.
+    dtype : str, optional
+        The dtype.
+
+    Returns
+    -------
+    Constant
+        The constant.
+    """
+    if isinstance(value, tvm.runtime.Tensor):
+        array = value.numpy()
+    else:
+        array = np.asarray(value, dtype=dtype)
+        if dtype is None:
+            # Relay's rule: with no dtype, 64-bit ints and floats (Python's, or NumPy's) become
+            # int32 and float32.
+            narrow = {np.dtype("int64"): "int32", np.dtype("float64"): "float32"}
+            if array.dtype in narrow:
+                array = array.astype(narrow[array.dtype])
+    if array.dtype == object:
+        raise TypeError(f"relay.const takes a number or an array, got {value!r}")
+    # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it 1-d).
+    return Constant(tvm.runtime.tensor(np.require(array, requirements="C")))
+
+
+class Tuple(Expr):
+    """``relay.Tuple(fields)``."""
+
+    def __init__(self, fields: Sequence[AnyT], span: AnyT = None) -> None:
+        self.fields = [as_expr(f) for f in fields]
+        self.span = span
+
+    def __getitem__(self, index: int) -> Expr:
+        return self.fields[index]
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def astuple(self) -> Tuple:
+        """Return self (as Relay's ``Tuple.astuple``)."""
+        return self
+
+
+class TupleGetItem(Expr):
+    """``relay.TupleGetItem(tuple_value, index)``."""
+
+    def __init__(self, tuple_value: AnyT, index: int) -> None:
+        if not isinstance(index, int):
+            raise TypeError(f"TupleGetItem index must be an int, got {index!r}")
+        self.tuple_value = as_expr(tuple_value)
+        self.index = index
+
+
+class TupleWrapper:
+    """A multi-output op call (``split``, ``batch_norm``, ``topk``), indexed as a tuple.
+
+    Parameters
+    ----------
+    tuple_value : Expr
+        The call producing the tuple.
+    size : int
+        Its number of fields.
+    """
+
+    def __init__(self, tuple_value: Expr, size: int) -> None:
+        self.tuple_value = tuple_value
+        self.size = size
+
+    def astuple(self) -> Expr:
+        """The underlying tuple-valued expression."""
+        return self.tuple_value
+
+    def astext(self) -> str:
+        """The Relax text of the tuple expression."""
+        return self.tuple_value.astext()
+
+    def __getitem__(self, index: int) -> TupleGetItem:
+        if not -self.size <= index < self.size:
+            raise IndexError("Tuple index out of range")
+        return TupleGetItem(self.tuple_value, index % self.size)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[TupleGetItem]:
+        return (self[i] for i in range(self.size))
+
+    def __repr__(self) -> str:
+        return f"TupleWrapper({self.tuple_value!r}, {self.size})"
+
+
+class BaseOp:
+    """What a :class:`Call` applies when it is not a function: an op of the table.
+
+    ``relay.op.get(name)`` returns one (:class:`compile_engine_compat.relay.op.registry.RelayOp`),
+    as Relay's ``tvm.ir.Op``.
+    """
+
+    name: str
+
+    def default_attrs(self) -> Attrs:
+        """The attributes of a call that gave none (``relay.Call(op, args)``)."""
+        raise NotImplementedError
+
+
+class BaseFunc(Expr):
+    """What a :class:`Call` applies when it is not an op: a ``relay.Function``."""
+
+
+class Call(Expr):
+    """``relay.Call(op, args, attrs=None, type_args=None, span=None)``.
+
+    ``op`` is a Relay op (``relay.op.get(name)``) or a ``relay.Function``. With ``attrs=None`` the
+    op's default attributes are used.
+    """
+
+    def __init__(
+        self,
+        op: AnyT,
+        args: Sequence[AnyT],
+        attrs: Attrs | None = None,
+        type_args: Sequence[Type] | None = None,
+        span: AnyT = None,
+    ) -> None:
+        if not isinstance(op, BaseOp | BaseFunc):
+            raise TypeError(f"Call takes a relay op (relay.op.get(name)) or a Function, got {op!r}")
+        self.op: AnyT = op  # a BaseOp or a BaseFunc (checked above)
+        self.args = [as_expr(a) for a in args]
+        if attrs is None and isinstance(op, BaseOp):
+            attrs = op.default_attrs()
+        self.attrs = attrs
+        self.type_args = list(type_args or [])
+        self.span = span
+
+    def __repr__(self) -> str:
+        name = self.op.name if hasattr(self.op, "name") else "fn"
+        return f"Call({name}, {self.args!r})"
+
+
+class Let(Expr):
+    """``relay.Let(variable, value, body)``."""
+
+    def __init__(self, variable: Var, value: AnyT, body: AnyT) -> None:
+        if not isinstance(variable, Var):
+            raise TypeError(f"Let binds a relay.Var, got {variable!r}")
+        self.var = variable
+        self.value = as_expr(value)
+        self.body = as_expr(body)

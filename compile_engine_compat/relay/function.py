@@ -1,7 +1,73 @@
-"""``relay.function``: Relay's ``Function``."""
+"""``relay.function``: Relay's ``Function``, which the engine and TVM take as its Relax function."""
 
 from __future__ import annotations
 
-from ._expr import Function
+from collections.abc import Mapping, Sequence
+from typing import Any as AnyT
+
+from tvm import relax
+
+from .expr import UPPER, BaseFunc, Call, Var, as_expr
+from .ty import Type
 
 __all__ = ["Function"]
+
+
+class Function(BaseFunc):
+    """``relay.Function(params, body, ret_type=None, type_params=None, attrs=None)``.
+
+    The engine takes it anywhere it takes a Relax function (``__relax_function__``), and TVM
+    itself converts it to its Relax function (``__tvm_ffi_object__``), so
+    ``tvm.IRModule.from_expr(func)`` holds that Relax function as ``"main"``.
+    """
+
+    def __init__(
+        self,
+        params: Sequence[Var],
+        body: AnyT,
+        ret_type: Type | None = None,
+        type_params: Sequence[AnyT] | None = None,
+        attrs: Mapping[str, AnyT] | None = None,
+        span: AnyT = None,
+    ) -> None:
+        params = list(params)
+        for p in params:
+            if not isinstance(p, Var):
+                raise TypeError(f"Function parameters must be relay.Var, got {p!r}")
+        self.params = params
+        self.body = as_expr(body)
+        self.ret_type = ret_type
+        self.type_params = list(type_params or [])
+        self.attrs = dict(attrs or {})
+        self.span = span
+        self._relax: AnyT = None
+
+    def with_attr(self, attr_key: str, attr_value: AnyT) -> Function:
+        """A copy with one more attribute (Relay's ``Function.with_attr``).
+
+        Attributes stay on the Relay function; the Relax function (and so the engine's cache
+        key) does not see them.
+        """
+        return Function(
+            self.params,
+            self.body,
+            self.ret_type,
+            self.type_params,
+            {**self.attrs, attr_key: attr_value},
+        )
+
+    def __call__(self, *args: AnyT) -> Call:
+        return Call(self, list(args))
+
+    def __relax_function__(self) -> relax.Function:
+        """The Relax function of the same graph (built once; nodes are immutable)."""
+        if self._relax is None:
+            self._relax = UPPER.function_to_relax(self)
+        return self._relax
+
+    def __tvm_ffi_object__(self) -> relax.Function:
+        """What TVM receives for this function: its Relax function."""
+        return self.__relax_function__()
+
+    def __repr__(self) -> str:
+        return f"fn ({', '.join(map(repr, self.params))})"

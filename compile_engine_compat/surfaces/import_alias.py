@@ -15,7 +15,9 @@ path under :mod:`compile_engine_compat.relay` (the Relay building API emitting R
 engine aliases. What that front end does not provide is refused, saying why and naming the
 replacement: a submodule (``tvm.relay.frontend``, ``tvm.relay.qnn``, ``tvm.relay.vm``) raises
 :class:`RelayRemovedImportError` (a ``ModuleNotFoundError``), an attribute (``relay.frontend``,
-``relay.If``) :class:`RelayRemovedError` (an ``AttributeError``).
+``relay.If``) :class:`RelayRemovedError` (an ``AttributeError``). The TVM <=0.19 names outside
+``tvm.relay`` (``tvm.autotvm``, ``tvm.nd``, ``tvm.context``, ...) are served from one table,
+:data:`.moved_names.MOVED_NAMES`, which :func:`install` reads.
 
 Effect on feature detection, while installed:
 
@@ -41,7 +43,15 @@ from typing import Any
 
 from compile_engine_compat import threads
 from compile_engine_compat.api_table import MODULE_SHIMS
-from compile_engine_compat.boundary import add_meta_path_finder, remove_meta_path_finder
+from compile_engine_compat.boundary import (
+    add_meta_path_finder,
+    patch_attribute,
+    remove_meta_path_finder,
+    restore_attribute,
+)
+from compile_engine_compat.conflicts import require_tvm
+from compile_engine_compat.surfaces import passconfig
+from compile_engine_compat.surfaces.moved_names import MOVED_NAMES, MovedName
 
 __all__ = [
     "LEGACY_MODULES",
@@ -50,6 +60,7 @@ __all__ = [
     "RelayRemovedImportError",
     "install",
     "installed",
+    "removed_message",
     "uninstall",
     "uninstall_pass_config",
 ]
@@ -57,12 +68,10 @@ __all__ = [
 #: Legacy module -> the shim module served under its name, from the API table.
 _ALIASES = MODULE_SHIMS
 _FRONT_END = "compile_engine_compat.relay"
-#: Other TVM <=0.19 modules Relay-era code imports -> the module serving them.
+#: Other TVM <=0.19 modules Relay-era code imports -> the module serving them (the module rows
+#: of :data:`.moved_names.MOVED_NAMES`).
 LEGACY_MODULES: dict[str, str] = {
-    "tvm.autotvm": "compile_engine_compat.relay.legacy.autotvm",
-    "tvm.nd": "compile_engine_compat.relay.legacy.nd",
-    "tvm.contrib.graph_executor": "compile_engine_compat.relay.legacy.graph_executor",
-    "tvm.tir": "tvm.tirx",
+    row.legacy: row.served_by for row in MOVED_NAMES if ":" not in row.legacy
 }
 
 #: tvm.relay submodules the front end does not provide, and why (longest prefix wins).
@@ -83,7 +92,8 @@ REFUSED_MODULES: dict[str, str] = {
 }
 
 
-def _message(name: str, reason: str | None = None) -> str:
+def removed_message(name: str, reason: str | None = None) -> str:
+    """The refusal of a ``tvm.relay`` name the front end does not provide, naming ``reason``."""
     why = reason or (
         "compile-engine-compat's Relay front end does not provide it. Port this part to Relax: "
         "build the model with tvm.relax (relax.BlockBuilder, TVMScript or tvm.relax.frontend) "
@@ -143,7 +153,7 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             reason = _refusal(legacy)
             if reason is None and importlib.machinery.PathFinder.find_spec(fullname, path):
                 return None  # a real module of the front end: the path finder loads it
-            raise RelayRemovedImportError(_message(legacy, reason), name=None)
+            raise RelayRemovedImportError(removed_message(legacy, reason), name=None)
         if fullname in LEGACY_MODULES:
             name: str | None = LEGACY_MODULES[fullname]
         elif fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
@@ -153,7 +163,7 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name is None:
             # name=None: with the missing module's name, ``from tvm.relay import x`` would
             # swallow this error and raise a bare "cannot import name 'x'" instead.
-            raise RelayRemovedImportError(_message(fullname, _refusal(fullname)), name=None)
+            raise RelayRemovedImportError(removed_message(fullname, _refusal(fullname)), name=None)
         assert name is not None
         self._targets[fullname] = name
         module = importlib.import_module(name)
@@ -184,32 +194,33 @@ def installed() -> bool:
 
 def install() -> None:
     """Serve ``tvm.relay`` (the Relay front end), the legacy engine modules and the TVM <=0.19
-    names around them (:data:`LEGACY_MODULES`, ``tvm.context``, ``tvm.te.SpecializedCondition``,
-    ``tvm.target.generic_func``) on import.
+    names around them (every row of :data:`.moved_names.MOVED_NAMES`: ``tvm.autotvm``,
+    ``tvm.nd``, ``tvm.context``, ``tvm.te.SpecializedCondition``, ...) on import.
 
     Off by default; idempotent; undone by :func:`uninstall`. See the module docstring for the
     effect on feature detection (``hasattr(tvm, "relay")`` and friends).
     """
     global _finder
+    require_tvm("compile_engine_compat.install()")
+    # install() is a first use: the legacy PassContext keys are accepted from here on.
+    passconfig.install_from_env()
     with _lock:
         if _finder is None:
             _finder = _RelayFinder()
         add_meta_path_finder(_finder)
-    # The legacy attributes (tvm.context, tvm.te.SpecializedCondition...) live on TVM's own
-    # modules, so TVM is imported here.
-    from compile_engine_compat.relay import legacy
-
-    legacy.patch(LEGACY_MODULES)
+    # The moved names live on TVM's own modules, so TVM is imported here.
+    for row in MOVED_NAMES:
+        _set_moved(row)
 
 
 def uninstall() -> None:
     """Remove the import alias: ``tvm.relay`` is unimportable again and ``tvm.relay`` is unset.
 
-    The shim modules and the front end stay imported under their own names.
+    Every moved name :func:`install` set is removed (TVM's own ``tvm.device`` is back). The
+    shim modules and the front end stay imported under their own names.
     """
-    legacy = sys.modules.get(_FRONT_END + ".legacy")
-    if legacy is not None:
-        legacy.unpatch(LEGACY_MODULES)
+    for row in reversed(MOVED_NAMES):
+        _unset_moved(row)
     with _lock:
         if _finder is not None:
             remove_meta_path_finder(_finder)
@@ -221,8 +232,62 @@ def uninstall() -> None:
             delattr(tvm, "relay")
 
 
+# -- the moved names ----------------------------------------------------------------------------
+
+
+def _owner_and_name(path: str, imported: bool) -> tuple[Any, str]:
+    """``"tvm.runtime:Tensor.asnumpy"`` -> (``tvm.runtime.Tensor``, ``"asnumpy"``).
+
+    With ``imported``, the module is taken from ``sys.modules`` only (None when not imported):
+    what was never imported cannot have been patched.
+    """
+    module_name, _, attribute = path.partition(":")
+    owner: Any = sys.modules.get(module_name) if imported else importlib.import_module(module_name)
+    *parents, name = attribute.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent, None)
+    return owner, name
+
+
+def _served_value(path: str, imported: bool) -> Any:
+    """What ``"module:attribute"`` names (None when ``imported`` and the module is not)."""
+    owner, name = _owner_and_name(path, imported)
+    return getattr(owner, name, None) if owner is not None else None
+
+
+def _set_moved(row: MovedName) -> None:
+    """Set one moved name on TVM's modules (never hiding TVM's own, unless the row replaces it)."""
+    if ":" not in row.legacy:
+        parent_name, _, child = row.legacy.rpartition(".")
+        parent = importlib.import_module(parent_name)
+        if not hasattr(parent, child):
+            served = importlib.import_module(row.legacy)  # the import system sets parent.child
+            if parent.__dict__.get(child) is not served:
+                patch_attribute(parent, child, served)
+        return
+    owner, name = _owner_and_name(row.legacy, imported=False)
+    value = _served_value(row.served_by, imported=False)
+    if owner.__dict__.get(name) is not value and (row.replaces or not hasattr(owner, name)):
+        patch_attribute(owner, name, value)
+
+
+def _unset_moved(row: MovedName) -> None:
+    """Remove one moved name, where it is still the one :func:`_set_moved` set."""
+    if ":" not in row.legacy:
+        parent_name, _, child = row.legacy.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        served = sys.modules.get(row.served_by)
+        if parent is not None and served is not None and parent.__dict__.get(child) is served:
+            restore_attribute(parent, child)
+        if served is not None and sys.modules.get(row.legacy) is served:
+            sys.modules.pop(row.legacy, None)
+        return
+    owner, name = _owner_and_name(row.legacy, imported=True)
+    value = _served_value(row.served_by, imported=True)
+    if owner is not None and value is not None and owner.__dict__.get(name) is value:
+        restore_attribute(owner, name)
+
+
 def uninstall_pass_config() -> None:
     """Stop accepting the ``relay.backend.*`` PassContext keys (see ``_passconfig``)."""
-    from compile_engine_compat.surfaces import passconfig as _passconfig
-
-    _passconfig.uninstall()
+    passconfig.uninstall()

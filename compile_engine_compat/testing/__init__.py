@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from compile_engine_compat.conflicts import require_tvm
+
 if TYPE_CHECKING:
     from .oracle import EquivalenceError, assert_matches_new_path
     from .strategies import (
@@ -52,6 +54,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    require_tvm(f"{__name__}.{name}")
     module = importlib.import_module(".oracle" if name in _ORACLE else ".strategies", __name__)
     value = getattr(module, name)
     globals()[name] = value

@@ -156,18 +156,17 @@ def run_jit(
 ) -> list[np.ndarray]:
     """Run ``engine.jit(func, target)`` destination-passing, outputs shaped like ``like``.
 
-    Goes through the engine's internals, so it neither counts as a legacy call in the ledger
-    nor runs shadow mode.
+    Goes through the engine's un-warned core (:meth:`CompileEngine.kernel_for`), so it neither
+    counts as a legacy call in the ledger nor runs shadow mode.
     """
-    from compile_engine_compat.facade.engine import _get_cache_key, global_engine
+    from compile_engine_compat.facade.engine import global_engine
 
-    engine = global_engine()
-    kernel = engine._kernel(engine._lower_wrapped(_get_cache_key(func, target), None, ""))
+    kernel = global_engine().kernel_for(func, target)
     if kernel.num_outputs != len(like):
         raise EquivalenceError(
             f"jit kernel has {kernel.num_outputs} outputs, the new path returned {len(like)}"
         )
-    device = kernel._device
+    device = kernel.device
     inputs = [tvm.runtime.tensor(np.asarray(a, order="C"), device) for a in arrays]
     outputs = [tvm.runtime.empty(o.shape, str(o.dtype), device) for o in like]
     kernel(*inputs, *outputs)

@@ -11,8 +11,8 @@ tolerances of :mod:`.oracle`.
 Cost: the first call of each kernel compiles the Relax function the modern way (about
 0.1-0.3 s for small functions, as much as a cold ``jit``); every call then copies the inputs
 and outputs to NumPy and runs the VM op by op, so a shadowed call costs a VM call plus copies
-on top of the kernel (see README, "Proving equivalence"). Outside shadow mode the only cost is
-one module-attribute test in ``jit``.
+on top of the kernel (see the documentation's "Proving equivalence" page). Outside shadow mode
+the only cost is one module-attribute test in ``jit``.
 """
 
 from __future__ import annotations

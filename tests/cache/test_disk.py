@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -21,7 +22,6 @@ from compile_engine_compat import cli
 from compile_engine_compat.cache import disk as _disk_cache
 from compile_engine_compat.cache.disk import CacheDirectoryError, CompileCacheWarning
 from compile_engine_compat.facade.engine import CompileEngine
-from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.build import Kernel
 
 R = relax.op
@@ -132,7 +132,8 @@ def test_a_hash_collision_never_loads_the_other_function(engine, cache_root):
         record.unlink()
     # Same key material, another function's text (with a valid checksum): a collision.
     (entry / "source.tvmscript").write_text("# another function\n")
-    _rewrite_meta(entry, source_sha256=_disk_cache._sha256(entry / "source.tvmscript"))
+    files = json.loads((entry / "meta.json").read_text())["files"]
+    _rewrite_meta(entry, files={**files, "source.tvmscript": _sha256(entry / "source.tvmscript")})
     with pytest.warns(CompileCacheWarning, match="same structural hash"):
         assert not _was_loaded(_jit_and_check(engine, func))
     assert (entry / "source.tvmscript").read_text() == "# another function\n"  # left alone
@@ -250,6 +251,10 @@ def _truncate(path: Path) -> None:
     path.write_bytes(data[: len(data) // 3])
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _rewrite_meta(entry: Path, **changes: object) -> None:
     meta = json.loads((entry / "meta.json").read_text())
     meta.update(changes)
@@ -275,20 +280,6 @@ def test_jit_many_stores_one_library_for_all_and_loads_it_back(engine, cache_roo
 
 
 # -- the source index: a warm jit loads the kernel without tracing -------------------------------
-
-
-@pytest.fixture
-def traces(monkeypatch):
-    """Count the engine's traces of a source function (the real tracer still runs)."""
-    calls: list[object] = []
-    real = _trace.trace
-
-    def counting(source, *args, **kwargs):
-        calls.append(source)
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(_trace, "trace", counting)
-    return calls
 
 
 def test_a_warm_jit_loads_through_the_index_without_tracing(engine, cache_root, traces):
@@ -397,7 +388,7 @@ def test_the_pass_context_is_part_of_both_keys(engine, cache_root, traces):
     assert len(_entries(cache_root)) == 2 and len(_index_records(cache_root)) == 2
 
 
-# -- the index resolves only to entries inside <cache>/v1, attested for the function -------------
+# -- the index resolves only to entries inside <cache>/v2, attested for the function -------------
 
 
 def _forge_record(record: Path, kernel: str) -> None:
@@ -484,8 +475,7 @@ def test_indexing_never_writes_through_a_symlinked_entry(tmp_path):
     outside.mkdir()
     link = tmp_path / ("e" * 64)
     link.symlink_to(outside)
-    key = _disk_cache.SourceKey("a" * 64, "material", None)
-    assert not _disk_cache._attest(link, key, "def main(): ...")
+    assert not _disk_cache._attest(link, "a" * 64, "def main(): ...")
     assert list(outside.iterdir()) == []
 
 
@@ -589,3 +579,17 @@ def test_a_valid_size_limit_is_used_silently(cache_root, monkeypatch, value):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileCacheWarning)
         assert _disk_cache.info()["limit_bytes"] == int(float(value) * 1024 * 1024)
+
+
+def test_the_previous_layout_is_reclaimed_once_untouched(engine, cache_root):
+    old_entry = cache_root / "v1" / ("0" * 64)
+    old_entry.mkdir(parents=True)
+    (old_entry / "kernel.so").write_bytes(b"z" * 500)
+    old_index = cache_root / "index-v1"
+    old_index.mkdir()
+    assert _disk_cache.info()["leftovers"] == 2  # each older layout's directory, whole
+    then = time.time() - 11 * 60
+    for path in (old_entry / "kernel.so", old_entry, cache_root / "v1", old_index):
+        os.utime(path, (then, then))
+    _jit_and_check(engine, _func())  # a store runs the LRU pass
+    assert not (cache_root / "v1").exists() and not old_index.exists()

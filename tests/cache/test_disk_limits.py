@@ -32,7 +32,7 @@ _CHILD = textwrap.dedent(
     if {default_sigxfsz!r}:  # as in an embedding interpreter: SIGXFSZ kills, EFBIG never comes
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     engine = compile_engine.get()
-    layout = os.path.join(os.environ["COMPILE_ENGINE_COMPAT_CACHE_DIR"], "v1")
+    layout = os.path.join(os.environ["COMPILE_ENGINE_COMPAT_CACHE_DIR"], "v2")
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     report = []
     for index, (limit, many) in enumerate({cases!r}):

@@ -187,7 +187,7 @@ def test_registration_happens_on_import_of_the_legacy_modules():
         calls = []
         def mine(call, inputs, target):
             calls.append(call.op.name)
-            from compile_engine_compat.pipeline import strategy as _strategy
+            from compile_engine_compat.facade import strategy as _strategy
             return _strategy.lower_call(call, inputs, target)
         tvm.register_global_func("relay.backend.lower_call", mine)
         from compile_engine_compat import te_compiler

@@ -158,8 +158,8 @@ def test_cli_diff_writes_nothing_and_report_lists_changes(tmp_path, capsys):
     assert "-from tvm.relay.backend import compile_engine" in captured.out
     assert "+from compile_engine_compat import compile_engine" in captured.out
     report = captured.err.splitlines()
-    assert report[1] == "Changed 1 of 1 files: 1 changes."
-    assert report[2] == "Detected 3 legacy uses that need a manual port."
+    assert report[1] == "Changed 1 of 1 file: 1 change."
+    assert report[2] == "Detected 3 legacy uses needing a manual port."
     assert "app.py:1:1: INFO: Replaced 'from tvm.relay.backend import compile_engine'" in report[5]
     warning = "app.py:7:34: WARNING: relay.backend._CompileEngineGlobal"
     assert any(line.startswith(warning) for line in report)

@@ -18,8 +18,10 @@ def test_hooks_name_real_subcommands_and_fix_is_manual():
     }
     assert set(hooks) == {"compile-engine-compat-scan", "compile-engine-compat-fix"}
     for hook in hooks.values():
-        program, command = hook["entry"].split()
+        program, command, *flags = hook["entry"].split()
         assert program == "compile-engine-compat" and command in cli.SUBCOMMANDS
+        # pre-commit names every staged file: the settings' exclusions must still apply.
+        assert flags == ["--force-exclude"]
         assert hook["language"] == "python"
         assert set(hook["types_or"]) == {"python", "jupyter"}
     assert "stages" not in hooks["compile-engine-compat-scan"]

@@ -10,6 +10,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+# The inner runs import the shim (and with it TVM, NumPy and torch); pytester then drops every
+# module imported during a run from sys.modules, and a C extension imported a second time in one
+# process crashes it. Imported here, outside the runs, they are imported once.
+import compile_engine_compat.compile_engine  # noqa: F401
+from compile_engine_compat.api_table import API_TABLE
+
 pytest_plugins = ["pytester"]
 
 # Legacy calls at known lines (makepyfile drops the leading newline): get() on line 6 (x3), in
@@ -55,13 +61,18 @@ def test_json_report_counts_are_exact(legacy):
         ("test_legacy.py", 13, "compile_engine.CompileEngine.clear"): 1,
     }
     site = sites[("test_legacy.py", 10, "compile_engine.get")]
-    assert set(site) == {"path", "line", "api", "count", "replacement", "docs"}
-    assert site["docs"].startswith(
-        "MIGRATION.md#compile-engine-get (run `compile-engine-compat docs"
+    assert set(site) == {"path", "line", "code", "api", "count", "replacement", "url", "hint"}
+    assert site["code"] == "CEC102"  # the rule id scan reports for the same API
+    assert site["url"].startswith("file:///") and site["url"].endswith(
+        "/MIGRATION.md#compile-engine-get"
     )
+    assert site["hint"] == "run `compile-engine-compat docs CEC102`"
     assert report["sites"][0]["count"] == 100  # most-called first
     result.stdout.fnmatch_lines(
-        ["104 legacy calls from 3 sites; top sites: test_legacy.py:10 compile_engine.get (100), *"]
+        [
+            "104 legacy calls from 3 sites; top sites: "
+            "test_legacy.py:10 CEC102 compile_engine.get (100), *"
+        ]
     )
 
 
@@ -69,14 +80,15 @@ def test_markdown_and_github_formats(legacy):
     _report(legacy, "--compile-engine-report=r.md", "--compile-engine-report-format=markdown")
     markdown = (legacy.path / "r.md").read_text()
     assert "**104 legacy calls from 3 sites.**" in markdown
-    assert "| `test_legacy.py:10` | `compile_engine.get` | 100 |" in markdown
+    url = API_TABLE["compile_engine.get"].url
+    assert f"| `test_legacy.py:10` | [`CEC102`]({url}) | `compile_engine.get` | 100 |" in markdown
     result = _report(
         legacy, "--compile-engine-report=r.txt", "--compile-engine-report-format=github"
     )
     annotations = (legacy.path / "r.txt").read_text().splitlines()
     assert len(annotations) == 3
     assert annotations[0].startswith(
-        "::warning file=test_legacy.py,line=10,title=legacy compile_engine.get::"
+        "::warning file=test_legacy.py,line=10,title=CEC102 legacy compile_engine.get::"
         "compile_engine.get called 100 times: use "
     )
     result.stdout.fnmatch_lines(["::warning file=test_legacy.py,line=6,*"])
@@ -90,7 +102,10 @@ def test_junit_format(legacy):
     names = {case.get("name"): case for case in cases}
     failure = names["test_legacy.py:13"].find("failure")
     assert failure is not None and failure.get("message") == (
-        "compile_engine.CompileEngine.clear called 1 times"
+        "CEC106 compile_engine.CompileEngine.clear called 1 time"
+    )
+    assert names["test_legacy.py:13"].get("classname") == (
+        "legacy.CEC106.compile_engine.CompileEngine.clear"
     )
 
 
@@ -119,7 +134,12 @@ def test_baseline_ratchet(legacy):
         legacy, f"--compile-engine-baseline={baseline}", "--compile-engine-update-baseline"
     )
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["FAILED legacy calls grew past the baseline *: 108 calls*"])
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED legacy calls grew past the baseline *: 108 calls*; 1 site grew:",
+            "  test_legacy.py:10 CEC102 compile_engine.get (104 calls, baseline 100)",
+        ]
+    )
     assert json.loads(baseline.read_text())["total_calls"] == 104  # never grows
 
     fewer = LEGACY_TESTS.replace("range(25)", "range(5)").replace("engines[0].clear()", "")
@@ -132,7 +152,7 @@ def test_baseline_ratchet(legacy):
     assert result.ret == 0
     shrunk = json.loads(baseline.read_text())
     assert shrunk["total_calls"] == 23 and len(shrunk["sites"]) == 2
-    result.stdout.fnmatch_lines(["baseline * shrunk to 23 calls from 2 sites*"])
+    result.stdout.fnmatch_lines(["baseline * shrunk to 23 legacy calls from 2 sites*"])
 
 
 def test_no_summary_without_legacy_calls(pytester):
@@ -445,4 +465,67 @@ def test_a_report_fifo_nobody_reads_is_a_failure_not_a_hang(pytester):
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         ["FAILED could not write the report *r.json: a FIFO with no reader"]
+    )
+
+
+# -- settings from pyproject.toml --------------------------------------------------------------
+
+SECTION = """
+[tool.compile-engine-compat]
+ignore = ["CEC106"]
+per-file-ignores = {"test_other.py" = ["CEC1"]}
+
+[tool.compile-engine-compat.pytest]
+report = "legacy.json"
+report-format = "json"
+strict = true
+"""
+OTHER_TESTS = (
+    "from compile_engine_compat import compile_engine\n\n"
+    "def test_other():\n    compile_engine.get()\n"
+)
+
+
+def test_the_pyproject_section_gives_what_the_flags_give(legacy):
+    legacy.makepyfile(test_other=OTHER_TESTS)
+    flags = _report(legacy, "--compile-engine-report=flags.json", "--compile-engine-strict")
+    assert flags.ret == 1
+    flagged = json.loads((legacy.path / "flags.json").read_text())
+    legacy.makefile(".toml", pyproject=SECTION)
+    configured = _report(legacy)
+    assert configured.ret == 1  # strict, from the section
+    configured.stdout.fnmatch_lines(["FAILED --compile-engine-strict: 103 legacy calls happened"])
+    report = json.loads((legacy.path / "legacy.json").read_text())
+    # The flags run counted everything; the section drops CEC106 and test_other.py's CEC1xx.
+    kept = [
+        site
+        for site in flagged["sites"]
+        if site["code"] != "CEC106" and site["path"] != "test_other.py"
+    ]
+    assert report["sites"] == kept and report["total_calls"] == 103
+    # A flag still overrides the section's default.
+    _report(legacy, "--compile-engine-report=md.md", "--compile-engine-report-format=markdown")
+    assert (legacy.path / "md.md").read_text().startswith("# Legacy compile_engine calls")
+
+
+def test_a_bad_section_is_a_usage_error(legacy):
+    legacy.makefile(".toml", pyproject='[tool.compile-engine-compat]\nselcet = ["CEC1"]\n')
+    result = legacy.runpytest_subprocess(timeout=120)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unknown key 'selcet' (did you mean 'select'?)" in result.stderr.str()
+
+
+def test_a_new_call_site_is_named_when_the_baseline_trips(legacy):
+    baseline = legacy.path / "baseline.json"
+    args = [f"--compile-engine-baseline={baseline}"]
+    assert _report(legacy, *args, "--compile-engine-update-baseline").ret == 0
+    legacy.makepyfile(test_legacy=LEGACY_TESTS + "    compile_engine.get().clear()\n")
+    result = _report(legacy, *args)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED legacy calls grew past the baseline *; 2 sites grew:",
+            "  test_legacy.py:14 CEC106 compile_engine.CompileEngine.clear (1 call, new)",
+            "  test_legacy.py:14 CEC102 compile_engine.get (1 call, new)",
+        ]
     )

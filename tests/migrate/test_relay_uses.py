@@ -170,8 +170,8 @@ def test_fix_reports_manual_relay_ports_and_never_zero_for_a_failing_file(
     path.write_text(code)
     assert cli.main(["fix", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "Detected 1 legacy uses that need a manual port." in out
-    assert "Left 1 Relay-era uses that run as written under" in out
+    assert "Detected 1 legacy use needing a manual port." in out
+    assert "Left 1 Relay-era use running as written under" in out
     assert f"{path}:2:5: INFO: relay.building runs as written under install()" in out
     assert f"{path}:3:7: WARNING: relay.unsupported needs a manual port" in out
 

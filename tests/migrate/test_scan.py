@@ -6,6 +6,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -96,8 +98,8 @@ def test_json_output_schema_and_relative_paths(tmp_path, capsys):
     assert data and all(
         set(d)
         in (
-            {"path", "line", "col", "code", "api", "replacement", "fix", "docs"},
-            {"path", "line", "col", "code", "api", "replacement", "fix", "docs", "cell"},
+            {"path", "line", "col", "code", "api", "replacement", "fix", "url", "hint"},
+            {"path", "line", "col", "code", "api", "replacement", "fix", "url", "hint", "cell"},
         )
         for d in data
     )
@@ -142,7 +144,7 @@ def test_text_format_summary(capsys):
     assert "global_funcs.py:6:34: CEC303 relay.backend._CompileEngineGlobal [manual]" in out
     assert "see MIGRATION.md#relay-backend--compileengineglobal" in out
     assert "(run `compile-engine-compat docs CEC303`)" in out
-    assert "Found 3 legacy uses in 1 files (0 safe, 0 unsafe, 3 manual)." in out
+    assert "Found 3 legacy uses in 1 file (0 safe, 0 unsafe, 3 manual)." in out
 
 
 def test_include_shim_lists_what_still_goes_through_the_shim(tmp_path):
@@ -275,18 +277,42 @@ def test_fix_handles_relative_imports_and_leaves_dynamic_uses_to_a_person(tmp_pa
     assert {f.path for f in findings} == {"app/dynamic.py", "python/tvm/relay/backend/sibling.py"}
 
 
-def test_a_large_tree_is_scanned_in_parallel_with_the_sequential_result(tmp_path, monkeypatch):
-    from compile_engine_compat.migrate import scan as _scan
+_PARALLEL_AGAINST_SEQUENTIAL = """
+import json, sys
+from compile_engine_compat.migrate import scan
 
+workers = scan.workers_for(241)
+parallel = scan.scan_paths([sys.argv[1]])
+scan.workers_for = lambda files: 1
+sequential = scan.scan_paths([sys.argv[1]])
+print(json.dumps({
+    "workers": workers,
+    "same": parallel == sequential,
+    "findings": len(parallel[0]),
+    "unparsed": [s.path for s in parallel[1]],
+}))
+"""
+
+
+def test_a_large_tree_is_scanned_in_parallel_with_the_sequential_result(tmp_path):
+    # In a fresh process: the scanner never forks one that runs other threads (this test
+    # process has the remote cache tests' server threads), so only a fresh one shows the fork.
     for index in range(240):
         body = "x = 1\n" if index % 7 else (FIXTURES / "import_as.py").read_text()
         if index % 11 == 0:
             body += 'CONFIG = {"tir.noalias": True}\n'
         (tmp_path / f"m{index:03d}.py").write_text(body)
     (tmp_path / "broken.py").write_text("from tvm.relay.backend import compile_engine (((\n")
-    assert _scan._workers(241) > 1 or (os.cpu_count() or 1) < 2
-    parallel = _scan.scan_paths([str(tmp_path)])
-    monkeypatch.setattr(_scan, "_workers", lambda files: 1)
-    sequential = _scan.scan_paths([str(tmp_path)])
-    assert parallel == sequential
-    assert len(parallel[0]) > 40 and [s.path for s in parallel[1]] == ["broken.py"]
+    environment = {k: v for k, v in os.environ.items() if k != "COMPILE_ENGINE_COMPAT_JOBS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PARALLEL_AGAINST_SEQUENTIAL, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=True,
+    )
+    result = json.loads(done.stdout)
+    assert result["workers"] > 1 or len(os.sched_getaffinity(0)) < 2
+    assert result["same"]
+    assert result["findings"] > 40 and result["unparsed"] == ["broken.py"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -106,12 +107,20 @@ def test_baseline_fails_only_on_new_findings(
     assert json.loads(baseline.read_text())["counts"]["app.py"]["CEC105"] == 1
     capsys.readouterr()
     assert cli.main(args) == 0  # nothing new
-    assert "5 findings in the baseline" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "No legacy uses beyond the baseline" in err and "(5 known)." in err
     # Lines move: still nothing new. A second jit is new.
     (src / "app.py").write_text("import os\n\n" + APP + "engine.jit(g, 'llvm')\n")
     assert cli.main([*args, "--format", "json"]) == 1
-    new = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    new = json.loads(captured.out)
     assert [(d["line"], d["code"]) for d in new] == [(8, "CEC105")]
+    # The tripped baseline names each new site: path:line, rule, api and count.
+    assert "1 new legacy use beyond the baseline" in captured.err
+    assert "  app.py:8 CEC105 compile_engine.CompileEngine.jit (1 use)" in captured.err
+    # The text format lists the same site as a finding.
+    assert cli.main(args) == 1
+    assert "app.py:8:1: CEC105" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -146,7 +155,12 @@ def test_every_format_carries_the_rule_id_and_docs(
     cli.main(["scan", "--format", "sarif", str(tmp_path)])
     run = json.loads(capsys.readouterr().out)["runs"][0]
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
-    assert rules["CEC105"]["helpUri"] == "MIGRATION.md#compile-engine-compileengine-jit"
+    # A link that opens the installed guide at the rule's section.
+    help_uri = rules["CEC105"]["helpUri"]
+    assert help_uri.startswith("file:///") and help_uri.endswith(
+        "/MIGRATION.md#compile-engine-compileengine-jit"
+    )
+    assert Path(urllib.parse.urlparse(help_uri).path).is_file()
     assert rules["CEC105"]["name"] == "compile_engine.CompileEngine.jit"
     assert {r["ruleId"] for r in run["results"]} == set(rules)
     cli.main(["scan", "--format", "github", str(tmp_path)])

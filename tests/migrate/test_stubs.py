@@ -14,7 +14,7 @@ import pytest
 import compile_engine_compat
 from compile_engine_compat import CompileEngineDeprecationWarning
 from compile_engine_compat.api_table import API_TABLE
-from compile_engine_compat.deprecations import _message_text
+from compile_engine_compat.deprecations import message_text
 from compile_engine_compat.migrate import stubs as _stubs
 
 PACKAGE_PARENT = Path(compile_engine_compat.__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ def test_every_shim_function_and_method_row_is_marked():
     ]
     assert len(rows) > 30
     for row in rows:
-        assert repr(_message_text(row)) in text, row.name
+        assert repr(message_text(row)) in text, row.name
 
 
 @pytest.mark.slow
@@ -64,7 +64,13 @@ def test_mypy_flags_each_legacy_call_of_a_downstream_file(tmp_path):
     if PACKAGE_PARENT.name not in ("site-packages", "dist-packages"):
         # A source checkout (editable installs use an import hook mypy does not run); an
         # installed package is found by mypy itself (PEP 561, py.typed), and must not be here.
-        env["MYPYPATH"] = str(PACKAGE_PARENT)
+        # The package alone: the checkout's root also holds tvm-stubs, whose partial stubs mypy
+        # would pair with a tvm package beside them (installed, they sit beside TVM).
+        search = tmp_path / "search"
+        search.mkdir()
+        (search / "compile_engine_compat").symlink_to(PACKAGE_PARENT / "compile_engine_compat")
+        env["MYPYPATH"] = str(search)
+        env.pop("PYTHONPATH", None)  # the checkout's root, and its tvm-stubs, with it
     proc = subprocess.run(
         [
             sys.executable,
@@ -97,7 +103,7 @@ def test_mypy_flags_each_legacy_call_of_a_downstream_file(tmp_path):
     assert set(flagged) == set(expected), proc.stdout + proc.stderr
     for number, row in expected.items():
         # The checker's message is the runtime warning's text.
-        assert _message_text(API_TABLE[row]) in flagged[number], (row, flagged[number])
+        assert message_text(API_TABLE[row]) in flagged[number], (row, flagged[number])
 
 
 def test_runtime_warns_once_per_call_not_twice(engine):

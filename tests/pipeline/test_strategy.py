@@ -17,6 +17,7 @@ from _builders import build, run_jit
 from tvm import relax, te, topi
 
 from compile_engine_compat import compile_engine, te_compiler
+from compile_engine_compat.facade import strategy as _legacy_strategy
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline.strategy import OpImplementation
 
@@ -135,7 +136,7 @@ def test_selection_is_logged_to_both_loggers(caplog):
 
 
 def test_use_autotvm_warns_once(monkeypatch):
-    monkeypatch.setattr(_strategy, "_autotvm_warned", False)
+    monkeypatch.setattr(_legacy_strategy, "_autotvm_warned", False)
     attrs, inputs = _conv2d_case(8)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -152,14 +153,14 @@ def test_use_autotvm_warns_once(monkeypatch):
 
 
 def test_use_auto_scheduler_config_silences_the_autotvm_note(monkeypatch):
-    monkeypatch.setattr(_strategy, "_autotvm_warned", False)
+    monkeypatch.setattr(_legacy_strategy, "_autotvm_warned", False)
     attrs, inputs = _conv2d_case(8)
     config = {"relay.backend.use_auto_scheduler": True}
     with tvm.transform.PassContext(config=config), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         compile_engine.select_implementation("nn.conv2d", attrs, inputs, None, TARGET)
     assert not [w for w in caught if "AutoTVM" in str(w.message)]
-    assert not _strategy._autotvm_warned
+    assert not _legacy_strategy._autotvm_warned
 
 
 # -- user implementations inside lower / jit ----------------------------------------------------

@@ -1,6 +1,8 @@
-"""``relay.backend``: the legacy engine modules (the shim's ``compile_engine``/``te_compiler``).
+"""``relay.backend``: the legacy engine modules, and what ``relay.build`` returns.
 
-Imported on first use, so that building Relay graphs does not register the engine's globals.
+``compile_engine`` and ``te_compiler`` are the shim's modules of those names, imported on first
+use so that building Relay graphs does not register the engine's globals.
+:mod:`.executor_factory` holds the result of ``relay.build`` (Relay's executor factory).
 """
 
 from __future__ import annotations

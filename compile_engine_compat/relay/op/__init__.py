@@ -1,13 +1,27 @@
-"""``relay.op``: ``get(name)`` and every builder of the op table (``relay.op.concatenate``)."""
+"""``relay.op``: ``get(name)``, the strategy API and every builder of the op table.
+
+Laid out as Relay's ``relay.op``: one module of table rows per op family (:mod:`.tensor`,
+:mod:`.transform`, :mod:`.reduce`, :mod:`.algorithm`, :mod:`.nn`, :mod:`.image`), the whole table
+and ``get`` in :mod:`.op`, strategies in :mod:`.op_strategy` and :mod:`.strategy`. How a row
+becomes a builder is :mod:`.registry`'s job; how it converts to Relax, :mod:`.convert`'s.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .._ops import REFUSED_OPS, RelayOp, UnsupportedRelayError, get, namespace
-from . import image, nn, op, strategy
-from .op import OpImplementation, OpSpecialization, OpStrategy, register_strategy
+from . import algorithm, image, nn, op, reduce, strategy, tensor, transform
+from .op import (
+    REFUSED_OPS,
+    OpImplementation,
+    OpSpecialization,
+    OpStrategy,
+    get,
+    namespace,
+    register_strategy,
+)
+from .registry import RelayOp, UnsupportedRelayError
 
 globals().update(namespace(""))
 Op = RelayOp
@@ -19,17 +33,21 @@ __all__ = [
     "OpSpecialization",
     "OpStrategy",
     "UnsupportedRelayError",
+    "algorithm",
     "get",
     "image",
     "nn",
     "op",
+    "reduce",
     "register_strategy",
     "strategy",
+    "tensor",
+    "transform",
 ]
 __all__ += sorted(namespace(""))
 
 if TYPE_CHECKING:
-    # The builders are generated from the op table, so a type checker cannot see them: to it,
+    # The builders are made from the op table, so a type checker cannot see them: to it,
     # every other name here is a builder. Only for checkers; at runtime an unknown name still
     # raises AttributeError.
     def __getattr__(name: str) -> Callable[..., Any]: ...

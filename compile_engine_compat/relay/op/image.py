@@ -1,17 +1,45 @@
-"""``relay.image`` (also ``relay.op.image``): the ``image.*`` builders of the op table."""
+"""``relay.image`` (also ``relay.op.image``): Relay's image ops, as rows of the op table."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .._ops import namespace
+from . import convert, normalize
+from .registry import REQUIRED, OpRow, builders
 
-globals().update(namespace("image"))
-__all__ = sorted(namespace("image"))
+ROWS: tuple[OpRow, ...] = (
+    OpRow(
+        "image.resize2d",
+        ("data",),
+        (
+            ("size", REQUIRED),
+            ("roi", None),
+            ("layout", "NCHW"),
+            ("method", "linear"),
+            ("coordinate_transformation_mode", "half_pixel"),
+            ("rounding_method", ""),
+            ("cubic_alpha", -0.5),
+            ("cubic_exclude", 0),
+            ("extrapolation_value", 0.0),
+            ("out_dtype", None),
+        ),
+        "relax.image.resize2d",
+        convert.resize2d,
+        "relay.attrs.Resize2DAttrs",
+        normalize={"size": normalize.ntuple(2)},
+    ),
+)
+
+
+#: None: every op of this family has a Relax form.
+REFUSED: dict[str, str] = {}
+
+BUILDERS = builders(ROWS, REFUSED)
+globals().update(BUILDERS)
+__all__ = sorted(BUILDERS)
 
 if TYPE_CHECKING:
-    # The builders are generated from the op table, so a type checker cannot see them: to it,
-    # every name here is a builder. Only for checkers; at runtime an unknown name still raises
-    # AttributeError.
+    # The builders are made from the rows, so a type checker cannot see them: to it, every
+    # other name here is a builder (at runtime an unknown name still raises AttributeError).
     def __getattr__(name: str) -> Callable[..., Any]: ...

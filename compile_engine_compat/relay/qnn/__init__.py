@@ -21,7 +21,9 @@ def __getattr__(name: str) -> _AnyT:
     from compile_engine_compat.surfaces.import_alias import (
         REFUSED_MODULES,
         RelayRemovedError,
-        _message,
+        removed_message,
     )
 
-    raise RelayRemovedError(_message(f"tvm.relay.qnn.{name}", REFUSED_MODULES["tvm.relay.qnn.op"]))
+    raise RelayRemovedError(
+        removed_message(f"tvm.relay.qnn.{name}", REFUSED_MODULES["tvm.relay.qnn.op"])
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._emit import infer
+from ..to_relax import infer
 from . import temp_op_attr
 
 __all__ = ["run_infer_type", "temp_op_attr"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._ops import get
+from ..op.op import get
 
 __all__ = ["TempOpAttr"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..op import OpStrategy
+from ..op_strategy import OpStrategy
 
 __all__ = [
     "OpStrategy",

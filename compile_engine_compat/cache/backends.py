@@ -1,0 +1,248 @@
+"""The stores behind the remote cache tier: Redis (redis-py) and any fsspec URL (S3, GCS, file).
+
+A backend moves bytes under names (``<namespace>/<kind>/<digest>``); it knows nothing of what
+they mean. Each is used from several threads. Its own timeouts are set to the tier's, but the
+tier never trusts them alone: every call runs under a deadline of its own (:mod:`.remote`).
+
+* ``redis://[user:password@]host:port/db``, ``rediss://`` (TLS), ``unix:///path?db=N``: keys
+  ``compile-engine-compat/v1/<name>``, written with ``SET NX`` (the first writer of a key wins;
+  the others' equal entries are dropped) and an optional expiry. Size and eviction are the
+  server's: ``maxmemory`` with ``maxmemory-policy allkeys-lru``.
+* ``s3://bucket/prefix`` (s3fs; endpoint and credentials from the usual AWS variables, such as
+  ``AWS_ENDPOINT_URL`` for an S3-compatible server), ``gs://bucket/prefix`` (gcsfs),
+  ``file:///mnt/shared/cache``, or any other fsspec URL: objects ``<prefix>/v1/<name>``. An object
+  store replaces an object whole; on a file system an entry is written under a temporary name
+  and renamed into place, so a reader never sees part of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["Backend", "StoreFullError", "display_url", "open_backend"]
+
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+_S3_SCHEMES = ("s3", "s3a")
+_LAYOUT = "v1"
+
+
+class StoreFullError(RuntimeError):
+    """The store refused a write because it is full (Redis ``maxmemory`` with ``noeviction``)."""
+
+
+class Backend(Protocol):
+    """What the remote tier needs from a store."""
+
+    url: str
+
+    def get(self, name: str, limit: int) -> bytes | None:
+        """Return the object ``name`` (at most ``limit + 1`` bytes of it), or None if absent."""
+
+    def put(self, name: str, data: bytes, ttl_s: int | None) -> bool:
+        """Write ``name``; False when it exists already (left alone). May raise StoreFullError."""
+
+    def exists(self, name: str) -> bool:
+        """Return True when ``name`` is stored."""
+
+    def delete(self, name: str) -> None:
+        """Remove ``name`` (absent: nothing happens)."""
+
+    def names(self, prefix: str) -> list[str]:
+        """Return the stored names that start with ``prefix``."""
+
+    def describe(self) -> dict[str, str]:
+        """Return a few facts about the store for ``cache info`` (size, eviction policy)."""
+
+
+def display_url(url: str) -> str:
+    """Return ``url`` without its password, for messages and reports."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + host))
+
+
+def open_backend(url: str, timeout_s: float) -> Backend:
+    """Return the backend for ``url``, its own timeouts set to ``timeout_s``.
+
+    Raises
+    ------
+    ImportError
+        When the package the URL needs is missing; the message names the extra to install.
+    ValueError
+        When the URL names no store.
+    """
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in _REDIS_SCHEMES:
+        return RedisBackend(url, timeout_s)
+    if "://" not in url:
+        raise ValueError(
+            f"remote cache URL {url!r} names no store: use redis://host:port/db, "
+            "s3://bucket/prefix, gs://bucket/prefix or file:///path"
+        )
+    return FsspecBackend(url, timeout_s)
+
+
+def _missing(extra: str, package: str, url: str) -> ImportError:
+    return ImportError(
+        f"the remote compile cache {display_url(url)} needs {package}: "
+        f"pip install 'compile-engine-compat[{extra}]'"
+    )
+
+
+class RedisBackend:
+    """A Redis server (redis-py)."""
+
+    _PREFIX = f"compile-engine-compat/{_LAYOUT}/"
+
+    def __init__(self, url: str, timeout_s: float) -> None:
+        try:
+            import redis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+        except ImportError as err:
+            raise _missing("remote-redis", "redis-py", url) from err
+        self.url = display_url(url)
+        self._errors = redis.exceptions
+        # No retries: a failed call is a miss at once, the tier's circuit breaker does the rest.
+        self._client = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            retry=Retry(NoBackoff(), 0),
+            retry_on_timeout=False,
+        )
+
+    def get(self, name: str, limit: int) -> bytes | None:
+        # GETRANGE reads at most limit + 1 bytes: an oversized value is refused, never loaded
+        # whole. A missing key reads as b"" (an entry is never empty).
+        data = self._client.getrange(self._PREFIX + name, 0, limit)
+        return data if isinstance(data, bytes) and data else None
+
+    def put(self, name: str, data: bytes, ttl_s: int | None) -> bool:
+        try:
+            return bool(self._client.set(self._PREFIX + name, data, nx=True, ex=ttl_s))
+        except self._errors.ResponseError as err:
+            if isinstance(err, getattr(self._errors, "OutOfMemoryError", ())) or str(
+                err
+            ).startswith("OOM"):
+                raise StoreFullError(str(err)) from err
+            raise
+
+    def exists(self, name: str) -> bool:
+        return bool(self._client.exists(self._PREFIX + name))
+
+    def delete(self, name: str) -> None:
+        self._client.delete(self._PREFIX + name)
+
+    def names(self, prefix: str) -> list[str]:
+        pattern = _glob_escape(self._PREFIX + prefix) + "*"
+        found = self._client.scan_iter(match=pattern, count=1000)
+        texts = (key.decode() if isinstance(key, bytes) else str(key) for key in found)
+        return sorted(text[len(self._PREFIX) :] for text in texts)
+
+    def describe(self) -> dict[str, str]:
+        memory: dict[str, Any] = self._client.info("memory")
+        return {
+            "used memory": str(memory.get("used_memory_human", "?")),
+            "maxmemory": str(memory.get("maxmemory_human", "?")),
+            "maxmemory-policy": str(memory.get("maxmemory_policy", "?")),
+        }
+
+
+def _glob_escape(text: str) -> str:
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)
+
+
+class FsspecBackend:
+    """Any fsspec file system: S3 (s3fs), GCS (gcsfs), a local or shared mount (``file://``)."""
+
+    def __init__(self, url: str, timeout_s: float) -> None:
+        scheme = urlsplit(url).scheme.lower()
+        try:
+            import fsspec
+        except ImportError as err:
+            extra = "remote-s3" if scheme in _S3_SCHEMES else "remote-fsspec"
+            raise _missing(extra, "fsspec", url) from err
+        options: dict[str, Any] = {}
+        if scheme in _S3_SCHEMES:
+            try:
+                import s3fs  # noqa: F401 -- fsspec imports it by name; fail here with the extra
+            except ImportError as err:
+                raise _missing("remote-s3", "s3fs", url) from err
+            options = {
+                "skip_instance_cache": True,
+                "use_listings_cache": False,
+                "config_kwargs": {
+                    "connect_timeout": timeout_s,
+                    "read_timeout": timeout_s,
+                    "retries": {"max_attempts": 1, "mode": "standard"},
+                },
+            }
+        try:
+            self._fs, root = fsspec.core.url_to_fs(url, **options)
+        except ImportError as err:  # fsspec's message names the package (gcsfs, adlfs, ...)
+            raise ImportError(
+                f"the remote compile cache {display_url(url)} needs a package for {scheme}:// "
+                f"({err})"
+            ) from err
+        self.url = display_url(url)
+        self._root = f"{root.rstrip('/')}/{_LAYOUT}"
+        protocols = self._fs.protocol
+        self._local = "file" in (protocols if isinstance(protocols, tuple) else (protocols,))
+
+    def _path(self, name: str) -> str:
+        return f"{self._root}/{name}"
+
+    def get(self, name: str, limit: int) -> bytes | None:
+        try:
+            return bytes(self._fs.cat_file(self._path(name), start=0, end=limit + 1))
+        except FileNotFoundError:
+            return None
+
+    def put(self, name: str, data: bytes, ttl_s: int | None) -> bool:
+        path = self._path(name)
+        if self._fs.exists(path):
+            return False
+        if not self._local:  # an object store replaces an object whole: readers see all or none
+            self._fs.pipe_file(path, data)
+            return True
+        parent = path.rsplit("/", 1)[0]
+        self._fs.makedirs(parent, exist_ok=True)
+        staging = f"{parent}/.tmp-{uuid.uuid4().hex}"
+        try:
+            self._fs.pipe_file(staging, data)
+            self._fs.mv(staging, path)  # a rename: atomic, and equal entries race harmlessly
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                self._fs.rm_file(staging)
+        return True
+
+    def exists(self, name: str) -> bool:
+        return bool(self._fs.exists(self._path(name)))
+
+    def delete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.rm_file(self._path(name))
+
+    def names(self, prefix: str) -> list[str]:
+        base = self._path(prefix).rsplit("/", 1)[0]
+        try:
+            found = self._fs.find(base)
+        except FileNotFoundError:
+            return []
+        root = self._root + "/"  # url_to_fs and find both give paths without the protocol
+        names = [str(p)[len(root) :] for p in found if str(p).startswith(root)]
+        return sorted(n for n in names if n.startswith(prefix) and "/.tmp-" not in n)
+
+    def describe(self) -> dict[str, str]:
+        names = self.names("")
+        size = sum(int(self._fs.size(self._path(n)) or 0) for n in names)
+        return {"objects": str(len(names)), "size": f"{size / (1024 * 1024):.1f} MiB"}

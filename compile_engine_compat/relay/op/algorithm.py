@@ -1,0 +1,61 @@
+"""``relay.op.algorithm``: Relay's sorting ops (``sort``, ``argsort``, ``topk``), as table rows."""
+
+from __future__ import annotations
+
+from . import convert
+from .registry import OpRow, Refusal, builders
+
+ROWS: tuple[OpRow, ...] = (
+    OpRow(
+        "sort",
+        ("data",),
+        (("axis", -1), ("is_ascend", 1)),
+        "relax.sort",
+        convert.direct("relax.sort", axis="axis", descending=lambda a, _: not a.is_ascend),
+        "relay.attrs.ArgsortAttrs",
+    ),
+    OpRow(
+        "argsort",
+        ("data",),
+        (("axis", -1), ("is_ascend", 1), ("dtype", "int32")),
+        "relax.argsort",
+        convert.direct(
+            "relax.argsort",
+            axis="axis",
+            descending=lambda a, _: not a.is_ascend,
+            dtype="dtype",
+        ),
+        "relay.attrs.ArgsortAttrs",
+    ),
+    OpRow(
+        "topk",
+        ("data",),
+        (
+            ("k", 1),
+            ("axis", -1),
+            ("ret_type", "both"),
+            ("is_ascend", False),
+            ("dtype", "int32"),
+        ),
+        "relax.topk",
+        convert.direct(
+            "relax.topk",
+            k="k",
+            axis="axis",
+            ret_type="ret_type",
+            largest=lambda a, _: not a.is_ascend,
+            dtype="dtype",
+        ),
+        "relay.attrs.TopKAttrs",
+        outputs=lambda a: 2 if a.ret_type == "both" else 0,
+        refusals=(Refusal("k", lambda v: isinstance(v, int), "k must be a Python int in Relax"),),
+    ),
+)
+
+
+#: None: every op of this family has a Relax form.
+REFUSED: dict[str, str] = {}
+
+BUILDERS = builders(ROWS, REFUSED)
+globals().update(BUILDERS)
+__all__ = sorted(BUILDERS)

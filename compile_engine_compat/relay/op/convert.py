@@ -1,0 +1,451 @@
+"""How a row of the op table converts to Relax: the emit functions the rows name.
+
+An emit function is ``emit(bb, relax_args, attrs) -> relax.Expr``: it receives the Relax values
+of the call's inputs and the call's (Relay) attributes, and returns the Relax expression, not yet
+bound (the emitter, :mod:`compile_engine_compat.relay.to_relax`, binds it). :func:`direct` makes
+the emit function of a row whose conversion is a renaming of keywords; the others are written
+once here and shared by every row that needs them (Relay's reshape codes, ``exclude``
+reductions, ``bias_add``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import tvm
+from tvm import relax, tirx
+
+from ..expr import Attrs
+from .registry import Emit, UnsupportedRelayError
+
+__all__ = [
+    "UPSAMPLING_METHODS",
+    "arange",
+    "argreduce",
+    "batch_matmul",
+    "bias_add",
+    "clip",
+    "dense",
+    "direct",
+    "einsum",
+    "expand_dims",
+    "full",
+    "gather_nd",
+    "global_pool",
+    "group_norm",
+    "identity",
+    "instance_norm",
+    "layout_transform",
+    "log_base",
+    "matmul",
+    "norm_axes",
+    "normalized_axes",
+    "one_hot",
+    "pad",
+    "reduce",
+    "relax_fn",
+    "reshape",
+    "reshape_like",
+    "reshape_shape",
+    "resize2d",
+    "scalar",
+    "spatial_axes",
+    "split",
+    "split_outputs",
+    "static_shape",
+    "strided_slice",
+    "take",
+    "unset_to_none",
+    "upsampling",
+]
+
+
+def relax_fn(name: str) -> Callable[..., Any]:
+    """The ``relax.op`` function of a Relax op name (``"relax.nn.conv2d"``)."""
+    fn: Any = relax.op
+    for part in name.removeprefix("relax.").split("."):
+        fn = getattr(fn, part)
+    return fn
+
+
+def static_shape(value: Any) -> list[Any]:
+    """The static shape of a Relax value (ints where known)."""
+    ty = value.ty if hasattr(value, "ty") else None
+    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+        raise UnsupportedRelayError(f"the value {value} has no known shape, which Relay required")
+    return [int(d) if isinstance(d, tirx.IntImm) else d for d in ty.shape.values]
+
+
+def normalized_axes(value: Any, axis: Any) -> list[int] | None:
+    """Relay's ``axis`` (an int, a list or None) as non-negative axes of ``value``."""
+    if axis is None:
+        return None
+    ndim = len(static_shape(value))
+    axes = [int(axis)] if isinstance(axis, int | np.integer) else [int(a) for a in axis]
+    return [a + ndim if a < 0 else a for a in axes]
+
+
+def unset_to_none(value: Any) -> Any:
+    """Relay's "unset" spellings ("" and None) as Relax's None."""
+    return None if value in ("", None) else value
+
+
+def scalar(value: Any) -> Any:
+    """A Relay scalar attribute or constant input as a Python number."""
+    if isinstance(value, tvm.ir.expr.Constant):
+        return value.data.numpy().item()
+    return value
+
+
+def direct(relax_op: str, **kwargs: str | Callable[[Attrs, list[Any]], Any]) -> Emit:
+    """Emit ``relax_op(*args, **kw)``; each ``kw`` is a Relay attribute name or a function.
+
+    A function receives ``(attrs, relax_args)``.
+    """
+    fn = relax_fn(relax_op)
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        kw = {k: (attrs[v] if isinstance(v, str) else v(attrs, args)) for k, v in kwargs.items()}
+        return fn(*args, **kw)
+
+    return emit
+
+
+def reduce(relax_op: str) -> Emit:
+    """Reductions: Relay's ``exclude`` picks the complement of ``axis``."""
+    fn = relax_fn(relax_op)
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        axes = normalized_axes(args[0], attrs.axis)
+        if attrs.exclude:
+            ndim = len(static_shape(args[0]))
+            axes = [a for a in range(ndim) if a not in (axes or [])]
+        return fn(args[0], axes, bool(attrs.keepdims))
+
+    return emit
+
+
+def argreduce(relax_op: str) -> Emit:
+    """``argmax``/``argmin``: Relax takes one axis (or none)."""
+    fn = relax_fn(relax_op)
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        axes = normalized_axes(args[0], attrs.axis)
+        if axes is not None and len(axes) != 1:
+            raise UnsupportedRelayError(
+                f"relax.op.{relax_op} takes one axis, got {attrs.axis!r}: reshape first"
+            )
+        return fn(args[0], None if axes is None else axes[0], bool(attrs.keepdims))
+
+    return emit
+
+
+def reshape_shape(in_shape: list[Any], newshape: Sequence[int], allowzero: bool) -> list[Any]:
+    """Resolve Relay's reshape codes (0 copy, -2 copy rest, -3 merge two, -4 split one).
+
+    One -1 is left for Relax to infer.
+    """
+    out: list[Any] = []
+    src = 0
+    codes = [int(c) for c in newshape]
+    i = 0
+    while i < len(codes):
+        code = codes[i]
+        if code > 0 or (code == 0 and allowzero):
+            out.append(code)
+            src += 1
+        elif code == 0:
+            out.append(in_shape[src])
+            src += 1
+        elif code == -1:
+            out.append(-1)
+            src += 1
+        elif code == -2:
+            out.extend(in_shape[src:])
+            src = len(in_shape)
+        elif code == -3:
+            out.append(in_shape[src] * in_shape[src + 1])
+            src += 2
+        elif code == -4:
+            whole, first, second = in_shape[src], codes[i + 1], codes[i + 2]
+            if first == -1:
+                first = whole // second
+            if second == -1:
+                second = whole // first
+            out.extend([first, second])
+            src += 1
+            i += 2
+        else:
+            raise UnsupportedRelayError(f"relay.reshape: unknown shape code {code}")
+        i += 1
+    return out
+
+
+def reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``reshape``, with Relay's shape codes resolved (:func:`reshape_shape`)."""
+    newshape = attrs.newshape
+    codes = [newshape] if isinstance(newshape, int) else list(newshape)
+    return relax.op.reshape(args[0], reshape_shape(static_shape(args[0]), codes, attrs.allowzero))
+
+
+def expand_dims(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``expand_dims(axis, num_newaxis)``: Relax takes the list of new axes."""
+    ndim = len(static_shape(args[0]))
+    axis = int(attrs.axis)
+    axis = axis + ndim + 1 if axis < 0 else axis
+    if attrs.num_newaxis == 0:
+        return args[0]
+    return relax.op.expand_dims(args[0], [axis + k for k in range(int(attrs.num_newaxis))])
+
+
+def take(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``take``; with no axis, Relay flattened the data first."""
+    data, indices = args
+    axis = attrs.axis
+    if axis is None and len(static_shape(data)) != 1:
+        # Relay flattened the data when no axis was given; Relax requires 1-D data then.
+        data = bb.emit(relax.op.reshape(data, [-1]))
+        axis = 0
+    return relax.op.take(data, indices, axis, attrs.mode)
+
+
+def strided_slice(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``strided_slice``, including Relay's ``slice_mode="size"``."""
+    shape = static_shape(args[0])
+    begin = [int(b) for b in attrs.begin]
+    axes = list(range(len(begin))) if attrs.axes is None else [int(a) for a in attrs.axes]
+    end = [int(e) for e in attrs.end]
+    strides = [1] * len(begin) if attrs.strides is None else [int(s) for s in attrs.strides]
+    if len(strides) == 1 and len(begin) > 1:
+        strides = strides * len(begin)
+    if attrs.slice_mode == "size":
+        end = [shape[a] if e < 0 else b + e for a, b, e in zip(axes, begin, end)]
+        strides = [1] * len(begin)
+    return relax.op.strided_slice(args[0], axes, begin, end, strides)
+
+
+def dense(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.dense``: ``matmul`` with the transposed weight."""
+    weight_t = bb.emit(relax.op.permute_dims(args[1]))
+    return relax.op.matmul(args[0], weight_t, unset_to_none(attrs.out_dtype))
+
+
+def matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.matmul`` with Relay's ``transpose_a``/``transpose_b``."""
+    a, b = args
+    if attrs.transpose_a:
+        a = bb.emit(relax.op.permute_dims(a))
+    if attrs.transpose_b:
+        b = bb.emit(relax.op.permute_dims(b))
+    return relax.op.matmul(a, b, unset_to_none(attrs.out_dtype))
+
+
+def batch_matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.batch_matmul`` with Relay's transposes (``transpose_b=True`` by default)."""
+    a, b = args
+    if attrs.transpose_a:
+        a = bb.emit(relax.op.permute_dims(a, [0, 2, 1]))
+    if attrs.transpose_b:
+        b = bb.emit(relax.op.permute_dims(b, [0, 2, 1]))
+    return relax.op.matmul(a, b, unset_to_none(attrs.out_dtype))
+
+
+def bias_add(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.bias_add`` along ``axis``."""
+    data, bias = args
+    ndim = len(static_shape(data))
+    axis = int(attrs.axis) % ndim
+    if axis != ndim - 1:
+        # Relay broadcast the bias along `axis`; Relax broadcasts trailing dimensions only.
+        shape = [1] * ndim
+        shape[axis] = static_shape(bias)[0]
+        bias = bb.emit(relax.op.reshape(bias, shape))
+    return relax.op.add(data, bias)
+
+
+def spatial_axes(layout: str) -> list[int]:
+    """The D/H/W axes of a layout string."""
+    return [i for i, c in enumerate(layout) if c in "DHW"]
+
+
+def global_pool(relax_op: str) -> Emit:
+    """``nn.global_*_pool2d``: a reduction over the spatial axes, keeping them."""
+    fn = relax_fn(relax_op)
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        return fn(args[0], spatial_axes(attrs.layout), True)
+
+    return emit
+
+
+def norm_axes(args: list[Any], channel: int) -> list[int]:
+    """The axes a group or instance norm normalizes: all but batch and channel."""
+    ndim = len(static_shape(args[0]))
+    channel %= ndim
+    return [a for a in range(1, ndim) if a != channel]
+
+
+def group_norm(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.group_norm``."""
+    return relax.op.nn.group_norm(
+        *args,
+        num_groups=int(attrs.num_groups),
+        channel_axis=int(attrs.axis),
+        axes=norm_axes(args, int(attrs.axis)),
+        epsilon=float(attrs.epsilon),
+        center=bool(attrs.center),
+        scale=bool(attrs.scale),
+    )
+
+
+def instance_norm(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.instance_norm``."""
+    return relax.op.nn.instance_norm(
+        *args,
+        channel_axis=int(attrs.axis),
+        axes=norm_axes(args, int(attrs.axis)),
+        epsilon=float(attrs.epsilon),
+        center=bool(attrs.center),
+        scale=bool(attrs.scale),
+    )
+
+
+def pad(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.pad``; the pad value may be a constant input, as in Relay."""
+    flat = [int(v) for pair in attrs.pad_width for v in pair]
+    value = float(scalar(args[1])) if len(args) > 1 else float(attrs.pad_value)
+    return relax.op.nn.pad(args[0], flat, attrs.pad_mode, value)
+
+
+#: Relay's upsampling method names -> Relax resize2d's.
+UPSAMPLING_METHODS = {
+    "nearest_neighbor": "nearest_neighbor",
+    "bilinear": "linear",
+    "bicubic": "cubic",
+}
+
+
+def upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.upsampling``: ``image.resize2d`` to the scaled size."""
+    shape = static_shape(args[0])
+    h, w = attrs.layout.index("H"), attrs.layout.index("W")
+    size = (int(shape[h] * attrs.scale_h), int(shape[w] * attrs.scale_w))
+    mode = "align_corners" if attrs.align_corners else "asymmetric"
+    # Nearest upsampling by an integer factor repeats each pixel: floor, not round.
+    rounding = "floor" if attrs.method == "nearest_neighbor" else "round"
+    return relax.op.image.resize2d(
+        args[0],
+        size,
+        layout=attrs.layout,
+        method=UPSAMPLING_METHODS[attrs.method],
+        coordinate_transformation_mode=mode,
+        rounding_method=rounding,
+    )
+
+
+def resize2d(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``image.resize2d``."""
+    size = attrs.size
+    return relax.op.image.resize2d(
+        args[0],
+        tuple(int(s) for s in size),
+        roi=None if attrs.roi is None else tuple(float(r) for r in attrs.roi),
+        layout=attrs.layout,
+        method=attrs.method,
+        coordinate_transformation_mode=attrs.coordinate_transformation_mode,
+        rounding_method=attrs.rounding_method or "round",
+        cubic_alpha=float(attrs.cubic_alpha),
+        cubic_exclude=int(attrs.cubic_exclude),
+        extrapolation_value=float(attrs.extrapolation_value),
+        out_dtype=unset_to_none(attrs.out_dtype),
+    )
+
+
+def identity(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """The input itself (``nn.dropout`` at inference, ``copy``)."""
+    return args[0]
+
+
+def full(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``full``; with no dtype, the fill value's."""
+    shape = [int(d) for d in attrs.shape]
+    return relax.op.full(shape, args[0], unset_to_none(attrs.dtype) or args[0].ty.dtype)
+
+
+def clip(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``clip``, its bounds in the input's dtype."""
+    dtype = args[0].ty.dtype
+    low = relax.prim_value(tirx.const(attrs.a_min, dtype))
+    high = relax.prim_value(tirx.const(attrs.a_max, dtype))
+    return relax.op.clip(args[0], low, high)
+
+
+def split_outputs(attrs: Attrs) -> int:
+    """The number of outputs of ``split`` (sections, or indices plus one)."""
+    ios = attrs.indices_or_sections
+    return int(ios) if isinstance(ios, int | np.integer) else len(ios) + 1
+
+
+def split(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``split``."""
+    ios = attrs.indices_or_sections
+    ios = int(ios) if isinstance(ios, int | np.integer) else [int(i) for i in ios]
+    return relax.op.split(args[0], ios, int(attrs.axis))
+
+
+def log_base(base: float) -> Emit:
+    """Relax has no log2/log10: log(x) / log(base), in the input's dtype."""
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        dtype = args[0].ty.dtype
+        lv = bb.emit(relax.op.log(args[0]))
+        return relax.op.divide(lv, relax.const(np.log(base), dtype))
+
+    return emit
+
+
+def one_hot(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``one_hot``, its on/off values in ``dtype``."""
+    dtype = attrs.dtype
+    on = relax.prim_value(tirx.const(attrs.on_value, dtype))
+    off = relax.prim_value(tirx.const(attrs.off_value, dtype))
+    return relax.op.one_hot(args[0], on, off, int(attrs.depth), int(attrs.axis))
+
+
+def arange(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``arange(start, stop=None, step=None)``: with no stop, ``start`` is the stop."""
+    start, stop, step = attrs.start, attrs.stop, attrs.step
+    if stop is None:
+        start, stop = 0, start
+    return relax.op.arange(start, stop, 1 if step is None else step, attrs.dtype)
+
+
+def gather_nd(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``gather_nd``: Relay puts the index tuple first, Relax last."""
+    data, indices = args
+    # Relay indexes with indices[:, y...] (the index tuple first); Relax, like ONNX, with
+    # indices[y..., :] (the index tuple last).
+    rank = len(static_shape(indices))
+    if rank > 1:
+        indices = bb.emit(relax.op.permute_dims(indices, [*range(1, rank), 0]))
+    if indices.ty.dtype != "int64":  # Relax's gather_nd takes int64 indices only
+        indices = bb.emit(relax.op.astype(indices, "int64"))
+    return relax.op.gather_nd(data, indices, int(attrs.batch_dims))
+
+
+def reshape_like(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``reshape_like`` (whole shapes only): ``reshape`` to the other's shape."""
+    return relax.op.reshape(args[0], static_shape(args[1]))
+
+
+def layout_transform(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``layout_transform`` between plain layouts: a permutation."""
+    src, dst = attrs.src_layout, attrs.dst_layout
+    return relax.op.permute_dims(args[0], [src.index(c) for c in dst])
+
+
+def einsum(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``einsum`` of a tuple of tensors."""
+    return relax.op.einsum(args[0], attrs.equation)

@@ -1,0 +1,306 @@
+"""How a row of the op table becomes a Relay op and its builder function.
+
+Each :class:`OpRow` says, for one Relay op: its Relay inputs and attributes (names and defaults
+as in TVM 0.7-0.19, which are also the names ``call.attrs`` answers to), the Relax op it becomes,
+and how the attributes convert. The rows are data, kept by op family (:mod:`.tensor`,
+:mod:`.nn`, ...); this module turns each into the op object (``relay.op.get(name)``,
+:class:`RelayOp`) and the builder (``relay.nn.conv2d(...)``, :func:`builders`). Nothing else is
+written per op: the conversions a row names live in :mod:`.convert`, Relay's attribute rules in
+:mod:`.normalize` and its type relations in :mod:`.type_relations`.
+
+An attribute value with no Relax equivalent is refused when the builder is called
+(:class:`UnsupportedRelayError`, naming the op, the attribute and what to write instead), and so
+is every op a family lists as refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tvm import relax
+
+from ..expr import Attrs, BaseOp, Call, Expr, Tuple, TupleWrapper, as_expr
+from .op_strategy import strategy_function
+
+__all__ = [
+    "REQUIRED",
+    "Emit",
+    "OpRow",
+    "Refusal",
+    "RelayOp",
+    "UnsupportedRelayError",
+    "builders",
+    "refused_message",
+    "relay_op",
+]
+
+
+class UnsupportedRelayError(NotImplementedError):
+    """A Relay op or attribute value with no Relax equivalent; the message names the way out."""
+
+
+#: The default of a required attribute.
+REQUIRED = inspect.Parameter.empty
+
+#: ``emit(bb, args, attrs) -> relax.Expr`` (not yet bound): args are the Relax values of the inputs.
+Emit = Callable[[relax.BlockBuilder, list[Any], Attrs], Any]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An attribute whose value must satisfy ``allowed``; otherwise ``replacement`` says why."""
+
+    attr: str
+    allowed: Callable[[Any], bool]
+    replacement: str
+
+
+@dataclass(frozen=True)
+class OpRow:
+    """One Relay op and its Relax form.
+
+    Attributes
+    ----------
+    name : str
+        The Relay op name (``"nn.conv2d"``), which is also the builder's path under ``relay``.
+    inputs : tuple of str
+        Relay's tensor arguments, in order.
+    attrs : tuple of (str, default)
+        Relay's attributes and their defaults (:data:`REQUIRED`: required).
+    relax_op : str
+        The Relax op it becomes (``"relax.nn.conv2d"``), for docs and strategies.
+    emit : callable
+        ``emit(bb, relax_args, attrs) -> relax.Expr``.
+    attrs_type : str
+        Relay's attribute type name, shown by ``repr(call.attrs)``.
+    normalize : mapping
+        Attribute name -> function applied to the value at the builder call (Relay's own
+        normalization: an int stride becomes a tuple).
+    refusals : tuple of Refusal
+        Attribute values with no Relax equivalent.
+    outputs : callable, optional
+        ``outputs(attrs) -> int``: the call returns a tuple of that many tensors (a
+        ``TupleWrapper``), as Relay's did.
+    tuple_input : bool
+        The first input is a list of tensors (``concatenate``, ``stack``).
+    order : tuple of str
+        Relay's parameter order, where an attribute comes before an input
+        (``gather(data, axis, indices)``); empty: inputs, then attributes.
+    infer_inputs : callable, optional
+        ``infer_inputs(input_types, attrs) -> input_types``: the types of untyped inputs
+        (weights, biases) from the data's type and the attributes, as Relay's type relation
+        inferred ``relay.var("w")`` from ``channels``/``kernel_size``.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    attrs: tuple[tuple[str, Any], ...]
+    relax_op: str
+    emit: Emit
+    attrs_type: str = "relay.attrs.Attrs"
+    normalize: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    refusals: tuple[Refusal, ...] = ()
+    outputs: Callable[[Attrs], int] | None = None
+    tuple_input: bool = False
+    infer_inputs: Callable[[list[Any], Attrs], list[Any]] | None = None
+    order: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        """Relay's signature of the builder (inputs first, unless ``order`` says otherwise)."""
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        defaults = dict(self.attrs)
+        names = self.order or (*self.inputs, *defaults)
+        return inspect.Signature(
+            [
+                inspect.Parameter(n, kind, default=defaults.get(n, inspect.Parameter.empty))
+                for n in names
+            ]
+        )
+
+    def default_attrs(self) -> Attrs:
+        """The attributes of a call that gave none (``relay.Call(op, args)``)."""
+        missing = [n for n, d in self.attrs if d is REQUIRED]
+        if missing:
+            raise TypeError(
+                f"relay op {self.name!r} needs attributes {missing}: use relay.{self.name}"
+            )
+        return Attrs(self.attrs_type, dict(self.attrs))
+
+    def make_attrs(self, values: Mapping[str, Any]) -> Attrs:
+        """Normalize and check attribute values, refusing those Relax cannot express."""
+        fields = {}
+        for name, _ in self.attrs:
+            value = values[name]
+            if name in self.normalize:
+                value = self.normalize[name](value)
+            fields[name] = value
+        for refusal in self.refusals:
+            if not refusal.allowed(fields[refusal.attr]):
+                raise UnsupportedRelayError(
+                    f"relay.{self.name}({refusal.attr}={fields[refusal.attr]!r}) has no Relax "
+                    f"equivalent: {refusal.replacement}"
+                )
+        return Attrs(self.attrs_type, fields)
+
+
+#: Op attributes that only described Relay's own passes; setting them changes nothing here.
+_INERT_ATTRS = frozenset({"TOpPattern", "TOpIsStateful", "TNonComputational", "TOpPatternGroup"})
+
+
+class RelayOp(BaseOp):
+    """``relay.op.get(name)``: ``.name`` is the Relay name, ``.relax_op`` the Relax op."""
+
+    def __init__(self, row: OpRow) -> None:
+        self.row = row
+        self.name = row.name
+        self._attrs: dict[str, Any] = {}
+
+    @property
+    def relax_op_name(self) -> str:
+        """The Relax op this Relay op becomes (the engine's strategies are keyed by it)."""
+        return self.row.relax_op
+
+    def default_attrs(self) -> Attrs:
+        """The attributes of a call that gave none (``relay.Call(op, args)``)."""
+        return self.row.default_attrs()
+
+    def get_attr(self, attr_name: str) -> Any:
+        """An attribute set with ``TempOpAttr``/``set_attr`` (None when unset)."""
+        return self._attrs.get(attr_name)
+
+    def set_attr(self, attr_name: str, value: Any, plevel: int = 10) -> None:
+        """Set an op attribute; ``FTVMStrategy`` becomes the Relax op's strategy in the engine.
+
+        Several Relay ops can become one Relax op (``nn.dense`` and ``nn.matmul`` are both
+        ``relax.matmul``): a strategy applies to every call of that Relax op.
+        """
+        if attr_name == "FTVMStrategy":
+            from compile_engine_compat.pipeline import strategy as _strategy
+
+            if self.row.relax_op != f"relax.{self.name}":
+                # The Relax form is another op, or more than one (nn.dense is relax.matmul of
+                # a transposed weight): a Relay compute would see other inputs. Refuse, rather
+                # than compute something else.
+                raise UnsupportedRelayError(
+                    f"an FTVMStrategy for relay op {self.name!r} cannot apply: it becomes "
+                    f"{self.row.relax_op}, whose calls have other inputs or attributes. Register "
+                    f"an implementation of {self.row.relax_op} with "
+                    "compile_engine_compat.register_implementation (or temp_strategy)"
+                )
+            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value, self.row))
+        elif attr_name not in _INERT_ATTRS:
+            raise UnsupportedRelayError(
+                f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
+                "TVM, and ignoring it would change results silently: give the Relax op "
+                f"{self.row.relax_op} a legalization (tvm.ir.register_op_attr(name, "
+                "'FLegalize', fn)) or an implementation (compile_engine_compat."
+                "register_implementation)"
+            )
+        self._attrs[attr_name] = value
+
+    def reset_attr(self, attr_name: str) -> None:
+        """Remove an op attribute (and the engine strategy it set)."""
+        if self._attrs.pop(attr_name, None) is not None and attr_name == "FTVMStrategy":
+            from compile_engine_compat.pipeline import strategy as _strategy
+
+            _strategy.set_strategy_function(self.row.relax_op, None)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+#: Relay op name -> its one op object (``relay.op.get(name) is call.op``).
+_ops: dict[str, RelayOp] = {}
+
+
+def relay_op(row: OpRow) -> RelayOp:
+    """The op object of ``row`` (one per op name: attributes set on it are seen by every call)."""
+    op = _ops.get(row.name)
+    if op is None:
+        op = _ops.setdefault(row.name, RelayOp(row))
+    return op
+
+
+def refused_message(op_name: str, replacement: str) -> str:
+    """The error of a Relay op with no Relax equivalent, naming ``replacement``."""
+    return f"Relay op {op_name!r} has no Relax equivalent: {replacement}"
+
+
+def _builder(row: OpRow) -> Callable[..., Any]:
+    """The Relay builder function of ``row`` (``relay.nn.conv2d``), with Relay's signature."""
+    op = relay_op(row)
+    sig = row.signature
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as err:
+            raise TypeError(f"relay.{row.name}{sig}: {err}") from None
+        bound.apply_defaults()
+        values = bound.arguments
+        inputs: list[Expr] = []
+        for name in row.inputs:
+            value = values[name]
+            if row.tuple_input and isinstance(value, list | tuple):
+                inputs.append(Tuple(list(value)))
+            else:
+                inputs.append(as_expr(value))
+        attrs = row.make_attrs(values)
+        call = Call(op, inputs, attrs)
+        if row.outputs is not None:
+            size = row.outputs(attrs)
+            if size:
+                return TupleWrapper(call, size)
+        return call
+
+    build.__name__ = row.name.rsplit(".", 1)[-1]
+    build.__qualname__ = build.__name__
+    build.__signature__ = sig  # type: ignore[attr-defined]
+    build.__doc__ = (
+        f"Relay's ``{row.name}``, built as ``{row.relax_op}``.\n\n"
+        f"Signature as in TVM 0.7-0.19: ``{row.name}{sig}``."
+    )
+    return build
+
+
+def _refused_builder(op_name: str, replacement: str) -> Callable[..., Any]:
+    """A builder that refuses at the call, naming ``replacement``."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedRelayError(refused_message(op_name, replacement))
+
+    refused.__name__ = op_name.rsplit(".", 1)[-1]
+    refused.__qualname__ = refused.__name__
+    refused.__doc__ = f"Relay's ``{op_name}``: refused (no Relax equivalent). {replacement}."
+    return refused
+
+
+def builders(
+    rows: tuple[OpRow, ...], refused: Mapping[str, str] | None = None
+) -> dict[str, Callable[..., Any]]:
+    """The builders of a family's rows and refused ops, by short name (``"conv2d"``).
+
+    Parameters
+    ----------
+    rows : tuple of OpRow
+        The family's ops.
+    refused : mapping, optional
+        The family's ops with no Relax equivalent -> what to write instead.
+
+    Returns
+    -------
+    dict of str to callable
+        Short name -> builder (a refused op's builder raises :class:`UnsupportedRelayError`).
+    """
+    out = {row.name.rsplit(".", 1)[-1]: _builder(row) for row in rows}
+    for name, replacement in (refused or {}).items():
+        out[name.rsplit(".", 1)[-1]] = _refused_builder(name, replacement)
+    return out

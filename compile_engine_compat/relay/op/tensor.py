@@ -1,0 +1,88 @@
+"""``relay.op.tensor``: Relay's element-wise ops and tensor creation, as rows of the op table.
+
+The rows are data (:class:`.registry.OpRow`); the builders (``relay.add``, ``relay.op.tensor.add``)
+are made from them.
+"""
+
+from __future__ import annotations
+
+from . import convert, normalize
+from .registry import REQUIRED, OpRow, builders
+
+#: Relay's binary element-wise ops, each the Relax op of the same name.
+BINARY = (
+    "add subtract multiply divide floor_divide power maximum minimum mod floor_mod equal "
+    "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor "
+    "bitwise_and bitwise_or bitwise_xor left_shift right_shift"
+).split()
+#: Relay's unary element-wise ops, each the Relax op of the same name.
+UNARY = (
+    "exp log sqrt rsqrt sigmoid tanh sin cos tan asin acos atan sinh cosh asinh acosh atanh abs "
+    "negative sign floor ceil round trunc erf isnan isinf isfinite logical_not bitwise_not"
+).split()
+#: Relay's ``*_like`` creation ops, each the Relax op of the same name.
+LIKE = ("zeros_like", "ones_like")
+#: Relay's approximations -> the exact Relax op.
+FAST = {"fast_exp": "exp", "fast_tanh": "tanh", "fast_erf": "erf"}
+
+ROWS: tuple[OpRow, ...] = (
+    *(
+        OpRow(
+            n, ("lhs", "rhs"), (), f"relax.{n}", convert.direct(f"relax.{n}"), "relay.attrs.Attrs"
+        )
+        for n in BINARY
+    ),
+    *(OpRow(n, ("data",), (), f"relax.{n}", convert.direct(f"relax.{n}")) for n in UNARY),
+    *(OpRow(n, ("data",), (), f"relax.{r}", convert.direct(f"relax.{r}")) for n, r in FAST.items()),
+    OpRow("log2", ("data",), (), "relax.log", convert.log_base(2.0)),
+    OpRow("log10", ("data",), (), "relax.log", convert.log_base(10.0)),
+    OpRow(
+        "clip",
+        ("a",),
+        (("a_min", REQUIRED), ("a_max", REQUIRED)),
+        "relax.clip",
+        convert.clip,
+        "relay.attrs.ClipAttrs",
+        normalize={"a_min": float, "a_max": float},
+    ),
+    *(
+        OpRow(
+            name,
+            (),
+            (("shape", REQUIRED), ("dtype", REQUIRED)),
+            f"relax.{name}",
+            convert.direct(f"relax.{name}", shape="shape", dtype="dtype"),
+            "relay.attrs.InitOpAttrs",
+            normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
+        )
+        for name in ("zeros", "ones")
+    ),
+    *(OpRow(n, ("data",), (), f"relax.{n}", convert.direct(f"relax.{n}")) for n in LIKE),
+    OpRow(
+        "concatenate",
+        ("data",),
+        (("axis", REQUIRED),),
+        "relax.concat",
+        convert.direct("relax.concat", axis="axis"),
+        "relay.attrs.ConcatenateAttrs",
+        tuple_input=True,
+    ),
+    OpRow("copy", ("data",), (), "(none: Relax values are immutable)", convert.identity),
+    OpRow(
+        "einsum",
+        ("data",),
+        (("equation", REQUIRED),),
+        "relax.einsum",
+        convert.einsum,
+        "relay.attrs.EinsumAttrs",
+        tuple_input=True,
+    ),
+)
+
+
+#: None: every op of this family has a Relax form.
+REFUSED: dict[str, str] = {}
+
+BUILDERS = builders(ROWS, REFUSED)
+globals().update(BUILDERS)
+__all__ = sorted(BUILDERS)

@@ -1,0 +1,277 @@
+"""``relay.op.transform``: Relay's shape and data movement ops, as rows of the op table.
+
+Reshapes, slices, gathers and scatters, casts and fills (``relay.reshape``,
+``relay.op.transform.reshape``). Not to be confused with ``relay.transform``, the passes.
+"""
+
+from __future__ import annotations
+
+from . import convert, normalize
+from .registry import REQUIRED, OpRow, Refusal, builders
+
+_PLAIN_LAYOUTS_ONLY = (
+    "only permutations of plain layouts (NCHW <-> NHWC) map to relax.op.permute_dims; use "
+    "relax.op.layout_transform with an index map"
+)
+
+ROWS: tuple[OpRow, ...] = (
+    OpRow(
+        "reshape",
+        ("data",),
+        (("newshape", REQUIRED), ("allowzero", False)),
+        "relax.reshape",
+        convert.reshape,
+        "relay.attrs.ReshapeAttrs",
+    ),
+    OpRow(
+        "transpose",
+        ("data",),
+        (("axes", None),),
+        "relax.permute_dims",
+        convert.direct("relax.permute_dims", axes="axes"),
+        "relay.attrs.TransposeAttrs",
+        normalize={"axes": normalize.int_list},
+    ),
+    OpRow(
+        "squeeze",
+        ("data",),
+        (("axis", None),),
+        "relax.squeeze",
+        convert.direct("relax.squeeze", axis="axis"),
+        "relay.attrs.SqueezeAttrs",
+        normalize={"axis": lambda v: [v] if isinstance(v, int) else normalize.int_list(v)},
+    ),
+    OpRow(
+        "expand_dims",
+        ("data",),
+        (("axis", REQUIRED), ("num_newaxis", 1)),
+        "relax.expand_dims",
+        convert.expand_dims,
+        "relay.attrs.ExpandDimsAttrs",
+    ),
+    OpRow(
+        "stack",
+        ("data",),
+        (("axis", REQUIRED),),
+        "relax.stack",
+        convert.direct("relax.stack", axis="axis"),
+        "relay.attrs.StackAttrs",
+        tuple_input=True,
+    ),
+    OpRow(
+        "split",
+        ("data",),
+        (("indices_or_sections", REQUIRED), ("axis", 0)),
+        "relax.split",
+        convert.split,
+        "relay.attrs.SplitAttrs",
+        outputs=convert.split_outputs,
+    ),
+    OpRow(
+        "take",
+        ("data", "indices"),
+        (("axis", None), ("batch_dims", 0), ("mode", "clip")),
+        "relax.take",
+        convert.take,
+        "relay.attrs.TakeAttrs",
+        refusals=(
+            Refusal("batch_dims", lambda v: v == 0, "use relax.op.gather_nd with batch_dims"),
+            Refusal("mode", lambda v: v in ("clip", "wrap", "fast"), "use clip or wrap"),
+        ),
+    ),
+    OpRow(
+        "strided_slice",
+        ("data",),
+        (
+            ("begin", REQUIRED),
+            ("end", REQUIRED),
+            ("strides", None),
+            ("axes", None),
+            ("slice_mode", "end"),
+        ),
+        "relax.strided_slice",
+        convert.strided_slice,
+        "relay.attrs.StridedSliceAttrs",
+        normalize={
+            "begin": normalize.static_ints("begin"),
+            "end": normalize.static_ints("end"),
+            "strides": normalize.static_ints("strides"),
+            "axes": normalize.int_list,
+        },
+    ),
+    OpRow("where", ("condition", "x", "y"), (), "relax.where", convert.direct("relax.where")),
+    OpRow(
+        "cast",
+        ("data",),
+        (("dtype", REQUIRED),),
+        "relax.astype",
+        convert.direct("relax.astype", dtype="dtype"),
+        "relay.attrs.CastAttrs",
+        normalize={"dtype": normalize.dtype},
+    ),
+    OpRow(
+        "full",
+        ("fill_value",),
+        (("shape", ()), ("dtype", "")),
+        "relax.full",
+        convert.full,
+        "relay.attrs.InitOpAttrs",
+        normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
+    ),
+    OpRow(
+        "full_like",
+        ("data", "fill_value"),
+        (),
+        "relax.full_like",
+        convert.direct("relax.full_like"),
+    ),
+    OpRow(
+        "broadcast_to",
+        ("data",),
+        (("shape", REQUIRED),),
+        "relax.broadcast_to",
+        convert.direct("relax.broadcast_to", shape="shape"),
+        "relay.attrs.InitOpAttrs",
+        normalize={"shape": normalize.static_ints("shape")},
+    ),
+    OpRow(
+        "tile",
+        ("data",),
+        (("reps", REQUIRED),),
+        "relax.tile",
+        convert.direct("relax.tile", repeats="reps"),
+        "relay.attrs.TileAttrs",
+        normalize={"reps": normalize.static_ints("reps")},
+    ),
+    OpRow(
+        "repeat",
+        ("data",),
+        (("repeats", REQUIRED), ("axis", REQUIRED)),
+        "relax.repeat",
+        convert.direct("relax.repeat", repeats="repeats", axis="axis"),
+        "relay.attrs.RepeatAttrs",
+    ),
+    OpRow(
+        "reverse",
+        ("data",),
+        (("axis", REQUIRED),),
+        "relax.flip",
+        convert.direct("relax.flip", axis="axis"),
+        "relay.attrs.ReverseAttrs",
+    ),
+    *(
+        OpRow(
+            n,
+            ("data",),
+            (("axis", None), ("dtype", None), ("exclusive", None)),
+            f"relax.{n}",
+            convert.direct(
+                f"relax.{n}",
+                axis="axis",
+                dtype=lambda a, _: convert.unset_to_none(a.dtype),
+                exclusive=lambda a, _: bool(a.exclusive),
+            ),
+            "relay.attrs.ScanopAttrs",
+        )
+        for n in ("cumsum", "cumprod")
+    ),
+    OpRow(
+        "gather",
+        ("data", "indices"),
+        (("axis", REQUIRED),),
+        "relax.gather_elements",
+        convert.direct("relax.gather_elements", axis="axis"),
+        "relay.attrs.GatherAttrs",
+        order=("data", "axis", "indices"),
+    ),
+    OpRow(
+        "gather_nd",
+        ("data", "indices"),
+        (("batch_dims", 0), ("index_rank", None)),
+        "relax.gather_nd",
+        convert.gather_nd,
+        "relay.attrs.GatherNDAttrs",
+    ),
+    OpRow(
+        "scatter_elements",
+        ("data", "indices", "updates"),
+        (("axis", 0), ("reduction", "update")),
+        "relax.scatter_elements",
+        convert.direct("relax.scatter_elements", axis="axis", reduction="reduction"),
+        "relay.attrs.ScatterElementsAttrs",
+    ),
+    OpRow(
+        "one_hot",
+        ("indices",),
+        (
+            ("on_value", REQUIRED),
+            ("off_value", REQUIRED),
+            ("depth", REQUIRED),
+            ("axis", REQUIRED),
+            ("dtype", REQUIRED),
+        ),
+        "relax.one_hot",
+        convert.one_hot,
+        "relay.attrs.OneHotAttrs",
+        normalize={
+            "on_value": normalize.scalar_value,
+            "off_value": normalize.scalar_value,
+            "dtype": normalize.dtype,
+        },
+    ),
+    OpRow(
+        "arange",
+        (),
+        (("start", REQUIRED), ("stop", None), ("step", None), ("dtype", "float32")),
+        "relax.arange",
+        convert.arange,
+        "relay.attrs.ArangeAttrs",
+        normalize={
+            "start": normalize.scalar_value,
+            "stop": normalize.scalar_value,
+            "step": normalize.scalar_value,
+        },
+    ),
+    OpRow(
+        "reshape_like",
+        ("data", "shape_like"),
+        (
+            ("lhs_begin", 0),
+            ("lhs_end", None),
+            ("rhs_begin", 0),
+            ("rhs_end", None),
+        ),
+        "relax.reshape",
+        convert.reshape_like,
+        "relay.attrs.ReshapeLikeAttrs",
+        refusals=tuple(
+            Refusal(name, normalize.equals(default), "reshape to a static shape with relay.reshape")
+            for name, default in (
+                ("lhs_begin", 0),
+                ("lhs_end", None),
+                ("rhs_begin", 0),
+                ("rhs_end", None),
+            )
+        ),
+    ),
+    OpRow(
+        "layout_transform",
+        ("data",),
+        (("src_layout", REQUIRED), ("dst_layout", REQUIRED)),
+        "relax.permute_dims",
+        convert.layout_transform,
+        "relay.attrs.LayoutTransformAttrs",
+        refusals=(
+            Refusal("dst_layout", normalize.plain_layout, _PLAIN_LAYOUTS_ONLY),
+            Refusal("src_layout", normalize.plain_layout, _PLAIN_LAYOUTS_ONLY),
+        ),
+    ),
+)
+
+
+#: None: every op of this family has a Relax form.
+REFUSED: dict[str, str] = {}
+
+BUILDERS = builders(ROWS, REFUSED)
+globals().update(BUILDERS)
+__all__ = sorted(BUILDERS)

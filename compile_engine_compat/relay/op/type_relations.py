@@ -1,0 +1,55 @@
+"""The input types Relay's type relations inferred for untyped weights.
+
+``relay.nn.conv2d(x, relay.var("w"), channels=8, kernel_size=3)`` gave ``w`` the shape the op
+needs; so did ``dense`` (``units``), ``bias_add`` and the norms (one value per channel). A row
+names one of these as its ``infer_inputs``; the emitter
+(:mod:`compile_engine_compat.relay.to_relax`) calls it for a call with untyped inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..expr import Attrs
+from ..ty import TensorType
+
+__all__ = ["conv_weight", "dense_weight", "per_channel"]
+
+
+def _need(attrs: Attrs, *names: str) -> list[Any]:
+    values = [attrs[n] for n in names]
+    if any(v is None for v in values):
+        raise TypeError(f"an untyped weight needs {' and '.join(names)} to infer its shape")
+    return values
+
+
+def conv_weight(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
+    """A convolution's weight, from ``channels``, ``kernel_size``, ``groups`` and the layouts."""
+
+    def infer(types: list[Any], attrs: Attrs) -> list[Any]:
+        data = types[0]
+        channels, kernel = _need(attrs, "channels", "kernel_size")
+        in_channels = int(data.shape[attrs.data_layout.index("C")])
+        groups = int(attrs.groups)
+        sizes = {"O": int(channels) // groups if transpose else int(channels)}
+        sizes["I"] = in_channels if transpose else in_channels // groups
+        spatial = iter(int(k) for k in kernel)
+        shape = [sizes[c] if c in sizes else next(spatial) for c in attrs.kernel_layout]
+        return [data, TensorType(shape, data.dtype)]
+
+    return infer
+
+
+def dense_weight(types: list[Any], attrs: Attrs) -> list[Any]:
+    """``nn.dense``'s weight, ``(units, in_features)``."""
+    (units,) = _need(attrs, "units")
+    data = types[0]
+    return [data, TensorType((int(units), data.shape[-1]), data.dtype)]
+
+
+def per_channel(types: list[Any], attrs: Attrs) -> list[Any]:
+    """Every input after the data is one value per channel (``attrs.axis``)."""
+    data = types[0]
+    channel = data.shape[int(attrs.axis)]
+    return [data] + [TensorType((channel,), data.dtype) for _ in types[1:]]

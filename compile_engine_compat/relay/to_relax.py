@@ -1,0 +1,341 @@
+"""Relay graph -> one Relax function, and Relay's type inference read back from it.
+
+The emitter of the Relay wing: every way a Relay graph reaches TVM (``relay.build``, the engine,
+``tvm.IRModule.from_expr``, ``astext``) and every ``checked_type`` goes through :func:`to_relax`.
+
+The function is built with ``relax.BlockBuilder`` in one dataflow block, one binding per op call
+in topological order, the last call bound by ``emit_output``: exactly the function a person
+writes by hand with BlockBuilder for the same graph, so the two are structurally equal and share
+one engine cache entry. Tuples and constants stay inline, as hand-written code leaves them.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from compile_engine_compat.pipeline.trace import TRACE_LOCK
+
+from .analysis import free_vars
+from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, Var
+from .function import Function
+from .op.registry import RelayOp, UnsupportedRelayError
+from .ty import FuncType, RelayTypeError, TensorType, TupleType, Type, from_struct_info
+
+__all__ = ["function_to_relax", "infer", "to_relax"]
+
+
+def _children(node: Expr) -> list[Expr]:
+    """The sub-expressions :meth:`_Emitter.prewarm` may visit first (not Let/Function scopes)."""
+    if isinstance(node, Call) and isinstance(node.op, RelayOp):
+        return list(node.args)
+    if isinstance(node, Tuple):
+        return list(node.fields)
+    if isinstance(node, TupleGetItem):
+        return [node.tuple_value]
+    return []
+
+
+def _param(v: Var) -> relax.Var:
+    ty = v.type_annotation or v._checked_type
+    if ty is None:
+        raise TypeError(
+            f"parameter {v.name_hint!r} has no type, and no use infers it: Relax needs every "
+            "parameter's shape and dtype (relay.var(name, shape=..., dtype=...))"
+        )
+    return relax.Var(v.name_hint, ty.struct_info())  # type: ignore[attr-defined]
+
+
+_inferring = threading.local()
+
+
+def _calls(root: Expr) -> list[Call]:
+    """Every op call reachable from ``root`` (iteratively; Let and inlined bodies included)."""
+    out: list[Call] = []
+    seen: set[int] = set()
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Call):
+            if isinstance(node.op, RelayOp):
+                out.append(node)
+            else:
+                stack.append(node.op.body)
+            stack.extend(node.args)
+        elif isinstance(node, Tuple):
+            stack.extend(node.fields)
+        elif isinstance(node, TupleGetItem):
+            stack.append(node.tuple_value)
+        elif isinstance(node, Let):
+            stack.extend([node.value, node.body])
+    return out
+
+
+def _known_type(node: Expr) -> Type | None:
+    if isinstance(node, Var):
+        return node.type_annotation or node._checked_type
+    if node._checked_type is None:
+        infer(node)
+    return node._checked_type
+
+
+def _infer_untyped(params: list[Var], body: Expr) -> None:
+    """Type untyped parameters from their uses, as Relay's type relations did.
+
+    ``relay.nn.conv2d(x, relay.var("w"), channels=8, kernel_size=3)`` gives ``w`` the shape the
+    op needs; so do ``dense`` (``units``), ``bias_add`` and the norms (one value per channel).
+    """
+    missing = {id(p): p for p in params if p.type_annotation is None and p._checked_type is None}
+    if not missing:
+        return
+    active: set[int] = getattr(_inferring, "active", set())
+    _inferring.active = active
+    for call in _calls(body):
+        assert isinstance(call.op, RelayOp)  # _calls returns op calls only
+        row = call.op.row
+        slots = [i for i, a in enumerate(call.args) if id(a) in missing]
+        if not slots or row.infer_inputs is None or slots[0] == 0:
+            continue
+        if id(call) in active:
+            continue  # the data depends on this very weight: another use must type it
+        active.add(id(call))
+        try:
+            data = _known_type(call.args[0])
+        finally:
+            active.discard(id(call))
+        if data is None:
+            continue
+        types = [data] + [None] * (len(call.args) - 1)
+        attrs = call.attrs if call.attrs is not None else row.default_attrs()
+        for i, ty in enumerate(row.infer_inputs(types, attrs)):
+            if id(call.args[i]) in missing and ty is not None:
+                missing.pop(id(call.args[i]))._checked_type = ty
+
+
+class _Emitter:
+    def __init__(self, bb: relax.BlockBuilder, params: list[Var], body: Expr) -> None:
+        self.bb = bb
+        self.body = body
+        self.memo: dict[int, Any] = {}
+        # Parameters become Relax vars when first reached: an untyped one (relay.var("w")) is
+        # typed by its first use first (see _type_untyped_args), in the same single pass.
+        self.params = {id(p): p for p in params}
+        # Not in the memo, which an inlined function call swaps out and back.
+        self.param_vars: dict[int, Any] = {}
+        # Keep the Relay nodes alive: the memo is keyed by id().
+        self.keep: list[Any] = []
+
+    def param(self, v: Var) -> Any:
+        """The Relax var of parameter ``v`` (made on first use)."""
+        if id(v) not in self.param_vars:
+            if v.type_annotation is None and v._checked_type is None:
+                # Its first use cannot type it: look for one that can (slower, rare).
+                _infer_untyped([v], self.body)
+            rv = _param(v)
+            v._checked_type = from_struct_info(rv.ty)
+            self.param_vars[id(v)] = rv
+        return self.param_vars[id(v)]
+
+    def relax_params(self, params: list[Var]) -> list[Any]:
+        """The Relax vars of all parameters, in order (unused ones made now)."""
+        return [self.param(p) for p in params]
+
+    def _type_untyped_args(self, node: Call) -> None:
+        row = node.op.row
+        untyped = [
+            a
+            for a in node.args[1:]
+            if isinstance(a, Var)
+            and id(a) in self.params
+            and id(a) not in self.param_vars
+            and a.type_annotation is None
+            and a._checked_type is None
+        ]
+        if not untyped or row.infer_inputs is None:
+            return
+        data = self.visit(node.args[0])
+        types = [from_struct_info(data.ty)] + [None] * (len(node.args) - 1)
+        attrs = node.attrs if node.attrs is not None else row.default_attrs()
+        for arg, ty in zip(node.args, row.infer_inputs(types, attrs)):
+            if any(arg is u for u in untyped) and ty is not None:
+                arg._checked_type = ty
+
+    def _set_type(self, node: Expr, value: Any) -> None:
+        ty = value.ty if hasattr(value, "ty") else None
+        if ty is not None:
+            node._checked_type = from_struct_info(ty)
+
+    def lower_call(self, node: Call) -> Any:
+        """The (unbound) Relax expression of a call; its arguments are bound first."""
+        if isinstance(node.op, RelayOp):
+            self._type_untyped_args(node)
+        args = [self.visit(a) for a in node.args]
+        if isinstance(node.op, Function):
+            inner = dict(zip((id(p) for p in node.op.params), args))
+            saved, self.memo = self.memo, {**self.memo, **inner}
+            try:
+                return self.root_value(node.op.body)
+            finally:
+                self.memo = saved
+        op: RelayOp = node.op
+        try:
+            attrs = node.attrs if node.attrs is not None else op.row.default_attrs()
+            # Normalizing runs Relax's type inference here, so a shape error names the Relay op.
+            return self.bb.normalize(op.row.emit(self.bb, args, attrs))
+        except UnsupportedRelayError:
+            raise
+        except Exception as err:  # TVM's own message, made to name the Relay op
+            raise RelayTypeError(f"relay.{op.name}: Relax rejects this call: {err}") from err
+
+    def root_value(self, node: Expr) -> Any:
+        """The Relax expression of ``node`` without binding it (the caller binds it)."""
+        if isinstance(node, Call):
+            return self.lower_call(node)
+        if isinstance(node, TupleGetItem):
+            return relax.TupleGetItem(self.visit(node.tuple_value), node.index)
+        if isinstance(node, Tuple):
+            return relax.Tuple([self.visit(f) for f in node.fields])
+        if isinstance(node, Let):
+            self.memo[id(node.var)] = self.visit(node.value)
+            node.var._checked_type = node.value._checked_type
+            return self.root_value(node.body)
+        return self.visit(node)
+
+    def visit(self, node: Expr) -> Any:
+        """The Relax value of ``node``, bound in the block when it is an op call."""
+        key = id(node)
+        if key in self.memo:
+            return self.memo[key]
+        self.keep.append(node)
+        if isinstance(node, Var):
+            if id(node) in self.params:
+                return self.param(node)  # not memoized: param_vars holds it
+            raise TypeError(f"free variable %{node.name_hint} is not a parameter of the function")
+        if isinstance(node, Constant):
+            value: Any = relax.const(node.data)
+            node._checked_type = TensorType(node.data.shape, str(node.data.dtype))
+        elif isinstance(node, Tuple):
+            value = relax.Tuple([self.visit(f) for f in node.fields])
+            node._checked_type = TupleType([f.checked_type for f in node.fields])
+        elif isinstance(node, Function):
+            raise UnsupportedRelayError(
+                "a Relay function used as a value (closures, higher-order calls) has no "
+                "Relax dataflow form here: call it (relay.Call(fn, args)) or inline it"
+            )
+        else:
+            expr = self.root_value(node)
+            value = (
+                expr if isinstance(expr, relax.Var | tvm.ir.expr.Constant) else self.bb.emit(expr)
+            )
+            self._set_type(node, value)
+        self.memo[key] = value
+        return value
+
+    def prewarm(self, root: Expr) -> None:
+        """Visit everything below ``root`` in topological order, without recursion.
+
+        Deep graphs (a 50-layer network is thousands of calls deep) would overflow Python's
+        stack in the recursive :meth:`visit`; visiting in post-order leaves it one level deep.
+        Let bodies and inlined function calls are left to :meth:`visit` (their variables are
+        bound only when they are reached).
+        """
+        order: list[Expr] = []
+        seen: set[int] = set(self.memo)
+        stack: list[tuple[Expr, bool]] = [(c, False) for c in reversed(_children(root))]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(_children(node)))
+        for node in order:
+            if not isinstance(node, Var):
+                self.visit(node)
+
+    def output(self, body: Expr) -> Any:
+        """Bind the function's result with ``emit_output``, as hand-written code does."""
+        self.prewarm(body)
+        if id(body) in self.memo:
+            value = self.bb.emit_output(self.memo[id(body)])
+        else:
+            value = self.bb.emit_output(self.root_value(body))
+            self.memo[id(body)] = value
+        self._set_type(body, value)
+        if isinstance(body, Tuple):
+            for f in body.fields:
+                if f._checked_type is None:
+                    self._set_type(f, self.memo[id(f)])
+        return value
+
+
+def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
+    with TRACE_LOCK:  # BlockBuilder keeps one process-wide scope stack
+        bb = relax.BlockBuilder()
+        # Parameters are given at emit_func_output: untyped ones are typed while emitting.
+        with bb.function(name):
+            emitter = _Emitter(bb, params, body)
+            with bb.dataflow():
+                out = emitter.output(body)
+            bb.emit_func_output(out, emitter.relax_params(params))
+        return bb.get()[name]
+
+
+def function_to_relax(func: Function) -> relax.Function:
+    """The Relax function of a Relay function; fills in ``checked_type`` on its nodes.
+
+    Parameters
+    ----------
+    func : Function
+        The Relay function.
+
+    Returns
+    -------
+    relax.Function
+        The equivalent function, named ``main``.
+    """
+    relax_func = _build(func.params, func.body)
+    ret: Type = func.body.checked_type
+    if func.ret_type is not None and func.ret_type != ret:
+        raise RelayTypeError(f"the function returns {ret!r}, not its ret_type {func.ret_type!r}")
+    func._checked_type = _func_type(func.params, ret)
+    return relax_func
+
+
+def _func_type(params: list[Var], ret: Type) -> Type:
+    return FuncType([p.checked_type for p in params], ret)
+
+
+def to_relax(expr: Expr) -> relax.Function:
+    """``expr`` as a Relax function of its free variables (a Function converts as itself)."""
+    if isinstance(expr, Function):
+        return expr.__relax_function__()
+    return _build(free_vars(expr), expr)
+
+
+def infer(expr: Any) -> Any:
+    """Run Relay's type inference on ``expr``; returns ``expr`` with ``checked_type`` set.
+
+    Parameters
+    ----------
+    expr : Expr or TupleWrapper
+        A Relay expression.
+
+    Returns
+    -------
+    Expr
+        The same expression (Relay returned a typed copy; nodes here are typed in place).
+    """
+    if hasattr(expr, "astuple") and not isinstance(expr, Expr):
+        expr = expr.astuple()
+    to_relax(expr)
+    return expr

@@ -1,0 +1,70 @@
+"""The TVM <=0.19 names outside ``tvm.relay`` that ``install()`` serves: one table, one row each.
+
+As six keeps its moved names, each row says where a legacy program looks for a name and what
+serves it on modern TVM, both as strings:
+
+* a module: ``MovedName("tvm.nd", "compile_engine_compat.tvm_legacy.nd")``: ``import tvm.nd``
+  imports the serving module, and ``tvm.nd`` is set on ``tvm`` while installed;
+* an attribute, ``"module.path:attribute"`` (dotted for a class attribute):
+  ``MovedName("tvm.runtime:Tensor.asnumpy", "compile_engine_compat.tvm_legacy.nd:asnumpy")``.
+
+A name is only set where TVM lacks it, unless its row ``replaces`` TVM's own (``tvm.device``,
+which TVM 0.27 still has but without the target names it took).
+
+This module is data only and imports nothing: ``install()``
+(:mod:`compile_engine_compat.surfaces.import_alias`) resolves the strings when it runs, and
+``uninstall()`` undoes exactly what it set. Adding a name is one row here plus its
+implementation (under :mod:`compile_engine_compat.tvm_legacy`, or wherever it already lives).
+The ``tvm.relay`` tree itself is not listed: the import alias serves it by path from
+:mod:`compile_engine_compat.relay`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MOVED_NAMES", "MovedName"]
+
+
+@dataclass(frozen=True)
+class MovedName:
+    """One TVM <=0.19 name, and what serves it now.
+
+    Attributes
+    ----------
+    legacy : str
+        Where legacy code finds it: a module path (``"tvm.autotvm"``), or ``"module:attribute"``
+        (``"tvm:context"``; ``"tvm.runtime:Tensor.asnumpy"`` for an attribute of a class).
+    served_by : str
+        A module path for a module; ``"module:attribute"`` for an attribute.
+    replaces : bool
+        For an attribute TVM still has: replace it while installed. Otherwise a name TVM has
+        is left alone.
+    """
+
+    legacy: str
+    served_by: str
+    replaces: bool = False
+
+
+_LEGACY = "compile_engine_compat.tvm_legacy"
+
+#: Every moved name, modules first. The one source of what ``install()`` sets outside tvm.relay.
+MOVED_NAMES: tuple[MovedName, ...] = (
+    # -- modules ------------------------------------------------------------------------------
+    MovedName("tvm.autotvm", f"{_LEGACY}.autotvm"),
+    MovedName("tvm.nd", f"{_LEGACY}.nd"),
+    MovedName("tvm.contrib.graph_executor", f"{_LEGACY}.graph_executor"),
+    MovedName("tvm.tir", "tvm.tirx"),
+    # -- attributes ---------------------------------------------------------------------------
+    MovedName("tvm:context", f"{_LEGACY}.device:context"),
+    MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
+    MovedName("tvm.runtime:Tensor.asnumpy", f"{_LEGACY}.nd:asnumpy"),
+    MovedName("tvm.target:generic_func", f"{_LEGACY}.target:generic_func"),
+    MovedName(
+        "tvm.target:override_native_generic_func", f"{_LEGACY}.target:override_native_generic_func"
+    ),
+    MovedName(
+        "tvm.te:SpecializedCondition", "compile_engine_compat.relay.op.op:SpecializedCondition"
+    ),
+)

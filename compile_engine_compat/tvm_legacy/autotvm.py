@@ -1,0 +1,195 @@
+"""``tvm.autotvm`` (served by ``install()``): what Relay-era strategy code imports from AutoTVM.
+
+AutoTVM is gone from modern TVM, and with it tuning records and TE schedules. This module keeps
+Relay-era files importable and their computes usable:
+
+* ``register_topi_compute(name)`` decorates ``compute(cfg, *args)``; the decorated function is
+  called without ``cfg`` (a fallback config is passed), as under AutoTVM;
+* ``register_topi_schedule(name)`` keeps the schedule function, which the engine never runs;
+* ``apply_history_best`` and ``DispatchContext`` exist, and warn that records cannot be applied:
+  selection stays by plevel.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.facade.strategy import add_autotvm_check
+
+__all__ = [
+    "GLOBAL_SCOPE",
+    "AutoTVMRecordsError",
+    "ConfigEntity",
+    "DispatchContext",
+    "FallbackConfigEntity",
+    "MeasureInput",
+    "MeasureResult",
+    "apply_history_best",
+    "register_topi_compute",
+    "register_topi_schedule",
+    "task",
+]
+
+
+class ConfigEntity:
+    """A tuning configuration: ``ConfigEntity(index, code_hash, entity_map, constraints)``."""
+
+    def __init__(
+        self, index: int = 0, code_hash: Any = None, entity_map: Any = None, constraints: Any = None
+    ) -> None:
+        self.index = index
+        self.code_hash = code_hash
+        self._entity_map = dict(entity_map or {})
+        self._constraints = list(constraints or [])
+        self.cost: float | None = None
+        self.is_fallback = False
+
+    def __getitem__(self, name: str) -> Any:
+        return self._entity_map[name]
+
+
+class FallbackConfigEntity(ConfigEntity):
+    """The configuration used when no record applies (always, on modern TVM)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.is_fallback = True
+
+    def define_knob(self, *args: Any, **kwargs: Any) -> None:
+        """Knobs have no effect: nothing is tuned."""
+
+    def define_split(self, *args: Any, **kwargs: Any) -> None:
+        """Splits have no effect: nothing is tuned."""
+
+
+class MeasureInput(NamedTuple):
+    """``autotvm.MeasureInput(target, task, config)``."""
+
+    target: Any
+    task: Any
+    config: Any
+
+
+class MeasureResult(NamedTuple):
+    """``autotvm.MeasureResult(costs, error_no, all_cost, timestamp)``."""
+
+    costs: Any
+    error_no: int
+    all_cost: float
+    timestamp: float
+
+
+class Task:
+    """``autotvm.task.create(name, args, target)``: a task description (never tuned)."""
+
+    def __init__(self, name: str, args: Any, target: Any) -> None:
+        self.name = name
+        self.args = args
+        self.target = target
+
+
+class _Scope:
+    def __init__(self) -> None:
+        self.silent = False
+        self.in_tuning = False
+
+
+GLOBAL_SCOPE = _Scope()
+
+
+class AutoTVMRecordsError(RuntimeError):
+    """Tuning records are in force, and modern TVM cannot apply them."""
+
+
+class DispatchContext:
+    """AutoTVM's dispatch context; it never applies records on modern TVM."""
+
+    current: Any = None
+    warning_messages: set[str] = set()
+
+    def query(self, target: Any, workload: Any) -> FallbackConfigEntity:
+        """Always the fallback configuration."""
+        return FallbackConfigEntity()
+
+
+class _ApplyHistoryBest(DispatchContext):
+    def __init__(self, records: Any) -> None:
+        self.records = records
+        self._previous: Any = None
+
+    def __enter__(self) -> _ApplyHistoryBest:
+        # Selection checks for records only once a records context exists (first use).
+        add_autotvm_check(_refuse_records)
+        self._previous = DispatchContext.current
+        DispatchContext.current = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        DispatchContext.current = self._previous
+
+
+@legacy_api("tvm.autotvm.apply_history_best")
+def apply_history_best(records: Any) -> _ApplyHistoryBest:
+    """``autotvm.apply_history_best(records)``: warns; the records cannot be applied.
+
+    Modern TVM has no AutoTVM records or templates. Entering the context only warns; a
+    ``select_implementation(..., use_autotvm=True)`` inside it raises
+    :class:`AutoTVMRecordsError`, since selecting by plevel would silently ignore the records.
+    """
+    return _ApplyHistoryBest(records)
+
+
+def _refuse_records() -> None:
+    context = DispatchContext.current
+    if isinstance(context, _ApplyHistoryBest) and context.records:
+        raise AutoTVMRecordsError(
+            "select_implementation(use_autotvm=True) inside autotvm.apply_history_best(...): "
+            "AutoTVM tuning records cannot be applied on modern TVM (AutoTVM and its templates "
+            "were removed), and selecting by plevel would silently ignore them. Select with "
+            "use_autotvm=False, give the tuned implementation the highest plevel "
+            "(compile_engine_compat.register_implementation), and schedule it with "
+            "tvm.s_tir.Schedule."
+        )
+
+
+def _with_fallback_config(func: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(FallbackConfigEntity(), *args, **kwargs)
+
+    return wrapper
+
+
+def register_topi_compute(task_name: str, func: Callable[..., Any] | None = None) -> Any:
+    """``@autotvm.register_topi_compute(name)``: call the compute with a fallback config."""
+    if func is not None:
+        return _with_fallback_config(func)
+    return _with_fallback_config
+
+
+def register_topi_schedule(task_name: str, func: Callable[..., Any] | None = None) -> Any:
+    """``@autotvm.register_topi_schedule(name)``: kept, never run (TE schedules are gone)."""
+    if func is not None:
+        return _with_fallback_config(func)
+    return _with_fallback_config
+
+
+def _create(task_name: str, args: Any, target: Any, target_host: Any = None) -> Task:
+    return Task(task_name, args, target)
+
+
+def _get_workload(outs: Any) -> None:
+    return None
+
+
+task = types.SimpleNamespace(
+    create=_create,
+    Task=Task,
+    DispatchContext=DispatchContext,
+    get_workload=_get_workload,
+    ApplyHistoryBest=_ApplyHistoryBest,
+)

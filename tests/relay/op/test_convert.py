@@ -1,0 +1,43 @@
+"""``relay.op.convert``: Relay's reshape codes and resize methods, converted to Relax."""
+
+from __future__ import annotations
+
+import pytest
+import tvm
+from tvm import relax
+
+from compile_engine_compat import relay
+from compile_engine_compat.relay import UnsupportedRelayError
+
+
+def test_reshape_special_codes():
+    x = relay.var("x", shape=(2, 3, 4, 5))
+    cases = {
+        (0, -1): (2, 60),
+        (-2,): (2, 3, 4, 5),
+        (0, -3, 5): (2, 12, 5),
+        (-4, 1, 2, -2): (1, 2, 3, 4, 5),
+        (-4, -1, 1, 3, 20): (2, 1, 3, 20),
+    }
+    for newshape, shape in cases.items():
+        out = relay.testing.run_infer_type(relay.reshape(x, newshape))
+        assert out.checked_type.concrete_shape == shape, newshape
+    assert relay.reshape(x, [0, 0, 0, 0], allowzero=True).attrs.allowzero
+
+
+def test_bilinear_upsampling_is_relax_linear_resize(engine):
+    x = relay.var("x", shape=(1, 2, 3, 3))
+    f = relay.Function([x], relay.nn.upsampling(x, 2, 2, method="bilinear", align_corners=True))
+    rx = relax.Var("x", relax.TensorType([1, 2, 3, 3], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [rx]):
+        with bb.dataflow():
+            gv = bb.emit_output(
+                relax.op.image.resize2d(
+                    rx, (6, 6), method="linear", coordinate_transformation_mode="align_corners"
+                )
+            )
+        bb.emit_func_output(gv)
+    tvm.ir.assert_structural_equal(f.__relax_function__(), bb.get()["main"])
+    with pytest.raises(UnsupportedRelayError, match="bilinear"):
+        relay.nn.upsampling(x, method="area")

@@ -1,0 +1,162 @@
+"""``relay.op.nn``: every neural-network op, against NumPy or the hand-written Relax op."""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm import relax
+
+from compile_engine_compat.relay.op import nn
+
+from .cases import X4, Case, data, family_tests, unary
+
+W4 = data((8, 4, 3, 3))
+G4, B4 = data((4,), kind="pos"), data((4,))
+R = relax.op
+
+
+CASES: dict[str, Case] = {
+    "nn.conv1d": Case(
+        [data((1, 3, 9)), data((4, 3, 3))],
+        {"strides": 2, "padding": 1},
+        relax_ref=lambda x, w: R.nn.conv1d(x, w, strides=2, padding=1),
+    ),
+    "nn.conv2d": Case(
+        [X4, W4],
+        {"padding": (1, 1), "channels": 8, "kernel_size": 3},
+        relax_ref=lambda x, w: R.nn.conv2d(x, w, padding=(1, 1, 1, 1)),
+        rtol=1e-4,
+    ),
+    "nn.conv3d": Case(
+        [data((1, 2, 4, 4, 4)), data((3, 2, 2, 2, 2))],
+        {"dilation": 1},
+        relax_ref=lambda x, w: R.nn.conv3d(x, w),
+        rtol=1e-4,
+    ),
+    "nn.conv1d_transpose": Case(
+        [data((1, 3, 5)), data((3, 2, 3))],
+        {"strides": 2},
+        relax_ref=lambda x, w: R.nn.conv1d_transpose(x, w, strides=2),
+        rtol=1e-4,
+    ),
+    "nn.conv2d_transpose": Case(
+        [data((1, 3, 4, 4)), data((3, 2, 3, 3))],
+        {"strides": (2, 2), "padding": (1, 1), "output_padding": (1, 1)},
+        relax_ref=lambda x, w: R.nn.conv2d_transpose(
+            x, w, strides=(2, 2), padding=(1, 1, 1, 1), output_padding=(1, 1)
+        ),
+        rtol=1e-4,
+    ),
+    "nn.max_pool1d": Case(
+        [data((1, 2, 8))], {"pool_size": 2, "strides": 2}, lambda x: x.reshape(1, 2, 4, 2).max(-1)
+    ),
+    "nn.avg_pool1d": Case(
+        [data((1, 2, 8))], {"pool_size": 2, "strides": 2}, lambda x: x.reshape(1, 2, 4, 2).mean(-1)
+    ),
+    "nn.max_pool2d": Case(
+        [X4],
+        {"pool_size": (2, 2), "strides": (2, 2)},
+        lambda x: x.reshape(1, 4, 3, 2, 3, 2).max((3, 5)),
+    ),
+    "nn.avg_pool2d": Case(
+        [X4],
+        {"pool_size": 3, "padding": 1, "count_include_pad": True},
+        relax_ref=lambda x: R.nn.avg_pool2d(
+            x, pool_size=(3, 3), padding=(1, 1, 1, 1), count_include_pad=True
+        ),
+    ),
+    "nn.max_pool3d": Case(
+        [data((1, 1, 4, 4, 4))],
+        {"pool_size": 2, "strides": 2},
+        lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 2).max((3, 5, 7)),
+    ),
+    "nn.avg_pool3d": Case(
+        [data((1, 1, 4, 4, 4))],
+        {"pool_size": 2, "strides": 2},
+        lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 2).mean((3, 5, 7)),
+    ),
+    "nn.global_max_pool2d": Case([X4], {}, lambda x: x.max((2, 3), keepdims=True)),
+    "nn.global_avg_pool2d": Case([X4], {}, lambda x: x.mean((2, 3), keepdims=True)),
+    "nn.adaptive_avg_pool1d": Case(
+        [data((1, 2, 8))], {"output_size": 4}, lambda x: x.reshape(1, 2, 4, 2).mean(-1)
+    ),
+    "nn.adaptive_avg_pool2d": Case(
+        [X4], {"output_size": (3, 3)}, lambda x: x.reshape(1, 4, 3, 2, 3, 2).mean((3, 5))
+    ),
+    "nn.adaptive_avg_pool3d": Case(
+        [data((1, 1, 4, 4, 4))],
+        {"output_size": 2},
+        lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 2).mean((3, 5, 7)),
+    ),
+    "nn.dense": Case([data((2, 4)), data((3, 4))], {"units": 3}, lambda x, w: x @ w.T, rtol=1e-4),
+    "nn.matmul": Case(
+        [data((4, 2)), data((3, 4))],
+        {"transpose_a": True, "transpose_b": True},
+        lambda a, b: a.T @ b.T,
+        rtol=1e-4,
+    ),
+    "nn.batch_matmul": Case(
+        [data((2, 3, 4)), data((2, 5, 4))], {}, lambda a, b: a @ b.transpose(0, 2, 1), rtol=1e-4
+    ),
+    "nn.bias_add": Case([X4, data((4,))], {}, lambda x, b: x + b.reshape(1, 4, 1, 1)),
+    "nn.relu": unary(lambda x: np.maximum(x, 0)),
+    "nn.leaky_relu": Case([data((2, 3))], {"alpha": 0.2}, lambda x: np.where(x > 0, x, 0.2 * x)),
+    "nn.prelu": Case(
+        [X4, data((4,), kind="pos")], {}, lambda x, a: np.where(x > 0, x, a.reshape(4, 1, 1) * x)
+    ),
+    "nn.softmax": Case(
+        [data((2, 5))],
+        {"axis": 1},
+        lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True),
+    ),
+    "nn.fast_softmax": Case(
+        [data((2, 5))], {}, lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+    ),
+    "nn.log_softmax": Case(
+        [data((2, 5))], {}, lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True))
+    ),
+    "nn.batch_flatten": Case([X4], {}, lambda x: x.reshape(1, -1)),
+    "nn.batch_norm": Case(
+        [X4, G4, B4, data((4,)), data((4,), kind="pos")],
+        {"epsilon": 1e-3},
+        lambda x, g, b, m, v: [
+            (x - m.reshape(4, 1, 1)) / np.sqrt(v.reshape(4, 1, 1) + 1e-3) * g.reshape(4, 1, 1)
+            + b.reshape(4, 1, 1),
+            m,
+            v,
+        ],
+        rtol=1e-4,
+    ),
+    "nn.layer_norm": Case(
+        [data((2, 5)), data((5,)), data((5,))],
+        {},
+        lambda x, g, b: (
+            (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b
+        ),
+        rtol=1e-4,
+    ),
+    "nn.group_norm": Case(
+        [X4, G4, B4],
+        {"num_groups": 2},
+        relax_ref=lambda x, g, b: R.nn.group_norm(x, g, b, 2, 1, [2, 3]),
+        rtol=1e-4,
+    ),
+    "nn.instance_norm": Case(
+        [X4, G4, B4],
+        {},
+        relax_ref=lambda x, g, b: R.nn.instance_norm(x, g, b, 1, [2, 3]),
+        rtol=1e-4,
+    ),
+    "nn.pad": Case(
+        [data((2, 3))],
+        {"pad_width": ((1, 0), (0, 2)), "pad_value": 1.5},
+        lambda x: np.pad(x, ((1, 0), (0, 2)), constant_values=1.5),
+    ),
+    "nn.upsampling": Case(
+        [X4],
+        {"scale_h": 2, "scale_w": 2},
+        lambda x: x.repeat(2, axis=2).repeat(2, axis=3),
+    ),
+    "nn.dropout": unary(lambda x: x),
+}
+
+test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(nn, CASES)

@@ -1,0 +1,80 @@
+"""``relay.op.registry``: a row's builder has Relay's signature, and refuses at the call."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from _relay_strategies import wide_strategy
+
+from compile_engine_compat import relay
+from compile_engine_compat.relay import UnsupportedRelayError
+from compile_engine_compat.relay.testing.temp_op_attr import TempOpAttr
+
+
+def test_builders_have_relays_signatures():
+    assert str(inspect.signature(relay.var)) == (
+        "(name_hint: 'str', type_annotation: 'Type | str | None' = None, "
+        "shape: 'Sequence[AnyT] | None' = None, dtype: 'str' = 'float32') -> 'Var'"
+    )
+    sig = inspect.signature(relay.nn.conv2d)
+    assert list(sig.parameters) == [
+        "data",
+        "weight",
+        "strides",
+        "padding",
+        "dilation",
+        "groups",
+        "channels",
+        "kernel_size",
+        "data_layout",
+        "kernel_layout",
+        "out_layout",
+        "out_dtype",
+    ]
+    assert sig.parameters["padding"].default == (0, 0)
+    assert inspect.signature(relay.take).parameters["mode"].default == "clip"
+    assert list(inspect.signature(relay.Function).parameters)[:5] == [
+        "params",
+        "body",
+        "ret_type",
+        "type_params",
+        "attrs",
+    ]
+
+
+def test_attribute_without_relax_equivalent_raises_at_the_builder():
+    x = relay.var("x", shape=(2, 3))
+    with pytest.raises(UnsupportedRelayError, match=r"select_last_index.*relax\.op\.flip"):
+        relay.argmax(x, axis=1, select_last_index=True)
+    with pytest.raises(UnsupportedRelayError, match=r"batch_dims.*gather_nd"):
+        relay.take(x, relay.var("i", shape=(2,), dtype="int32"), axis=1, batch_dims=1)
+    with pytest.raises(UnsupportedRelayError, match=r"dyn\.\*"):
+        relay.reshape(x, newshape=(3, 2)) and relay.broadcast_to(x, relay.var("s", shape=(2,)))
+    with pytest.raises(UnsupportedRelayError, match="adaptive max pool"):
+        relay.nn.adaptive_max_pool2d(relay.var("d", shape=(1, 1, 4, 4)))
+
+
+def test_relay_parameter_order_and_refused_layouts():
+    data = relay.var("d", shape=(3, 4))
+    idx = relay.var("i", shape=(3, 2), dtype="int32")
+    call = relay.gather(data, 1, idx)  # Relay's order: data, axis, indices
+    assert call.attrs.axis == 1 and call.args[1] is idx
+    with pytest.raises(UnsupportedRelayError, match=r"relax\.op\.layout_transform"):
+        relay.layout_transform(relay.var("x", shape=(1, 8, 2, 2)), "NCHW", "NCHW4c")
+    with pytest.raises(UnsupportedRelayError, match="lhs_begin"):
+        relay.reshape_like(data, data, lhs_begin=1)
+
+
+def test_strategies_that_cannot_apply_are_refused():
+    from compile_engine_compat.relay import UnsupportedRelayError
+
+    with pytest.raises(UnsupportedRelayError, match=r"relax\.matmul.*register_implementation"):
+        with TempOpAttr("nn.dense", "FTVMStrategy", wide_strategy):
+            pass
+    with pytest.raises(UnsupportedRelayError, match=r"FTVMAlterOpLayout.*FLegalize"):
+        with TempOpAttr("nn.conv2d", "FTVMAlterOpLayout", lambda *a: None):
+            pass
+    with TempOpAttr("nn.conv2d", "TOpPattern", 4):  # described Relay's fusion only
+        assert relay.op.get("nn.conv2d").get_attr("TOpPattern") == 4
+    assert relay.op.get("nn.conv2d").get_attr("TOpPattern") is None

@@ -1,0 +1,80 @@
+"""``relay.op.transform``: every shape and data-movement op, against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from compile_engine_compat.relay.op import transform
+
+from .cases import X4, Case, F, data, family_tests
+
+
+def _scatter(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    np.put_along_axis(out, i, u, 1)
+    return out
+
+
+CASES: dict[str, Case] = {
+    "reshape": Case([data((2, 3, 4))], {"newshape": (0, -1)}, lambda x: x.reshape(2, 12)),
+    "transpose": Case([data((2, 3, 4))], {"axes": (2, 0, 1)}, lambda x: x.transpose(2, 0, 1)),
+    "squeeze": Case([data((2, 1, 3))], {"axis": [1]}, lambda x: x.squeeze(1)),
+    "expand_dims": Case(
+        [data((2, 3))], {"axis": 1, "num_newaxis": 2}, lambda x: x.reshape(2, 1, 1, 3)
+    ),
+    "stack": Case(
+        [data((2, 3)), data((2, 3))],
+        {"axis": 1},
+        lambda a, b: np.stack([a, b], 1),
+        None,
+        tuple_input=True,
+    ),
+    "split": Case([data((6, 3))], {"indices_or_sections": 3}, lambda x: np.split(x, 3, axis=0)),
+    "take": Case([data((4, 3)), np.array([2, 0, 3], "int32")], {"axis": 0}, lambda x, i: x[i]),
+    "strided_slice": Case(
+        [data((5, 6))],
+        {"begin": [1, 0], "end": [4, 6], "strides": [2, 3]},
+        lambda x: x[1:4:2, 0:6:3],
+    ),
+    "where": Case([data((2, 3), "bool"), data((2, 3)), data((2, 3))], {}, np.where),
+    "cast": Case([data((2, 3))], {"dtype": "int32"}, lambda x: x.astype("int32")),
+    "full": Case([np.array(2.5, F)], {"shape": (2, 3)}, lambda v: np.full((2, 3), 2.5, F)),
+    "full_like": Case([data((2, 3)), np.array(4.0, F)], {}, lambda x, v: np.full_like(x, 4.0)),
+    "broadcast_to": Case([data((3,))], {"shape": (2, 3)}, lambda x: np.broadcast_to(x, (2, 3))),
+    "tile": Case([data((2, 3))], {"reps": (2, 1)}, lambda x: np.tile(x, (2, 1))),
+    "repeat": Case([data((2, 3))], {"repeats": 2, "axis": 1}, lambda x: x.repeat(2, 1)),
+    "reverse": Case([data((2, 3))], {"axis": 1}, lambda x: x[:, ::-1]),
+    "cumsum": Case([data((2, 4))], {"axis": 1}, lambda x: np.cumsum(x, 1)),
+    "cumprod": Case(
+        [data((2, 4), kind="pos")],
+        {"axis": 1, "exclusive": True},
+        lambda x: np.cumprod(np.concatenate([np.ones((2, 1), F), x[:, :-1]], 1), 1),
+    ),
+    "gather": Case(
+        [data((3, 4)), np.array([[0, 2], [1, 3], [3, 0]], "int32")],
+        {"axis": 1},
+        lambda x, i: np.take_along_axis(x, i, 1),
+    ),
+    "gather_nd": Case(
+        [data((3, 4)), np.array([[0, 2, 1], [1, 3, 0]], "int32")],
+        {},
+        lambda x, i: x[i[0], i[1]],
+    ),
+    "scatter_elements": Case(
+        [data((3, 4)), np.array([[1], [0], [3]], "int32"), data((3, 1))],
+        {"axis": 1},
+        lambda x, i, u: _scatter(x, i, u),
+    ),
+    "one_hot": Case(
+        [np.array([0, 2, 1], "int32")],
+        {"on_value": 5.0, "off_value": -1.0, "depth": 3, "axis": -1, "dtype": "float32"},
+        lambda i: np.where(np.eye(3, dtype=bool)[i], 5.0, -1.0).astype("float32"),
+    ),
+    "arange": Case([], {"start": 1.0, "stop": 4.0, "step": 0.5}, lambda: np.arange(1, 4, 0.5)),
+    "reshape_like": Case([data((2, 6)), data((3, 4))], {}, lambda x, like: x.reshape(3, 4)),
+    "layout_transform": Case(
+        [X4], {"src_layout": "NCHW", "dst_layout": "NHWC"}, lambda x: x.transpose(0, 2, 3, 1)
+    ),
+}
+
+test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(transform, CASES)

@@ -1,0 +1,47 @@
+"""``relay.build`` and ``relay.create_executor`` on the Relax VM, run by ``GraphModule``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+
+from compile_engine_compat import CompileEngineDeprecationWarning, relay
+from compile_engine_compat.tvm_legacy import graph_executor
+
+
+def _mlp():
+    x = relay.var("x", shape=(2, 4))
+    w = relay.var("w", shape=(3, 4))
+    b = relay.var("b", shape=(3,))
+    out = relay.nn.relu(relay.nn.bias_add(relay.nn.dense(x, w), b, axis=-1))
+    return relay.Function([x, w, b], relay.Tuple([out, relay.exp(x)]))
+
+
+def test_relay_build_and_graph_module():
+    rng = np.random.default_rng(3)
+    xs, ws, bs = (rng.standard_normal(s).astype("float32") for s in ((2, 4), (3, 4), (3,)))
+    with pytest.warns(CompileEngineDeprecationWarning, match="relay.build"):
+        lib = relay.build(tvm.IRModule.from_expr(_mlp()), "llvm -mcpu=x86-64", params={"b": bs})
+    with pytest.warns(CompileEngineDeprecationWarning, match="GraphModule"):
+        module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    module.set_input("x", xs)
+    module.set_input(w=ws)
+    module.run()
+    assert module.get_num_outputs() == 2
+    np.testing.assert_allclose(
+        module.get_output(0).numpy(), np.maximum(xs @ ws.T + bs, 0), rtol=1e-5
+    )
+    np.testing.assert_allclose(module.get_output(1).numpy(), np.exp(xs), rtol=1e-5)
+    graph, built, params = relay.build(_mlp(), target="llvm")
+    assert "inputs" in graph and built is not None and params == {}
+
+
+def test_create_executor_evaluates_on_the_vm():
+    with pytest.warns(CompileEngineDeprecationWarning, match="create_executor"):
+        executor = relay.create_executor("graph", _mlp(), tvm.cpu(), "llvm")
+    xs = np.ones((2, 4), "float32")
+    result = executor.evaluate()(xs, np.ones((3, 4), "float32"), np.zeros(3, "float32"))
+    np.testing.assert_allclose(result[0].numpy(), np.full((2, 3), 4.0, "float32"))
+    with pytest.raises(ValueError, match="unknown executor kind"):
+        relay.create_executor("interpreter2")
