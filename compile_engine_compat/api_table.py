@@ -673,11 +673,118 @@ result = [int(d) for d in out.shape]
 """,
     ),
 }
+# -- Relay programs end to end: passes, workloads, tuning, targets, nd (i28b) -------------------
+_PASSES_BEFORE = """\
+from tvm import relay
+
+x = relay.var("x", shape=(4,), dtype="float32")
+y = relay.var("y", shape=(4,), dtype="float32")
+mod = tvm.IRModule.from_expr(relay.Function([x, y], relay.exp(relay.add(x, y))))
+seq = tvm.transform.Sequential([relay.transform.InferType(), relay.transform.FoldConstant()])
+with tvm.transform.PassContext(opt_level=3):
+    mod = seq(mod)
+ex = tvm.compile(mod, target)
+result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
+"""
+_PASSES_AFTER = """\
+seq = tvm.transform.Sequential([relax.transform.FoldConstant()])
+with tvm.transform.PassContext(opt_level=3):
+    mod = seq(IRModule({"main": func}))
+ex = tvm.compile(mod, target)
+result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
+"""
+_BIND_BEFORE = """\
+from tvm import relay
+
+mod = IRModule({"main": func})
+mod["main"] = relay.build_module.bind_params_by_name(mod["main"], {"y": b})
+result = relax.VirtualMachine(tvm.compile(mod, target), dev)["main"](a).numpy()
+"""
+_BIND_AFTER = """\
+mod = relax.transform.BindParams("main", {"y": b})(IRModule({"main": func}))
+result = relax.VirtualMachine(tvm.compile(mod, target), dev)["main"](a).numpy()
+"""
+_ANALYSIS_BEFORE = """\
+from tvm import relay
+
+x = relay.var("x", shape=(4,), dtype="float32")
+y = relay.var("y", shape=(4,), dtype="float32")
+result = [v.name_hint for v in relay.analysis.free_vars(relay.add(x, relay.exp(y)))]
+"""
+_ANALYSIS_AFTER = """\
+result = [v.name_hint for v in relax.analysis.free_vars(func.body)]
+"""
+_WORKLOAD_BEFORE = """\
+from tvm import relay
+
+mod, params = relay.testing.mlp.get_workload(batch_size=1, image_shape=(1, 4, 4), num_classes=3)
+result = sorted((name, tuple(value.shape)) for name, value in params.items())
+"""
+_WORKLOAD_AFTER = """\
+from tvm.relax.frontend import nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        self.fc1 = nn.Linear(16, 128)
+        self.fc2 = nn.Linear(128, 64)
+        self.fc3 = nn.Linear(64, 3)
+
+
+shapes = {name: tuple(p.shape) for name, p in MLP().named_parameters()}
+result = sorted((n.replace(".weight", "_weight").replace(".", "_"), s) for n, s in shapes.items())
+"""
+_TUNING_BEFORE = """\
+from tvm import autotvm, relay
+
+x = relay.var("x", shape=(4,), dtype="float32")
+mod = tvm.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+tasks = autotvm.task.extract_from_program(mod["main"], target="llvm", params={})
+"""
+_TUNING_AFTER = """\
+from tvm.s_tir import meta_schedule
+
+result = callable(meta_schedule.tune_tir)
+"""
+_AUTO_SCHEDULER_BEFORE = """\
+from tvm import auto_scheduler
+
+with auto_scheduler.ApplyHistoryBest(None):  # no records: nothing is applied
+    ex = tvm.compile(IRModule({"main": func}), target)
+result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
+"""
+_TARGET_BEFORE = """\
+result = str(tvm.target.Target("llvm -mcpu=core-avx2").attrs["mcpu"])
+"""
+_TARGET_AFTER = """\
+result = str(tvm.target.Target({"kind": "llvm", "mcpu": "core-avx2"}).attrs["mcpu"])
+"""
+_DLPACK_BEFORE = """\
+x = tvm.nd.from_dlpack(tvm.nd.array(np.arange(4, dtype="float32"), dev).to_dlpack())
+result = x.asnumpy()
+"""
+_DLPACK_AFTER = """\
+x = tvm.runtime.from_dlpack(tvm.runtime.tensor(np.arange(4, dtype="float32"), dev))
+result = x.numpy()
+"""
+_PROGRAM_BLOCKS: dict[str, tuple[str, str]] = {
+    "relay.transform": (_PASSES_BEFORE, _PASSES_AFTER),
+    "relay.build_module.bind_params_by_name": (_BIND_BEFORE, _BIND_AFTER),
+    "relay.analysis": (_ANALYSIS_BEFORE, _ANALYSIS_AFTER),
+    "relay.testing.workloads": (_WORKLOAD_BEFORE, _WORKLOAD_AFTER),
+    "tvm.autotvm.tuning": (_TUNING_BEFORE, _TUNING_AFTER),
+    "tvm.auto_scheduler": (_AUTO_SCHEDULER_BEFORE, _VM),
+    "target.constructors": (_TARGET_BEFORE, _TARGET_AFTER),
+    "tvm.nd.dlpack": (_DLPACK_BEFORE, _DLPACK_AFTER),
+}
+# -- end of the Relay-programs blocks -----------------------------------------------------------
+
 _BLOCKS: dict[str, tuple[str, str]] = {
     **_ENGINE_BLOCKS,
     **_TE_BLOCKS,
     **_global_blocks(),
     **_OTHER_BLOCKS,
+    **_PROGRAM_BLOCKS,
 }
 
 
@@ -1244,6 +1351,152 @@ _TVM_ROWS = (
     ),
 )
 
+# -- Relay programs end to end: passes, workloads, tuning, targets, nd (i28b) -------------------
+_MS = "tvm.s_tir.meta_schedule"
+_PROGRAM_RELAY_ROWS = (
+    _row(
+        "relay.transform",
+        "tvm.transform.Sequential([relax.transform.FoldConstant(), ...])(mod)",
+        ("tvm.transform.Sequential", "tvm.relax.transform.FoldConstant"),
+        fix="served",
+        old_paths=("tvm.relay.transform", "tvm.relay.build_config"),
+        shim="compile_engine_compat.relay.transform",
+        note=(
+            "Each Relay pass is a tvm.transform.Pass with Relay's name and opt level, served by "
+            "the Relax pass that does its job: FoldConstant, ConvertLayout (op names get the "
+            "relax. prefix), ToMixedPrecision (float16 only; outputs stay float32 where Relay "
+            "left them float16; missing_op_mode=0 raises), DeadCodeElimination, "
+            "EliminateCommonSubexpr (fskip raises), FuseOps (groups nothing before relay.build "
+            "legalizes; relay.build fuses), SimplifyInference (DecomposeOpsForInference) and "
+            "RemoveUnusedFunctions (DeadCodeElimination) are real transforms; InferType (Relax "
+            "is typed when built), CanonicalizeOps (bias_add is emitted as reshape + add), "
+            "FoldScaleAxis (no Relax counterpart; results unchanged) and DynamicToStatic "
+            "(static shapes only) are identities. function_pass hands user passes Relax "
+            "functions. relay.build_config is tvm.transform.PassContext."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.build_module.bind_params_by_name",
+        "relax.transform.BindParams('main', params)(mod), or func.bind_params(params)",
+        ("tvm.relax.transform.BindParams", "tvm.relax.Function.bind_params"),
+        fix="served",
+        old_paths=("tvm.relay.build_module.bind_params_by_name",),
+        shim="compile_engine_compat.relay.build_module.bind_params_by_name",
+        note=(
+            "Takes a Relax function (mod['main'] of a front-end module) or a relay.Function and "
+            "returns the Relax function with the named parameters bound as constants."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.analysis",
+        "relax.analysis.free_vars(expr) / all_vars(expr)",
+        ("tvm.relax.analysis.free_vars", "tvm.relax.analysis.all_vars"),
+        fix="served",
+        old_paths=(
+            "tvm.relay.analysis.free_vars",
+            "tvm.relay.analysis.all_vars",
+            "tvm.relay.analysis.free_type_vars",
+        ),
+        shim="compile_engine_compat.relay.analysis",
+        note=(
+            "free_vars, all_vars and free_type_vars walk the Relay graph as Relay did; a Relay "
+            "graph has no type variables here (shapes are static), so free_type_vars is []."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.testing.workloads",
+        "build the model with tvm.relax.frontend.nn or import it with tvm.relax.frontend",
+        ("tvm.relax.frontend.nn.Module",),
+        fix="served",
+        old_paths=("tvm.relay.testing.resnet.get_workload", "tvm.relay.testing.mlp.get_workload"),
+        shim="compile_engine_compat.relay.testing",
+        note=(
+            "mlp, resnet, mobilenet, squeezenet, vgg, dcgan, densenet, inception_v3 and "
+            "synthetic build the same architectures with Relay's arguments and initializers "
+            "(random numbers differ from TVM 0.19's, shapes and names do not); the module is "
+            "Relax."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+)
+_PROGRAM_TVM_ROWS = (
+    _row(
+        "tvm.autotvm.tuning",
+        f"tune with {_MS} (meta_schedule.relax_integration.tune_relax / tune_tir)",
+        (_MS,),
+        fix="manual",
+        old_paths=(
+            "tvm.autotvm.task.extract_from_program",
+            "tvm.autotvm.tuner",
+            "tvm.auto_scheduler.extract_tasks",
+            "tvm.auto_scheduler.TaskScheduler",
+            "tvm.relay.quantize",
+        ),
+        shim="nothing: the call raises TuningRemovedError naming the replacement",
+        before_raises="TuningRemovedError",
+        note=(
+            "AutoTVM and auto_scheduler tuning (task extraction, tuners, measurement, task "
+            "schedulers) and relay.quantize were removed: the names import, and the call raises."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.auto_scheduler",
+        f"drop it: schedules come from the shim (or tune with {_MS})",
+        (_MS,),
+        fix="served",
+        old_paths=("tvm.auto_scheduler.ApplyHistoryBest", "tvm.auto_scheduler.DispatchContext"),
+        shim="compile_engine_compat.tvm_legacy.auto_scheduler",
+        note=(
+            "Served by install() so that Relay-era files import: ApplyHistoryBest and "
+            "DispatchContext scopes warn once and apply no records (the shim's schedules are "
+            "used); tuning entry points raise (see tvm.autotvm.tuning)."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.nd.dlpack",
+        "tvm.runtime.from_dlpack(x) / torch.from_dlpack(tensor)",
+        ("tvm.runtime.from_dlpack",),
+        fix="served",
+        old_paths=("tvm.nd.from_dlpack", "tvm.nd.NDArray.to_dlpack"),
+        shim="compile_engine_compat.tvm_legacy.nd.from_dlpack",
+        note=(
+            "Served by install(): tvm.nd.from_dlpack takes a capsule or any __dlpack__ object, "
+            "NDArray.to_dlpack() returns a capsule; both share memory, as in TVM 0.19."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+)
+_PROGRAM_TARGET_ROWS = (
+    _row(
+        "target.constructors",
+        "tvm.target.Target({'kind': 'llvm', 'mcpu': ...}) (the dict form), Target('cuda')",
+        ("tvm.target.Target",),
+        fix="served",
+        old_paths=(
+            "tvm.target.Target('llvm -mcpu=...')",
+            "tvm.target.cuda",
+            "tvm.target.arm_cpu",
+            "tvm.target.intel_graphics",
+            "tvm.target.mali",
+            "tvm.target.rocm",
+        ),
+        shim="compile_engine_compat.tvm_legacy.target.Target",
+        note=(
+            "Under install(), tvm.target.Target accepts the TVM 0.19 string form (translated "
+            "as target.cli_string says, with its warning) and the TVM 0.19 constructor "
+            "functions (cuda, rocm, mali, intel_graphics, arm_cpu, rasp, ...) build the same "
+            "targets. uninstall() restores TVM's Target."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+)
+# -- end of the Relay-programs rows -------------------------------------------------------------
+
 #: Every legacy name, keyed by :attr:`LegacyApi.name`.
 API_TABLE: dict[str, LegacyApi] = {
     row.name: row
@@ -1257,6 +1510,9 @@ API_TABLE: dict[str, LegacyApi] = {
         *_SHIM_ROWS,
         *_RELAY_ROWS,
         *_TVM_ROWS,
+        *_PROGRAM_RELAY_ROWS,
+        *_PROGRAM_TVM_ROWS,
+        *_PROGRAM_TARGET_ROWS,
     )
 }
 
@@ -1270,9 +1526,9 @@ RULE_GROUPS: tuple[tuple[int, str, tuple[LegacyApi, ...]], ...] = (
     (4, "pass-config keys", _CONFIG_ROWS),
     (5, "shim additions on the legacy engine", _SHIM_ROWS),
     (6, "pass-config keys of TVM 0.19 and earlier", _LEGACY_CONFIG_ROWS),
-    (7, "target strings of TVM 0.19 and earlier", _TARGET_ROWS),
-    (8, "Relay front end: relay.build, executors, strategies", _RELAY_ROWS),
-    (9, "TVM 0.19 and earlier names around Relay", _TVM_ROWS),
+    (7, "target strings of TVM 0.19 and earlier", _TARGET_ROWS + _PROGRAM_TARGET_ROWS),
+    (8, "Relay front end: relay.build, executors, strategies", _RELAY_ROWS + _PROGRAM_RELAY_ROWS),
+    (9, "TVM 0.19 and earlier names around Relay", _TVM_ROWS + _PROGRAM_TVM_ROWS),
 )
 #: Row name -> rule id, derived: ``CEC`` + the group digit + the row's 1-based position in its
 #: group, two digits (``compile_engine`` is CEC101, ``compile_engine.get`` CEC102,

@@ -1,4 +1,5 @@
-"""``relay.analysis``: the analyses Relay-era code calls on a graph (``free_vars``)."""
+"""``relay.analysis``: the analyses Relay-era code calls on a graph (``free_vars``, ``all_vars``,
+``free_type_vars``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from .expr import Call, Expr, Let, Tuple, TupleGetItem, Var
 from .function import Function
 
-__all__ = ["free_vars"]
+__all__ = ["all_vars", "free_type_vars", "free_vars"]
 
 
 def free_vars(expr: Expr) -> list[Var]:
@@ -23,6 +24,48 @@ def free_vars(expr: Expr) -> list[Var]:
     list of Var
         Its unbound variables.
     """
+    return _vars(expr, free_only=True)
+
+
+def all_vars(expr: Expr) -> list[Var]:
+    """Every variable of ``expr``, free and bound (Relay's ``all_vars``), in order of first use.
+
+    Parameters
+    ----------
+    expr : Expr
+        A Relay expression.
+
+    Returns
+    -------
+    list of Var
+        Function parameters and ``Let`` variables included.
+    """
+    return _vars(expr, free_only=False)
+
+
+def free_type_vars(expr: Any, mod: Any = None) -> list[Any]:
+    """Relay's ``free_type_vars``: always ``[]`` here.
+
+    The front end builds static shapes only, with no type variables (Relay's ``TypeVar`` is not
+    mapped), so no expression of it has a free one.
+
+    Parameters
+    ----------
+    expr : Expr or Type
+        A Relay expression or type.
+    mod : ignored
+        Relay's module argument.
+
+    Returns
+    -------
+    list
+        Empty.
+    """
+    return []
+
+
+def _vars(expr: Expr, free_only: bool) -> list[Var]:
+    """The variables of ``expr`` in order of first use: only unbound ones with ``free_only``."""
     seen: set[int] = set()
     bound: set[int] = set()
     out: list[Var] = []
@@ -35,7 +78,7 @@ def free_vars(expr: Expr) -> list[Var]:
             continue
         seen.add(id(node))
         if isinstance(node, Var):
-            if id(node) not in bound:
+            if not (free_only and id(node) in bound):
                 out.append(node)
             continue
         children: list[Any] = []
@@ -47,9 +90,9 @@ def free_vars(expr: Expr) -> list[Var]:
             children = [node.tuple_value]
         elif isinstance(node, Let):
             bound.add(id(node.var))
-            children = [node.value, node.body]
+            children = [node.var, node.value, node.body]
         elif isinstance(node, Function):
             bound.update(id(p) for p in node.params)
-            children = [node.body]
+            children = [*node.params, node.body]
         stack.extend((c, False) for c in reversed(children))
     return out

@@ -22,7 +22,7 @@ from .backend.executor_factory import BuildResult, VMRunner
 from .expr import Expr
 from .function import Function
 
-__all__ = ["BuildResult", "VMRunner", "build", "create_executor"]
+__all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_executor"]
 
 
 def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
@@ -156,3 +156,47 @@ def create_executor(
     if kind not in ("debug", "graph", "vm", "aot"):
         raise ValueError(f"unknown executor kind {kind!r}")
     return _Executor(mod, device, target, params)
+
+
+# -- bind_params_by_name (Relay programs: passes and params) ------------------------------------
+@legacy_api("relay.build_module.bind_params_by_name")
+def bind_params_by_name(func: Any, params: Mapping[str, Any]) -> relax.Function:
+    """``relay.build_module.bind_params_by_name(func, params)``: bind parameters by name.
+
+    Parameters
+    ----------
+    func : relax.Function or relay.Function
+        ``mod["main"]`` of a front-end module (a Relax function), or a Relay function.
+    params : dict of str to array
+        Parameter name -> value (``tvm.nd`` arrays, tensors or numpy arrays).
+
+    Returns
+    -------
+    relax.Function
+        The function without the named parameters, their values bound as constants (Relay
+        returned a ``relay.Function``; the front end's functions are Relax to TVM).
+
+    Raises
+    ------
+    TypeError
+        If ``func`` is not a function.
+    ValueError
+        If a name matches more than one parameter (Relay's error).
+    """
+    if isinstance(func, Function):
+        func = func.__relax_function__()
+    if not isinstance(func, relax.Function):
+        raise TypeError(
+            f"bind_params_by_name takes a relax.Function (mod['main']) or a relay.Function, "
+            f"got {type(func).__name__}"
+        )
+    names = [p.name for p in func.params]
+    for name in params:
+        if names.count(name) > 1:
+            raise ValueError(f"Multiple args in the function have name {name}")
+    arrays = {
+        name: tvm.runtime.tensor(np.asarray(_numpy(value)))
+        for name, value in params.items()
+        if name in names
+    }
+    return func.bind_params(arrays) if arrays else func

@@ -1,4 +1,8 @@
-"""``relay.transform``: the passes Relay-era code runs before lowering (:mod:`.transform`).
+"""``relay.transform``: Relay's passes as ``tvm.transform.Pass`` objects over Relax modules.
+
+The passes are in :mod:`.passes` (each a real Relax transform or a documented identity), the
+user-pass decorators, ``Sequential`` and ``build_config`` in :mod:`.pass_infra`;
+:mod:`.transform` is Relay's module path to both.
 
 Any other Relay pass is refused on access, naming its Relax counterpart where Relax has one.
 """
@@ -7,10 +11,49 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import transform
-from .transform import InferType, SimplifyInference
+from . import pass_infra, passes, transform
+from .transform import (
+    CanonicalizeOps,
+    ConvertLayout,
+    DeadCodeElimination,
+    DynamicToStatic,
+    EliminateCommonSubexpr,
+    FoldConstant,
+    FoldScaleAxis,
+    FuseOps,
+    InferType,
+    PassContext,
+    RemoveUnusedFunctions,
+    Sequential,
+    SimplifyInference,
+    ToMixedPrecision,
+    build_config,
+    function_pass,
+    module_pass,
+)
 
-__all__ = ["InferType", "SimplifyInference", "transform"]
+__all__ = [
+    "CanonicalizeOps",
+    "ConvertLayout",
+    "DeadCodeElimination",
+    "DynamicToStatic",
+    "EliminateCommonSubexpr",
+    "FoldConstant",
+    "FoldScaleAxis",
+    "FuseOps",
+    "InferType",
+    "PassContext",
+    "RemoveUnusedFunctions",
+    "Sequential",
+    "SimplifyInference",
+    "ToMixedPrecision",
+    "build_config",
+    "function_pass",
+    "module_pass",
+    "pass_infra",
+    "passes",
+    "transform",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,288 @@
+"""``relay.transform``'s passes, as real ``tvm.transform.Pass`` objects over Relax modules.
+
+A module made by this front end (``tvm.IRModule.from_expr(relay_func)``, a frontend, a
+workload) holds Relax functions, so each Relay pass is served by the Relax pass that does its
+job, wrapped in a module pass that carries Relay's name and opt level. That keeps what Relay-era
+code relies on: the pass goes into ``tvm.transform.Sequential``, is skipped when the
+``PassContext`` opt level is below Relay's, and is named in ``disabled_pass`` and
+``required_pass`` by Relay's name.
+
+Each pass here is either a real transform or an identity, and its docstring says which and why
+(:data:`PASS_KINDS` is the same list as data, which the docs page and tests read):
+
+===========================  =========  ====================================================
+Relay pass                   opt level  served by
+===========================  =========  ====================================================
+``InferType``                0          identity: Relax functions are typed when built
+``FoldConstant``             2          ``relax.transform.FoldConstant``
+``ConvertLayout``            3          ``relax.transform.ConvertLayout``
+``ToMixedPrecision``         0          ``relax.transform.ToMixedPrecision``
+``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
+``EliminateCommonSubexpr``   3          ``relax.transform.EliminateCommonSubexpr``
+``FuseOps``                  0          ``relax.transform.FuseOps``
+``SimplifyInference``        0          ``relax.transform.DecomposeOpsForInference``
+``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
+``FoldScaleAxis``            3          identity: Relax has no scale-axis folding
+``DynamicToStatic``          2          identity: the front end emits static shapes only
+``RemoveUnusedFunctions``    1          ``relax.transform.DeadCodeElimination(entries)``
+===========================  =========  ====================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from compile_engine_compat.deprecations import legacy_api
+
+__all__ = [
+    "PASS_KINDS",
+    "CanonicalizeOps",
+    "ConvertLayout",
+    "DeadCodeElimination",
+    "DynamicToStatic",
+    "EliminateCommonSubexpr",
+    "FoldConstant",
+    "FoldScaleAxis",
+    "FuseOps",
+    "InferType",
+    "RemoveUnusedFunctions",
+    "SimplifyInference",
+    "ToMixedPrecision",
+]
+
+#: Relay pass -> "real: <the Relax pass>" or "identity: <why>", for the docs and the tests.
+PASS_KINDS: dict[str, str] = {
+    "InferType": "identity: Relax functions carry their types (struct info) from the moment "
+    "they are built, so there is nothing left to infer",
+    "FoldConstant": "real: relax.transform.FoldConstant",
+    "ConvertLayout": "real: relax.transform.ConvertLayout (op names get the relax. prefix; "
+    "'default' kernel layouts are resolved as Relay did)",
+    "ToMixedPrecision": "real: relax.transform.ToMixedPrecision (float16 compute, float32 "
+    "accumulation in conv/matmul; the function's outputs stay float32)",
+    "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
+    "EliminateCommonSubexpr": "real: relax.transform.EliminateCommonSubexpr",
+    "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
+    "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
+    "SimplifyInference": "real: relax.transform.DecomposeOpsForInference (batch_norm and "
+    "layer_norm become elementwise arithmetic)",
+    "CanonicalizeOps": "identity: the only op Relay canonicalized, nn.bias_add, is already "
+    "emitted as a reshape and a broadcasting add",
+    "FoldScaleAxis": "identity: Relax has no scale-axis folding; it only ever saved a "
+    "multiply, so results are unchanged",
+    "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
+    "RemoveUnusedFunctions": "real: relax.transform.DeadCodeElimination(entry_functions)",
+}
+
+#: Relay's kernel layout for ``"default"``, by op and data layout (Relay's ConvertLayout rule).
+_DEFAULT_KERNEL_LAYOUTS: dict[str, dict[str, str]] = {
+    "nn.conv1d": {"NCW": "OIW", "NWC": "WIO"},
+    "nn.conv2d": {"NCHW": "OIHW", "NHWC": "HWIO"},
+    "nn.conv3d": {"NCDHW": "OIDHW", "NDHWC": "DHWIO"},
+    "nn.conv2d_transpose": {"NCHW": "IOHW", "NHWC": "HWOI"},
+}
+
+
+def relay_pass(name: str, opt_level: int, run: Callable[[tvm.IRModule], tvm.IRModule]) -> Any:
+    """A module pass named ``name`` at Relay's ``opt_level`` whose body is ``run(mod)``.
+
+    Parameters
+    ----------
+    name : str
+        Relay's pass name (what ``disabled_pass``/``required_pass`` spell).
+    opt_level : int
+        Relay's opt level: ``Sequential`` skips the pass below it unless it is required.
+    run : callable
+        ``IRModule -> IRModule``.
+
+    Returns
+    -------
+    tvm.transform.Pass
+    """
+
+    def pass_func(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
+        return run(mod)
+
+    return tvm.transform.module_pass(pass_func, opt_level=opt_level, name=name)
+
+
+def _identity(mod: tvm.IRModule) -> tvm.IRModule:
+    return mod
+
+
+def _refuse(pass_name: str, argument: str, why: str) -> ValueError:
+    return ValueError(f"relay.transform.{pass_name}({argument}): {why}")
+
+
+@legacy_api("relay.transform")
+def InferType() -> Any:  # noqa: N802 (Relay's name)
+    """``relay.transform.InferType()``: an identity (opt level 0).
+
+    Relax functions carry their types from the moment they are built, so the module comes back
+    unchanged; ``relay.testing.run_infer_type(expr)`` types a Relay expression.
+    """
+    return relay_pass("InferType", 0, _identity)
+
+
+@legacy_api("relay.transform")
+def FoldConstant(fold_qnn: bool = False) -> Any:  # noqa: N802
+    """``relay.transform.FoldConstant(fold_qnn=False)``: ``relax.transform.FoldConstant``.
+
+    A real transform (opt level 2). ``fold_qnn`` has nothing to act on: the front end has no
+    QNN ops.
+    """
+    return relay_pass("FoldConstant", 2, relax.transform.FoldConstant())
+
+
+def _relax_layouts(desired_layouts: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    if not isinstance(desired_layouts, Mapping):
+        raise TypeError(
+            "relay.transform.ConvertLayout(desired_layouts) takes a dict of op name -> layouts, "
+            f"e.g. {{'nn.conv2d': ['NHWC', 'default']}}, got {desired_layouts!r}"
+        )
+    out: dict[str, list[str]] = {}
+    for op_name, layouts in desired_layouts.items():
+        layouts = [str(v) for v in layouts]
+        if len(layouts) > 1 and layouts[1] == "default":
+            kernel = _DEFAULT_KERNEL_LAYOUTS.get(op_name, {}).get(layouts[0])
+            if kernel is None:
+                raise _refuse(
+                    "ConvertLayout",
+                    f"{{{op_name!r}: {layouts!r}}}",
+                    "no default kernel layout is known for this op and data layout: name the "
+                    "kernel layout explicitly",
+                )
+            layouts[1] = kernel
+        out[op_name if op_name.startswith("relax.") else f"relax.{op_name}"] = layouts
+    return out
+
+
+@legacy_api("relay.transform")
+def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:  # noqa: N802
+    """``relay.transform.ConvertLayout(desired_layouts)``: ``relax.transform.ConvertLayout``.
+
+    A real transform (opt level 3). Relay's op names (``"nn.conv2d"``) are given Relax's prefix,
+    and a ``"default"`` kernel layout becomes the one Relay chose (``HWIO`` for ``NHWC``
+    conv2d, ``OIHW`` for ``NCHW``).
+    """
+    return relay_pass(
+        "ConvertLayout", 3, relax.transform.ConvertLayout(_relax_layouts(desired_layouts))
+    )
+
+
+@legacy_api("relay.transform")
+def ToMixedPrecision(mixed_precision_type: str = "float16", missing_op_mode: int = 1) -> Any:  # noqa: N802
+    """``relay.transform.ToMixedPrecision``: ``relax.transform.ToMixedPrecision``.
+
+    A real transform (opt level 0): inputs and weights are cast to float16, ops compute in
+    float16, conv2d/matmul accumulate in float32 (Relay's default accumulation), and the
+    function's outputs are cast back to float32, where Relay left them float16. Relax converts
+    float16 only: another ``mixed_precision_type`` raises ``ValueError``. Relax leaves ops it has
+    no rule for in float32, which is ``missing_op_mode`` 1 and 2; mode 0 (raise on such an op)
+    cannot be honoured and raises.
+    """
+    if mixed_precision_type != "float16":
+        raise _refuse(
+            "ToMixedPrecision",
+            f"mixed_precision_type={mixed_precision_type!r}",
+            "Relax's ToMixedPrecision converts to float16 only",
+        )
+    if missing_op_mode not in (1, 2):
+        raise _refuse(
+            "ToMixedPrecision",
+            f"missing_op_mode={missing_op_mode!r}",
+            "Relax keeps ops without a conversion rule in float32 and cannot raise on them: "
+            "use missing_op_mode=1 or 2",
+        )
+    return relay_pass("ToMixedPrecision", 0, relax.transform.ToMixedPrecision(out_dtype="float32"))
+
+
+@legacy_api("relay.transform")
+def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False) -> Any:  # noqa: N802
+    """``relay.transform.DeadCodeElimination``: ``relax.transform.DeadCodeElimination``.
+
+    A real transform (opt level 1): unused bindings and unreachable functions are removed.
+    ``inline_once`` has nothing to inline (Relax dataflow blocks bind each value once), and
+    Relax never removes impure calls, whatever ``ignore_impurity`` says.
+    """
+    return relay_pass("DeadCodeElimination", 1, relax.transform.DeadCodeElimination())
+
+
+@legacy_api("relay.transform")
+def EliminateCommonSubexpr(fskip: Any = None) -> Any:  # noqa: N802
+    """``relay.transform.EliminateCommonSubexpr``: ``relax.transform.EliminateCommonSubexpr``.
+
+    A real transform (opt level 3). Relax takes no skip callback: an ``fskip`` raises
+    ``ValueError`` rather than being ignored.
+    """
+    if fskip is not None:
+        raise _refuse(
+            "EliminateCommonSubexpr",
+            "fskip=...",
+            "Relax's EliminateCommonSubexpr takes no skip callback; drop fskip, or keep the "
+            "expressions apart by hand",
+        )
+    return relay_pass("EliminateCommonSubexpr", 3, relax.transform.EliminateCommonSubexpr())
+
+
+@legacy_api("relay.transform")
+def FuseOps(fuse_opt_level: int = -1) -> Any:  # noqa: N802
+    """``relay.transform.FuseOps(fuse_opt_level=-1)``: ``relax.transform.FuseOps``.
+
+    Runs Relax's pass (opt level 0). Relax fuses by the TIR patterns of legalized ops, so on a
+    module of high-level ops it groups nothing; ``relay.build`` fuses when it compiles.
+    """
+    return relay_pass("FuseOps", 0, relax.transform.FuseOps(fuse_opt_level))
+
+
+@legacy_api("relay.transform")
+def SimplifyInference() -> Any:  # noqa: N802
+    """``relay.transform.SimplifyInference()``: ``relax.transform.DecomposeOpsForInference``.
+
+    A real transform (opt level 0): ``batch_norm`` and ``layer_norm`` become elementwise
+    arithmetic, as Relay's pass did. (Dropout is already the identity in the front end.)
+    """
+    return relay_pass("SimplifyInference", 0, relax.transform.DecomposeOpsForInference())
+
+
+@legacy_api("relay.transform")
+def CanonicalizeOps() -> Any:  # noqa: N802
+    """``relay.transform.CanonicalizeOps()``: an identity (opt level 3).
+
+    Relay rewrote ``nn.bias_add`` into ``expand_dims`` + ``add``; the front end emits it as a
+    reshape and a broadcasting add already.
+    """
+    return relay_pass("CanonicalizeOps", 3, _identity)
+
+
+@legacy_api("relay.transform")
+def FoldScaleAxis() -> Any:  # noqa: N802
+    """``relay.transform.FoldScaleAxis()``: an identity (opt level 3).
+
+    Relax has no scale-axis folding. The pass only moved a multiply into conv/dense weights, so
+    results are the same without it.
+    """
+    return relay_pass("FoldScaleAxis", 3, _identity)
+
+
+@legacy_api("relay.transform")
+def DynamicToStatic() -> Any:  # noqa: N802
+    """``relay.transform.DynamicToStatic()``: an identity (opt level 2).
+
+    The front end emits static shapes only (Relay's ``dyn.*`` ops are not mapped).
+    """
+    return relay_pass("DynamicToStatic", 2, _identity)
+
+
+@legacy_api("relay.transform")
+def RemoveUnusedFunctions(entry_functions: Sequence[str] | None = None) -> Any:  # noqa: N802
+    """``relay.transform.RemoveUnusedFunctions(entry_functions=None)``.
+
+    A real transform (opt level 1): ``relax.transform.DeadCodeElimination`` from
+    ``entry_functions`` (default ``["main"]``).
+    """
+    entries = list(entry_functions) if entry_functions is not None else ["main"]
+    return relay_pass("RemoveUnusedFunctions", 1, relax.transform.DeadCodeElimination(entries))
