@@ -14,6 +14,8 @@ from compile_engine_compat import CompileEngineDeprecationWarning
 OPT_IN_MARKERS = {
     "fleet": "a multi-process fleet scenario (each process imports TVM): run with -m fleet",
     "models": "a full-size model against PyTorch and onnxruntime: run with -m models",
+    # relay.testing workloads at the tutorials' sizes (tests/relay/testing).
+    "workloads": "a full-size relay.testing workload: run with -m workloads",
 }
 
 

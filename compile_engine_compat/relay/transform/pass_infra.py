@@ -1,4 +1,4 @@
-"""``relay.transform``'s pass infrastructure: user-pass decorators, ``Sequential``, ``build_config``.
+"""``relay.transform``'s pass infrastructure: user-pass decorators, ``Sequential``, build_config.
 
 Relay re-exported TVM's pass infrastructure; the same objects serve here. A user pass written
 with ``@relay.transform.function_pass`` sees the module's Relax functions (the front end's

@@ -118,7 +118,7 @@ def _refuse(pass_name: str, argument: str, why: str) -> ValueError:
 
 
 @legacy_api("relay.transform")
-def InferType() -> Any:  # noqa: N802 (Relay's name)
+def InferType() -> Any:
     """``relay.transform.InferType()``: an identity (opt level 0).
 
     Relax functions carry their types from the moment they are built, so the module comes back
@@ -128,7 +128,7 @@ def InferType() -> Any:  # noqa: N802 (Relay's name)
 
 
 @legacy_api("relay.transform")
-def FoldConstant(fold_qnn: bool = False) -> Any:  # noqa: N802
+def FoldConstant(fold_qnn: bool = False) -> Any:
     """``relay.transform.FoldConstant(fold_qnn=False)``: ``relax.transform.FoldConstant``.
 
     A real transform (opt level 2). ``fold_qnn`` has nothing to act on: the front end has no
@@ -161,7 +161,7 @@ def _relax_layouts(desired_layouts: Mapping[str, Sequence[str]]) -> dict[str, li
 
 
 @legacy_api("relay.transform")
-def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:  # noqa: N802
+def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:
     """``relay.transform.ConvertLayout(desired_layouts)``: ``relax.transform.ConvertLayout``.
 
     A real transform (opt level 3). Relay's op names (``"nn.conv2d"``) are given Relax's prefix,
@@ -174,7 +174,7 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:  # noqa:
 
 
 @legacy_api("relay.transform")
-def ToMixedPrecision(mixed_precision_type: str = "float16", missing_op_mode: int = 1) -> Any:  # noqa: N802
+def ToMixedPrecision(mixed_precision_type: str = "float16", missing_op_mode: int = 1) -> Any:
     """``relay.transform.ToMixedPrecision``: ``relax.transform.ToMixedPrecision``.
 
     A real transform (opt level 0): inputs and weights are cast to float16, ops compute in
@@ -201,7 +201,7 @@ def ToMixedPrecision(mixed_precision_type: str = "float16", missing_op_mode: int
 
 
 @legacy_api("relay.transform")
-def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False) -> Any:  # noqa: N802
+def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False) -> Any:
     """``relay.transform.DeadCodeElimination``: ``relax.transform.DeadCodeElimination``.
 
     A real transform (opt level 1): unused bindings and unreachable functions are removed.
@@ -212,7 +212,7 @@ def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False
 
 
 @legacy_api("relay.transform")
-def EliminateCommonSubexpr(fskip: Any = None) -> Any:  # noqa: N802
+def EliminateCommonSubexpr(fskip: Any = None) -> Any:
     """``relay.transform.EliminateCommonSubexpr``: ``relax.transform.EliminateCommonSubexpr``.
 
     A real transform (opt level 3). Relax takes no skip callback: an ``fskip`` raises
@@ -229,7 +229,7 @@ def EliminateCommonSubexpr(fskip: Any = None) -> Any:  # noqa: N802
 
 
 @legacy_api("relay.transform")
-def FuseOps(fuse_opt_level: int = -1) -> Any:  # noqa: N802
+def FuseOps(fuse_opt_level: int = -1) -> Any:
     """``relay.transform.FuseOps(fuse_opt_level=-1)``: ``relax.transform.FuseOps``.
 
     Runs Relax's pass (opt level 0). Relax fuses by the TIR patterns of legalized ops, so on a
@@ -239,7 +239,7 @@ def FuseOps(fuse_opt_level: int = -1) -> Any:  # noqa: N802
 
 
 @legacy_api("relay.transform")
-def SimplifyInference() -> Any:  # noqa: N802
+def SimplifyInference() -> Any:
     """``relay.transform.SimplifyInference()``: ``relax.transform.DecomposeOpsForInference``.
 
     A real transform (opt level 0): ``batch_norm`` and ``layer_norm`` become elementwise
@@ -249,7 +249,7 @@ def SimplifyInference() -> Any:  # noqa: N802
 
 
 @legacy_api("relay.transform")
-def CanonicalizeOps() -> Any:  # noqa: N802
+def CanonicalizeOps() -> Any:
     """``relay.transform.CanonicalizeOps()``: an identity (opt level 3).
 
     Relay rewrote ``nn.bias_add`` into ``expand_dims`` + ``add``; the front end emits it as a
@@ -259,7 +259,7 @@ def CanonicalizeOps() -> Any:  # noqa: N802
 
 
 @legacy_api("relay.transform")
-def FoldScaleAxis() -> Any:  # noqa: N802
+def FoldScaleAxis() -> Any:
     """``relay.transform.FoldScaleAxis()``: an identity (opt level 3).
 
     Relax has no scale-axis folding. The pass only moved a multiply into conv/dense weights, so
@@ -269,7 +269,7 @@ def FoldScaleAxis() -> Any:  # noqa: N802
 
 
 @legacy_api("relay.transform")
-def DynamicToStatic() -> Any:  # noqa: N802
+def DynamicToStatic() -> Any:
     """``relay.transform.DynamicToStatic()``: an identity (opt level 2).
 
     The front end emits static shapes only (Relay's ``dyn.*`` ops are not mapped).
@@ -278,7 +278,7 @@ def DynamicToStatic() -> Any:  # noqa: N802
 
 
 @legacy_api("relay.transform")
-def RemoveUnusedFunctions(entry_functions: Sequence[str] | None = None) -> Any:  # noqa: N802
+def RemoveUnusedFunctions(entry_functions: Sequence[str] | None = None) -> Any:
     """``relay.transform.RemoveUnusedFunctions(entry_functions=None)``.
 
     A real transform (opt level 1): ``relax.transform.DeadCodeElimination`` from
