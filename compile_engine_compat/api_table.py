@@ -1433,13 +1433,12 @@ _PROGRAM_TVM_ROWS = (
             "tvm.autotvm.tuner",
             "tvm.auto_scheduler.extract_tasks",
             "tvm.auto_scheduler.TaskScheduler",
-            "tvm.relay.quantize",
         ),
-        shim="nothing: the call raises TuningRemovedError naming the replacement",
+        shim="compile_engine_compat.tvm_legacy.tuning.refuse_tuning",
         before_raises="TuningRemovedError",
         note=(
             "AutoTVM and auto_scheduler tuning (task extraction, tuners, measurement, task "
-            "schedulers) and relay.quantize were removed: the names import, and the call raises."
+            "schedulers) were removed: the names import, and the call raises."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -56,6 +56,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.nd", f"{_LEGACY}.nd"),
     MovedName("tvm.contrib.graph_executor", f"{_LEGACY}.graph_executor"),
     MovedName("tvm.tir", "tvm.tirx"),
+    # Relay programs end to end (tuning): auto_scheduler, autotvm.tuner.
+    MovedName("tvm.auto_scheduler", f"{_LEGACY}.auto_scheduler"),
+    MovedName("tvm.autotvm.tuner", f"{_LEGACY}.autotvm.tuner"),
     # -- attributes ---------------------------------------------------------------------------
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),

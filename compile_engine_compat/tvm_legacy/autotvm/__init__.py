@@ -7,12 +7,17 @@ Relay-era files importable and their computes usable:
   called without ``cfg`` (a fallback config is passed), as under AutoTVM;
 * ``register_topi_schedule(name)`` keeps the schedule function, which the engine never runs;
 * ``apply_history_best`` and ``DispatchContext`` exist, and warn that records cannot be applied:
-  selection stays by plevel.
+  selection stays by plevel;
+* the tuning entry points (``task.extract_from_program``, the tuners of :mod:`.tuner`,
+  ``measure_option``, the builders and runners, the tuning callbacks) exist, so files that tune
+  behind a flag import, and raise
+  :class:`~compile_engine_compat.tvm_legacy.tuning.TuningRemovedError` when called.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -20,18 +25,29 @@ from typing import Any, NamedTuple
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.strategy import add_autotvm_check
 
+from ..tuning import TuningRemovedError, refused_callable, refused_class
+
 __all__ = [
     "GLOBAL_SCOPE",
     "AutoTVMRecordsError",
     "ConfigEntity",
     "DispatchContext",
     "FallbackConfigEntity",
+    "FallbackContext",
+    "LocalBuilder",
+    "LocalRunner",
     "MeasureInput",
     "MeasureResult",
+    "RPCRunner",
+    "TuningRemovedError",
     "apply_history_best",
+    "callback",
+    "measure_option",
+    "record",
     "register_topi_compute",
     "register_topi_schedule",
     "task",
+    "tuner",
 ]
 
 
@@ -186,10 +202,47 @@ def _get_workload(outs: Any) -> None:
     return None
 
 
+class FallbackContext(DispatchContext):
+    """``autotvm.FallbackContext()``: a scope in which every query gets the fallback config."""
+
+    def __enter__(self) -> FallbackContext:
+        self._previous = DispatchContext.current
+        DispatchContext.current = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        DispatchContext.current = self._previous
+
+
 task = types.SimpleNamespace(
     create=_create,
     Task=Task,
     DispatchContext=DispatchContext,
+    FallbackContext=FallbackContext,
     get_workload=_get_workload,
     ApplyHistoryBest=_ApplyHistoryBest,
+    extract_from_program=refused_callable("autotvm.task.extract_from_program"),
+    extract_from_multiple_program=refused_callable("autotvm.task.extract_from_multiple_program"),
 )
+
+# -- the tuning entry points: importable, refused at the call --------------------------------
+measure_option = refused_callable("autotvm.measure_option")
+LocalBuilder = refused_class("autotvm.LocalBuilder")
+LocalRunner = refused_class("autotvm.LocalRunner")
+RPCRunner = refused_class("autotvm.RPCRunner")
+callback = types.SimpleNamespace(
+    log_to_file=refused_callable("autotvm.callback.log_to_file"),
+    progress_bar=refused_callable("autotvm.callback.progress_bar"),
+)
+record = types.SimpleNamespace(
+    load_from_file=refused_callable("autotvm.record.load_from_file"),
+    pick_best=refused_callable("autotvm.record.pick_best"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    # ``autotvm.tuner`` is loaded on first use, not bound at import: install() serves it as
+    # tvm.autotvm.tuner, and uninstall() removes that binding again (a bound name would go).
+    if name == "tuner":
+        return importlib.import_module(f"{__name__}.tuner")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,18 @@
+"""``tvm.autotvm.tuner`` (served by ``install()``): the AutoTVM tuners, refused at construction.
+
+``from tvm.autotvm.tuner import XGBTuner`` works, so a file that tunes behind a flag imports;
+``XGBTuner(task)`` raises :class:`~compile_engine_compat.tvm_legacy.tuning.TuningRemovedError`.
+"""
+
+from __future__ import annotations
+
+from ..tuning import refused_class
+
+__all__ = ["DropoutTuner", "GATuner", "GridSearchTuner", "RandomTuner", "Tuner", "XGBTuner"]
+
+Tuner = refused_class("autotvm.tuner.Tuner")
+XGBTuner = refused_class("autotvm.tuner.XGBTuner")
+GATuner = refused_class("autotvm.tuner.GATuner")
+RandomTuner = refused_class("autotvm.tuner.RandomTuner")
+GridSearchTuner = refused_class("autotvm.tuner.GridSearchTuner")
+DropoutTuner = refused_class("autotvm.tuner.DropoutTuner")
