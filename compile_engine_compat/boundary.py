@@ -372,6 +372,15 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "tests/surfaces/test_moved_names.py",
     ),
     ProcessPatch(
+        "tvm.target.Target.__init__ takes TVM <=0.19 command-line strings ('llvm -mcpu=...'), "
+        "translated by targets.legacy_target_value (Relay programs end to end)",
+        "surfaces.moved_names row tvm.target:Target.__init__, served by tvm_legacy.target "
+        "(through patch_attribute)",
+        "opt-in: compile_engine_compat.install(); uninstall() restores TVM's __init__; "
+        "COMPILE_ENGINE_COMPAT_LEGACY_TARGETS=off passes strings to TVM untouched",
+        "tests/test_targets_constructors.py, tests/surfaces/test_moved_names.py",
+    ),
+    ProcessPatch(
         "PassContext accepts the relay.backend.* and TVM <=0.19 config keys",
         "surfaces.passconfig (through patch_attribute)",
         "compile_engine_compat.uninstall_pass_config(); COMPILE_ENGINE_COMPAT_PASSCONFIG=off",

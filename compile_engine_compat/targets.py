@@ -334,6 +334,42 @@ def _target_from_str(text: str) -> tvm.target.Target:
     return tvm.target.Target(translate(text))
 
 
+# -- tvm.target.Target itself, under install() (Relay programs end to end) -----------------------
+#: Set to off (or 0/false/no) to make tvm.target.Target take only what TVM 0.27 takes, even
+#: under install() (the process patch's off switch; see boundary.PROCESS_PATCHES).
+LEGACY_TARGETS_ENV = "COMPILE_ENGINE_COMPAT_LEGACY_TARGETS"
+
+
+@functools.lru_cache(maxsize=256)
+def _warn_cli_string(text: str, spelling: str) -> None:
+    """Warn about one legacy string once (this cache), naming its dict spelling."""
+    warn_legacy("target.cli_string", spelling)
+
+
+def legacy_target_value(value: Any) -> Any:
+    """What TVM 0.27's ``Target(value)`` needs for a value a TVM <=0.19 program passed.
+
+    A command-line string (``"llvm -mcpu=core-avx2"``) becomes its dict form, warning once per
+    string with that spelling; anything else (a bare kind, a tag, JSON, a dict, a Target) is
+    returned as it is. Off (returned as is) when :data:`LEGACY_TARGETS_ENV` is ``off``.
+
+    Raises
+    ------
+    LegacyTargetError
+        For an unknown or removed flag, naming it.
+    """
+    if not isinstance(value, str):
+        return value
+    switch = (env_raw(os.fsencode(LEGACY_TARGETS_ENV)) or b"").decode().strip().lower()
+    if switch in ("off", "0", "false", "no"):
+        return value
+    spelling = legacy_spelling(value)
+    if spelling is None:
+        return value
+    _warn_cli_string(value, spelling)
+    return translate(value)
+
+
 def as_target(target: Any, host: bool = True) -> tvm.target.Target | None:
     """Convert a ``str`` or dict target to ``tvm.target.Target``; pass a Target through.
 

@@ -70,4 +70,19 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName(
         "tvm.te:SpecializedCondition", "compile_engine_compat.relay.op.op:SpecializedCondition"
     ),
+    # Relay programs end to end: TVM <=0.19 target strings and constructors on tvm.target.
+    MovedName("tvm.target:Target.__init__", f"{_LEGACY}.target:legacy_target_init", replaces=True),
+    *(
+        MovedName(f"tvm.target:{name}", f"{_LEGACY}.target:{name}")
+        for name in (
+            "cuda",
+            "rocm",
+            "mali",
+            "intel_graphics",
+            "arm_cpu",
+            "rasp",
+            "bifrost",
+            "create",
+        )
+    ),
 )

@@ -1,15 +1,41 @@
-"""``tvm.target.generic_func`` and ``override_native_generic_func`` (TVM <=0.19), served by
-``install()`` on ``tvm.target`` (see :mod:`compile_engine_compat.surfaces.moved_names`).
+"""The TVM <=0.19 names of ``tvm.target``, served by ``install()`` on ``tvm.target`` (see
+:mod:`compile_engine_compat.surfaces.moved_names`):
+
+* ``generic_func`` and ``override_native_generic_func``;
+* ``Target("llvm -mcpu=skylake-avx512")``: while installed, ``Target.__init__`` is
+  :func:`legacy_target_init`, which gives TVM the dict form of a command-line string
+  (:func:`compile_engine_compat.targets.legacy_target_value`), so programs that build their own
+  ``Target`` (PyTorch's old Dynamo TVM backend) run;
+* the constructor functions of TVM 0.19 (``cuda``, ``rocm``, ``mali``, ``intel_graphics``,
+  ``arm_cpu``, ``rasp``, ``bifrost``, ``create``), which build the same targets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import tvm
 
-__all__ = ["GenericFunc", "generic_func", "override_native_generic_func"]
+from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.targets import legacy_target_value, translate
+
+__all__ = [
+    "TVM_TARGET_INIT",
+    "GenericFunc",
+    "arm_cpu",
+    "bifrost",
+    "create",
+    "cuda",
+    "generic_func",
+    "intel_graphics",
+    "legacy_target_init",
+    "mali",
+    "override_native_generic_func",
+    "rasp",
+    "rocm",
+]
 
 
 class GenericFunc:
@@ -50,3 +76,125 @@ def generic_func(fdefault: Callable[..., Any]) -> GenericFunc:
 def override_native_generic_func(func_name: str) -> Callable[[Callable[..., Any]], GenericFunc]:
     """``@tvm.target.override_native_generic_func(name)`` (no native registry: a Python one)."""
     return lambda fdefault: GenericFunc(fdefault, func_name)
+
+
+# -- Target construction (Relay programs end to end) --------------------------------------------
+#: TVM's own ``Target.__init__``, which :func:`legacy_target_init` calls (taken before any patch:
+#: install() imports this module before it sets the patch).
+TVM_TARGET_INIT = tvm.target.Target.__init__
+
+
+def legacy_target_init(self: Any, target: Any, host: Any = None) -> None:
+    """``tvm.target.Target(target, host=None)`` accepting TVM <=0.19's command-line strings."""
+    host = legacy_target_value(host) if host is not None else None
+    TVM_TARGET_INIT(self, legacy_target_value(target), host)
+
+
+def _options(base: list[str], extra: str | Sequence[str] | None) -> list[str]:
+    """``base`` then the ``extra`` options (a string or a list) not already in it."""
+    more = extra.split() if isinstance(extra, str) else list(extra or [])
+    return base + [option for option in more if option not in base]
+
+
+def _build(kind: str, options: list[str]) -> tvm.target.Target:
+    # The constructor's own row warned; the string it builds is the shim's, so no second warning.
+    text = " ".join([kind, *options])
+    return tvm.target.Target(translate(text) or text)
+
+
+@legacy_api("target.constructors")
+def cuda(
+    model: str = "unknown", arch: str | None = None, options: str | Sequence[str] | None = None
+) -> tvm.target.Target:
+    """``tvm.target.cuda(model, arch, options)``: a CUDA target (warns without an arch)."""
+    opts = _options([f"-model={model}"], options)
+    if arch:
+        opts = _options([f"-arch={arch}"], opts)
+    if not any(option.startswith("-arch") for option in opts):
+        warnings.warn(
+            "Try specifying cuda arch by adding 'arch=sm_xx' to your target.", stacklevel=2
+        )
+    return _build("cuda", opts)
+
+
+@legacy_api("target.constructors")
+def rocm(model: str = "unknown", options: str | Sequence[str] | None = None) -> tvm.target.Target:
+    """``tvm.target.rocm(model, options)``."""
+    return _build("rocm", _options([f"-model={model}"], options))
+
+
+@legacy_api("target.constructors")
+def mali(model: str = "unknown", options: str | Sequence[str] | None = None) -> tvm.target.Target:
+    """``tvm.target.mali(model, options)``: OpenCL on an ARM Mali GPU."""
+    return _build("opencl", _options(["-device=mali", f"-model={model}"], options))
+
+
+@legacy_api("target.constructors")
+def intel_graphics(
+    model: str = "unknown", options: str | Sequence[str] | None = None
+) -> tvm.target.Target:
+    """``tvm.target.intel_graphics(model, options)``: OpenCL, warp size 16."""
+    base = ["-device=intel_graphics", f"-model={model}", "-thread_warp_size=16"]
+    return _build("opencl", _options(base, options))
+
+
+@legacy_api("target.constructors")
+def bifrost(
+    model: str = "unknown", options: str | Sequence[str] | None = None
+) -> tvm.target.Target:
+    """``tvm.target.bifrost(model, options)``: OpenCL on a Mali Bifrost GPU."""
+    return _build("opencl", _options(["-device=bifrost", f"-model={model}"], options))
+
+
+#: The boards ``arm_cpu(model)`` knew: model -> (SoC, triple, attributes, cpu or "").
+_ARM_BOARDS: dict[str, tuple[str, str, str, str]] = {
+    "pixel2": ("snapdragon835", "arm64-linux-android", "+neon", ""),
+    "mate10": ("kirin970", "arm64-linux-android", "+neon", ""),
+    "mate10pro": ("kirin970", "arm64-linux-android", "+neon", ""),
+    "p20": ("kirin970", "arm64-linux-android", "+neon", ""),
+    "p20pro": ("kirin970", "arm64-linux-android", "+neon", ""),
+    "rasp3b": ("bcm2837", "armv7l-linux-gnueabihf", "+neon", ""),
+    "rasp4b": ("bcm2711", "armv8l-linux-gnueabihf", "+neon", "cortex-a72"),
+    "rasp4b64": ("bcm2711", "aarch64-linux-gnu", "+neon", "cortex-a72"),
+    "rk3399": ("rk3399", "aarch64-linux-gnu", "+neon", ""),
+    "pynq": ("pynq", "armv7a-linux-eabi", "+neon", ""),
+    "ultra96": ("ultra96", "aarch64-linux-gnu", "+neon", ""),
+    "beagleai": ("beagleai", "armv7a-linux-gnueabihf", "+neon,+vfp4,+thumb2", "cortex-a15"),
+    "stm32mp1": ("stm32mp1", "armv7a-linux-gnueabihf", "+neon,+vfp4,+thumb2", "cortex-a7"),
+    "thunderx": ("thunderx", "aarch64-linux-gnu", "+neon,+crc,+lse", "thunderxt88"),
+}
+
+
+@legacy_api("target.constructors")
+def arm_cpu(
+    model: str = "unknown", options: str | Sequence[str] | None = None
+) -> tvm.target.Target:
+    """``tvm.target.arm_cpu(model, options)``: LLVM for a known board, or ``-model=<model>``.
+
+    TVM 0.19 also downloaded pre-tuned AutoTVM parameters here; there are none to fetch now.
+    """
+    board = _ARM_BOARDS.get(model)
+    if board is None:
+        known = [f"-model={model}"]
+    else:
+        soc, triple, attrs, cpu = board
+        known = [f"-model={soc}", f"-mtriple={triple}", f"-mattr={attrs}"]
+        known += [f"-mcpu={cpu}"] if cpu else []
+    return _build("llvm", _options(["-keys=arm_cpu,cpu", "-device=arm_cpu", *known], options))
+
+
+@legacy_api("target.constructors")
+def rasp(options: str | Sequence[str] | None = None) -> tvm.target.Target:
+    """``tvm.target.rasp()``: ``arm_cpu("rasp3b")`` (TVM 0.19 already warned it would go)."""
+    warnings.warn(
+        'tvm.target.rasp() is deprecated: use tvm.target.arm_cpu("rasp3b")',
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return arm_cpu("rasp3b", options)
+
+
+@legacy_api("target.constructors")
+def create(target: Any) -> tvm.target.Target:
+    """``tvm.target.create(target)`` (before TVM 0.8): ``tvm.target.Target(target)``."""
+    return tvm.target.Target(legacy_target_value(target))
