@@ -70,7 +70,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName(
         "tvm.te:SpecializedCondition", "compile_engine_compat.relay.op.op:SpecializedCondition"
     ),
-    # Relay programs end to end: TVM <=0.19 target strings and constructors on tvm.target.
+    # Relay programs end to end: DLPack on tensors; TVM <=0.19 target spellings on tvm.target.
+    MovedName("tvm.runtime:Tensor.to_dlpack", f"{_LEGACY}.nd:to_dlpack"),
     MovedName("tvm.target:Target.__init__", f"{_LEGACY}.target:legacy_target_init", replaces=True),
     *(
         MovedName(f"tvm.target:{name}", f"{_LEGACY}.target:{name}")

@@ -1,8 +1,12 @@
-"""``tvm.nd`` (served by ``install()``): ``array``/``empty`` of TVM <=0.19 over ``tvm.runtime``.
+"""``tvm.nd`` (served by ``install()``): ``array``/``empty``/``from_dlpack`` of TVM <=0.19 over
+``tvm.runtime``.
 
-They return ``tvm.runtime.Tensor``; while installed, tensors also answer the legacy
-``asnumpy()`` (:func:`asnumpy`, set on ``tvm.runtime.Tensor``: see
-:mod:`compile_engine_compat.surfaces.moved_names`).
+They return ``tvm.runtime.Tensor`` (``tvm.nd.NDArray`` is that class); while installed, tensors
+also answer the legacy ``asnumpy()`` and ``to_dlpack()`` (:func:`asnumpy`, :func:`to_dlpack`,
+set on ``tvm.runtime.Tensor``: see :mod:`compile_engine_compat.surfaces.moved_names`).
+``copyfrom`` is TVM's own. The DLPack hand-off shares memory both ways, as in TVM 0.19:
+``torch.utils.dlpack.from_dlpack(x.to_dlpack())`` and ``tvm.nd.from_dlpack(torch_tensor)``
+copy nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api
 
-__all__ = ["array", "empty"]
+__all__ = ["NDArray", "array", "asnumpy", "empty", "from_dlpack", "to_dlpack"]
+
+#: ``tvm.nd.NDArray``: TVM 0.27 calls the class ``tvm.runtime.Tensor``.
+NDArray = tvm.runtime.Tensor
 
 
 def _device(device: Any, ctx: Any) -> Any:
@@ -39,3 +46,28 @@ def empty(shape: Any, dtype: str = "float32", device: Any = None, ctx: Any = Non
 def asnumpy(self: Any) -> Any:
     """``Tensor.asnumpy()``: TVM <=0.19's name of ``numpy()``."""
     return self.numpy()
+
+
+# -- DLPack (Relay programs end to end) ---------------------------------------------------------
+@legacy_api("tvm.nd.dlpack")
+def from_dlpack(dltensor: Any) -> Any:
+    """``tvm.nd.from_dlpack(x)``: a tensor sharing ``x``'s memory (``tvm.runtime.from_dlpack``).
+
+    Parameters
+    ----------
+    dltensor : PyCapsule or object with ``__dlpack__``
+        A DLPack capsule (``torch.utils.dlpack.to_dlpack(t)``) or a tensor of a DLPack-aware
+        library (a ``torch.Tensor``, as TVM 0.19 also took).
+
+    Returns
+    -------
+    tvm.runtime.Tensor
+        A view of the same memory: no copy.
+    """
+    return tvm.runtime.from_dlpack(dltensor)
+
+
+@legacy_api("tvm.nd.dlpack")
+def to_dlpack(self: Any) -> Any:
+    """``NDArray.to_dlpack()``: a DLPack capsule of this tensor's memory (no copy)."""
+    return self.__dlpack__()
