@@ -709,10 +709,10 @@ from tvm import relay
 
 x = relay.var("x", shape=(4,), dtype="float32")
 y = relay.var("y", shape=(4,), dtype="float32")
-result = [v.name_hint for v in relay.analysis.free_vars(relay.add(x, relay.exp(y)))]
+result = sorted(v.name_hint for v in relay.analysis.free_vars(relay.add(x, relay.exp(y))))
 """
 _ANALYSIS_AFTER = """\
-result = [v.name_hint for v in relax.analysis.free_vars(func.body)]
+result = sorted(v.name for v in relax.analysis.free_vars(func.body))
 """
 _WORKLOAD_BEFORE = """\
 from tvm import relay
@@ -1484,7 +1484,7 @@ _PROGRAM_TARGET_ROWS = (
             "tvm.target.mali",
             "tvm.target.rocm",
         ),
-        shim="compile_engine_compat.tvm_legacy.target.Target",
+        shim="compile_engine_compat.tvm_legacy.target.legacy_target_init",
         note=(
             "Under install(), tvm.target.Target accepts the TVM 0.19 string form (translated "
             "as target.cli_string says, with its warning) and the TVM 0.19 constructor "

@@ -117,14 +117,29 @@ def is_auto_scheduler_enabled() -> bool:
 
 
 # -- the tuning entry points: importable, refused at the call --------------------------------
-extract_tasks = refused_callable("auto_scheduler.extract_tasks")
-auto_schedule = refused_callable("auto_scheduler.auto_schedule")
-load_records = refused_callable("auto_scheduler.load_records")
-SearchTask = refused_class("auto_scheduler.SearchTask")
-TaskScheduler = refused_class("auto_scheduler.TaskScheduler")
-TuningOptions = refused_class("auto_scheduler.TuningOptions")
-LocalBuilder = refused_class("auto_scheduler.LocalBuilder")
-LocalRunner = refused_class("auto_scheduler.LocalRunner")
-RPCRunner = refused_class("auto_scheduler.RPCRunner")
-LocalRPCMeasureContext = refused_class("auto_scheduler.LocalRPCMeasureContext")
-RecordToFile = refused_class("auto_scheduler.RecordToFile")
+extract_tasks, auto_schedule, load_records = (
+    refused_callable(f"auto_scheduler.{name}")
+    for name in ("extract_tasks", "auto_schedule", "load_records")
+)
+(
+    SearchTask,
+    TaskScheduler,
+    TuningOptions,
+    LocalBuilder,
+    LocalRunner,
+    RPCRunner,
+    LocalRPCMeasureContext,
+    RecordToFile,
+) = (
+    refused_class(f"auto_scheduler.{name}")
+    for name in (
+        "SearchTask",
+        "TaskScheduler",
+        "TuningOptions",
+        "LocalBuilder",
+        "LocalRunner",
+        "RPCRunner",
+        "LocalRPCMeasureContext",
+        "RecordToFile",
+    )
+)

@@ -109,7 +109,7 @@ def test_refused_arguments_and_layouts_say_why():
     with pytest.raises(ValueError, match="kernel layout"):
         T.ConvertLayout({"nn.max_pool2d": ["NHWC", "default"]})
     with pytest.raises(TypeError, match="dict of op name"):
-        T.ConvertLayout(["NHWC"])
+        T.ConvertLayout(["NHWC"])  # type: ignore[arg-type]
 
 
 def test_each_pass_warns_with_its_row():

@@ -94,7 +94,8 @@ def get_net(
             net = op.nn.max_pool2d(net, pool_size=(3, 3), strides=(2, 2))
         else:
             fires += 1
-            net = _fire(net, *step, f"fire{fires}")
+            squeeze, expand1x1, expand3x3 = step
+            net = _fire(net, squeeze, expand1x1, expand3x3, f"fire{fires}")
     net = _conv_relu(op.nn.dropout(net, rate=0.5), num_classes, 1, 0, "conv_final")
     out = op.nn.softmax(op.nn.batch_flatten(op.nn.global_avg_pool2d(net)))
     return Function(free_vars(out), out)

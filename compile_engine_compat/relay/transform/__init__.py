@@ -12,48 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import pass_infra, passes, transform
-from .transform import (
-    CanonicalizeOps,
-    ConvertLayout,
-    DeadCodeElimination,
-    DynamicToStatic,
-    EliminateCommonSubexpr,
-    FoldConstant,
-    FoldScaleAxis,
-    FuseOps,
-    InferType,
-    PassContext,
-    RemoveUnusedFunctions,
-    Sequential,
-    SimplifyInference,
-    ToMixedPrecision,
-    build_config,
-    function_pass,
-    module_pass,
-)
+from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
-__all__ = [
-    "CanonicalizeOps",
-    "ConvertLayout",
-    "DeadCodeElimination",
-    "DynamicToStatic",
-    "EliminateCommonSubexpr",
-    "FoldConstant",
-    "FoldScaleAxis",
-    "FuseOps",
-    "InferType",
-    "PassContext",
-    "RemoveUnusedFunctions",
-    "Sequential",
-    "SimplifyInference",
-    "ToMixedPrecision",
-    "build_config",
-    "function_pass",
-    "module_pass",
-    "pass_infra",
-    "passes",
-    "transform",
-]
+__all__ = [*transform.__all__, "pass_infra", "passes", "transform"]
 
 
 def __getattr__(name: str) -> Any:

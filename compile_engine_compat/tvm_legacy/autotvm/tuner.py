@@ -10,9 +10,7 @@ from ..tuning import refused_class
 
 __all__ = ["DropoutTuner", "GATuner", "GridSearchTuner", "RandomTuner", "Tuner", "XGBTuner"]
 
-Tuner = refused_class("autotvm.tuner.Tuner")
-XGBTuner = refused_class("autotvm.tuner.XGBTuner")
-GATuner = refused_class("autotvm.tuner.GATuner")
-RandomTuner = refused_class("autotvm.tuner.RandomTuner")
-GridSearchTuner = refused_class("autotvm.tuner.GridSearchTuner")
-DropoutTuner = refused_class("autotvm.tuner.DropoutTuner")
+Tuner, XGBTuner, GATuner, RandomTuner, GridSearchTuner, DropoutTuner = (
+    refused_class(f"autotvm.tuner.{name}")
+    for name in ("Tuner", "XGBTuner", "GATuner", "RandomTuner", "GridSearchTuner", "DropoutTuner")
+)
