@@ -167,3 +167,18 @@ def test_analysis_vars():
     assert relay.analysis.free_vars(func) == [y]
     assert set(map(id, relay.analysis.all_vars(func))) == {id(x), id(y), id(v)}
     assert relay.analysis.free_type_vars(func) == []
+
+
+def test_the_docs_page_says_which_pass_is_real_and_which_an_identity():
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "relay-passes-and-workloads.md"
+    rows = {
+        line.split("`")[1].split("(")[0]: line
+        for line in page.read_text().splitlines()
+        if line.startswith("| `") and "opt level" not in line
+    }
+    for name, kind in PASS_KINDS.items():
+        assert rows[name].split("|")[3].strip().startswith(kind.split(":")[0]), name
+        opt_level = getattr(T, name)() if name != "ConvertLayout" else T.ConvertLayout({})
+        assert f"| {opt_level.info.opt_level} |" in rows[name], name
