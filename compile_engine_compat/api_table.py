@@ -1353,13 +1353,48 @@ _TVM_ROWS = (
 
 # -- Relay programs end to end: passes, workloads, tuning, targets, nd (i28b) -------------------
 _MS = "tvm.s_tir.meta_schedule"
+#: The Relay passes relay.transform serves (each a tvm.transform.Pass; see the row's note).
+_RELAY_PASSES = (
+    "InferType",
+    "FoldConstant",
+    "ConvertLayout",
+    "ToMixedPrecision",
+    "DeadCodeElimination",
+    "EliminateCommonSubexpr",
+    "FuseOps",
+    "SimplifyInference",
+    "CanonicalizeOps",
+    "FoldScaleAxis",
+    "DynamicToStatic",
+    "RemoveUnusedFunctions",
+)
+#: The relay.testing workload modules, and what they are built with.
+_WORKLOADS = (
+    "mlp",
+    "resnet",
+    "mobilenet",
+    "squeezenet",
+    "vgg",
+    "dcgan",
+    "densenet",
+    "inception_v3",
+    "synthetic",
+    "init",
+    "layers",
+    "create_workload",
+)
 _PROGRAM_RELAY_ROWS = (
     _row(
         "relay.transform",
         "tvm.transform.Sequential([relax.transform.FoldConstant(), ...])(mod)",
         ("tvm.transform.Sequential", "tvm.relax.transform.FoldConstant"),
         fix="served",
-        old_paths=("tvm.relay.transform", "tvm.relay.build_config"),
+        old_paths=(
+            *(f"tvm.relay.transform.{name}" for name in _RELAY_PASSES),
+            "tvm.relay.transform.function_pass",
+            "tvm.relay.transform.module_pass",
+            "tvm.relay.build_config",
+        ),
         shim="compile_engine_compat.relay.transform",
         note=(
             "Each Relay pass is a tvm.transform.Pass with Relay's name and opt level, served by "
@@ -1411,7 +1446,7 @@ _PROGRAM_RELAY_ROWS = (
         "build the model with tvm.relax.frontend.nn or import it with tvm.relax.frontend",
         ("tvm.relax.frontend.nn.Module",),
         fix="served",
-        old_paths=("tvm.relay.testing.resnet.get_workload", "tvm.relay.testing.mlp.get_workload"),
+        old_paths=tuple(f"tvm.relay.testing.{name}" for name in _WORKLOADS),
         shim="compile_engine_compat.relay.testing",
         note=(
             "mlp, resnet, mobilenet, squeezenet, vgg, dcgan, densenet, inception_v3 and "
@@ -1438,7 +1473,8 @@ _PROGRAM_TVM_ROWS = (
         before_raises="TuningRemovedError",
         note=(
             "AutoTVM and auto_scheduler tuning (task extraction, tuners, measurement, task "
-            "schedulers) were removed: the names import, and the call raises."
+            "schedulers) were removed: the names import, and the call raises; tune with "
+            "tvm.s_tir.meta_schedule."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1446,13 +1482,14 @@ _PROGRAM_TVM_ROWS = (
         "tvm.auto_scheduler",
         f"drop it: schedules come from the shim (or tune with {_MS})",
         (_MS,),
-        fix="served",
+        fix="manual",
         old_paths=("tvm.auto_scheduler.ApplyHistoryBest", "tvm.auto_scheduler.DispatchContext"),
         shim="compile_engine_compat.tvm_legacy.auto_scheduler",
         note=(
-            "Served by install() so that Relay-era files import: ApplyHistoryBest and "
-            "DispatchContext scopes warn once and apply no records (the shim's schedules are "
-            "used); tuning entry points raise (see tvm.autotvm.tuning)."
+            "Served by install() so that Relay-era files import, but a tuned program depends on "
+            "its records, which cannot be applied (a manual port, as apply_history_best): "
+            "ApplyHistoryBest and DispatchContext scopes warn once and apply no records (the "
+            "shim's schedules are used); tuning entry points raise (see tvm.autotvm.tuning)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1475,7 +1512,7 @@ _PROGRAM_TARGET_ROWS = (
         "target.constructors",
         "tvm.target.Target({'kind': 'llvm', 'mcpu': ...}) (the dict form), Target('cuda')",
         ("tvm.target.Target",),
-        fix="served",
+        fix="manual",
         old_paths=(
             "tvm.target.Target('llvm -mcpu=...')",
             "tvm.target.cuda",

@@ -74,6 +74,11 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
     ("from tvm.relay import vm\n", False, [("relay.unsupported", "manual")]),
     (
         "from tvm import relay\nrelay.transform.FoldConstant()\n",
+        True,
+        [("relay.transform", "served")],
+    ),
+    (
+        "from tvm import relay\nrelay.transform.PartialEvaluate()\n",
         False,
         [("relay.unsupported", "manual")],
     ),
@@ -83,9 +88,9 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("relay.building", "served"), ("relay.unsupported", "manual")],
     ),
     (
-        "from tvm import autotvm\nautotvm.tuner.XGBTuner\n",
+        "from tvm import autotvm\nautotvm.tuner.XGBTuner(None)\n",
         False,
-        [("relay.unsupported", "manual")],
+        [("tvm.autotvm.tuning", "manual")],
     ),
     ("from tvm.relay import If\n", False, [("relay.unsupported", "manual")]),
 ]
@@ -107,6 +112,8 @@ def _runs_under_the_shim(code: str) -> bool:
             exec(compile(code, "<legacy>", "exec"), {})
         return True
     except (ImportError, AttributeError, compile_engine_compat.relay.UnsupportedRelayError):
+        return False
+    except NotImplementedError:  # a tuning entry point's refusal (TuningRemovedError)
         return False
     finally:
         compile_engine_compat.uninstall()

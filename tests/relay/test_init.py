@@ -30,5 +30,11 @@ def test_every_name_the_front_end_warns_has_a_row():
         "tvm.autotvm.apply_history_best",
         "tvm.nd",
         "tvm.context",
+        # Relay programs end to end: passes, params, tuning, targets, DLPack.
+        "relay.transform",
+        "relay.build_module.bind_params_by_name",
+        "tvm.auto_scheduler",
+        "target.constructors",
+        "tvm.nd.dlpack",
     }
     assert names <= set(API_TABLE)

@@ -155,3 +155,38 @@ def test_layers_rand_and_bad_arguments():
         T.dcgan.get_workload(1, oshape=(3, 32, 32))
     with pytest.raises(ValueError, match="Unknown initialization pattern"):
         T.init.Xavier()("thing", np.zeros((2, 2)))
+
+
+def test_a_tutorial_program_runs_under_install():
+    """tune_relay_x86.py without the tuning: workload, Target string, passes, build, run."""
+    import compile_engine_compat
+    from compile_engine_compat.surfaces.import_alias import installed
+
+    was = installed()
+    compile_engine_compat.install()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from tvm import autotvm
+            from tvm import relay as tvm_relay
+            from tvm.contrib import graph_executor
+
+            mod, params = tvm_relay.testing.resnet.get_workload(
+                num_layers=8, image_shape=(3, 16, 16), num_classes=10
+            )
+            target = tvm.target.Target("llvm -opt-level=2")
+            with autotvm.apply_history_best(None), tvm.transform.PassContext(opt_level=3):
+                mod = tvm.transform.Sequential(
+                    [tvm_relay.transform.SimplifyInference(), tvm_relay.transform.FoldConstant()]
+                )(mod)
+                lib = tvm_relay.build(mod, target=target, params=params)
+            module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+            data = tvm.nd.array(_input(mod))
+            module.set_input("data", data)
+            module.run()
+            out = module.get_output(0).asnumpy()
+        np.testing.assert_allclose(out.sum(), 1.0, rtol=1e-5)  # softmax over 10 classes
+        assert out.shape == (1, 10)
+    finally:
+        if not was:
+            compile_engine_compat.uninstall()
