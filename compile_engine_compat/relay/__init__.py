@@ -36,10 +36,8 @@ from .function import Function
 from .op import image, nn
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .op.registry import UnsupportedRelayError
+from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
-
-# Relay programs end to end: relay.build_config, the pre-0.7 PassContext.
-from .transform import build_config
 
 # The expressions reach the op table and the emitter through this one connection.
 expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax)
