@@ -1525,8 +1525,10 @@ _PROGRAM_TARGET_ROWS = (
         note=(
             "Under install(), tvm.target.Target accepts the TVM 0.19 string form (translated "
             "as target.cli_string says, with its warning) and the TVM 0.19 constructor "
-            "functions (cuda, rocm, mali, intel_graphics, arm_cpu, rasp, ...) build the same "
-            "targets. uninstall() restores TVM's Target."
+            "functions (cuda, rocm, mali, intel_graphics, adreno, bifrost, arm_cpu, riscv_cpu, "
+            "rasp, create) build the same targets; hexagon and stm32 are not served. uninstall() "
+            "restores TVM's Target; COMPILE_ENGINE_COMPAT_LEGACY_TARGETS=off turns the string "
+            "translation off."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -94,6 +94,8 @@ def test_the_constructor_functions_build_tvm_019s_targets(installed):
         created = tvm.target.create("llvm -mcpu=core-avx2")
         rocm = tvm.target.rocm()
         bifrost = tvm.target.bifrost()
+        adreno = tvm.target.adreno()
+        riscv = tvm.target.riscv_cpu("sifive-e31")
     assert str(cuda.kind) == "cuda" and str(cuda.attrs["arch"]) == "sm_80"
     assert list(map(str, arm.keys)) == ["arm_cpu", "cpu"]
     assert str(arm.attrs["mtriple"]) == "aarch64-linux-gnu" and str(arm.attrs["mcpu"]) == (
@@ -104,6 +106,8 @@ def test_the_constructor_functions_build_tvm_019s_targets(installed):
     assert str(rasp.attrs["mtriple"]) == "armv7l-linux-gnueabihf"
     assert str(created.attrs["mcpu"]) == "core-avx2"
     assert str(rocm.kind) == "rocm" and "bifrost" in list(map(str, bifrost.keys))
+    assert "adreno" in list(map(str, adreno.keys))
+    assert str(riscv.attrs["mabi"]) == "ilp32" and str(riscv.attrs["mcpu"]) == "sifive-e31"
     with pytest.warns(UserWarning, match="cuda arch"):
         tvm.target.cuda()
     with pytest.warns(CompileEngineDeprecationWarning, match="target.constructors"):

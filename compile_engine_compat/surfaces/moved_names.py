@@ -83,6 +83,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
             "arm_cpu",
             "rasp",
             "bifrost",
+            "adreno",
+            "riscv_cpu",
             "create",
         )
     ),

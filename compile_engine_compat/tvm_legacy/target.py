@@ -24,6 +24,7 @@ from compile_engine_compat.targets import legacy_target_value, translate
 __all__ = [
     "TVM_TARGET_INIT",
     "GenericFunc",
+    "adreno",
     "arm_cpu",
     "bifrost",
     "create",
@@ -34,6 +35,7 @@ __all__ = [
     "mali",
     "override_native_generic_func",
     "rasp",
+    "riscv_cpu",
     "rocm",
 ]
 
@@ -139,6 +141,12 @@ def intel_graphics(
 
 
 @legacy_api("target.constructors")
+def adreno(model: str = "unknown", options: str | Sequence[str] | None = None) -> tvm.target.Target:
+    """``tvm.target.adreno(model, options)``: OpenCL on a Qualcomm Adreno GPU."""
+    return _build("opencl", _options(["-device=adreno", f"-model={model}"], options))
+
+
+@legacy_api("target.constructors")
 def bifrost(
     model: str = "unknown", options: str | Sequence[str] | None = None
 ) -> tvm.target.Target:
@@ -180,6 +188,28 @@ def arm_cpu(
         soc, triple, attrs, cpu = board
         known = [f"-model={soc}", f"-mtriple={triple}", f"-mattr={attrs}"]
         known += [f"-mcpu={cpu}"] if cpu else []
+    return _build("llvm", _options(["-keys=arm_cpu,cpu", "-device=arm_cpu", *known], options))
+
+
+#: The RISC-V cores ``riscv_cpu(model)`` knew: model -> (triple, ABI); the cpu is the model.
+_RISCV_CORES: dict[str, tuple[str, str]] = {
+    "sifive-e31": ("riscv32-unknown-linux-gnu", "ilp32"),
+    "sifive-e76": ("riscv32-unknown-linux-gnu", "ilp32"),
+    "sifive-u54": ("riscv64-unknown-linux-gnu", "lp64d"),
+    "sifive-u74": ("riscv64-unknown-linux-gnu", "lp64d"),
+}
+
+
+@legacy_api("target.constructors")
+def riscv_cpu(
+    model: str = "sifive-u54", options: str | Sequence[str] | None = None
+) -> tvm.target.Target:
+    """``tvm.target.riscv_cpu(model, options)``: LLVM for a SiFive core (TVM 0.19 gave these the
+    ``arm_cpu`` keys, and so does this)."""
+    core = _RISCV_CORES.get(model)
+    known = [f"-model={model}"]
+    if core is not None:
+        known += [f"-mtriple={core[0]}", f"-mcpu={model}", f"-mabi={core[1]}"]
     return _build("llvm", _options(["-keys=arm_cpu,cpu", "-device=arm_cpu", *known], options))
 
 
