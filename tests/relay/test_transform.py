@@ -86,6 +86,7 @@ def test_build_config_and_pass_context_skip_and_disable_by_relay_name():
         assert "NHWC" not in seq(mod).script()
     with pytest.raises(ValueError, match="instruments"):
         T.build_config(trace=print)
+    assert relay.build_config is T.build_config  # tvm.relay.build_config, as before TVM 0.7
 
 
 def test_to_mixed_precision_computes_in_float16():
