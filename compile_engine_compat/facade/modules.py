@@ -64,12 +64,15 @@ def bind_params(mod: tvm.IRModule, params: Mapping[str, Any] | None) -> tvm.IRMo
         raise ValueError(
             f"params name no parameter of main: {unknown} (main takes {sorted(names)})"
         )
-    arrays = {
-        name: value if isinstance(value, tvm.runtime.Tensor) else tvm.runtime.tensor(
-            np.asarray(value.numpy() if hasattr(value, "numpy") else value))
-        for name, value in params.items()
-    }  # fmt: skip
+    arrays = {name: _tensor(value) for name, value in params.items()}
     return relax.transform.BindParams("main", arrays)(mod)
+
+
+def _tensor(value: Any) -> tvm.runtime.Tensor:
+    """``value`` as a TVM tensor: a TVM tensor as it is (bound without a copy), else converted."""
+    if isinstance(value, tvm.runtime.Tensor):
+        return value
+    return tvm.runtime.tensor(np.asarray(value.numpy() if hasattr(value, "numpy") else value))
 
 
 def build_module(

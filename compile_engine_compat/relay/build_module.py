@@ -16,7 +16,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.facade.modules import build_module
+from compile_engine_compat.facade.modules import bind_params, build_module
 
 from .backend.executor_factory import BuildResult, VMRunner
 from .expr import Expr
@@ -35,13 +35,10 @@ def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRMo
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"relay.build takes an IRModule or a relay.Function, got {mod!r}")
     if params:
-        arrays = {k: tvm.runtime.tensor(np.asarray(_numpy(v))) for k, v in params.items()}
-        mod = relax.transform.BindParams("main", arrays)(mod)
+        # As Relay's bind_params_by_name: a name main has no parameter of is skipped.
+        names = {var.name for var in mod["main"].params}
+        mod = bind_params(mod, {k: v for k, v in params.items() if k in names})
     return mod
-
-
-def _numpy(value: Any) -> Any:
-    return value.numpy() if hasattr(value, "numpy") else value
 
 
 def _target(target: Any) -> Any:

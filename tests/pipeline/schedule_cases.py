@@ -73,6 +73,24 @@ CASES = {
         lambda: [f32(64, 256), f32(256)],
         "vector",
     ),
+    "max_pool_padded": (
+        lambda: build(
+            "main",
+            [("x", (1, 20, 20, 32), F32)],
+            lambda bb, x: R.nn.max_pool2d(x, (3, 3), (2, 2), (1, 1, 1, 1), layout="NHWC"),
+        ),
+        lambda: [f32(1, 20, 20, 32)],
+        "tile",
+    ),
+    "avg_pool_padded": (
+        lambda: build(
+            "main",
+            [("x", (1, 16, 16, 24), F32)],
+            lambda bb, x: R.nn.avg_pool2d(x, (3, 3), (1, 1), (1, 1, 1, 1), layout="NHWC"),
+        ),
+        lambda: [f32(1, 16, 16, 24)],
+        "parallel",
+    ),
     "odd_extents": (
         lambda: build("main", [("x", (131, 127), F32)], lambda bb, x: R.nn.relu(x)),
         lambda: [f32(131, 127)],

@@ -35,6 +35,16 @@ def test_scheduled_kernels_match_the_new_path_and_the_unscheduled_kernel(engine,
     assert_matches_new_path(func, *arrays)
 
 
+@pytest.mark.parametrize("name", ["max_pool_padded", "avg_pool_padded"])
+def test_a_pooling_window_reads_through_its_pad_without_a_padded_copy(engine, name):
+    cached = engine.lower(CASES[name][0](), "llvm")
+    unscheduled = cached.prim_func.script()
+    assert "T.if_then_else" in unscheduled and "pad_temp" in unscheduled  # TOPI pads first
+    scheduled = cached.funcs.script()
+    assert "pad_temp" not in scheduled  # the border is a condition on the read
+    assert "T.if_then_else" in scheduled
+
+
 def test_symbolic_shapes_are_scheduled_and_correct(engine):
     n = sym()
     func = build(

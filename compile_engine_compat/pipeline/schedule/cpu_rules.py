@@ -29,6 +29,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     divisor,
     dtype_bytes,
     fuse_epilogue,
+    inline_padding,
     innermost_is,
     region_vars,
     static,
@@ -200,7 +201,8 @@ def _tiled_reduction(sch: s_tir.Schedule, name: str) -> None:
     if plan is None:
         raise ValueError("block does not fit the tiled rule")
     block = sch.get_sblock(name)
-    loops = list(info.loops)
+    inline_padding(sch, block)
+    loops = list(sch.get_loops(block))
     n_spatial = info.spatial.index(False)
     col_outer, col_inner = sch.split(loops[plan.col], [None, plan.cols])
     col_lanes_outer, col_lanes = sch.split(col_inner, [None, min(_VECTOR_LANES, plan.cols)])
