@@ -191,9 +191,7 @@ def bind_params_by_name(func: Any, params: Mapping[str, Any]) -> relax.Function:
     for name in params:
         if names.count(name) > 1:
             raise ValueError(f"Multiple args in the function have name {name}")
-    arrays = {
-        name: tvm.runtime.tensor(np.asarray(_numpy(value)))
-        for name, value in params.items()
-        if name in names
-    }
-    return func.bind_params(arrays) if arrays else func
+    known = {name: value for name, value in params.items() if name in names}
+    if not known:
+        return func
+    return bind_params(tvm.IRModule({"main": func}), known)["main"]
