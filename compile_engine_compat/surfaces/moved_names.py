@@ -67,4 +67,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName(
         "tvm.te:SpecializedCondition", "compile_engine_compat.relay.op.op:SpecializedCondition"
     ),
+    # -- Relay programs end to end: reloading relay.build's export, the Relay VM's methods ------
+    MovedName("tvm.runtime:load_module", f"{_LEGACY}.runtime:load_module", replaces=True),
+    MovedName(
+        "tvm.runtime.vm:VirtualMachine", f"{_LEGACY}.runtime_vm:VirtualMachine", replaces=True
+    ),
 )
