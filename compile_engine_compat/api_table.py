@@ -725,8 +725,10 @@ result = callable(prelude)
         "from tvm.relax.frontend.tflite import from_tflite\n\nresult = callable(from_tflite)\n",
     ),
     "relay.frontend.unserved": (
-        "from tvm import relay\n\nresult = relay.frontend.from_keras(None)  # refused: names tf2onnx\n",
-        "from tvm.relax.frontend.onnx import from_onnx  # after tf2onnx\n\nresult = callable(from_onnx)\n",
+        "from tvm import relay\n\n"
+        "result = relay.frontend.from_keras(None)  # refused: names tf2onnx\n",
+        "from tvm.relax.frontend.onnx import from_onnx  # after tf2onnx\n\n"
+        "result = callable(from_onnx)\n",
     ),
     "tvm.runtime.load_module": (_RELAY_GRAPH + _RELOAD_BEFORE, _RELOAD_AFTER),
     "relay.vm": (
@@ -745,7 +747,8 @@ from tvm import relay
 blob = relay.save_param_dict({"w": a})
 result = relay.load_param_dict(blob)["w"].numpy()
 """,
-        'result = tvm.runtime.load_param_dict(tvm.runtime.save_param_dict({"w": a}))["w"].numpy()\n',
+        'blob = tvm.runtime.save_param_dict({"w": a})\n'
+        'result = tvm.runtime.load_param_dict(blob)["w"].numpy()\n',
     ),
     "tvm.autotvm.apply_history_best": (
         "from tvm import autotvm\n"
@@ -1352,7 +1355,7 @@ _RELAY_ROWS = (
                 "oneflow",
             )
         ),
-        shim="compile_engine_compat.relay.frontend (refused at the call)",
+        shim="compile_engine_compat.relay.frontend.from_keras",
         before_raises="NotImplementedError",
         note=(
             "No Relax importer exists for Keras, TensorFlow, MXNet, Darknet, Caffe, Caffe2, "

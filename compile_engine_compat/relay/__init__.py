@@ -28,8 +28,20 @@ from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
-from . import analysis, backend, expr, function, op, qnn, testing, to_relax, transform, ty
-from . import frontend, vm  # Relay programs end to end: the importers and the Relay VM
+from . import (  # Relay programs end to end: the importers and the Relay VM
+    analysis,
+    backend,
+    expr,
+    frontend,
+    function,
+    op,
+    qnn,
+    testing,
+    to_relax,
+    transform,
+    ty,
+    vm,
+)
 from .analysis import free_vars
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var

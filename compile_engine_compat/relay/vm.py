@@ -68,7 +68,7 @@ def _compile(mod: Any, target: Any, params: Mapping[str, Any] | None) -> Executa
 
 
 @legacy_api("relay.vm")
-def compile(  # noqa: A001 - Relay's name
+def compile(
     mod: Any,
     target: Any = None,
     target_host: Any = None,

@@ -52,7 +52,7 @@ class GraphModule:
         self.module = module
 
     def _index(self, key: Any) -> int | None:
-        """The input index of ``key`` (a name or an index), None when the graph has no such input."""
+        """The input index of ``key`` (a name or an index); None when the graph lacks it."""
         names = self.module.input_names
         if isinstance(key, str):
             return names.index(key) if key in names else None

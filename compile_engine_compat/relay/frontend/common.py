@@ -16,8 +16,8 @@ __all__ = [
     "MissingFrontendDependencyError",
     "UnservedFrontendError",
     "detached_params",
-    "rename_params",
     "refuse_options",
+    "rename_params",
     "require",
 ]
 

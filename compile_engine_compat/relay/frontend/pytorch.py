@@ -11,6 +11,7 @@ way ``main`` takes the inputs under the names of ``input_infos``, then the weigh
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,16 +70,19 @@ def _from_script_module(
     names = [name for name, _, _ in inputs]
     buffer = io.BytesIO()
     try:
-        torch.onnx.export(
-            module,
-            _examples(torch, inputs),
-            buffer,
-            input_names=names,
-            dynamo=False,
-            # Unfolded, the initializers keep the state-dict names (a folded BatchNorm would
-            # leave "onnx::Conv_17").
-            do_constant_folding=False,
-        )
+        with warnings.catch_warnings():
+            # torch deprecates the TorchScript exporter: this route's detail, not the caller's.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(
+                module,
+                _examples(torch, inputs),
+                buffer,
+                input_names=names,
+                dynamo=False,
+                # Unfolded, the initializers keep the state-dict names (a folded BatchNorm
+                # would leave "onnx::Conv_17").
+                do_constant_folding=False,
+            )
     except Exception as exc:
         raise FrontendOptionError(
             f"{_WHAT}: this TorchScript module does not export to ONNX ({exc}). TVM 0.27 has no "

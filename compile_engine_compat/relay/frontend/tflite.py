@@ -1,4 +1,4 @@
-"""``relay.frontend.from_tflite``, served by Relax's TFLite importer (``tvm.relax.frontend.tflite``)."""
+"""``relay.frontend.from_tflite``, served by Relax's TFLite importer (``relax.frontend.tflite``)."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ _TF = (
 ROUTES: dict[str, str] = {
     "from_keras": _TF,
     "from_tensorflow": _TF,
-    "from_mxnet": "export the model to ONNX (mx.onnx.export_model) and use relay.frontend.from_onnx",
+    "from_mxnet": "export the model to ONNX (mx.onnx.export_model), then relay.frontend.from_onnx",
     "from_darknet": "convert the model to ONNX (or to PyTorch) and use relay.frontend.from_onnx",
     "from_caffe": "convert the model to ONNX (caffe2onnx) and use relay.frontend.from_onnx",
     "from_caffe2": "export the model to ONNX (caffe2.python.onnx) and use relay.frontend.from_onnx",
