@@ -14,7 +14,7 @@ import tvm
 from compile_engine_compat.deprecations import warn_legacy
 from compile_engine_compat.relay.backend.executor_factory import LoadedFactory, load_marked
 
-__all__ = ["load_module", "tvm_load_module"]
+__all__ = ["executable_time_evaluator", "load_module", "tvm_load_module"]
 
 #: TVM's own ``load_module``, taken when this module is first imported (before install() sets
 #: the name on tvm.runtime).
@@ -42,3 +42,12 @@ def load_module(path: Any, fmt: str = "") -> Any:
     if isinstance(loaded, LoadedFactory):
         warn_legacy("tvm.runtime.load_module")
     return loaded
+
+
+def executable_time_evaluator(
+    self: Any, func_name: str, dev: Any, *args: Any, **kwargs: Any
+) -> Any:
+    """``Executable.time_evaluator``: TVM 0.19's ``tvm.build`` returned a ``runtime.Module``,
+    which has it; TVM 0.27's ``tvm.compile`` returns an ``Executable`` (a jit kernel's
+    ``module``), timed through its jitted module."""
+    return self.jit().time_evaluator(func_name, dev, *args, **kwargs)

@@ -10,7 +10,7 @@ import tvm
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from _relay_models import (  # noqa: E402
+from _relay_models import (
     CONV_SHAPE,
     MLP_SHAPE,
     onnx_conv_net,
@@ -18,10 +18,10 @@ from _relay_models import (  # noqa: E402
     onnxruntime_output,
 )
 
-from compile_engine_compat import relay  # noqa: E402
-from compile_engine_compat.relay.frontend import FrontendOptionError  # noqa: E402
-from compile_engine_compat.surfaces.import_alias import install, installed, uninstall  # noqa: E402
-from compile_engine_compat.tvm_legacy import graph_executor  # noqa: E402
+from compile_engine_compat import relay
+from compile_engine_compat.relay.frontend import FrontendOptionError
+from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
+from compile_engine_compat.tvm_legacy import graph_executor
 
 CASES = {
     "conv": (onnx_conv_net, "input.1", CONV_SHAPE),

@@ -1,4 +1,4 @@
-"""relay.frontend.from_pytorch: a traced ScriptModule, a scripted one, an nn.Module, against torch."""
+"""relay.frontend.from_pytorch: traced and scripted ScriptModules, an nn.Module, against torch."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_traced_module_matches_torch_and_keeps_state_dict_names():
     net = torch_conv_net()
     traced = torch.jit.trace(net, torch.zeros(CONV_SHAPE))
     mod, params = relay.frontend.from_pytorch(traced, [("data", CONV_SHAPE)])
-    assert [p.name for p in mod["main"].params][0] == "data"
+    assert mod["main"].params[0].name == "data"
     assert set(params) <= set(net.state_dict()) and "fc.weight" in params
     data = _data()
     np.testing.assert_allclose(_run(mod, params, "data", data), _expected(net, data), atol=1e-5)
@@ -46,7 +46,7 @@ def test_traced_module_matches_torch_and_keeps_state_dict_names():
 def test_nn_module_goes_through_torch_export_and_matches_torch():
     net = torch_conv_net()
     mod, params = relay.frontend.from_pytorch(net, [("input0", (CONV_SHAPE, "float32"))])
-    assert [p.name for p in mod["main"].params][0] == "input0"
+    assert mod["main"].params[0].name == "input0"
     assert {"conv.weight", "conv.bias", "fc.weight", "fc.bias"} <= set(params)
     data = _data()
     np.testing.assert_allclose(_run(mod, params, "input0", data), _expected(net, data), atol=1e-5)
@@ -69,7 +69,7 @@ def test_a_module_the_exporter_rejects_names_torch_export():
             return torch.linalg.svd(x)[0]  # the TorchScript ONNX exporter has no svd
 
     scripted = torch.jit.script(Unsupported())
-    with pytest.raises(FrontendOptionError, match="torch.export"):
+    with pytest.raises(FrontendOptionError, match=r"torch\.export"):
         relay.frontend.from_pytorch(scripted, [("x", (3, 3))])
 
 
@@ -81,5 +81,5 @@ def test_relay_only_options_and_bad_inputs_are_refused():
         relay.frontend.from_pytorch(net, "x")
     with pytest.raises(ValueError, match="negative"):
         relay.frontend.from_pytorch(net, [("x", (1, -3, 8, 8))])
-    with pytest.raises(TypeError, match="ScriptModule or a torch.nn.Module"):
+    with pytest.raises(TypeError, match=r"ScriptModule or a torch\.nn\.Module"):
         relay.frontend.from_pytorch(object(), [("x", CONV_SHAPE)])

@@ -27,7 +27,7 @@ def test_unserved_importer_refuses_at_the_call_naming_the_route(name):
 
 def test_keras_and_tensorflow_name_tf2onnx_and_the_tflite_converter():
     for importer in (relay.frontend.from_keras, relay.frontend.from_tensorflow):
-        with pytest.raises(UnservedFrontendError, match="tf2onnx.*TFLiteConverter"):
+        with pytest.raises(UnservedFrontendError, match=r"tf2onnx.*TFLiteConverter"):
             importer(None)
 
 
@@ -35,9 +35,8 @@ def test_tvm_relay_frontend_imports_under_install():
     was = installed()
     install()
     try:
-        from tvm.relay.frontend import from_keras, from_onnx  # noqa: F401
-
         import tvm
+        from tvm.relay.frontend import from_keras, from_onnx  # noqa: F401
 
         assert tvm.relay.frontend.from_onnx is relay.frontend.from_onnx
     finally:
