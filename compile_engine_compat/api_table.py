@@ -1278,12 +1278,17 @@ _RELAY_ROWS = (
         "relay.unsupported",
         "the replacement each finding names (relax.frontend, relax.VirtualMachine, relax.op, ...)",
         ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
-        old_paths=("tvm.relay.frontend", "tvm.relay.qnn.op", "tvm.relay.vm", "tvm.relay.adt"),
+        old_paths=(
+            "tvm.relay.prelude",
+            "tvm.relay.qnn.op",
+            "tvm.relay.backend.vm",
+            "tvm.relay.adt",
+        ),
         shim="nothing: import or attribute access raises an error naming the replacement",
         before_raises="AttributeError",
         note=(
-            "A Relay-era name the front end does not serve (model importers, QNN, the Relay VM, "
-            "ADTs and control flow, ops without a Relax equivalent, Relay passes other than "
+            "A Relay-era name the front end does not serve (QNN, tvm.relay.backend.vm, the "
+            "prelude, ADTs and control flow, ops without a Relax equivalent, Relay passes other than "
             "InferType): the code fails under install() until it is ported."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
