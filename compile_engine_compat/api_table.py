@@ -1288,8 +1288,8 @@ _RELAY_ROWS = (
         before_raises="AttributeError",
         note=(
             "A Relay-era name the front end does not serve (QNN, tvm.relay.backend.vm, the "
-            "prelude, ADTs and control flow, ops without a Relax equivalent, Relay passes other than "
-            "InferType): the code fails under install() until it is ported."
+            "prelude, ADTs and control flow, ops without a Relax equivalent, Relay passes other "
+            "than InferType): the code fails under install() until it is ported."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
