@@ -624,7 +624,8 @@ result = run(a, b, **params).numpy()
 _TORCH_AFTER = """\
 from tvm.relax.frontend.torch import from_exported_program
 
-mod = from_exported_program(torch.export.export(AddExp(), example))
+program = torch.export.export(AddExp(), example)
+mod = from_exported_program(program, unwrap_unit_return_tuple=True)
 vm = relax.VirtualMachine(tvm.compile(mod, target), dev)
 result = vm["main"](a, b).numpy()
 """
