@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from compile_engine_compat.surfaces.import_alias import installed, uninstall  # noqa: E402
+from compile_engine_compat.surfaces.import_alias import installed, uninstall
 
 PAGE = Path(__file__).parents[2] / "docs" / "relay-programs.md"
 
