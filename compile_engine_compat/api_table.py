@@ -1408,7 +1408,11 @@ _TVM_ROWS = (
         shim="compile_engine_compat.tvm_legacy.graph_executor.GraphModule",
         note=(
             "Served by install(); runs the result of relay.build on the Relax VM (set_input, "
-            "run, get_output, get_num_outputs). Outputs are flattened."
+            "run, get_output, get_num_outputs, benchmark, module.time_evaluator('run', dev)). "
+            "Outputs are flattened. set_input(name, v) of a name that is not a graph input "
+            "raises RuntimeError: Could not find 'w' in graph's inputs, set_input(**params) "
+            "skips such names (as TVM 0.19); get_output before run() raises RuntimeError. "
+            "benchmark(end_to_end=True) times the input copies and the run in Python."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

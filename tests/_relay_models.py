@@ -34,8 +34,8 @@ def torch_conv_net() -> Any:
     torch.manual_seed(0)
     net = ConvNet().eval()
     with torch.no_grad():  # non-trivial BatchNorm statistics
-        net.bn.running_mean.uniform_(-0.5, 0.5)
-        net.bn.running_var.uniform_(0.5, 1.5)
+        net.bn.running_mean[:] = torch.linspace(-0.5, 0.5, 4)  # type: ignore[index]
+        net.bn.running_var[:] = torch.linspace(0.5, 1.5, 4)  # type: ignore[index]
     return net
 
 
@@ -50,7 +50,7 @@ def onnx_conv_net() -> Any:
         torch.onnx.export(
             torch_conv_net(),
             (torch.zeros(CONV_SHAPE),),
-            buffer,
+            buffer,  # type: ignore[arg-type]  # torch's stub omits file objects
             input_names=["input.1"],
             dynamo=False,
         )

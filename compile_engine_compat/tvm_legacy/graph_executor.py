@@ -150,7 +150,7 @@ class GraphModule:
         tvm.runtime.BenchmarkResult
             ``mean``, ``median``, ``std``, ``results`` (seconds).
         """
-        timing = {
+        timing: dict[str, Any] = {
             "repeat": repeat,
             "number": number,
             "min_repeat_ms": 0 if min_repeat_ms is None else min_repeat_ms,

@@ -47,7 +47,7 @@ class VirtualMachine(relax.VirtualMachine):
         """``invoke("main", *args, **kwargs)``."""
         return self.invoke("main", *args, **kwargs)
 
-    def get_outputs(self, func_name: str | None = None) -> Any:  # type: ignore[override]
+    def get_outputs(self, func_name: str | None = None) -> Any:
         """The outputs of the last invocation (of ``func_name``; Relay took no name)."""
         return super().get_outputs(func_name or self._last_function)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def test_the_documented_program_runs(tmp_path, monkeypatch, capsys):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # every legacy call warns; not what is tested here
-            namespace = {"__name__": "relay_program"}
+            namespace: dict[str, Any] = {"__name__": "relay_program"}
             exec(compile(_program(), str(PAGE), "exec"), namespace)
             assert namespace["ftimer"]().mean > 0
     finally:

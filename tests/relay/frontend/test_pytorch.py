@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 import tvm
 
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-from _relay_models import CONV_SHAPE, torch_conv_net  # noqa: E402
+import torch
+from _relay_models import CONV_SHAPE, torch_conv_net
 
-from compile_engine_compat import relay  # noqa: E402
-from compile_engine_compat.relay.frontend import FrontendOptionError  # noqa: E402
-from compile_engine_compat.tvm_legacy import graph_executor  # noqa: E402
+from compile_engine_compat import relay
+from compile_engine_compat.relay.frontend import FrontendOptionError
+from compile_engine_compat.tvm_legacy import graph_executor
 
 
 def _run(mod, params, name, data):
