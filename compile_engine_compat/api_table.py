@@ -1479,10 +1479,10 @@ _TVM_ROWS = (
         old_paths=("tvm.runtime.load_module(path)['default']",),
         shim="compile_engine_compat.tvm_legacy.runtime.load_module",
         note=(
-            "lib.export_library(path) of relay.build's result writes the library and a marker "
-            "(path + '.relay.json'); under install(), tvm.runtime.load_module(path) of such a "
-            "library returns a factory whose ['default'](dev) feeds GraphModule (copy the "
-            "marker with the library). Any other library loads exactly as before."
+            "`lib.export_library(path)` of relay.build's result writes the library and a "
+            "marker (`path + '.relay.json'`); under install(), `tvm.runtime.load_module(path)` "
+            "of such a library returns a factory whose `['default'](dev)` feeds GraphModule "
+            "(copy the marker with the library). Any other library loads exactly as before."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
