@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 import tvm
 from tvm import relax
 
@@ -29,15 +28,6 @@ def _dense_module():
 
 def _expected():
     return np.maximum(X @ W.T, 0)
-
-
-@pytest.fixture
-def installed_alias():
-    was = installed()
-    install()
-    yield
-    if not was:
-        uninstall()
 
 
 def test_export_reload_graph_module_matches_in_memory(tmp_path, installed_alias):

@@ -20,22 +20,12 @@ from _relay_models import (
 
 from compile_engine_compat import relay
 from compile_engine_compat.relay.frontend import FrontendOptionError
-from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
 from compile_engine_compat.tvm_legacy import graph_executor
 
 CASES = {
     "conv": (onnx_conv_net, "input.1", CONV_SHAPE),
     "mlp": (onnx_mlp, "data", MLP_SHAPE),
 }
-
-
-@pytest.fixture
-def installed_alias():
-    was = installed()
-    install()
-    yield
-    if not was:
-        uninstall()
 
 
 @pytest.mark.parametrize("freeze_params", [True, False])
