@@ -12,7 +12,9 @@ the ``tvm.relay`` module of the same path, so the files sit where Relay kept the
 * :mod:`.to_relax`: the emitter, Relay graph -> one Relax function (and ``checked_type``);
 * :mod:`.analysis`, :mod:`.transform` (the passes), :mod:`.testing`, :mod:`.qnn`;
 * :mod:`.build_module` (``relay.build``) and :mod:`.backend` (the engine modules, and what
-  ``relay.build`` returns).
+  ``relay.build`` returns);
+* :mod:`.frontend` (the importers, on Relax's), :mod:`.vm` (the Relay VM's compiler, on the
+  Relax VM) and :mod:`.param_dict` (``save_param_dict``/``load_param_dict``).
 
 This module only assembles the ``relay`` namespace. The ops come from one table
 (:data:`compile_engine_compat.relay.OP_TABLE`); an op or attribute value with no Relax

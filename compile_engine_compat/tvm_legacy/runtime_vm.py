@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import tvm
 from tvm import relax
 
 from compile_engine_compat.relay.vm import Executable
@@ -64,8 +66,8 @@ class VirtualMachine(relax.VirtualMachine):
     ) -> Any:
         """Time ``func_name`` on ``args`` (Relay VM's ``benchmark``): a ``BenchmarkResult``.
 
-        With ``end_to_end`` the arguments are passed on every call (their conversion is timed);
-        otherwise they are set once and the stateful call is timed.
+        With ``end_to_end`` the host arguments are passed on every call (their copy to
+        ``device`` is timed); otherwise they are set once and the stateful call is timed.
         """
         timing = {
             "repeat": repeat,
@@ -73,7 +75,14 @@ class VirtualMachine(relax.VirtualMachine):
             "min_repeat_ms": 0 if min_repeat_ms is None else min_repeat_ms,
         }
         if end_to_end:
-            return self.time_evaluator(func_name, device, **timing)(*args, **kwargs)
+            if kwargs:
+                raise TypeError("benchmark(end_to_end=True) takes the inputs positionally")
+            # On the host, as Relay's VM took them: the timed call copies them to ``device``.
+            # (A NumPy array handed to the FFI as is would be used in place, maybe unaligned.)
+            host = [
+                tvm.runtime.tensor(np.asarray(getattr(a, "numpy", lambda a=a: a)())) for a in args
+            ]
+            return self.time_evaluator(func_name, device, **timing)(*host)
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
         return self.time_evaluator("invoke_stateful", device, **timing)(func_name)

@@ -90,7 +90,9 @@ def detached_params(mod: tvm.IRModule, num_inputs: int) -> tuple[tvm.IRModule, d
     tuple
         The module without the attribute, and ``{parameter name: tvm.runtime.Tensor}``.
     """
-    mod, detached = relax.frontend.detach_params(mod)
+    from tvm.relax.frontend import detach_params  # imports the frontends' common module
+
+    mod, detached = detach_params(mod)
     values = list(detached.get("main", []))
     weights = list(mod["main"].params)[num_inputs:]
     if len(weights) != len(values):
