@@ -1476,7 +1476,7 @@ _TVM_ROWS = (
         "relax.VirtualMachine(tvm.runtime.load_module(path), dev)['main'](*inputs)",
         ("tvm.runtime.load_module", "tvm.relax.VirtualMachine"),
         fix="served",
-        old_paths=("tvm.runtime.load_module(path)['default']",),
+        old_paths=("tvm.relay.build(...).export_library",),
         shim="compile_engine_compat.tvm_legacy.runtime.load_module",
         note=(
             "`lib.export_library(path)` of relay.build's result writes the library and a "
