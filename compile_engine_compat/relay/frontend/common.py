@@ -69,7 +69,9 @@ def refuse_options(what: str, options: Mapping[str, Any], defaults: Mapping[str,
     """
     for name, value in options.items():
         default, why = defaults[name]
-        if value is not default and value != default:
+        # An empty map (custom_convert_map={}) asks for nothing: the same as the default None.
+        unset = value is default or (default is None and isinstance(value, Mapping) and not value)
+        if not unset and value != default:
             raise FrontendOptionError(f"{what}({name}=...) is not served: {why}")
 
 

@@ -78,6 +78,7 @@ def test_relay_only_options_and_bad_inputs_are_refused():
     net = torch_conv_net()
     with pytest.raises(FrontendOptionError, match="custom_convert_map"):
         relay.frontend.from_pytorch(net, [("x", CONV_SHAPE)], custom_convert_map={"aten::relu": 1})
+    relay.frontend.from_pytorch(net, [("x", CONV_SHAPE)], custom_convert_map={})  # asks nothing
     with pytest.raises(TypeError, match="input_infos"):
         relay.frontend.from_pytorch(net, "x")
     with pytest.raises(ValueError, match="negative"):
