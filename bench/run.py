@@ -1,13 +1,21 @@
 """Benchmark: the shim against bare TVM, the new path, NumPy and (if installed) PyTorch.
 
-Run ``python bench/run.py`` (``--quick`` for a smoke run). One process measures everything
-except the persistent-cache rows, which need fresh processes by definition. It prints a Markdown
-table (shim time, other time, ratio, goal); ``bench/RESULTS.md`` keeps a run's output. Each time
-is the median of several rounds, shown with the fastest and slowest round; ratios are of
-medians. Every measurement starts after a short pause (``SETTLE_S``) so that the previous
-library's spinning worker threads are asleep.
+Run ``python bench/run.py`` (``--quick`` for a smoke run, ``--only NAME...`` for some steps:
+``models``, ``interleaved``, ``probe``, ...). One process measures everything except the
+persistent-cache rows, which need fresh processes by definition. It prints a Markdown table
+(shim time, other time, ratio, goal); ``bench/RESULTS.md`` keeps a run's output. Each time is
+the median of several rounds, shown with the fastest and slowest round; ratios are of medians.
+No measurement waits for other libraries' threads to settle: the rows run back to back, as a
+program's calls do (the interleaved NumPy/kernel row measures exactly that).
 
-PyTorch is optional and only used here (``pip install torch``); its rows are skipped without it.
+The model rows export PyTorch models (``bench/models.py``: ResNet-18, MobileNetV2, a 2-layer
+transformer encoder, random weights) to ONNX in memory and import them with TVM's Relax ONNX
+frontend (``tvm.relax.frontend.onnx.from_onnx`` + ``detach_params``: the shim's
+``relay.frontend.from_onnx`` does not exist yet), then build with the shim's ``relay.build`` and
+run through ``graph_executor.GraphModule``, against onnxruntime and PyTorch eager in this process.
+
+PyTorch, onnx and onnxruntime are benchmark extras (``pip install compile-engine-compat[bench]``);
+the rows that need them are skipped without them.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,20 +119,13 @@ def ew_chain(shape: tuple[int, int] = (1024, 1024)) -> Any:
 # -- timing ---------------------------------------------------------------------------------------
 
 
-#: Idle time before each measurement. After its last call a thread pool (TVM's, OpenBLAS's,
-#: PyTorch's) keeps its workers spinning for a while, and on 2 cores they take the cores the next
-#: library's pool needs: alternating a 256x256 matmul kernel with NumPy, rounds ran up to 23x
-#: the best without this pause and within 1.7x with it (bench/RESULTS.md, 2026-12-05).
-SETTLE_S = 0.2
-
-
 class Timing(float):
     """Seconds: the median of the rounds, remembering the fastest and the slowest round."""
 
     best: float
     worst: float
 
-    def __new__(cls, rounds: list[float]) -> Timing:
+    def __new__(cls, rounds: Sequence[float]) -> Timing:
         ordered = sorted(rounds)
         timing = super().__new__(cls, ordered[len(ordered) // 2])
         timing.best, timing.worst = ordered[0], ordered[-1]
@@ -132,9 +133,8 @@ class Timing(float):
 
 
 def per_call(fn: Callable[[], Any], budget: float = 0.5, repeat: int = 7) -> Timing:
-    """The time per call: ``repeat`` rounds of ``budget / repeat`` seconds each, after a pause
-    (:data:`SETTLE_S`) and a warm-up call; the median round, with the spread."""
-    time.sleep(0 if QUICK else SETTLE_S)
+    """The time per call: ``repeat`` rounds of ``budget / repeat`` seconds each, after a warm-up
+    call; the median round, with the spread."""
     fn()  # warm-up
     start = time.perf_counter()
     fn()
@@ -239,6 +239,212 @@ def bench_cold_jit(engine: Any) -> None:
             "VM call",
             per_call(functools.partial(vm, x, y)),
         )
+
+
+def bench_probe(engine: Any) -> None:
+    """The acceptance probe's three definitions, measured the way a user writes them."""
+    # 1. A cache hit on a structurally equal but distinct function object, each call a new one.
+    count = 20 if QUICK else 200
+    engine.lower(chain(10), "llvm")
+    hits = [chain(10) for _ in range(count)]
+    bares = [chain(10) for _ in range(count)]
+    stripped = chain(10).without_attr("global_symbol")
+
+    def lower_each() -> None:
+        for func in hits:
+            engine.lower(func, "llvm")
+
+    def bare_each() -> None:
+        for func in bares:
+            tvm_ffi.structural_hash(func.without_attr("global_symbol"))
+            tvm_ffi.structural_equal(func.without_attr("global_symbol"), stripped)
+
+    rounds = [(once(lower_each, repeat=1), once(bare_each, repeat=1)) for _ in range(7)]
+    row(
+        "probe: cache-hit `lower`, distinct equal 10-op functions",
+        Timing([shim / count for shim, _ in rounds]),
+        "bare structural_hash+equal",
+        Timing([bare / count for _, bare in rounds]),
+        "<= 1.2x",
+    )
+    # 2. A cold jit of a fresh 10-op chain, target "llvm" on both sides, nothing cached.
+    shim_times, tvm_times = [], []
+    for rows in (71, 72, 73):
+        shim_func, tvm_func = chain(10, (rows, 64)), chain(10, (rows, 64))
+        start = time.perf_counter()
+        engine.jit(shim_func, "llvm")
+        shim_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        mod = tvm.IRModule({"main": tvm_func.with_attr("global_symbol", "main")})
+        relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
+        tvm_times.append(time.perf_counter() - start)
+    row(
+        "probe: cold `jit`, fresh 10-op chain (71..73)x64, target llvm",
+        Timing(shim_times),
+        "tvm.compile(IRModule) + VM creation",
+        Timing(tvm_times),
+        "<= 0.3x",
+    )
+    # 3. A 256x256 matmul kernel timed right after a NumPy check of its result.
+    kernel = engine.jit(matmul(256), "llvm")
+    a, b = tensors((256, 256), (256, 256))
+    an, bn = a.numpy(), b.numpy()
+    (out,) = out_like(engine.lower(matmul(256), "llvm"))
+    numpy_time = per_call(functools.partial(np.matmul, an, bn))
+    kernel(a, b, out)
+    np.testing.assert_allclose(out.numpy(), an @ bn, rtol=1e-3, atol=1e-3)
+    row("probe: matmul 256x256 right after a NumPy check", per_call(
+        functools.partial(kernel, a, b, out)), "NumPy", numpy_time, "<= 1.2x")  # fmt: skip
+
+
+def bench_interleaved(engine: Any) -> None:
+    """NumPy's 256x256 matmul then the shim's, in one loop, against the two alone (no pauses)."""
+    kernel = engine.jit(matmul(256), "llvm")
+    a, b = tensors((256, 256), (256, 256))
+    an, bn = a.numpy(), b.numpy()
+    (out,) = out_like(engine.lower(matmul(256), "llvm"))
+
+    def pair() -> None:
+        np.matmul(an, bn)
+        kernel(a, b, out)
+
+    numpy_alone, kernel_alone, both = [], [], []
+    for _ in range(3):  # interleaved, so that a change of machine load hits all three alike
+        numpy_alone.append(per_call(functools.partial(np.matmul, an, bn), repeat=3))
+        kernel_alone.append(per_call(functools.partial(kernel, a, b, out), repeat=3))
+        both.append(per_call(pair, repeat=3))
+    parts = Timing([n + k for n, k in zip(numpy_alone, kernel_alone)])
+    row("NumPy 256² matmul then kernel 256² matmul, looped", Timing(both),
+        "sum of the two alone, back to back", parts, "<= 1.3x")  # fmt: skip
+    row("kernel 256² matmul back to back", Timing(kernel_alone), "NumPy 256² matmul",
+        Timing(numpy_alone))  # fmt: skip
+
+
+# -- models ---------------------------------------------------------------------------------------
+
+
+def _model_stack() -> tuple[Any, Any, Any] | None:
+    """``(models module, onnxruntime, torch)``, or None when a benchmark extra is missing."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime
+        import torch
+    except ImportError:
+        print("  (torch, onnx or onnxruntime not installed: model rows skipped)", file=sys.stderr)
+        return None
+    sys.path.insert(0, str(Path(__file__).parent))
+    import models
+
+    return models, onnxruntime, torch
+
+
+def bench_models(engine: Any) -> None:
+    """ResNet-18, MobileNetV2 and the encoder: relay.build + GraphModule, onnxruntime, PyTorch."""
+    stack = _model_stack()
+    if stack is None:
+        return
+    models, ort, torch = stack
+    import compile_engine_compat
+
+    compile_engine_compat.install()
+    torch.set_num_threads(2)
+    for model in models.MODELS:
+        _bench_model(models, model, ort, torch)
+
+
+def _bench_model(models: Any, model: Any, ort: Any, torch: Any) -> None:
+    from tvm import relay  # the shim's Relay front end, served by install()
+    from tvm.contrib import graph_executor
+
+    net, x = model.make(), model.example()
+    data = models.onnx_bytes(net, x)
+    mod, params = models.relax_module(data, model.input_shape)
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x)).numpy()
+
+    def shim_build() -> Any:
+        lib = relay.build(mod, target="llvm", params=params)
+        return graph_executor.GraphModule(lib["default"](tvm.cpu()))
+
+    bound = relax.transform.BindParams("main", params)(mod)
+
+    def tvm_build() -> Any:
+        return relax.VirtualMachine(tvm.compile(bound, target="llvm"), tvm.cpu())
+
+    module = shim_build()
+    module.set_input("input", x)
+    module.run()
+    np.testing.assert_allclose(module.get_output(0).numpy(), expected, rtol=1e-4, atol=1e-4)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"input": x})[0], expected, rtol=1e-4, atol=1e-4)
+
+    def shim_run() -> None:
+        module.set_input("input", x)
+        module.run()
+        module.get_output(0)
+
+    times: dict[str, list[float]] = {"shim": [], "ort": [], "torch": []}
+    with torch.no_grad():
+        eager = functools.partial(net, torch.from_numpy(x))
+        for _ in range(1 if QUICK else 3):  # interleaved, so load changes hit all three alike
+            times["shim"].append(per_call(shim_run, repeat=3))
+            times["ort"].append(per_call(functools.partial(session.run, None, {"input": x}),
+                                         repeat=3))  # fmt: skip
+            times["torch"].append(per_call(eager, repeat=3))
+    shim = Timing(times["shim"])
+    what = f"{model.name}: relay.build + GraphModule"
+    row(what, shim, "onnxruntime (2 threads)", Timing(times["ort"]), "<= 1.25x")
+    row(what, shim, "PyTorch eager (2 threads)", Timing(times["torch"]), "<= 1.0x")
+    goal = "<= 1.5x" if model.name.startswith("MobileNet") else ""
+    build_time = once(shim_build, repeat=1 if QUICK else 2)
+    row(f"{model.name}: build (relay.build + GraphModule)", build_time,
+        "tvm.compile(llvm) + VM creation", once(tvm_build, repeat=1), goal)  # fmt: skip
+
+
+_MODEL_CHILD = """
+import json, sys, time, warnings
+sys.path.insert(0, {bench!r})
+warnings.simplefilter("ignore")
+import models, tvm
+import compile_engine_compat
+compile_engine_compat.install()
+from tvm import relay
+from tvm.contrib import graph_executor
+model = models.MODELS[0]
+mod, params = models.relax_module(models.onnx_bytes(model.make(), model.example()),
+                                  model.input_shape)
+start = time.perf_counter()
+lib = relay.build(mod, target="llvm", params=params)
+module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+print(json.dumps({{"build": time.perf_counter() - start}}))
+"""
+
+
+def bench_model_cache() -> None:
+    """A second process's relay.build of an unchanged ResNet-18, through the persistent cache."""
+    if _model_stack() is None:
+        return
+    child = _MODEL_CHILD.format(bench=str(Path(__file__).parent))
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = str(Path(tmp) / "cache")
+        storing = _child_time(child, cache, "build")
+        warm = _child_time(child, cache, "build")
+    row("ResNet-18: relay.build + GraphModule, 2nd process (persistent cache)", warm,
+        "1st process (builds, stores)", storing, "< 0.2 s")  # fmt: skip
+
+
+def _child_time(child: str, cache: str | None, field: str) -> float:
+    """Run ``child`` in a fresh process (with ``cache`` as the cache directory); its ``field``."""
+    env = dict(os.environ)
+    env.pop("COMPILE_ENGINE_COMPAT_CACHE_DIR", None)
+    if cache:
+        env["COMPILE_ENGINE_COMPAT_CACHE_DIR"] = cache
+    out = subprocess.run(
+        [sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    return float(json.loads(out.strip().splitlines()[-1])[field])
 
 
 # A plain "llvm" is the host CPU in jit (here rocketlake: AVX-512 and FMA, with LLVM's 256-bit
@@ -514,14 +720,7 @@ def bench_persistent_cache() -> None:
     child = _CHILD.format(bench=str(Path(__file__).parent))
 
     def run(cache: str | None) -> float:
-        env = dict(os.environ)
-        env.pop("COMPILE_ENGINE_COMPAT_CACHE_DIR", None)
-        if cache:
-            env["COMPILE_ENGINE_COMPAT_CACHE_DIR"] = cache
-        out = subprocess.run(
-            [sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True
-        ).stdout
-        return float(json.loads(out.strip().splitlines()[-1])["jit"])
+        return _child_time(child, cache, "jit")
 
     with tempfile.TemporaryDirectory() as tmp:
         cache = str(Path(tmp) / "cache")
@@ -556,13 +755,30 @@ def _numpy_threads() -> str:
     return f"{os.cpu_count()} (OpenBLAS default: logical CPUs)"
 
 
-def header() -> str:
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+
+
+def header(load_before: str) -> str:
     lines = [
-        f"- machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs,"
-        f" {platform.platform()}",
+        f"- machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, {platform.platform()}",
+        f"- load average: {load_before} before, {_load()} after the run",
         f"- Python {platform.python_version()}, TVM {tvm.__version__}, NumPy {np.__version__}",
         f"- TVM threads: {tvm.runtime.num_threads()} (TVM_NUM_THREADS="
-        f"{os.environ.get('TVM_NUM_THREADS', 'unset')}); NumPy threads: {_numpy_threads()}",
+        f"{os.environ.get('TVM_NUM_THREADS', 'unset')}, TVM_THREAD_POOL_SPIN_COUNT="
+        f"{os.environ.get('TVM_THREAD_POOL_SPIN_COUNT', 'unset')}); NumPy threads: "
+        f"{_numpy_threads()}",
         f"- CPU affinity of this process after TVM started: {sorted(os.sched_getaffinity(0))}",
     ]
     try:
@@ -571,6 +787,12 @@ def header() -> str:
         lines.append(f"- PyTorch {torch.__version__}, {torch.get_num_threads()} threads")
     except ImportError:
         lines.append("- PyTorch: not installed (its rows are skipped)")
+    try:
+        import onnxruntime
+
+        lines.append(f"- onnxruntime {onnxruntime.__version__}, 2 intra-op threads")
+    except ImportError:
+        lines.append("- onnxruntime: not installed (the model rows are skipped)")
     return "\n".join(lines)
 
 
@@ -598,7 +820,9 @@ def table() -> str:
 
 _ENGINE_STEPS = (
     bench_cache_hit,
+    bench_probe,
     bench_cold_jit,
+    bench_interleaved,
     bench_matmul,
     bench_conv2d,
     bench_modern_pipeline,
@@ -606,6 +830,7 @@ _ENGINE_STEPS = (
     bench_elementwise,
     bench_jit_many,
     bench_lower_growth,
+    bench_models,
 )
 
 
@@ -622,10 +847,12 @@ def main() -> None:
     args = parser.parse_args()
     QUICK = args.quick
     engine = compile_engine.get()
+    load_before = _load()
     started = time.perf_counter()
     steps: list[Callable[[], None]] = [
         *(functools.partial(step, engine) for step in _ENGINE_STEPS),
         bench_persistent_cache,
+        bench_model_cache,
     ]
     for step in steps:
         name = getattr(step, "func", step).__name__
@@ -633,7 +860,7 @@ def main() -> None:
             continue
         print(f"{name} ...", file=sys.stderr, flush=True)
         step()
-    print(header())
+    print(header(load_before))
     print(f"- total benchmark time: {time.perf_counter() - started:.0f} s\n")
     print(table())
 

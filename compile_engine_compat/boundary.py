@@ -318,7 +318,8 @@ def insert_warnings_filter(position: int, entry: tuple[Any, ...]) -> None:
 
 
 def set_environ(name: str, value: str) -> None:
-    """Set an environment variable the package decides (``TVM_NUM_THREADS``)."""
+    """Set an environment variable the package decides (``TVM_NUM_THREADS``,
+    ``TVM_THREAD_POOL_SPIN_COUNT``)."""
     os.environ[name] = value
 
 
@@ -384,6 +385,14 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "threads",
         "set TVM_NUM_THREADS (or OMP_NUM_THREADS) yourself",
         "tests/test_threads.py, tests/test_threads_fork.py",
+    ),
+    ProcessPatch(
+        "TVM_THREAD_POOL_SPIN_COUNT set to 0 before TVM's pool starts: its workers sleep between "
+        "kernels instead of spinning (~50 ms of a core each time) against other libraries' "
+        "spinning threads (NumPy's OpenBLAS)",
+        "threads",
+        "set TVM_THREAD_POOL_SPIN_COUNT yourself (TVM's default is 300000)",
+        "tests/test_threads_spin.py",
     ),
     ProcessPatch(
         "at-fork handlers freeing the package's locks in a child, and the ledger writer's; the "

@@ -7,7 +7,10 @@ module is the non-deprecated way to keep the speed after migrating. It applies t
 ``jit`` uses (injective stages inlined into their consumers, then
 ``pipeline.schedule.schedule_for_target``: packed GEMM and register-tiled, vectorized, parallel
 reductions on ``llvm``; the ``s_tir.dlight`` rules on GPUs) to every PrimFunc that
-``FuseOps``/``FuseTIR`` produce::
+``FuseOps``/``FuseTIR`` produce, through the same function as ``jit``
+(:func:`compile_engine_compat.pipeline.schedule.schedule_prim_func`). It is the pipeline of
+``relay.build`` (:mod:`compile_engine_compat.pipeline.module_build`): constants folded in NumPy,
+weights packed once at build time instead of in every call::
 
     from compile_engine_compat import schedules
 
@@ -30,16 +33,12 @@ from compile_engine_compat.conflicts import require_tvm
 require_tvm(__name__)  # before tvm is imported: an ImportError naming the [tvm] extra
 
 import tvm
-from tvm import relax, tirx
+from tvm import relax
 
 from compile_engine_compat import targets as _host_cpu
-from compile_engine_compat.pipeline import lower as _lowering
-from compile_engine_compat.pipeline import schedule as _schedule
+from compile_engine_compat.pipeline import module_build as _module_build
 
 __all__ = ["DefaultSchedules", "host_target", "relax_pipeline"]
-
-#: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
-_SCHEDULED_ATTR = "tirx.is_scheduled"
 
 
 def _target(target: Any) -> tvm.target.Target:
@@ -76,10 +75,6 @@ def host_target(target: Any = "llvm") -> tvm.target.Target:
     return _host_cpu.host_target(resolved)
 
 
-def _is_scheduled(func: tirx.PrimFunc) -> bool:
-    return bool(func.attrs and func.attrs.get(_SCHEDULED_ATTR, False))
-
-
 def DefaultSchedules(target: Any = None) -> tvm.transform.Pass:
     """A module pass that schedules every unscheduled PrimFunc with the shim's default rules.
 
@@ -94,32 +89,18 @@ def DefaultSchedules(target: Any = None) -> tvm.transform.Pass:
     tvm.transform.Pass
         Run it after ``relax.transform.FuseTIR`` (the PrimFuncs are then whole kernels).
     """
-    resolved = _target(target)
-
-    @tvm.transform.module_pass(opt_level=0, name="compile_engine_compat.DefaultSchedules")
-    def schedule_all(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        updates = {}
-        for gvar, func in mod.functions.items():
-            if not isinstance(func, tirx.PrimFunc) or _is_scheduled(func):
-                continue
-            name = gvar.name_hint
-            sch = _lowering.inline_injective(func, name)
-            sch = _schedule.schedule_for_target(sch, resolved)
-            updates[gvar] = sch.mod[name]
-        for gvar, func in updates.items():
-            mod[gvar] = func
-        return mod
-
-    return schedule_all
+    return _module_build.ScheduleKernels(_target(target))
 
 
 def relax_pipeline(target: Any = None) -> tvm.transform.Pass:
     """``tvm.compile``'s default Relax pipeline for ``target``, with the shim's schedules.
 
-    For ``llvm`` it is the CPU pipeline (library dispatch, legalization and fusion, then
-    :func:`DefaultSchedules`, then dataflow lowering and finalization). GPU kinds keep their own
-    default pipeline, whose ``s_tir.dlight`` rules are the ones the shim uses. Pass it as
-    ``tvm.compile(mod, target, relax_pipeline=relax_pipeline(target))``.
+    For ``llvm`` it is the CPU pipeline of the shim's module builds
+    (:func:`compile_engine_compat.pipeline.module_build.relax_passes`: library dispatch,
+    constant folding, legalization and fusion, :func:`DefaultSchedules` with the weights'
+    packing moved out of the kernels and done once, then dataflow lowering and finalization).
+    GPU kinds keep their own default pipeline, whose ``s_tir.dlight`` rules are the ones the
+    shim uses. Pass it as ``tvm.compile(mod, target, relax_pipeline=relax_pipeline(target))``.
 
     Parameters
     ----------
@@ -133,15 +114,7 @@ def relax_pipeline(target: Any = None) -> tvm.transform.Pass:
     resolved = _target(target)
     if resolved.kind.name != "llvm":
         return relax.get_default_pipeline(resolved)
-    from tvm.relax.backend.cpu_generic import pipeline as cpu
-
-    passes = [
-        *cpu.library_dispatch_passes(resolved),
-        *cpu.legalize_passes(resolved),
-        DefaultSchedules(resolved),
-        *cpu.dataflow_lower_passes(resolved),
-        *cpu.finalize_passes(resolved),
-    ]
+    passes = _module_build.relax_passes(resolved)
 
     @tvm.transform.module_pass(opt_level=0, name="compile_engine_compat.relax_pipeline")
     def pipeline(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:

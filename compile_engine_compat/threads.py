@@ -1,4 +1,4 @@
-"""Kernel threads: every physical core by default, ``TVM_NUM_THREADS`` honoured.
+"""Kernel threads: every physical core by default, workers that sleep between kernels.
 
 TVM's runtime sizes its thread pool to half the logical CPUs on x86 (it assumes two hardware
 threads per core). On a VM without SMT that is half the machine: 1 thread of 2 here. Worse, a
@@ -6,6 +6,17 @@ threads per core). On a VM without SMT that is half the machine: 1 thread of 2 h
 pool included) inherits that pin. So, unless the user chose (``TVM_NUM_THREADS`` or
 ``OMP_NUM_THREADS`` set), the shim sets ``TVM_NUM_THREADS`` to the number of physical cores this
 process may run on, before TVM's pool starts. A pool TVM already started is left as it is.
+
+Between kernels TVM's pool workers do not spin: unless the user set
+``TVM_THREAD_POOL_SPIN_COUNT``, the shim sets it to 0 before the pool starts. TVM's default
+(300,000 ``sched_yield`` calls, ~50 ms of a core after every kernel) collapses when another
+library's threads spin too: NumPy's OpenBLAS keeps a worker busy for ~120 ms after each call, and
+with three busy threads on two cores each kernel waited for the other spinner's time slice. A
+NumPy 256x256 matmul followed by a 256x256 matmul kernel, looped, took 5-7 ms a pair against
+0.28 ms for the two alone (2-core machine). A sleeping worker is woken with the scheduler's
+wake-up preference instead, a few microseconds per parallel kernel: the pair then costs
+1.1-1.3x its parts. Any spin at all brings the collapse back (30 yields already did: a yield
+next to a non-yielding spinner can cost a whole time slice), so it is 0, not a smaller spin.
 
 After ``os.fork()`` the child runs kernels on one thread. TVM's pool belongs to the thread that
 first ran a parallel kernel; a child forked from it inherits the pool's state but none of its
@@ -23,9 +34,11 @@ from typing import Any, TypeVar
 
 from compile_engine_compat.boundary import at_fork_in_child, set_environ
 
-__all__ = ["configure", "fork_safe", "physical_cores", "reset_lock"]
+__all__ = ["SPIN_COUNT_ENV", "configure", "fork_safe", "physical_cores", "reset_lock"]
 
 _USER_KNOBS = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
+#: TVM's pool reads it once, when its first worker starts: how long workers spin for work.
+SPIN_COUNT_ENV = "TVM_THREAD_POOL_SPIN_COUNT"
 
 
 def physical_cores() -> int:
@@ -44,7 +57,14 @@ def physical_cores() -> int:
 
 
 def configure() -> None:
-    """Set ``TVM_NUM_THREADS`` to :func:`physical_cores` unless the user set a thread count."""
+    """Set TVM's pool up before it starts, leaving what the user set alone.
+
+    ``TVM_NUM_THREADS`` becomes :func:`physical_cores` unless the user set a thread count
+    (``TVM_NUM_THREADS`` or ``OMP_NUM_THREADS``); ``TVM_THREAD_POOL_SPIN_COUNT`` becomes 0
+    unless the user set it (see the module doc).
+    """
+    if SPIN_COUNT_ENV not in os.environ:
+        set_environ(SPIN_COUNT_ENV, "0")
     if any(os.environ.get(knob) for knob in _USER_KNOBS):
         return
     set_environ("TVM_NUM_THREADS", str(physical_cores()))

@@ -10,6 +10,25 @@ import pytest
 
 from compile_engine_compat import CompileEngineDeprecationWarning
 
+#: Markers whose tests run only when ``-m`` names them (heavy runs kept out of the default suite).
+OPT_IN_MARKERS = {
+    "fleet": "a multi-process fleet scenario (each process imports TVM): run with -m fleet",
+    "models": "a full-size model against PyTorch and onnxruntime: run with -m models",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the opt-in markers' tests unless ``-m`` names their marker."""
+    selected = config.getoption("-m") or ""
+    for marker, reason in OPT_IN_MARKERS.items():
+        if marker in selected:
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if item.get_closest_marker(marker):
+                item.add_marker(skip)
+
+
 if TYPE_CHECKING:  # conftest imports no TVM; the fixture does, when a test asks for it
     from compile_engine_compat import CompileEngine
 

@@ -155,6 +155,7 @@ INDEX_KIND = "index"
 _LIBRARY = "kernel.so"
 _SOURCE = "source.tvmscript"
 _META = "meta.json"
+_STAMPS = ".verified.json"  # the entry's files as last verified (see _stamp)
 #: Prefix of staging files and directories: written there, then renamed into place.
 _STAGING = ".tmp-"
 #: Prefix of an entry being deleted: renamed first, so no reader sees it half-deleted.
@@ -720,15 +721,52 @@ def _verify(entry: Path, meta: Any) -> str:
         or not all(valid_file_name(name) and isinstance(d, str) for name, d in files.items())
     ):
         return "foreign entry (malformed file list)"
+    stamps = _read_stamps(entry)
+    checked: dict[str, list[Any]] = {}
     try:
         for name, digest in files.items():
-            if not stat.S_ISREG((entry / name).lstat().st_mode):
+            status = (entry / name).lstat()
+            if not stat.S_ISREG(status.st_mode):
                 return f"foreign entry (its {name} is not a regular file: a symlink?)"
+            stamp = _stamp(digest, status)
+            if stamps.get(name) == stamp:
+                continue  # this very file was hashed before and has not changed since
             if _sha256(entry / name) != digest:
                 return f"corrupt or truncated entry ({name}: checksum mismatch)"
+            checked[name] = stamp
     except OSError as err:
         return f"incomplete entry ({err})"
+    if checked:
+        _write_stamps(entry, {**stamps, **checked})
     return ""
+
+
+def _stamp(digest: str, status: os.stat_result) -> list[Any]:
+    """What a verified file is recognised by later: its digest, size, mtime and inode.
+
+    Any write to the file (a truncation, a bit flipped by a tool, a replacement) changes one of
+    them, so a model's library of tens of MB is hashed once, not at every load (~60 ms for
+    ResNet-18's 45 MB). Moving or linking the file does not change them.
+    """
+    return [digest, status.st_size, status.st_mtime_ns, status.st_ino]
+
+
+def _read_stamps(entry: Path) -> dict[str, Any]:
+    try:
+        stamps = json.loads((entry / _STAMPS).read_text())
+    except (OSError, ValueError):
+        return {}
+    return stamps if isinstance(stamps, dict) else {}
+
+
+def _write_stamps(entry: Path, stamps: Mapping[str, list[Any]]) -> None:
+    """Record ``stamps`` in the entry (best effort: without them the files are hashed again)."""
+    staged = entry / f"{_STAMPS}.{os.getpid()}.{threading.get_ident()}"
+    with contextlib.suppress(OSError):
+        _write_bytes(staged, json.dumps(stamps).encode())
+        staged.replace(entry / _STAMPS)
+    with contextlib.suppress(OSError):
+        staged.unlink(missing_ok=True)
 
 
 def store(key: EntryKey, module: Any) -> None:
@@ -852,6 +890,8 @@ def _write_entry(
             else:  # hashed in memory: a big artifact is not read back
                 _write_bytes(entry / name, content)
                 digests[name] = hashlib.sha256(content).hexdigest()
+        # Renaming the entry keeps its files' stamps: the first load need not hash them again.
+        _write_stamps(entry, {n: _stamp(d, (entry / n).lstat()) for n, d in digests.items()})
         record = {
             "layout": LAYOUT,
             "kind": key.kind,

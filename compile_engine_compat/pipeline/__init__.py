@@ -90,20 +90,18 @@ def lower_function(
     # Injective stages are inlined on the TE graph first (linear time); the s_tir inliner then
     # only sees what that pass leaves (graphs with extern kernels).
     fused = fuse.fuse_injective(outputs)
-    sch = lower.inline_injective(lower.to_prim_func(arguments, fused, name), name)
     # Default rules for the target; blocks a user schedule takes are skipped, and the user
     # schedules the traced function carries run last.
     user = schedule.user_schedules(traced.schedules, outputs)
     user_blocks = {block for blocks in user.values() for block in blocks}
-    outcome = schedule.schedule_blocks(sch, target, user_blocks)
-    sch = outcome.schedule
-    schedule.apply_user_schedules(sch, user)
+    outcome = schedule.schedule_prim_func(lower.to_prim_func(arguments, fused, name), name,
+                                          target, user)  # fmt: skip
     return Lowered(
         name,
         traced,
         arguments,
         outputs,
-        sch,
+        outcome.schedule,
         plain_fallback=not user_blocks,
         opt_level=opt_level.choose_opt_level(target, outcome, user_blocks),
     )

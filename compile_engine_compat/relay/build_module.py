@@ -1,4 +1,4 @@
-"""``relay.build`` and ``relay.create_executor``, over ``tvm.compile`` and the Relax VM.
+"""``relay.build`` and ``relay.create_executor``, over the shim's module build and the Relax VM.
 
 Relay compiled to a graph-executor module (a JSON graph, a library, parameters). Modern TVM
 compiles a Relax module to one VM executable, so :func:`build` returns a factory
@@ -16,6 +16,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.facade.modules import bind_params, build_module
 
 from .backend.executor_factory import BuildResult, VMRunner
 from .expr import Expr
@@ -34,13 +35,10 @@ def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRMo
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"relay.build takes an IRModule or a relay.Function, got {mod!r}")
     if params:
-        arrays = {k: tvm.runtime.tensor(np.asarray(_numpy(v))) for k, v in params.items()}
-        mod = relax.transform.BindParams("main", arrays)(mod)
+        # As Relay's bind_params_by_name: a name main has no parameter of is skipped.
+        names = {var.name for var in mod["main"].params}
+        mod = bind_params(mod, {k: v for k, v in params.items() if k in names})
     return mod
-
-
-def _numpy(value: Any) -> Any:
-    return value.numpy() if hasattr(value, "numpy") else value
 
 
 def _target(target: Any) -> Any:
@@ -68,7 +66,7 @@ def build(
     params: Mapping[str, Any] | None = None,
     mod_name: str = "default",
 ) -> BuildResult:
-    """``relay.build``: compile with ``tvm.compile`` for the Relax VM.
+    """``relay.build``: compile for the Relax VM on the shim's schedules (``facade.modules``).
 
     Parameters
     ----------
@@ -91,7 +89,7 @@ def build(
     if target is None:
         target = tvm.target.Target.current(allow_none=True) or "llvm"
     mod = _relax_module(ir_mod, params)
-    executable = tvm.compile(mod, target=_target(target))
+    executable = build_module(mod, _target(target))
     return BuildResult(executable, mod, dict(params or {}))
 
 
@@ -108,7 +106,7 @@ class _Executor:
         if source is None:
             raise ValueError("create_executor needs a module or evaluate(expr) a function")
         mod = _relax_module(source, self.params)
-        executable = tvm.compile(mod, target=_target(self.target))
+        executable = build_module(mod, _target(self.target))
         vm = relax.VirtualMachine(executable, self.device)
         names = [p.name for p in mod["main"].params]
 
@@ -143,7 +141,8 @@ def create_executor(
     Parameters
     ----------
     kind : {"debug", "graph", "vm", "aot"}
-        Accepted for compatibility; all run through ``tvm.compile`` + ``relax.VirtualMachine``.
+        Accepted for compatibility; all build through the shim's module build and run on
+        ``relax.VirtualMachine``.
     mod : tvm.IRModule or relay.Function, optional
         The module whose ``main`` ``evaluate()`` runs.
     device : tvm.runtime.Device, optional

@@ -30,18 +30,6 @@ import pytest
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the ``fleet`` tests unless ``-m`` names them: several processes each import TVM."""
-    if "fleet" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(
-        reason="a multi-process fleet scenario (each process imports TVM): run with -m fleet"
-    )
-    for item in items:
-        if item.get_closest_marker("fleet"):
-            item.add_marker(skip)
-
-
 @pytest.fixture(autouse=True)
 def _remote_queue_drained() -> Iterator[None]:
     """Each test's write-behind queue is drained before the next test: no late warning or

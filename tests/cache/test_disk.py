@@ -72,6 +72,7 @@ def test_a_stored_kernel_is_loaded_instead_of_compiled(engine, cache_root):
         "meta.json",
         "source.tvmscript",
         "indexed",  # the source functions the index maps here, attested by the entry
+        ".verified.json",  # the files' digest, size, mtime and inode when last hashed
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileCacheWarning)
@@ -106,6 +107,27 @@ def test_a_damaged_entry_is_discarded_with_a_warning_and_recompiled(engine, cach
     assert not _was_loaded(kernel)
     # Recompiled and stored again: the next process (here: the next engine) loads it.
     assert _was_loaded(_jit_and_check(engine, func))
+
+
+def test_each_file_is_hashed_once_then_known_by_its_stamp(engine, cache_root):
+    func = _func()
+    _jit_and_check(engine, func)
+    (entry,) = _entries(cache_root)
+    meta = json.loads((entry / "meta.json").read_text())
+    stamps = json.loads((entry / ".verified.json").read_text())
+    for name, digest in meta["files"].items():
+        status = (entry / name).stat()
+        assert stamps[name] == [digest, status.st_size, status.st_mtime_ns, status.st_ino]
+    # An entry of an older shim, without stamps: hashed at its next load, then stamped.
+    (entry / ".verified.json").unlink()
+    engine.clear()
+    assert _was_loaded(_jit_and_check(engine, func))
+    assert json.loads((entry / ".verified.json").read_text()) == stamps
+    # A stamp that no longer matches (the file was rewritten) means hashing, which catches it.
+    _flip_byte(entry / "kernel.so")
+    engine.clear()
+    with pytest.warns(CompileCacheWarning, match="checksum mismatch"):
+        assert not _was_loaded(_jit_and_check(engine, func))
 
 
 def test_an_entry_moved_under_another_key_is_foreign(engine, cache_root):

@@ -1,0 +1,140 @@
+"""Whole-module builds: the persistent cache first, then the pipeline's module build, then a store.
+
+The one compile path of ``relay.build``, ``relay.create_executor`` (every kind) and any other
+whole-module build, as :mod:`.kernels` is ``jit``'s: a plain ``llvm`` target is the host CPU,
+and the kernels are scheduled by the same rules through the same function
+(:func:`compile_engine_compat.pipeline.schedule.schedule_prim_func`). With
+``COMPILE_ENGINE_COMPAT_CACHE_DIR`` set, the executable is stored whole (a shared library holding
+the VM bytecode, the kernels and the constants) and a later process loads it instead of building.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from compile_engine_compat.cache import disk
+from compile_engine_compat.pipeline import module_build
+from compile_engine_compat.pipeline.schedule import RULES_VERSION
+from compile_engine_compat.targets import as_target, pass_context_text, target_text
+
+#: The cache's artifact kind for a whole-module build, and the one file its entry holds.
+MODULE = "module"
+LIBRARY_FILE = "module.so"
+
+__all__ = ["LIBRARY_FILE", "MODULE", "bind_params", "build_module", "module_key", "resolve_target"]
+
+
+def resolve_target(target: Any = None) -> tvm.target.Target:
+    """The target a module build uses: ``target`` (or the enclosing scope's, else ``"llvm"``),
+    a plain ``llvm`` being this machine's CPU, as for ``jit``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a target ``tvm.target.Target`` cannot take (see :func:`.targets.as_target`).
+    """
+    resolved = as_target(target)
+    if resolved is None:
+        resolved = as_target("llvm")
+    assert resolved is not None
+    return resolved
+
+
+def bind_params(mod: tvm.IRModule, params: Mapping[str, Any] | None) -> tvm.IRModule:
+    """``mod`` with ``params`` (name -> array) bound to ``main``'s parameters as constants.
+
+    Raises
+    ------
+    ValueError
+        For a name ``main`` has no parameter of.
+    """
+    if not params:
+        return mod
+    names = {var.name for var in mod["main"].params}
+    unknown = sorted(set(params) - names)
+    if unknown:
+        raise ValueError(
+            f"params name no parameter of main: {unknown} (main takes {sorted(names)})"
+        )
+    arrays = {name: _tensor(value) for name, value in params.items()}
+    return relax.transform.BindParams("main", arrays)(mod)
+
+
+def _tensor(value: Any) -> tvm.runtime.Tensor:
+    """``value`` as a TVM tensor: a TVM tensor as it is (bound without a copy), else converted."""
+    if isinstance(value, tvm.runtime.Tensor):
+        return value
+    return tvm.runtime.tensor(np.asarray(value.numpy() if hasattr(value, "numpy") else value))
+
+
+def build_module(
+    mod: tvm.IRModule, target: Any = None, params: Mapping[str, Any] | None = None
+) -> Any:
+    """Build ``mod`` into a VM executable on the shim's schedules, through the persistent cache.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A Relax module; ``main`` is what executors run.
+    target : tvm.target.Target, str or dict, optional
+        Default: the enclosing ``with target:`` scope, else ``"llvm"`` (this machine's CPU).
+    params : mapping of str to array, optional
+        Bound to ``main``'s parameters by name before the build (weights become constants, packed
+        once at build time).
+
+    Returns
+    -------
+    tvm.relax.Executable or tvm.runtime.Module
+        What ``relax.VirtualMachine(executable, device)`` runs: the built executable, or on a
+        cache hit the loaded library.
+
+    Raises
+    ------
+    TypeError
+        When ``mod`` is not a ``tvm.IRModule`` with a Relax ``main``.
+    """
+    if not isinstance(mod, tvm.IRModule):
+        raise TypeError(f"build_module takes a tvm.IRModule, got {type(mod).__qualname__}")
+    if "main" not in [gvar.name_hint for gvar in mod.get_global_vars()]:
+        raise TypeError("build_module needs a module with a Relax function 'main'")
+    resolved = resolve_target(target)
+    bound = bind_params(mod, params)
+    if not disk.active():
+        return module_build.build_module(bound, resolved)
+    key = module_key(bound, resolved)
+    stored = disk.load_artifact(key)
+    if stored is not None and LIBRARY_FILE in stored.files:
+        return tvm.runtime.load_module(str(stored.path(LIBRARY_FILE)))
+    executable = module_build.build_module(bound, resolved)
+    disk.store_quietly(lambda: _store(key, executable), "module")
+    return executable
+
+
+def module_key(bound: tvm.IRModule, target: tvm.target.Target) -> disk.ArtifactKey:
+    """The cache key of a whole-module build of ``bound`` (parameters bound) for ``target``.
+
+    The module's structural hash covers the values of its constants (the bound weights); the
+    rules' version, the target and the PassContext complete it, as for a ``jit`` kernel.
+    """
+    return disk.artifact_key(
+        MODULE,
+        rules=RULES_VERSION,
+        target=target_text(target),
+        pass_context=pass_context_text(),
+        structural_hash=tvm_ffi.structural_hash(bound),
+    )
+
+
+def _store(key: disk.ArtifactKey, executable: Any) -> None:
+    """Store the executable as one library (VM bytecode, kernels, constants) under ``key``."""
+    with tempfile.TemporaryDirectory() as staging:
+        library = disk.export_library(executable, Path(staging))
+        disk.store_artifact(key, {LIBRARY_FILE: library}, {"entry": "main"})

@@ -1,0 +1,215 @@
+"""Whole-module builds: a Relax module -> a VM executable on the shim's schedules.
+
+``relay.build``, ``create_executor`` and :func:`compile_engine_compat.schedules.relax_pipeline`
+build whole models here. The Relax passes are TVM's CPU pipeline with the shim's parts in it::
+
+    library dispatch                     (TVM's)
+    FoldConstantOps                      constants folded in NumPy (.fold), no kernel compiled
+    LegalizeOps, AnnotateTIROpPattern,
+    FuseOps, FuseTIR                     (TVM's) one PrimFunc per fused group, equal ones shared
+    AttachAttrLayoutFreeBuffers          (TVM's) which kernel parameters are constant weights
+    ScheduleKernels                      each distinct PrimFunc through schedule_prim_func, the
+                                         very code ``jit`` schedules with; weight packing marked
+    SplitLayoutRewritePreproc            (TVM's) the marked packing moved out of the kernels
+    FoldWeightPacking                    ... and computed once, here, in NumPy
+    dataflow lowering, finalization      (TVM's)
+
+then the VM executable is built (``relax.build`` without a pipeline). Kernels equal to one
+scheduled before in this process (same PrimFunc, target and rules) reuse that schedule.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import tvm
+from tvm import relax, tirx
+
+from compile_engine_compat.pipeline import fold, raise_calls
+from compile_engine_compat.pipeline.build_pool import build_threads
+from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
+from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
+
+__all__ = ["ScheduleKernels", "build_module", "relax_passes", "scheduled_kernels"]
+
+#: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
+SCHEDULED_ATTR = "tirx.is_scheduled"
+
+# (structural hash, target text, rules) -> scheduled PrimFunc: a model rebuilt, or two models
+# sharing layers, schedule each kernel once per process. Bounded: kernels are small objects.
+_scheduled: dict[tuple[int, str, str], tuple[tirx.PrimFunc, tirx.PrimFunc]] = {}
+_scheduled_lock = threading.Lock()
+_MEMO_LIMIT = 4096
+
+
+def scheduled_kernels() -> int:
+    """How many distinct kernels this process has scheduled for module builds (the memo's size)."""
+    with _scheduled_lock:
+        return len(_scheduled)
+
+
+def _is_scheduled(func: tirx.PrimFunc) -> bool:
+    return bool(func.attrs and func.attrs.get(SCHEDULED_ATTR, False))
+
+
+def _schedule_one(func: tirx.PrimFunc, name: str, target: tvm.target.Target) -> tirx.PrimFunc:
+    import tvm_ffi
+
+    bare = func.without_attr("global_symbol") if func.attrs and "global_symbol" in func.attrs \
+        else func  # fmt: skip
+    key = (tvm_ffi.structural_hash(bare), str(target), RULES_VERSION)
+    with _scheduled_lock:
+        done = _scheduled.get(key)
+    if done is not None and tvm_ffi.structural_equal(done[0], bare):
+        return _named(done[1], func)
+    scheduled = schedule_prim_func(func, name, target).schedule.mod[name]
+    with _scheduled_lock:
+        if len(_scheduled) >= _MEMO_LIMIT:
+            _scheduled.clear()
+        _scheduled[key] = (bare, scheduled)
+    return scheduled
+
+
+def _named(scheduled: tirx.PrimFunc, original: tirx.PrimFunc) -> tirx.PrimFunc:
+    """``scheduled`` with ``original``'s global symbol (or none, as ``original``)."""
+    symbol = original.attrs.get("global_symbol") if original.attrs else None
+    if symbol is None:
+        return scheduled.without_attr("global_symbol") if scheduled.attrs and \
+            "global_symbol" in scheduled.attrs else scheduled  # fmt: skip
+    return scheduled.with_attr("global_symbol", symbol)
+
+
+def ScheduleKernels(target: tvm.target.Target) -> tvm.transform.Pass:
+    """A module pass scheduling every unscheduled PrimFunc with :func:`schedule_prim_func`.
+
+    Parameters
+    ----------
+    target : tvm.target.Target
+        Picks the rules (CPU for ``llvm``, dlight for GPU kinds).
+
+    Returns
+    -------
+    tvm.transform.Pass
+        Run it after ``relax.transform.FuseTIR`` (the PrimFuncs are then whole kernels).
+    """
+
+    @tvm.transform.module_pass(opt_level=0, name="compile_engine_compat.ScheduleKernels")
+    def schedule_all(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        updates = {
+            gvar: _schedule_one(func, gvar.name_hint, target)
+            for gvar, func in mod.functions.items()
+            if isinstance(func, tirx.PrimFunc) and not _is_scheduled(func)
+        }
+        for gvar, func in updates.items():
+            mod[gvar] = func
+        return mod
+
+    return schedule_all
+
+
+def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
+    """The Relax passes of a whole-module build for an ``llvm`` target (see the module doc)."""
+    from tvm.relax.backend.cpu_generic import pipeline as cpu
+
+    return [
+        *cpu.library_dispatch_passes(target),
+        raise_calls.RaiseElementwiseCalls(),
+        relax.transform.ConvertLayout(MODULE_LAYOUTS),
+        fold.FoldConstantOps(),
+        relax.transform.LegalizeOps(customize_legalize_map=MODULE_LEGALIZATIONS),
+        relax.transform.AnnotateTIROpPattern(),
+        relax.transform.FuseOps(),
+        relax.transform.FuseTIR(),
+        relax.transform.AttachAttrLayoutFreeBuffers(),
+        ScheduleKernels(target),
+        relax.transform.SplitLayoutRewritePreproc(),
+        fold.FoldWeightPacking(),
+        *cpu.dataflow_lower_passes(target),
+        *cpu.finalize_passes(target),
+    ]
+
+
+def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
+    """Build ``mod`` (parameters bound) for ``target`` into a VM executable.
+
+    The kernels are compiled on every CPU this process may use: one share in this thread (by
+    ``relax.build``, JIT-compiled when the first VM is made), the others on worker threads, each
+    compiled and JIT-compiled there (``tvm.compile`` and the JIT release the GIL) and linked in
+    as external modules that the VM calls by symbol.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A Relax module; ``main`` is what the executors run.
+    target : tvm.target.Target
+        Resolved already (a plain ``llvm`` is the host CPU by now). Non-``llvm`` targets get
+        TVM's default pipeline for them (the GPU kinds' dlight rules are the shim's too).
+
+    Returns
+    -------
+    tvm.relax.Executable
+    """
+    if target.kind.name != "llvm":
+        return tvm.compile(mod, target=target)
+    with target:
+        lowered = tvm.transform.Sequential(relax_passes(target))(mod)
+    kernels = [gvar for gvar, func in lowered.functions.items() if isinstance(func, tirx.PrimFunc)]
+    shares = [kernels[i :: build_threads()] for i in range(build_threads())]
+    away = [share for share in shares[1:] if share]
+    if not away:
+        return relax.build(lowered, target=target, relax_pipeline=None)
+    context = tvm.transform.PassContext.current()
+    with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
+        futures = [pool.submit(_compiled, lowered, share, target, context) for share in away]
+        linked = _calling_by_symbol(lowered, [gvar for share in away for gvar in share])
+        libraries = [future.result() for future in futures]
+        external = list(linked.attrs["external_mods"]) if linked.attrs and \
+            "external_mods" in linked.attrs else []  # fmt: skip
+        linked = linked.with_attr("external_mods", external + libraries)
+        return relax.build(linked, target=target, relax_pipeline=None)
+
+
+def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
+    return str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs \
+        else gvar.name_hint  # fmt: skip
+
+
+def _compiled(mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, context: Any) -> Any:
+    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here."""
+    with context:
+        funcs = {gvar: mod[gvar].with_attr("global_symbol", _symbol(mod[gvar], gvar))
+                 for gvar in share}  # fmt: skip
+        library = tvm.compile(tvm.IRModule(funcs), target=target).mod
+        for gvar, func in funcs.items():
+            library.get_function(_symbol(func, gvar))  # the JIT compiles on first lookup
+    return library
+
+
+@relax.expr_functor.mutator
+class _CallBySymbol(relax.PyExprMutator):
+    """Calls of the given PrimFuncs become calls of their symbol (an ``ExternFunc``)."""
+
+    def __init__(self, mod: tvm.IRModule, symbols: dict[Any, str]) -> None:
+        super().__init__(mod)
+        self.symbols = symbols
+
+    def visit_call_(self, call: Any) -> Any:
+        call = super().visit_call_(call)
+        symbol = self.symbols.get(call.op) if isinstance(call.op, tvm.ir.GlobalVar) else None
+        if symbol is None:
+            return call
+        return relax.Call(relax.ExternFunc(symbol), call.args, call.attrs, call.ty_args)
+
+
+def _calling_by_symbol(mod: tvm.IRModule, moved: list[Any]) -> tvm.IRModule:
+    """``mod`` without the PrimFuncs ``moved``, its Relax functions calling them by symbol."""
+    symbols = {gvar: _symbol(mod[gvar], gvar) for gvar in moved}
+    mutator = _CallBySymbol(mod, symbols)
+    functions = {
+        gvar: mutator.visit_expr(func) if isinstance(func, relax.Function) else func
+        for gvar, func in mod.functions.items()
+        if gvar not in symbols
+    }
+    return tvm.IRModule(functions, attrs=mod.attrs)

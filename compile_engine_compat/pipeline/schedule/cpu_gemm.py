@@ -1,0 +1,375 @@
+"""The packed GEMM rule: matmul, dense, batch_matmul and conv2d as register-tiled GEMMs.
+
+:func:`gemm_plan` decides whether a block is a float product-sum of two inputs the rule fits and
+where to cut it; :func:`packed_gemm` packs one operand into column panels, cache-blocks the
+reduction, register-tiles the rest and runs blocks of tiles in parallel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tvm import s_tir, tirx
+from tvm.tirx import IndexMap
+
+from compile_engine_compat.pipeline.schedule.blocks import (
+    RULE_ERRORS,
+    BlockInfo,
+    Isa,
+    contains,
+    dtype_bytes,
+    fuse_epilogue,
+    plain_index_vars,
+    region_vars,
+)
+
+__all__ = [
+    "LAYOUT_FREE_ATTR",
+    "LAYOUT_REWRITE_PREPROC",
+    "GemmPlan",
+    "gemm_plan",
+    "mark_weight_packing",
+    "packed_gemm",
+]
+
+#: The PrimFunc attribute listing its constant (weight) parameters' indices (TVM's name).
+LAYOUT_FREE_ATTR = "layout_free_buffers"
+#: The block annotation TVM's ``SplitLayoutRewritePreproc`` moves out of a kernel.
+LAYOUT_REWRITE_PREPROC = "meta_schedule.layout_rewrite_preproc"
+
+# Register micro-kernels (rows, vectors): rows x vectors accumulators, plus one register per
+# column vector of the packed operand and one broadcast, must fit the register file. Larger
+# tiles load fewer operands per multiply-add; the first that divides the extents is taken.
+_MICRO_KERNELS = {
+    32: (
+        (14, 2),
+        (8, 3),
+        (12, 2),
+        (6, 4),
+        (7, 3),
+        (8, 2),
+        (4, 4),
+        (7, 2),
+        (6, 3),
+        (6, 2),
+        (4, 3),
+        (4, 2),
+        (2, 4),
+        (2, 2),
+        # One vector of columns (16 output channels of a 1x1 conv): rows only.
+        (14, 1),
+        (8, 1),
+        (7, 1),
+        (4, 1),
+        (2, 1),
+    ),
+    16: ((6, 2), (4, 3), (4, 2), (3, 3), (2, 3), (7, 1), (2, 2), (4, 1), (2, 1)),
+}
+
+_PACK_DTYPES = frozenset({"float32", "float64"})
+
+# The packed operand's micro-panel (reduction chunk x one column tile) is kept within this many
+# bytes so that it stays in L1 while every row tile of the block streams past it.
+_PANEL_BYTES = 16 * 1024
+
+# A block of row tiles x column tiles: its accumulators live in one local buffer (a per-thread
+# workspace, 64 KB at most), its rows of the other operand stay in L2 across the column tiles.
+# 128 rows: matmul 1024² and 2048² ~5% faster than 64; 256 rows and 64 or 256 columns no better.
+_BLOCK_ROWS = 128
+#: The accumulators of a parallel block whose reduction is chunked stay within this (in L1).
+_ACCUMULATOR_BYTES = 32 * 1024
+
+_BLOCK_COLS = 128
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """Where the packed rule cuts a block: loop indices (into the block's loops) and factors."""
+
+    packed: int  # index of the packed operand in the block's reads
+    col: int  # vectorized spatial loop: an axis of the packed operand only
+    row: int  # spatial loop of the register tile's rows: an axis of the other operand only
+    # Every spatial loop of the other operand only, in loop order: fused into one row loop (a
+    # conv's image rows and columns: all its pixels share each weight panel).
+    row_axes: tuple[int, ...]
+    lanes: int
+    vectors: int  # vectors per tile row
+    rows: int  # tile rows
+    block_cols: int  # column tiles x tile columns of one parallel block
+    block_rows: int
+    chunk: int | None  # the first reduction loop's chunk (cache blocking), None: not split
+
+    @property
+    def cols(self) -> int:
+        return self.vectors * self.lanes
+
+
+def gemm_plan(info: BlockInfo, isa: Isa) -> GemmPlan | None:
+    """Plan the packed rule, or None when the block is not a float product-sum it fits.
+
+    It needs static extents, spatial loops outside the reduction loops, exactly two inputs, and a
+    spatial axis (the columns) that indexes one input (the packed operand, every index a plain
+    loop variable) but not the other: one vector of packed columns then multiplies one broadcast
+    scalar of the other input. The tile rows are a spatial axis of the other input only.
+    """
+    n_spatial = info.spatial.index(False) if False in info.spatial else len(info.spatial)
+    if n_spatial == 0 or any(info.spatial[n_spatial:]) or None in info.extents:
+        return None
+    reads, writes = list(info.block.reads), list(info.block.writes)
+    if len(reads) != 2 or len(writes) != 1:
+        return None
+    dtype = str(writes[0].source.dtype)
+    if dtype not in _PACK_DTYPES or any(str(r.source.dtype) != dtype for r in reads):
+        return None
+    out_vars = region_vars(writes[0])
+    best: tuple[tuple[bool, int], GemmPlan] | None = None
+    for packed in (0, 1):
+        plan = _plan_packing(info, isa, packed, n_spatial)
+        if plan is None:
+            continue
+        # Prefer columns that are the output's innermost axis (a contiguous write-back), then
+        # the larger register tile.
+        innermost = bool(out_vars) and info.vars[plan.col].same_as(out_vars[-1])
+        score = (innermost, plan.rows * plan.vectors)
+        if best is None or score > best[0]:
+            best = (score, plan)
+    return None if best is None else best[1]
+
+
+def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> GemmPlan | None:
+    """The plan that packs ``info.block.reads[packed]``, or None when that read does not fit."""
+    reads = list(info.block.reads)
+    b_region, a_region = reads[packed], reads[1 - packed]
+    b_index = plain_index_vars(b_region)
+    if b_index is None:
+        return None
+    a_vars = region_vars(a_region)
+
+    def loop_of(var: tirx.Var) -> int:
+        return next(i for i, v in enumerate(info.vars) if v.same_as(var))
+
+    b_loops = [loop_of(var) for var in b_index]
+    spatial_b = [i for i in b_loops if i < n_spatial and not contains(a_vars, info.vars[i])]
+    spatial_a = [i for i in range(n_spatial) if contains(a_vars, info.vars[i]) and i not in b_loops]
+    if not spatial_b or not spatial_a:
+        return None
+    dtype = b_region.source.dtype
+    col = spatial_b[-1]
+    col_extent = info.extents[col]
+    assert col_extent is not None  # static: checked by the caller
+    # The tile's rows: every axis of the other operand only, fused (the pixels of a conv's
+    # output, whatever its height and width; the batch and length axes of an encoder's
+    # [128, 1, 256] activations).
+    row = spatial_a[-1]
+    row_extent = 1
+    for i in spatial_a:
+        row_extent *= info.extents[i] or 1
+    # Full vectors first; half-width ones for columns no full vector divides (24 output
+    # channels: three 8-lane vectors where 16 lanes fit none).
+    full = isa.lanes(dtype)
+    # Tiles within one row of the innermost axis first (a tile straddling two rows of a conv's
+    # image reads pixels from two rows: 128-channel 28x28 convs ran 30% slower so).
+    inner_extent = info.extents[row] or 1
+    kernel = next(
+        (
+            (rows, vectors, lanes)
+            for within in (inner_extent, row_extent)
+            for lanes in (full, full // 2)
+            if lanes >= 4 or lanes == full
+            for rows, vectors in _MICRO_KERNELS[isa.registers]
+            if col_extent % (vectors * lanes) == 0 and within % rows == 0
+        ),
+        None,
+    )
+    if kernel is None:
+        return None
+    rows, vectors, lanes = kernel
+    cols = vectors * lanes
+    reduction = [e or 1 for e in info.extents[n_spatial:]]
+    inner_reduction = 1
+    for extent in reduction[1:]:
+        inner_reduction *= extent
+    item = dtype_bytes(dtype)
+    chunk = None
+    if reduction[0] * inner_reduction * cols * item > _PANEL_BYTES:
+        fits = [
+            c
+            for c in range(8, reduction[0])
+            if reduction[0] % c == 0 and c * inner_reduction * cols * item <= _PANEL_BYTES
+        ]
+        chunk = max(fits) if fits else None
+    return GemmPlan(
+        packed=packed,
+        col=col,
+        row=row,
+        row_axes=tuple(spatial_a),
+        lanes=lanes,
+        vectors=vectors,
+        rows=rows,
+        block_cols=(block_cols := _block(col_extent, cols, _BLOCK_COLS)),
+        block_rows=_block(
+            row_extent, rows, _block_rows_limit(block_cols, item, chunk), info.extents[row] or 1
+        ),
+        chunk=chunk,
+    )
+
+
+def _block_rows_limit(block_cols: int, item: int, chunk: int | None) -> int:
+    """Most rows of a parallel block: when the reduction is chunked, the block's accumulators
+    are reloaded once per chunk and must stay in L1 (a conv's 112 x 128 block spilled to L2:
+    128-channel 28x28 convs ran at 89 GFLOP/s, 164 with 64 rows)."""
+    if chunk is None:
+        return _BLOCK_ROWS
+    return max(1, min(_BLOCK_ROWS, _ACCUMULATOR_BYTES // (block_cols * item)))
+
+
+def _block(extent: int, tile: int, limit: int, aligned: int = 1) -> int:
+    """The largest multiple of ``tile`` dividing ``extent`` and at most ``limit`` (or ``tile``),
+    that holds whole runs of ``aligned`` or lies within one (a block of a conv's fused pixels
+    covers whole image rows, or part of one: its output region is then a box, which the
+    epilogue computed per block needs)."""
+    count = extent // tile
+    best = 1
+    for n in range(1, count + 1):
+        size = n * tile
+        if count % n == 0 and size <= limit and (size % aligned == 0 or aligned % size == 0):
+            best = n
+    return best * tile
+
+
+def packed_gemm(sch: s_tir.Schedule, name: str, plan: GemmPlan) -> None:
+    """Pack one operand into column panels, cache-block, register-tile, run blocks in parallel.
+
+    The packed operand is copied into ``[..., col // cols, reduction axes..., col % cols]``: the
+    micro-kernel then reads one contiguous panel per column tile instead of rows ``stride``
+    apart. The loops become::
+
+        parallel: other spatial, row block (the other operand's axes fused), column block
+          chunk of the first reduction loop (serial)
+            column tile, row tile
+              rest of the reduction (serial, in its order)
+                rows (unrolled), vectors (unrolled), lanes (vectorized)
+
+    Each output element still sums its terms in the original order: the reduction loops are only
+    split (chunk outside, both serial), never reordered among themselves.
+    """
+    block = sch.get_sblock(name)
+    info = BlockInfo(sch, name)
+    n_spatial = info.spatial.index(False)
+    _pack_operand(sch, block, plan, info)
+    loops = list(sch.get_loops(block))
+    others = [loops[i] for i in range(n_spatial) if i not in (*plan.row_axes, plan.col)]
+    row_loops = [loops[i] for i in plan.row_axes]
+    if len(row_loops) > 1:  # spatial loops only: reordering them changes no sum
+        sch.reorder(*others, *row_loops, loops[plan.col])
+    row_loop = sch.fuse(*row_loops) if len(row_loops) > 1 else row_loops[0]
+    row_block, row_tile, row_in = sch.split(
+        row_loop, [None, plan.block_rows // plan.rows, plan.rows]
+    )
+    col_block, col_tile, col_vec, col_lane = sch.split(
+        loops[plan.col], [None, plan.block_cols // plan.cols, plan.vectors, plan.lanes]
+    )
+    outer = [*others, row_block, col_block]
+    reduction = loops[n_spatial:]
+    chunked: list[Any] = []
+    if plan.chunk is not None:
+        chunk_outer, chunk_inner = sch.split(reduction[0], [None, plan.chunk])
+        chunked, reduction = [chunk_outer], [chunk_inner, *reduction[1:]]
+    sch.reorder(*outer, *chunked, col_tile, row_tile, *reduction, row_in, col_vec, col_lane)
+    # Accumulate the block in a local buffer (the register tile's slice of it stays in registers
+    # across the reduction), columns innermost so a tile row is whole vectors.
+    write_back = sch.cache_write(block, 0, "local")
+    _columns_last(sch, block, info, plan)
+    sch.reverse_compute_at(write_back, outer[-1])
+    fuse_epilogue(sch, write_back, outer[-1])
+    sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
+    sch.vectorize(col_lane)
+    sch.unroll(col_vec)
+    sch.unroll(row_in)
+    sch.decompose_reduction(block, (chunked or [col_tile])[0])
+
+
+def _pack_operand(sch: s_tir.Schedule, block: Any, plan: GemmPlan, info: BlockInfo) -> None:
+    """Copy the packed operand into column panels in a separate, parallel block."""
+    region = info.block.reads[plan.packed]
+    index = plain_index_vars(region)
+    assert index is not None
+    col_var = info.vars[plan.col]
+    col_axis = next(i for i, var in enumerate(index) if var.same_as(col_var))
+    reduction_vars = [v for v, s in zip(info.vars, info.spatial) if not s]
+    # The reduction axes in the order of the block's loops: the micro-kernel then reads the
+    # panel front to back (NHWC conv weights are indexed (ry, rx, rc) but summed (rc, ry, rx)).
+    reduction_axes = sorted(
+        (i for i, var in enumerate(index) if contains(reduction_vars, var)),
+        key=lambda i: next(j for j, v in enumerate(info.vars) if v.same_as(index[i])),
+    )
+    other_axes = [i for i in range(len(index)) if i != col_axis and i not in reduction_axes]
+    cols = plan.cols
+
+    def panels(*axes: Any) -> list[Any]:
+        return [
+            *(axes[i] for i in other_axes),
+            axes[col_axis] // cols,
+            *(axes[i] for i in reduction_axes),
+            axes[col_axis] % cols,
+        ]
+
+    pack = sch.cache_read(block, plan.packed, "global")
+    sch.transform_layout(block, ("read", plan.packed), IndexMap.from_func(panels, len(index)))
+    for producer in sch.get_producers(pack):
+        try:  # a transpose feeding the operand (dense): the packing copy does it instead
+            sch.compute_inline(producer)
+        except RULE_ERRORS:
+            pass
+    mark_weight_packing(sch, pack)
+    if col_axis == len(index) - 1:
+        _parallel_copy(sch, pack)  # the source's rows are runs of panel rows already (matmul)
+        return
+    # Columns outer in the source (conv2d's OIHW weights): copy in the panels' order, so the
+    # writes are contiguous and each panel column is one read stream. In the source's order each
+    # element went to its own cache line, 128 bytes from the last (conv2d 3x3 1x256x14x14: the
+    # copy of its 2.3 MB of weights took a quarter of the kernel's time).
+    loops = list(sch.get_loops(pack))
+    col_outer, col_inner = sch.split(loops[col_axis], [None, cols])
+    order = [loops[i] for i in other_axes] + [col_outer] + [loops[i] for i in reduction_axes]
+    sch.reorder(*order, col_inner)
+    sch.parallel(sch.fuse(*order) if len(order) > 1 else order[0])
+
+
+def mark_weight_packing(sch: s_tir.Schedule, pack: Any) -> None:
+    """Mark ``pack`` as a layout rewrite when it copies a weight (a layout-free parameter).
+
+    A whole-module build sets the PrimFunc's ``layout_free_buffers`` (TVM's
+    ``AttachAttrLayoutFreeBuffers``: the parameters every call passes a constant) and moves the
+    marked copies out of the kernel (``SplitLayoutRewritePreproc``), to run once at build time.
+    ``jit``'s kernels have no such attribute: their packing stays in the kernel.
+    """
+    func = sch.mod[sch.func_working_on]
+    free = func.attrs.get(LAYOUT_FREE_ATTR) if func.attrs else None
+    node = sch.get(pack)
+    if not free or len(node.reads) != 1:
+        return
+    source = node.reads[0].source
+    if any(func.params[int(i)].same_as(source) for i in free):
+        sch.annotate(pack, LAYOUT_REWRITE_PREPROC, 1)
+
+
+def _parallel_copy(sch: s_tir.Schedule, block: Any) -> None:
+    loops = sch.get_loops(block)
+    sch.parallel(sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0])
+
+
+def _columns_last(sch: s_tir.Schedule, block: Any, info: BlockInfo, plan: GemmPlan) -> None:
+    """Lay the local accumulator out with the column axis innermost (conv2d's NCHW: oc)."""
+    index = plain_index_vars(info.block.writes[0])
+    if index is None:
+        raise ValueError("output indexed by an expression")
+    col_var = info.vars[plan.col]
+    col_axis = next(i for i, var in enumerate(index) if var.same_as(col_var))
+    if col_axis == len(index) - 1:
+        return
+    order = [i for i in range(len(index)) if i != col_axis] + [col_axis]
+    sch.transform_layout(
+        block, ("write", 0), IndexMap.from_func(lambda *axes: [axes[i] for i in order], len(index))
+    )

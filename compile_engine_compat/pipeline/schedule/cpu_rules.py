@@ -1,0 +1,239 @@
+"""The CPU rules other than the packed GEMM: which rule a block gets, and the rules themselves.
+
+* small elementwise blocks: one flat loop cut into whole vectors (:func:`flat_vectorized`), or
+  just fused (:func:`fuse_loops`);
+* injective blocks: innermost loop vectorized, outer loops parallel (:func:`injective`);
+* float product-sums of two inputs: the packed GEMM (:mod:`.cpu_gemm`);
+* reductions whose innermost output axis is an input's contiguous axis: register-tiled
+  (:func:`tiled_reduction`);
+* other reductions: spatial loops parallel (:func:`parallel_reduction`).
+
+:func:`choose_cpu_rule` picks one per block; the driver (:mod:`.`) runs it on a copy.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from tvm import s_tir
+
+from compile_engine_compat.pipeline.schedule.blocks import (
+    RULE_ERRORS,
+    BlockInfo,
+    Isa,
+    NamedRule,
+    calls_a_library,
+    contains,
+    divisor,
+    dtype_bytes,
+    fuse_epilogue,
+    inline_padding,
+    innermost_is,
+    region_vars,
+    static,
+)
+from compile_engine_compat.pipeline.schedule.cpu_conv import depthwise_conv, depthwise_plan
+from compile_engine_compat.pipeline.schedule.cpu_gemm import gemm_plan, packed_gemm
+
+__all__ = [
+    "MIN_PARALLEL_WORK",
+    "choose_cpu_rule",
+]
+
+# Below this many loop iterations a kernel runs single-threaded and unvectorized-by-rule: the
+# thread-pool launch (~5-20 us) would cost more than it saves, and tiny tests stay tiny.
+MIN_PARALLEL_WORK = 1 << 14
+_VECTOR_WIDTHS = (16, 8, 4)
+
+# Narrower vectors for small elementwise blocks that call a math library function (exp, log,
+# sigmoid, tanh, erf, pow, ...): LLVM calls it once per lane, spilling the live vectors around
+# each call, so the calls set the speed and wider vectors only add code. The benchmark's 10-op
+# chain (three exps) on 64x64 at -O1: 4 lanes built in ~32 ms and ran in ~38 us, 16 lanes
+# ~34 ms and ~43 us (the old unvectorized loop at -O3: ~38 ms, ~44 us).
+_CALL_VECTOR_WIDTHS = (4,)
+
+# Register tile of the tiled reduction rule: rows along the reuse axis, columns (two vectors of
+# 8 lanes) along the contiguous output axis. 6 x 16 float32 is the classic AVX2 micro-kernel and
+# was the best of a sweep on this machine (research notes, section 7).
+_TILE_ROWS = (6, 4, 8, 2)
+_TILE_COLS = (16, 8)
+_VECTOR_LANES = 8
+_L1_BYTES = 32 * 1024  # the smallest L1 data cache of current x86 cores
+_REDUCTION_CHUNKS = (256, 128, 64)
+
+
+def choose_cpu_rule(sch: s_tir.Schedule, name: str, isa: Isa) -> NamedRule | None:
+    try:
+        info = BlockInfo(sch, name)
+    except RULE_ERRORS:
+        return None
+    if not info.trivial or not info.loops:
+        return None
+    work = info.work()
+    if work is not None and work < MIN_PARALLEL_WORK:
+        if not info.is_elementwise():
+            return None
+        widths = _CALL_VECTOR_WIDTHS if calls_a_library(info.block) else _VECTOR_WIDTHS
+        if divisor(work, widths) is not None:
+            return "flat_vectorized", functools.partial(_flat_vectorized, widths=widths)
+        return ("flat", _fuse_loops) if len(info.loops) > 1 else None
+    if not info.is_reduction:
+        # Only elementwise blocks count as vectorized: a broadcast or transpose vectorized here
+        # reads with gathers or shuffles that LLVM's -O3 may still improve.
+        vectorized = info.is_elementwise() and divisor(info.extents[-1], _VECTOR_WIDTHS) is not None
+        return ("injective_vectorized" if vectorized else "injective"), _injective
+    depthwise = depthwise_plan(info, isa)
+    if depthwise is not None:
+        return "depthwise_conv", functools.partial(depthwise_conv, plan=depthwise)
+    gemm = gemm_plan(info, isa)
+    if gemm is not None:
+        return "packed_gemm", functools.partial(packed_gemm, plan=gemm)
+    if _tile_plan(info) is not None:
+        return "tiled_reduction", _tiled_reduction
+    return "parallel_reduction", _parallel_reduction
+
+
+def _injective(sch: s_tir.Schedule, name: str) -> None:
+    """Vectorize the innermost loop (when its extent allows), run the outer loops in parallel."""
+    block = sch.get_sblock(name)
+    loops = sch.get_loops(block)
+    inner_extent = static(sch.get(loops[-1]).extent)
+    width = divisor(inner_extent, _VECTOR_WIDTHS)
+    inner = loops[-1]
+    outer = list(loops[:-1])
+    if width is not None and inner_extent is not None:
+        rest, lanes = sch.split(inner, [None, width])
+        sch.vectorize(lanes)
+        outer.append(rest)
+    elif not outer:
+        outer.append(inner)
+    sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
+
+
+def _fuse_loops(sch: s_tir.Schedule, name: str) -> None:
+    """Fuse the block's loops into one (flat indices, as contiguous as the buffers)."""
+    sch.fuse(*sch.get_loops(sch.get_sblock(name)))
+
+
+def _flat_vectorized(sch: s_tir.Schedule, name: str, widths: Sequence[int]) -> None:
+    """Fuse the block's loops into one flat loop and vectorize it by whole vectors, serially.
+
+    Small kernels stay single-threaded (see :data:`MIN_PARALLEL_WORK`). The flat extent is
+    static and a multiple of the width, the first of ``widths`` that divides it (checked by
+    :func:`choose_cpu_rule`): no tail loop.
+    """
+    loops = sch.get_loops(sch.get_sblock(name))
+    flat = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    width = divisor(static(sch.get(flat).extent), widths)
+    if width is None:
+        raise ValueError("no vector width divides the flat extent")
+    _, lanes = sch.split(flat, [None, width])
+    sch.vectorize(lanes)
+
+
+def _parallel_reduction(sch: s_tir.Schedule, name: str) -> None:
+    """Run the spatial loops in parallel; the reduction order is left as it was."""
+    info = BlockInfo(sch, name)
+    spatial = [loop for loop, s in zip(info.loops, info.spatial) if s]
+    if len(spatial) != info.spatial.index(False) or not spatial:
+        raise ValueError("spatial loops are not outermost")
+    sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
+
+
+class _TilePlan:
+    """Loop indices and factors of a register-tiled reduction."""
+
+    def __init__(
+        self, col: int, cols: int, row: int | None, rows: int, chunk: int | None, panel_bytes: int
+    ) -> None:
+        self.col, self.cols, self.row, self.rows, self.chunk = col, cols, row, rows, chunk
+        self.panel_bytes = panel_bytes
+
+
+def _tile_plan(info: BlockInfo) -> _TilePlan | None:
+    """Plan the tiled rule, or None when the block's access pattern does not fit it.
+
+    The column axis is the last spatial axis; it must be the output's innermost index and the
+    innermost index of some input (so a column tile is a vector load). The row axis is the
+    innermost other spatial axis that does not index that input (so one loaded vector serves
+    every row of the tile).
+    """
+    n_spatial = info.spatial.index(False) if False in info.spatial else len(info.spatial)
+    if n_spatial == 0 or not all(not s for s in info.spatial[n_spatial:]):
+        return None
+    if any(extent is None for extent in info.extents):
+        return None
+    col = n_spatial - 1
+    col_var = info.vars[col]
+    writes = info.block.writes
+    if len(writes) != 1 or not innermost_is(writes[0], col_var, exact=True):
+        return None
+    vector_read = next((r for r in info.block.reads if innermost_is(r, col_var)), None)
+    if vector_read is None:
+        return None
+    cols = divisor(info.extents[col], _TILE_COLS)
+    if cols is None:
+        return None
+    read_vars = region_vars(vector_read)
+    row = next(
+        (i for i in reversed(range(col)) if not contains(read_vars, info.vars[i])),
+        None,
+    )
+    rows = 1
+    if row is not None:
+        rows = divisor(info.extents[row], _TILE_ROWS) or 1
+    first_reduction = info.extents[n_spatial]
+    chunk = None
+    if first_reduction is not None and first_reduction > _REDUCTION_CHUNKS[0]:
+        chunk = divisor(first_reduction, _REDUCTION_CHUNKS)
+    reduction_extent = 1
+    for extent in info.extents[n_spatial:]:
+        reduction_extent *= extent or 1
+    panel_bytes = reduction_extent * cols * dtype_bytes(vector_read.source.dtype)
+    return _TilePlan(col, cols, row if rows > 1 else None, rows, chunk, panel_bytes)
+
+
+def _tiled_reduction(sch: s_tir.Schedule, name: str) -> None:
+    info = BlockInfo(sch, name)
+    plan = _tile_plan(info)
+    if plan is None:
+        raise ValueError("block does not fit the tiled rule")
+    block = sch.get_sblock(name)
+    inline_padding(sch, block)
+    loops = list(sch.get_loops(block))
+    n_spatial = info.spatial.index(False)
+    col_outer, col_inner = sch.split(loops[plan.col], [None, plan.cols])
+    col_lanes_outer, col_lanes = sch.split(col_inner, [None, min(_VECTOR_LANES, plan.cols)])
+    outer_spatial = [loops[i] for i in range(n_spatial) if i not in (plan.col, plan.row)]
+    tile_loops: list[Any] = []
+    # Column tile outside the row tiles when the vector-read input's column panel (the whole
+    # reduction x one column tile) fits in L1: consecutive row tiles then reuse it from L1.
+    # Measured on 512x512 matmul: ~10% faster; at 1024 the panel no longer fits and this order
+    # was ~7% slower, so there the row tiles stay outside.
+    column_first = plan.panel_bytes <= _L1_BYTES
+    if column_first:
+        outer_spatial.append(col_outer)
+    if plan.row is not None:
+        row_outer, row_inner = sch.split(loops[plan.row], [None, plan.rows])
+        outer_spatial.append(row_outer)
+        tile_loops.append(row_inner)
+    if not column_first:
+        outer_spatial.append(col_outer)
+    reduction = loops[n_spatial:]
+    if plan.chunk is not None:
+        chunk_outer, chunk_inner = sch.split(reduction[0], [None, plan.chunk])
+        reduction = [chunk_outer, chunk_inner, *reduction[1:]]
+    sch.reorder(*outer_spatial, *reduction, *tile_loops, col_lanes_outer, col_lanes)
+    # Accumulate the tile in registers; write it back (and run the epilogue) per tile.
+    write_back = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(write_back, outer_spatial[-1])
+    sch.vectorize(sch.get_loops(write_back)[-1])
+    fuse_epilogue(sch, write_back, outer_spatial[-1])
+    sch.parallel(sch.fuse(*outer_spatial) if len(outer_spatial) > 1 else outer_spatial[0])
+    sch.vectorize(col_lanes)
+    sch.unroll(col_lanes_outer)
+    for loop in tile_loops:
+        sch.unroll(loop)
+    sch.decompose_reduction(block, reduction[0])  # after parallel: the other order is rejected

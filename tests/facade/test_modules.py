@@ -1,0 +1,146 @@
+"""Whole-module builds through the facade: one path for relay.build and every executor kind,
+the host CPU for a plain llvm, and the persistent cache across processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import tvm
+from pipeline.module_cases import (
+    example_input,
+    mobile_block,
+    mobile_block_weights,
+    numpy_mobile_block,
+)
+from tvm import relax
+
+from compile_engine_compat.cache import disk
+from compile_engine_compat.facade import modules
+from compile_engine_compat.testing.oracle import REFERENCE_TOLERANCES, compare
+
+TESTS = Path(__file__).resolve().parent.parent
+ROOT = TESTS.parent
+
+
+def _run(executable: object, x: np.ndarray) -> np.ndarray:
+    return relax.VirtualMachine(executable, tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
+
+
+def _expected(x: np.ndarray) -> np.ndarray:
+    return numpy_mobile_block(x, mobile_block_weights()).astype("float32")
+
+
+def _library_symbols(executable: Any) -> set[str]:
+    """The kernels an executable links, by the name of their function in its libraries."""
+    module = getattr(executable, "mod", executable)
+    found: set[str] = set()
+    for library in module.imports:
+        found.update(name for name in _kernel_names() if library.implements_function(name))
+    return found
+
+
+def _kernel_names() -> list[str]:
+    target = modules.resolve_target("llvm")
+    from compile_engine_compat.pipeline import module_build
+
+    bound = relax.transform.BindParams("main", mobile_block_weights())(mobile_block())
+    with target:
+        lowered = tvm.transform.Sequential(module_build.relax_passes(target))(bound)
+    return [g.name_hint for g, f in lowered.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
+
+
+def test_params_are_bound_by_name_and_the_model_matches_numpy():
+    x = example_input()
+    executable = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+    assert compare(_run(executable, x), _expected(x), REFERENCE_TOLERANCES) == ""
+
+
+def test_a_plain_llvm_is_the_host_cpu_as_for_jit():
+    from compile_engine_compat import schedules
+
+    assert str(modules.resolve_target("llvm")) == str(schedules.host_target())
+    assert str(modules.resolve_target(None)) == str(schedules.host_target())
+    generic = {"kind": "llvm", "mcpu": "x86-64"}
+    assert str(modules.resolve_target(generic)) == str(tvm.target.Target(generic))
+
+
+def test_bad_input_is_refused_at_the_call():
+    with pytest.raises(TypeError, match=r"tvm\.IRModule"):
+        modules.build_module(mobile_block()["main"], "llvm")
+    with pytest.raises(TypeError, match="'main'"):
+        modules.build_module(tvm.IRModule({"other": mobile_block()["main"]}), "llvm")
+    with pytest.raises((TypeError, ValueError)):
+        modules.build_module(mobile_block(), 42)
+
+
+def test_relay_build_and_every_executor_kind_take_the_shims_path():
+    from compile_engine_compat import relay
+
+    x = example_input()
+    weights = mobile_block_weights()
+    lib = relay.build(mobile_block(), target="llvm", params=weights)
+    # The shim's schedules: its kernels take their weights packed at build time.
+    prepacked = {name for name in _kernel_names() if name.endswith("_prepacked")}
+    assert prepacked and prepacked <= _library_symbols(lib.get_lib())
+    runner = lib["default"](tvm.cpu())
+    got = runner.vm["main"](tvm.runtime.tensor(x)).numpy()
+    assert compare(got, _expected(x), REFERENCE_TOLERANCES) == ""
+    for kind in ("debug", "graph", "vm", "aot"):
+        run = relay.create_executor(kind, mobile_block(), target="llvm", params=weights).evaluate()
+        np.testing.assert_array_equal(run(x).numpy(), got)
+
+
+@pytest.fixture
+def cache_root(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setenv(disk.CACHE_DIR_ENV, str(root))
+    return root
+
+
+def test_the_persistent_cache_stores_a_whole_module_and_loads_it(cache_root):
+    x = example_input()
+    built = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+    assert isinstance(built, relax.VMExecutable)  # built: a miss
+    loaded = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+    assert not isinstance(loaded, relax.VMExecutable)  # the library from the cache
+    np.testing.assert_array_equal(_run(loaded, x), _run(built, x))
+    # Other weights are another module: built, not loaded.
+    other = {k: v * 2 for k, v in mobile_block_weights().items()}
+    assert isinstance(modules.build_module(mobile_block(), "llvm", other), relax.VMExecutable)
+
+
+CHILD = """
+import json, sys, time, warnings
+sys.path.insert(0, {tests!r})
+warnings.simplefilter("ignore")
+import numpy as np, tvm
+from tvm import relax
+from pipeline.module_cases import example_input, mobile_block, mobile_block_weights
+from compile_engine_compat.facade import modules
+executable = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+out = relax.VirtualMachine(executable, tvm.cpu())["main"](tvm.runtime.tensor(example_input()))
+print(json.dumps({{"built": isinstance(executable, relax.VMExecutable),
+                  "out": out.numpy().tolist()}}))
+"""
+
+
+def test_a_second_process_loads_the_module_the_first_stored(cache_root):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    child = CHILD.format(tests=str(TESTS))
+
+    def run() -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True
+        )
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    first, second = run(), run()
+    assert first["built"] is True and second["built"] is False
+    assert first["out"] == second["out"]

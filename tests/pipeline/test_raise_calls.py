@@ -1,0 +1,69 @@
+"""Elementwise call_tir calls raised back to Relax ops (what TVM's ONNX importer makes of Clip)."""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+from tvm import relax, te, topi
+
+from compile_engine_compat.pipeline.raise_calls import RaiseElementwiseCalls
+
+F32 = "float32"
+
+
+def _ops(func: relax.Function) -> list[str]:
+    found: list[str] = []
+
+    def visit(expr: object) -> None:
+        if isinstance(expr, relax.Call) and hasattr(expr.op, "name"):
+            found.append(str(expr.op.name))
+
+    relax.analysis.post_order_visit(func, visit)
+    return found
+
+
+def _run(mod: tvm.IRModule, *args: np.ndarray) -> np.ndarray:
+    vm = relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
+    return vm["main"](*[tvm.runtime.tensor(a) for a in args]).numpy()
+
+
+def _module(params, body) -> tvm.IRModule:
+    """``main(params) = body(bb, *vars)`` with the PrimFuncs ``bb.emit_te`` made."""
+    vars_ = [relax.Var(name, relax.TensorType(list(shape), F32)) for name, shape in params]
+    bb = relax.BlockBuilder()
+    with bb.function("main", vars_):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, *vars_))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _clip_module() -> tvm.IRModule:
+    def body(bb, x, low):
+        y = bb.emit_te(topi.maximum, x, low)  # a 0-d tensor bound
+        return bb.emit_te(topi.minimum, y, 6.0)  # a constant bound
+
+    return _module([("x", (2, 3, 4)), ("low", ())], body)
+
+
+def test_clip_calls_become_maximum_and_minimum_ops_with_the_same_results():
+    mod = _clip_module()
+    assert _ops(mod["main"]).count("relax.call_tir") == 2
+    raised = RaiseElementwiseCalls()(mod)
+    assert sorted(_ops(raised["main"])) == ["relax.maximum", "relax.minimum"]
+    x = np.linspace(-10, 10, 24, dtype=F32).reshape(2, 3, 4)
+    low = np.array(-1.5, F32)
+    np.testing.assert_array_equal(_run(raised, x, low), np.minimum(np.maximum(x, low), 6.0))
+
+
+def test_other_call_tir_calls_are_left_as_they_are():
+    def body(bb, x, y):
+        transposed = bb.emit_te(topi.transpose, x)  # not elementwise
+        k = te.reduce_axis((0, 3), name="k")
+        summed = bb.emit_te(lambda a: te.compute((4,), lambda i: te.sum(a[i, k], axis=k)),
+                            transposed)  # fmt: skip
+        return bb.emit_te(topi.exp, bb.emit(relax.op.add(summed, y)))  # a call, not arithmetic
+
+    mod = _module([("x", (3, 4)), ("y", (4,))], body)
+    raised = RaiseElementwiseCalls()(mod)
+    assert _ops(raised["main"]).count("relax.call_tir") == 3

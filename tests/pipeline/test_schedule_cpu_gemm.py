@@ -1,0 +1,110 @@
+"""The packed GEMM rule: matmul, dense, batch_matmul and conv2d, against NumPy."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import tvm
+from _builders import build, run_jit, sym
+
+from compile_engine_compat.pipeline.schedule.blocks import target_isa
+from compile_engine_compat.testing.oracle import REFERENCE_TOLERANCES, compare
+from pipeline.schedule_cases import F32, HOST, HOST_IDS, HOST_TARGETS, R, f32, np_conv
+
+
+def _mm(a_shape, b_shape, transpose_b=False, epilogue=False):
+    def body(bb, a, b, *bias):
+        out = R.linear(a, b) if transpose_b else R.matmul(a, b)
+        return R.nn.relu(bb.emit(R.add(bb.emit(out), bias[0]))) if epilogue else out
+
+    n_out = b_shape[0] if transpose_b else b_shape[-1]
+    params = [("a", a_shape, F32), ("b", b_shape, F32)]
+    params += [("bias", (n_out,), F32)] if epilogue else []
+    return build("main", params, body)
+
+
+def _mm_ref(a, b, *bias, transpose_b=False):
+    out = a.astype(np.float64) @ (b.T if transpose_b else b).astype(np.float64)
+    return np.maximum(out + bias[0], 0) if bias else out
+
+
+# name -> (function, input shapes, NumPy reference)
+GEMM_CASES: dict[str, tuple[Callable[[], Any], list[tuple[int, ...]], Callable[..., Any]]] = {
+    "odd_257x129x65": (lambda: _mm((257, 129), (129, 65)), [(257, 129), (129, 65)], _mm_ref),
+    "tile_multiples_96x256x48": (
+        lambda: _mm((96, 256), (256, 48)), [(96, 256), (256, 48)], _mm_ref),
+    "not_tile_multiples_100x72x40": (
+        lambda: _mm((100, 72), (72, 40)), [(100, 72), (72, 40)], _mm_ref),
+    "bias_relu_epilogue": (
+        lambda: _mm((64, 300), (300, 96), epilogue=True), [(64, 300), (300, 96), (96,)], _mm_ref),
+    "batch_matmul": (lambda: _mm((3, 40, 64), (3, 64, 48)), [(3, 40, 64), (3, 64, 48)], _mm_ref),
+    "dense_transposed_b": (
+        lambda: _mm((64, 96), (48, 96), transpose_b=True),
+        [(64, 96), (48, 96)],
+        functools.partial(_mm_ref, transpose_b=True),
+    ),
+    "conv2d_resnet_3x3_128x28x28": (
+        lambda: build("main", [("x", (1, 128, 28, 28), F32), ("w", (128, 128, 3, 3), F32)],
+                      lambda bb, x, w: R.nn.conv2d(x, w, padding=[1, 1])),
+        [(1, 128, 28, 28), (128, 128, 3, 3)],
+        lambda x, w: np_conv(x, w, 1, 1),
+    ),
+    "conv2d_stem_7x7_stride2": (
+        lambda: build("main", [("x", (1, 3, 40, 40), F32), ("w", (32, 3, 7, 7), F32)],
+                      lambda bb, x, w: R.nn.conv2d(x, w, strides=[2, 2], padding=[3, 3])),
+        [(1, 3, 40, 40), (32, 3, 7, 7)],
+        lambda x, w: np_conv(x, w, 2, 3),
+    ),
+}  # fmt: skip
+
+
+# Every case on the host CPU; two on the other vector widths too (kept short: each builds).
+_GEMM_PARAMS = [pytest.param(name, HOST, id=f"{name}-host") for name in sorted(GEMM_CASES)] + [
+    pytest.param(name, target, id=f"{name}-{label}")
+    for name in ("odd_257x129x65", "conv2d_resnet_3x3_128x28x28")
+    for target, label in zip(HOST_TARGETS, HOST_IDS)
+    if target is not HOST
+]
+
+
+@pytest.mark.parametrize(("name", "target"), _GEMM_PARAMS)
+def test_packed_gemm_matches_numpy(engine, name, target):
+    make, shapes, reference = GEMM_CASES[name]
+    func, arrays = make(), [f32(*shape) for shape in shapes]
+    cached = engine.lower(func, target)
+    (out,) = run_jit(engine.jit(func, target), cached, *arrays)
+    expected = reference(*arrays).astype(F32)
+    assert compare(out, expected, REFERENCE_TOLERANCES) == ""
+
+
+def _blocks(cached) -> dict[str, tvm.tirx.SBlock]:
+    sch = cached.schedule
+    return {sch.get(b).name_hint: sch.get(b) for b in sch.get_child_blocks(sch.get_sblock("root"))}
+
+
+@pytest.mark.parametrize("target", HOST_TARGETS[:2], ids=["generic", "host"])
+def test_packed_gemm_applies_to_a_512_matmul(engine, target):
+    cached = engine.lower(_mm((512, 512), (512, 512)), target)
+    blocks = _blocks(cached)
+    # The B operand is copied into column panels [512 // cols, 512, cols] by its own block...
+    (packed,) = blocks["b_global"].writes
+    panels, k, cols = (int(d) for d in packed.source.shape)
+    lanes = target_isa(tvm.target.Target(target)).lanes(F32)
+    assert k == 512 and panels * cols == 512 and cols % lanes == 0
+    # ...which the matmul reads, accumulating in a local tile with parallel outer blocks.
+    assert any(r.source.same_as(packed.source) for r in blocks["matmul_update"].reads)
+    script = cached.funcs.script()
+    assert 'scope="local"' in script and "T.parallel" in script and "T.vectorized" in script
+
+
+def test_packed_gemm_leaves_integer_and_symbolic_matmuls_to_the_other_rules(engine):
+    ints = build("main", [("a", (64, 64), "int32"), ("b", (64, 64), "int32")],
+                 lambda bb, a, b: R.matmul(a, b))  # fmt: skip
+    symbolic = build("main", [("a", (sym(), 64), F32), ("b", (64, 64), F32)],
+                     lambda bb, a, b: R.matmul(a, b))  # fmt: skip
+    for func in (ints, symbolic):
+        assert "b_global" not in _blocks(engine.lower(func, HOST))

@@ -1,0 +1,79 @@
+"""TVM's pool workers sleep between kernels (spin count 0), unless the user chose a spin count.
+
+The probe runs in fresh processes (TVM reads the spin count once, when its pool starts): after a
+parallel kernel, a worker that spins keeps a core busy for ~50 ms; one that sleeps uses none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from compile_engine_compat import threads
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+# A parallel kernel, then 0.2 s asleep: the CPU time the process spent meanwhile is its pool's.
+PROBE = """
+import json, os, resource, sys, time, warnings
+sys.path.insert(0, {tests!r})
+warnings.simplefilter("ignore")
+import numpy as np
+from _builders import build
+from tvm import relax
+from compile_engine_compat import compile_engine
+func = build("main", [("a", (256, 256), "float32"), ("b", (256, 256), "float32")],
+             lambda bb, a, b: relax.op.matmul(a, b))
+kernel = compile_engine.get().jit(func, "llvm")
+a = np.ones((256, 256), "float32")
+out = np.empty((256, 256), "float32")
+kernel(a, a, out)
+
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+kernel(a, a, out)
+before = cpu()
+time.sleep(0.2)
+spin = os.environ.get("TVM_THREAD_POOL_SPIN_COUNT")
+print(json.dumps({{"idle_cpu_s": cpu() - before, "spin": spin, "ok": bool(out[0, 0] == 256)}}))
+"""
+
+
+def _probe(**env: str) -> dict[str, object]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TVM_")}
+    environ.update(env, PYTHONPATH=str(ROOT))
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(tests=str(TESTS))],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def test_workers_sleep_between_kernels_by_default_and_spin_when_the_user_says_so() -> None:
+    # The probe of the boundary: TVM's pool still reads TVM_THREAD_POOL_SPIN_COUNT. If a TVM
+    # release stops reading it, the default run spins too and this fails.
+    quiet = _probe(TVM_NUM_THREADS="2")
+    spinning = _probe(TVM_NUM_THREADS="2", TVM_THREAD_POOL_SPIN_COUNT="300000")
+    assert quiet["ok"] and spinning["ok"]
+    assert quiet["spin"] == "0"
+    assert spinning["spin"] == "300000"  # the user's value is left alone
+    assert float(quiet["idle_cpu_s"]) < 0.02  # type: ignore[arg-type]
+    assert float(spinning["idle_cpu_s"]) > 0.02  # type: ignore[arg-type]
+
+
+def test_configure_sets_spin_count_zero_unless_the_user_set_one(monkeypatch) -> None:
+    monkeypatch.delenv(threads.SPIN_COUNT_ENV, raising=False)
+    threads.configure()
+    assert os.environ[threads.SPIN_COUNT_ENV] == "0"
+    monkeypatch.setenv(threads.SPIN_COUNT_ENV, "1000")
+    threads.configure()
+    assert os.environ[threads.SPIN_COUNT_ENV] == "1000"
