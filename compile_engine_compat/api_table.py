@@ -571,6 +571,89 @@ module.run()
 result = module.get_output(0).numpy()
 """
 )
+# -- Relay programs end to end (frontends, export and reload): the examples' texts ----------
+_ONNX_MODEL = """\
+import onnx
+from onnx import TensorProto, helper
+
+x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+out_info = helper.make_tensor_value_info("out", TensorProto.FLOAT, [4])
+nodes = [helper.make_node("Add", ["x", "y"], ["s"]), helper.make_node("Exp", ["s"], ["out"])]
+graph = helper.make_graph(nodes, "add_exp", [x_info, y_info], [out_info])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+"""
+_ONNX_BEFORE = """\
+from tvm import relay
+from tvm.contrib import graph_executor
+
+mod, params = relay.frontend.from_onnx(model, {"x": (4,), "y": (4,)})
+lib = relay.build(mod, target="llvm", params=params)
+module = graph_executor.GraphModule(lib["default"](dev))
+module.set_input("x", a)
+module.set_input("y", b)
+module.run()
+result = module.get_output(0).numpy()
+"""
+_ONNX_AFTER = """\
+from tvm.relax.frontend.onnx import from_onnx
+
+mod = from_onnx(model, {"x": (4,), "y": (4,)}, sanitize_input_names=False)
+vm = relax.VirtualMachine(tvm.compile(mod, target), dev)
+result = vm["main"](a, b).numpy()
+"""
+_TORCH_MODEL = """\
+import torch
+
+
+class AddExp(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.exp(x + y)
+
+
+example = (torch.zeros(4), torch.zeros(4))
+"""
+_TORCH_BEFORE = """\
+from tvm import relay
+
+traced = torch.jit.trace(AddExp(), example)
+mod, params = relay.frontend.from_pytorch(traced, [("x", (4,)), ("y", (4,))])
+run = relay.create_executor("graph", mod=mod, device=dev, target="llvm").evaluate()
+result = run(a, b, **params).numpy()
+"""
+_TORCH_AFTER = """\
+from tvm.relax.frontend.torch import from_exported_program
+
+program = torch.export.export(AddExp(), example)
+mod = from_exported_program(program, unwrap_unit_return_tuple=True)
+vm = relax.VirtualMachine(tvm.compile(mod, target), dev)
+result = vm["main"](a, b).numpy()
+"""
+_RELOAD_BEFORE = """\
+import os
+import tempfile
+
+from tvm.contrib import graph_executor
+
+lib = relay.build(mod, target="llvm")
+path = os.path.join(tempfile.mkdtemp(), "deploy.so")
+lib.export_library(path)
+loaded = tvm.runtime.load_module(path)
+module = graph_executor.GraphModule(loaded["default"](dev))
+module.set_input("x", a)
+module.set_input("y", b)
+module.run()
+result = module.get_output(0).numpy()
+"""
+_RELOAD_AFTER = """\
+import os
+import tempfile
+
+path = os.path.join(tempfile.mkdtemp(), "deploy.so")
+tvm.compile(IRModule({"main": func}), target).export_library(path)
+vm = relax.VirtualMachine(tvm.runtime.load_module(path), dev)
+result = vm["main"](a, b).numpy()
+"""
 _OTHER_BLOCKS: dict[str, tuple[str, str]] = {
     "relay.backend.use_auto_scheduler": (
         _CE
@@ -629,12 +712,45 @@ result = callable(schedule)
         """\
 from tvm import relay
 
-from_onnx = relay.frontend.from_onnx  # gone: raises, naming the replacement
-result = callable(from_onnx)
+prelude = relay.prelude  # gone: raises, naming the replacement
+result = callable(prelude)
 """,
-        "from tvm.relax.frontend.onnx import from_onnx\n\nresult = callable(from_onnx)\n",
+        "result = callable(relax.Tuple)  # Relax tuples replace the prelude's ADTs\n",
     ),
     "tvm.contrib.graph_executor.GraphModule": (_RELAY_BUILD, _VM),
+    # -- Relay programs end to end: frontends, export and reload, the Relay VM ----------------
+    "relay.frontend.from_onnx": (_ONNX_MODEL + _ONNX_BEFORE, _ONNX_MODEL + _ONNX_AFTER),
+    "relay.frontend.from_pytorch": (_TORCH_MODEL + _TORCH_BEFORE, _TORCH_MODEL + _TORCH_AFTER),
+    "relay.frontend.from_tflite": (
+        "from tvm.relay.frontend import from_tflite\n\nresult = callable(from_tflite)\n",
+        "from tvm.relax.frontend.tflite import from_tflite\n\nresult = callable(from_tflite)\n",
+    ),
+    "relay.frontend.unserved": (
+        "from tvm import relay\n\n"
+        "result = relay.frontend.from_keras(None)  # refused: names tf2onnx\n",
+        "from tvm.relax.frontend.onnx import from_onnx  # after tf2onnx\n\n"
+        "result = callable(from_onnx)\n",
+    ),
+    "tvm.runtime.load_module": (_RELAY_GRAPH + _RELOAD_BEFORE, _RELOAD_AFTER),
+    "relay.vm": (
+        _RELAY_GRAPH
+        + """\
+exe = relay.vm.compile(mod, target="llvm")
+vm = tvm.runtime.vm.VirtualMachine(exe, dev)
+result = vm.run(a, b).numpy()
+""",
+        _VM,
+    ),
+    "relay.save_param_dict": (
+        """\
+from tvm import relay
+
+blob = relay.save_param_dict({"w": a})
+result = relay.load_param_dict(blob)["w"].numpy()
+""",
+        'blob = tvm.runtime.save_param_dict({"w": a})\n'
+        'result = tvm.runtime.load_param_dict(blob)["w"].numpy()\n',
+    ),
     "tvm.autotvm.apply_history_best": (
         "from tvm import autotvm\n"
         + _CE
@@ -1270,14 +1386,122 @@ _RELAY_ROWS = (
         "relay.unsupported",
         "the replacement each finding names (relax.frontend, relax.VirtualMachine, relax.op, ...)",
         ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
-        old_paths=("tvm.relay.frontend", "tvm.relay.qnn.op", "tvm.relay.vm", "tvm.relay.adt"),
+        old_paths=(
+            "tvm.relay.prelude",
+            "tvm.relay.qnn.op",
+            "tvm.relay.backend.vm",
+            "tvm.relay.adt",
+        ),
         shim="nothing: import or attribute access raises an error naming the replacement",
         before_raises="AttributeError",
         note=(
-            "A Relay-era name the front end does not serve (model importers, QNN, the Relay VM, "
-            "ADTs and control flow, ops without a Relax equivalent, Relay passes other than "
-            "InferType): the code fails under install() until it is ported."
+            "A Relay-era name the front end does not serve (QNN, tvm.relay.backend.vm, the "
+            "prelude, ADTs and control flow, ops without a Relax equivalent, Relay passes other "
+            "than InferType): the code fails under install() until it is ported."
         ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    # -- Relay programs end to end: frontends, the Relay VM, param dicts ----------------------
+    _row(
+        "relay.frontend.from_onnx",
+        "mod = tvm.relax.frontend.onnx.from_onnx(model, shape_dict, keep_params_in_input=..., "
+        "sanitize_input_names=False)",
+        ("tvm.relax.frontend.onnx.from_onnx",),
+        fix="served",
+        old_paths=("tvm.relay.frontend.from_onnx", "tvm.relay.frontend.onnx.from_onnx"),
+        shim="compile_engine_compat.relay.frontend.from_onnx",
+        note=(
+            "Served by Relax's ONNX importer; returns (mod, params) for relay.build. Input names "
+            "are the graph's own (set_input('input.1', x)); freeze_params=False returns the "
+            "initializers as params under their sanitized names (onnx::Conv_17 -> Conv_17). Op "
+            "coverage is Relax's; convert_config and export_node_renamed_model_path are refused. "
+            "Needs the [onnx] extra."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.frontend.from_pytorch",
+        "mod = tvm.relax.frontend.torch.from_exported_program(torch.export.export(model, args))",
+        ("tvm.relax.frontend.torch.from_exported_program",),
+        fix="served",
+        old_paths=("tvm.relay.frontend.from_pytorch", "tvm.relay.frontend.pytorch.from_pytorch"),
+        shim="compile_engine_compat.relay.frontend.from_pytorch",
+        note=(
+            "TVM 0.27 has no TorchScript importer: a traced (or exportable scripted) "
+            "ScriptModule goes through torch.onnx.export(dynamo=False) in memory and Relax's "
+            "ONNX importer; an nn.Module through torch.export and from_exported_program. Inputs "
+            "take the input_infos names; params keep the state-dict names. custom_convert_map "
+            "and the other Relay-only options are refused. Needs the [torch] (and, for a "
+            "ScriptModule, [onnx]) extra."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.frontend.from_tflite",
+        "mod = tvm.relax.frontend.tflite.from_tflite(model, shape_dict, dtype_dict)",
+        ("tvm.relax.frontend.tflite.from_tflite",),
+        fix="served",
+        old_paths=("tvm.relay.frontend.from_tflite", "tvm.relay.frontend.tflite.from_tflite"),
+        shim="compile_engine_compat.relay.frontend.from_tflite",
+        note=(
+            "Served by Relax's TFLite importer; returns (mod, {}) (weights are constants). "
+            "Quantized models get Relax's support, not Relay's QNN. Needs the [tflite] extra."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.frontend.unserved",
+        "convert the model to ONNX (tf2onnx, paddle2onnx, ...) or TFLite outside TVM, then "
+        "tvm.relax.frontend.onnx.from_onnx / tvm.relax.frontend.tflite.from_tflite",
+        ("tvm.relax.frontend.onnx.from_onnx", "tvm.relax.frontend.tflite.from_tflite"),
+        old_paths=tuple(
+            f"tvm.relay.frontend.from_{name}"
+            for name in (
+                "keras",
+                "tensorflow",
+                "mxnet",
+                "darknet",
+                "caffe",
+                "caffe2",
+                "coreml",
+                "paddle",
+                "oneflow",
+            )
+        ),
+        shim="compile_engine_compat.relay.frontend.from_keras",
+        before_raises="NotImplementedError",
+        note=(
+            "No Relax importer exists for Keras, TensorFlow, MXNet, Darknet, Caffe, Caffe2, "
+            "CoreML, Paddle or OneFlow: each from_* imports, and its call raises "
+            "UnservedFrontendError naming the conversion route."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.vm",
+        "ex = tvm.compile(mod, target); vm = relax.VirtualMachine(ex, dev); vm['main'](*args)",
+        ("tvm.compile", "tvm.relax.VirtualMachine"),
+        fix="served",
+        old_paths=("tvm.relay.vm.compile", "tvm.relay.vm.VMCompiler"),
+        shim="compile_engine_compat.relay.vm.compile",
+        note=(
+            "relay.vm.compile and VMCompiler compile as relay.build does; "
+            "tvm.runtime.vm.VirtualMachine (a subclass of the Relax VM while installed) adds "
+            "Relay's invoke, run, get_outputs() and benchmark. exe.save() returns (code, lib) "
+            "whose code is a short record (the bytecode is inside lib); "
+            "Executable.load_exec(code, lib) reads both back. Relay VM bytecode from TVM 0.19 "
+            "cannot be loaded."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.save_param_dict",
+        "tvm.runtime.save_param_dict(params) / tvm.runtime.load_param_dict(blob)",
+        ("tvm.runtime.save_param_dict", "tvm.runtime.load_param_dict"),
+        fix="served",
+        old_paths=("tvm.relay.save_param_dict", "tvm.relay.load_param_dict"),
+        shim="compile_engine_compat.relay.param_dict.save_param_dict",
+        note="Served by tvm.runtime's functions (the same format); NumPy values are accepted.",
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
 )
@@ -1291,7 +1515,11 @@ _TVM_ROWS = (
         shim="compile_engine_compat.tvm_legacy.graph_executor.GraphModule",
         note=(
             "Served by install(); runs the result of relay.build on the Relax VM (set_input, "
-            "run, get_output, get_num_outputs). Outputs are flattened."
+            "run, get_output, get_num_outputs, benchmark, module.time_evaluator('run', dev)). "
+            "Outputs are flattened. set_input(name, v) of a name that is not a graph input "
+            "raises RuntimeError: Could not find 'w' in graph's inputs, set_input(**params) "
+            "skips such names (as TVM 0.19); get_output before run() raises RuntimeError. "
+            "benchmark(end_to_end=True) times the input copies and the run in Python."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1346,6 +1574,22 @@ _TVM_ROWS = (
             "Served by install() so that Relay-era files import: register_topi_compute keeps "
             "its compute, register_topi_schedule's schedule never runs, and dispatch contexts "
             "apply no records. Tuning (tasks, tuners, measurement) is not served."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    # -- Relay programs end to end: export and reload ------------------------------------------
+    _row(
+        "tvm.runtime.load_module",
+        "relax.VirtualMachine(tvm.runtime.load_module(path), dev)['main'](*inputs)",
+        ("tvm.runtime.load_module", "tvm.relax.VirtualMachine"),
+        fix="served",
+        old_paths=("tvm.relay.build(...).export_library",),
+        shim="compile_engine_compat.tvm_legacy.runtime.load_module",
+        note=(
+            "`lib.export_library(path)` of relay.build's result writes the library and a "
+            "marker (`path + '.relay.json'`); under install(), `tvm.runtime.load_module(path)` "
+            "of such a library returns a factory whose `['default'](dev)` feeds GraphModule "
+            "(copy the marker with the library). Any other library loads exactly as before."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

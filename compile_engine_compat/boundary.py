@@ -364,12 +364,14 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
     ProcessPatch(
         "sys.meta_path finder serving tvm.relay; the TVM <=0.19 names of surfaces.moved_names "
         "(tvm.autotvm, tvm.nd, tvm.context, tvm.device('llvm'), Tensor.asnumpy, "
-        "te.SpecializedCondition, ...) set on TVM's modules",
+        "te.SpecializedCondition, tvm.runtime.load_module (relay.build's exports reload as a "
+        "factory), tvm.runtime.vm.VirtualMachine (a subclass with Relay's VM methods), "
+        "Executable.time_evaluator, ...) set on TVM's modules",
         "surfaces.import_alias, reading surfaces.moved_names; served by tvm_legacy and relay "
         "(through add_meta_path_finder, patch_attribute)",
         "opt-in: compile_engine_compat.install(); uninstall() removes all of it",
         "tests/test_boundary.py, tests/surfaces/test_import_alias.py, "
-        "tests/surfaces/test_moved_names.py",
+        "tests/surfaces/test_moved_names.py, tests/relay/backend/test_export_reload.py",
     ),
     ProcessPatch(
         "tvm.target.Target.__init__ takes TVM <=0.19 command-line strings ('llvm -mcpu=...'), "

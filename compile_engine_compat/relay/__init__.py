@@ -12,7 +12,9 @@ the ``tvm.relay`` module of the same path, so the files sit where Relay kept the
 * :mod:`.to_relax`: the emitter, Relay graph -> one Relax function (and ``checked_type``);
 * :mod:`.analysis`, :mod:`.transform` (the passes), :mod:`.testing`, :mod:`.qnn`;
 * :mod:`.build_module` (``relay.build``) and :mod:`.backend` (the engine modules, and what
-  ``relay.build`` returns).
+  ``relay.build`` returns);
+* :mod:`.frontend` (the importers, on Relax's), :mod:`.vm` (the Relay VM's compiler, on the
+  Relax VM) and :mod:`.param_dict` (``save_param_dict``/``load_param_dict``).
 
 This module only assembles the ``relay`` namespace. The ops come from one table
 (:data:`compile_engine_compat.relay.OP_TABLE`); an op or attribute value with no Relax
@@ -28,7 +30,20 @@ from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
-from . import analysis, backend, expr, function, op, qnn, testing, to_relax, transform, ty
+from . import (  # Relay programs end to end: the importers and the Relay VM
+    analysis,
+    backend,
+    expr,
+    frontend,
+    function,
+    op,
+    qnn,
+    testing,
+    to_relax,
+    transform,
+    ty,
+    vm,
+)
 from .analysis import free_vars
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
@@ -37,6 +52,7 @@ from .op import image, nn
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .op.registry import UnsupportedRelayError
 from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
+from .param_dict import load_param_dict, save_param_dict
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
 
 # The expressions reach the op table and the emitter through this one connection.
@@ -70,23 +86,24 @@ __all__ = [
     "create_executor",
     "expr",
     "free_vars",
+    "frontend",
     "function",
     "image",
+    "load_param_dict",
     "nn",
     "op",
     "qnn",
+    "save_param_dict",
     "testing",
     "transform",
     "ty",
     "var",
+    "vm",
 ]
 __all__ += sorted(namespace(""))
 
 #: Parts of Relay this front end does not provide -> why, and what replaces them.
 REMOVED: dict[str, str] = {
-    "frontend": "Relay's model importers are gone: use tvm.relax.frontend (from_onnx, "
-    "torch.from_exported_program, ...)",
-    "vm": "the Relay VM is gone: ex = tvm.compile(mod, target); relax.VirtualMachine(ex, dev)",
     "adt": "ADTs and Relay control flow (If, Match, recursion) are not mapped: use relax.If "
     "in a relax.BlockBuilder function",
     "prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",

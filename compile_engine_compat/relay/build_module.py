@@ -111,6 +111,13 @@ class _Executor:
         names = [p.name for p in mod["main"].params]
 
         def run(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > len(names):
+                raise TypeError(
+                    f"main({', '.join(names)}) takes {len(names)} arguments, got {len(args)}"
+                )
+            missing = [n for n in names[len(args) :] if n not in kwargs]
+            if missing:
+                raise TypeError(f"missing argument(s) {missing} of main({', '.join(names)})")
             values = list(args) + [kwargs[n] for n in names[len(args) :]]
             tensors = [
                 v if isinstance(v, tvm.runtime.Tensor) else tvm.runtime.tensor(np.asarray(v))

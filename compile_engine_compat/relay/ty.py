@@ -33,9 +33,15 @@ def _dim(value: AnyT) -> AnyT:
     if isinstance(value, bool):
         raise TypeError(f"a shape entry must be an int or a PrimExpr, got {value!r}")
     if isinstance(value, int | np.integer):
+        if value < 0:
+            # Relay accepted it here and failed later, deep in type inference or the build.
+            raise ValueError(
+                f"a shape entry must be >= 0, got {int(value)}: use relay.Any() for a dimension "
+                "known only at run time"
+            )
         return tirx.IntImm("int64", int(value))
     if isinstance(value, tirx.IntImm):
-        return tirx.IntImm("int64", int(value.value))
+        return _dim(int(value.value))
     # A symbolic dimension: any expression whose type is a PrimType (a tirx.Var, n * 2).
     if isinstance(getattr(value, "ty", None), tvm.ir.PrimType):
         return value

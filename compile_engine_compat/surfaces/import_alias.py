@@ -13,8 +13,8 @@ After :func:`install`, untouched legacy files run::
 A meta-path finder serves ``tvm.relay`` and each of its submodules as the module of the same
 path under :mod:`compile_engine_compat.relay` (the Relay building API emitting Relax), and the two
 engine aliases. What that front end does not provide is refused, saying why and naming the
-replacement: a submodule (``tvm.relay.frontend``, ``tvm.relay.qnn``, ``tvm.relay.vm``) raises
-:class:`RelayRemovedImportError` (a ``ModuleNotFoundError``), an attribute (``relay.frontend``,
+replacement: a submodule (``tvm.relay.qnn.op``, ``tvm.relay.adt``, ``tvm.relay.loops``) raises
+:class:`RelayRemovedImportError` (a ``ModuleNotFoundError``), an attribute (``relay.prelude``,
 ``relay.If``) :class:`RelayRemovedError` (an ``AttributeError``). The TVM <=0.19 names outside
 ``tvm.relay`` (``tvm.autotvm``, ``tvm.nd``, ``tvm.context``, ...) are served from one table,
 :data:`.moved_names.MOVED_NAMES`, which :func:`install` reads.
@@ -24,7 +24,7 @@ Effect on feature detection, while installed:
 * ``import tvm.relay`` and ``from tvm import relay`` succeed, so
   ``try: from tvm import relay / except ImportError`` takes the Relay branch;
 * ``hasattr(tvm, "relay")`` is False until something imports ``tvm.relay``, True afterwards;
-* ``hasattr(tvm.relay, "frontend")`` is False (the error is an ``AttributeError``).
+* ``hasattr(tvm.relay, "prelude")`` is False (the error is an ``AttributeError``).
 
 Prefer ``hasattr(tvm, "relax")`` to detect modern TVM. :func:`uninstall` removes the finder and the
 aliases, restoring all of the above.
@@ -76,12 +76,10 @@ LEGACY_MODULES: dict[str, str] = {
 
 #: tvm.relay submodules the front end does not provide, and why (longest prefix wins).
 REFUSED_MODULES: dict[str, str] = {
-    "tvm.relay.frontend": "Relay's model importers are gone: use tvm.relax.frontend "
-    "(onnx.from_onnx, torch.from_exported_program, ...)",
     "tvm.relay.qnn.op": "QNN (quantized Relay ops) has no Relax front end here: quantize in "
     "the source framework, or use relax.op.quantize/dequantize",
-    "tvm.relay.vm": "the Relay VM is gone: ex = tvm.compile(mod, target); "
-    "relax.VirtualMachine(ex, dev)",
+    # Relay programs end to end: tvm.relay.frontend and tvm.relay.vm are served by the front end
+    # (compile_engine_compat.relay.frontend, .vm); tvm.relay.backend.vm stays refused.
     "tvm.relay.backend.vm": "the Relay VM is gone: ex = tvm.compile(mod, target); "
     "relax.VirtualMachine(ex, dev)",
     "tvm.relay.adt": "ADTs and Relay control flow are not mapped: use relax.If and tuples in a "

@@ -88,4 +88,12 @@ MOVED_NAMES: tuple[MovedName, ...] = (
             "create",
         )
     ),
+    # -- Relay programs end to end: reloading relay.build's export, the Relay VM's methods ------
+    MovedName("tvm.runtime:load_module", f"{_LEGACY}.runtime:load_module", replaces=True),
+    MovedName(
+        "tvm.runtime:Executable.time_evaluator", f"{_LEGACY}.runtime:executable_time_evaluator"
+    ),
+    MovedName(
+        "tvm.runtime.vm:VirtualMachine", f"{_LEGACY}.runtime_vm:VirtualMachine", replaces=True
+    ),
 )

@@ -64,14 +64,19 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         True,
         [("relay.op.strategy.wrap_topi_schedule", "served")],
     ),
-    ("from tvm.relay import frontend\n", False, [("relay.unsupported", "manual")]),
+    ("from tvm.relay import prelude\n", False, [("relay.unsupported", "manual")]),
     (
         "from tvm import relay\nrelay.frontend.from_onnx\n",
+        True,
+        [("relay.frontend.from_onnx", "served")],
+    ),
+    (
+        "from tvm import relay\nrelay.prelude.Prelude\n",
         False,
         [("relay.unsupported", "manual")],
     ),
     ("import tvm.relay.qnn.op\n", False, [("relay.unsupported", "manual")]),
-    ("from tvm.relay import vm\n", False, [("relay.unsupported", "manual")]),
+    ("from tvm.relay import adt\n", False, [("relay.unsupported", "manual")]),
     (
         "from tvm import relay\nrelay.transform.FoldConstant()\n",
         True,
@@ -158,7 +163,7 @@ def test_engine_and_relay_findings_merge_in_source_order_and_noqa_works(tmp_path
     code = (
         "from tvm import relay\n"
         "engine = relay.backend.compile_engine.get()\n"
-        "m = relay.frontend.from_onnx  # noqa: CEC805\n"
+        "m = relay.prelude.Prelude  # noqa: CEC805\n"
         "x = relay.var('x')\n"
     )
     findings = _scan(tmp_path, code)
@@ -168,11 +173,11 @@ def test_engine_and_relay_findings_merge_in_source_order_and_noqa_works(tmp_path
 def test_fix_reports_manual_relay_ports_and_never_zero_for_a_failing_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = "from tvm import relay\nx = relay.var('x')\nmod = relay.frontend.from_onnx(None)\n"
+    code = "from tvm import relay\nx = relay.var('x')\nmod = relay.prelude.Prelude(None)\n"
     new, changes, manual = fix_code(code)
     assert new == code and changes == []
     assert [(m.line, m.kind) for m in manual] == [(3, "manual")]
-    assert "tvm.relay.frontend.from_onnx: Relay's model importers are gone" in manual[0].message
+    assert "tvm.relay.prelude.Prelude: the Relay prelude" in manual[0].message
     path = tmp_path / "model.py"
     path.write_text(code)
     assert cli.main(["fix", str(path)]) == 0
@@ -228,7 +233,7 @@ READER_CASES = [
         "from tvm.relay.testing import (\n    run_infer_type,\n    count as c,  # why\n)\nc()\n",
         [(1, 1, "relay.unsupported", "manual"), (5, 1, "relay.unsupported", "manual")],
     ),
-    ("import tvm; from tvm.relay import vm\n", [(1, 13, "relay.unsupported", "manual")]),
+    ("import tvm; from tvm.relay import adt\n", [(1, 13, "relay.unsupported", "manual")]),
     (
         "from tvm.relay.testing import count\ndef count(): pass\nf(count=1)\ncount = 2\n",
         [(1, 1, "relay.unsupported", "manual")],
@@ -244,14 +249,14 @@ READER_CASES = [
         [(9, 1, "relay.unsupported", "manual")],
     ),
     (
-        "try:\n    from tvm.relay import vm\nexcept ValueError:\n    pass\n",
+        "try:\n    from tvm.relay import adt\nexcept ValueError:\n    pass\n",
         [(2, 5, "relay.unsupported", "manual")],
     ),
-    ("import tvm.relay as r\nr.frontend.from_onnx\n", [(2, 1, "relay.unsupported", "manual")]),
-    ("import tvm\ntvm.relay.frontend.from_onnx\n", [(2, 1, "relay.unsupported", "manual")]),
+    ("import tvm.relay as r\nr.prelude.Prelude\n", [(2, 1, "relay.unsupported", "manual")]),
+    ("import tvm\ntvm.relay.prelude.Prelude\n", [(2, 1, "relay.unsupported", "manual")]),
     ("from tvm.relay import *\nfrom_onnx()\n", []),
     # columns count characters, not UTF-8 bytes (12 here)
-    ("x = 'é' ; from tvm.relay import vm\n", [(1, 11, "relay.unsupported", "manual")]),
+    ("x = 'é' ; from tvm.relay import adt\n", [(1, 11, "relay.unsupported", "manual")]),
 ]
 
 

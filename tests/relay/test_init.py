@@ -36,5 +36,13 @@ def test_every_name_the_front_end_warns_has_a_row():
         "tvm.auto_scheduler",
         "target.constructors",
         "tvm.nd.dlpack",
+        # Relay programs end to end: the importers, reloading an export, the VM, param dicts
+        "relay.frontend.from_onnx",
+        "relay.frontend.from_pytorch",
+        "relay.frontend.from_tflite",
+        "relay.frontend.unserved",
+        "relay.vm",
+        "relay.save_param_dict",
+        "tvm.runtime.load_module",
     }
     assert names <= set(API_TABLE)

@@ -1,0 +1,177 @@
+"""``relay.frontend.from_pytorch``: TorchScript through ONNX, ``nn.Module`` through torch.export.
+
+TVM 0.27 has no TorchScript importer. A ``torch.jit.ScriptModule`` (traced, or scripted if the
+exporter takes it) goes through the TorchScript ONNX exporter in memory
+(``torch.onnx.export(..., dynamo=False)``) and Relax's ONNX importer; a plain ``nn.Module`` goes
+through ``torch.export.export`` and ``tvm.relax.frontend.torch.from_exported_program``. Either
+way ``main`` takes the inputs under the names of ``input_infos``, then the weights, returned in
+``params`` under their state-dict names where the route keeps them.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import tvm
+
+from compile_engine_compat.deprecations import legacy_api
+
+from .common import FrontendOptionError, detached_params, refuse_options, rename_params, require
+from .onnx import onnx_to_relax
+
+__all__ = ["from_pytorch"]
+
+_REFUSED_OPTIONS = {
+    "custom_convert_map": (
+        None,
+        "Relay op converters cannot run on Relax: give tvm.relax.frontend.torch."
+        "from_exported_program(custom_convert_map=...) Relax converters instead",
+    ),
+    "use_parser_friendly_name": (False, "the names are the importer's (state-dict names)"),
+    "keep_quantized_weight": (False, "quantized TorchScript is not imported on TVM 0.27"),
+    "export_renamed_c_graph_path": (None, "there is no renamed TorchScript graph to write"),
+    "preserve_pytorch_scopes": (False, "Relax's importers keep no source scopes in spans"),
+}
+_WHAT = "relay.frontend.from_pytorch"
+
+
+def _inputs(input_infos: Any, default_dtype: str) -> list[tuple[str, tuple[int, ...], str]]:
+    """Relay's ``[(name, shape)]`` or ``[(name, (shape, dtype))]`` as (name, shape, dtype)."""
+    if isinstance(input_infos, dict):
+        input_infos = list(input_infos.items())
+    if not isinstance(input_infos, Sequence) or isinstance(input_infos, str):
+        raise TypeError(f"{_WHAT}: input_infos is a list of (name, shape), got {input_infos!r}")
+    inputs = []
+    for info in input_infos:
+        if not (isinstance(info, Sequence) and len(info) == 2 and isinstance(info[0], str)):
+            raise TypeError(f"{_WHAT}: each input_infos entry is (name, shape), got {info!r}")
+        name, spec = info
+        dtype = default_dtype
+        if len(spec) == 2 and isinstance(spec[1], str) and not isinstance(spec[0], int):
+            spec, dtype = spec
+        shape = tuple(int(d) for d in spec)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"{_WHAT}: input {name!r} has a negative dimension {shape}")
+        inputs.append((name, shape, dtype))
+    return inputs
+
+
+def _examples(torch: Any, inputs: list[tuple[str, tuple[int, ...], str]]) -> tuple[Any, ...]:
+    return tuple(torch.zeros(shape, dtype=getattr(torch, dtype)) for _, shape, dtype in inputs)
+
+
+def _from_script_module(
+    torch: Any, module: Any, inputs: list[tuple[str, tuple[int, ...], str]]
+) -> tuple[tvm.IRModule, dict[str, Any]]:
+    onnx = require("onnx", "onnx", _WHAT + " (a TorchScript module goes through ONNX)")
+    names = [name for name, _, _ in inputs]
+    buffer = io.BytesIO()
+    try:
+        with warnings.catch_warnings():
+            # torch deprecates the TorchScript exporter: this route's detail, not the caller's.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(
+                module,
+                _examples(torch, inputs),
+                buffer,
+                input_names=names,
+                dynamo=False,
+                # Unfolded, the initializers keep the state-dict names (a folded BatchNorm
+                # would leave "onnx::Conv_17").
+                do_constant_folding=False,
+            )
+    except Exception as exc:
+        raise FrontendOptionError(
+            f"{_WHAT}: this TorchScript module does not export to ONNX ({exc}). TVM 0.27 has no "
+            "TorchScript importer: pass the nn.Module itself (from_pytorch(model, input_infos) "
+            "uses torch.export), or import torch.export.export(model, args) with "
+            "tvm.relax.frontend.torch.from_exported_program"
+        ) from exc
+    model = onnx.load_from_string(buffer.getvalue())
+    shapes = {name: shape for name, shape, _ in inputs}
+    dtypes = {name: dtype for name, _, dtype in inputs}
+    return onnx_to_relax(model, shapes, dtypes, None, freeze_params=False)
+
+
+def _from_nn_module(
+    torch: Any, module: Any, inputs: list[tuple[str, tuple[int, ...], str]]
+) -> tuple[tvm.IRModule, dict[str, Any]]:
+    from tvm.relax.frontend.torch import from_exported_program
+
+    program = torch.export.export(module, _examples(torch, inputs))
+    mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True)
+    func = mod["main"]
+    num_inputs = int(func.attrs["num_input"])
+    if num_inputs != len(inputs):
+        raise ValueError(
+            f"{_WHAT}: the module takes {num_inputs} inputs, input_infos names {len(inputs)}"
+        )
+    names = {var.name: name for var, (name, _, _) in zip(func.params, inputs)}
+    # The exported program's placeholders (p_conv_weight) -> the state-dict names (conv.weight).
+    for spec in program.graph_signature.input_specs:
+        if spec.target is not None and hasattr(spec.arg, "name"):
+            names.setdefault(spec.arg.name, spec.target)
+    return detached_params(rename_params(mod, names), num_inputs)
+
+
+@legacy_api("relay.frontend.from_pytorch")
+def from_pytorch(
+    script_module: Any,
+    input_infos: Any,
+    custom_convert_map: Any = None,
+    default_dtype: str = "float32",
+    use_parser_friendly_name: bool = False,
+    keep_quantized_weight: bool = False,
+    export_renamed_c_graph_path: Any = None,
+    preserve_pytorch_scopes: bool = False,
+) -> tuple[tvm.IRModule, dict[str, Any]]:
+    """``relay.frontend.from_pytorch``: a PyTorch model as Relay's ``(IRModule, params)``.
+
+    Parameters
+    ----------
+    script_module : torch.jit.ScriptModule or torch.nn.Module
+        A traced (or exportable scripted) module, or the ``nn.Module`` itself.
+    input_infos : list of (str, shape) or (str, (shape, dtype))
+        The inputs, in order; their names are the input names of ``main``.
+    default_dtype : str
+        The dtype of an input given without one.
+    custom_convert_map, use_parser_friendly_name, keep_quantized_weight,
+    export_renamed_c_graph_path, preserve_pytorch_scopes
+        Relay-only options: any value but the default raises
+        :class:`~.common.FrontendOptionError` saying why.
+
+    Returns
+    -------
+    tuple
+        ``(mod, params)``: ``main`` takes the inputs, then the weights that ``params`` holds
+        (feed both to ``relay.build(mod, params=params)``).
+
+    Raises
+    ------
+    MissingFrontendDependencyError
+        ``torch`` (the ``[torch]`` extra) or, for a ScriptModule, ``onnx`` (``[onnx]``) missing.
+    """
+    refuse_options(
+        _WHAT,
+        {
+            "custom_convert_map": custom_convert_map,
+            "use_parser_friendly_name": use_parser_friendly_name,
+            "keep_quantized_weight": keep_quantized_weight,
+            "export_renamed_c_graph_path": export_renamed_c_graph_path,
+            "preserve_pytorch_scopes": preserve_pytorch_scopes,
+        },
+        _REFUSED_OPTIONS,
+    )
+    torch = require("torch", "torch", _WHAT)
+    inputs = _inputs(input_infos, default_dtype)
+    if isinstance(script_module, torch.jit.ScriptModule):
+        return _from_script_module(torch, script_module, inputs)
+    if isinstance(script_module, torch.nn.Module):
+        return _from_nn_module(torch, script_module, inputs)
+    raise TypeError(
+        f"{_WHAT} takes a torch.jit.ScriptModule or a torch.nn.Module, got "
+        f"{type(script_module).__qualname__}"
+    )

@@ -1,0 +1,124 @@
+"""``relay.vm`` (``tvm.relay.vm`` under ``install()``): the Relay VM's compiler, on the Relax VM.
+
+``relay.vm.compile(mod, target, params=params)`` compiles as ``relay.build`` does and returns an
+:class:`Executable` that ``tvm.runtime.vm.VirtualMachine(exe, dev)`` (served by ``install()``,
+:mod:`compile_engine_compat.tvm_legacy.runtime_vm`) runs. ``exe.save()`` returns Relay's
+``(code, lib)`` pair; the bytecode lives in ``lib`` on the Relax VM, so ``code`` is a short
+record and ``Executable.load_exec(code, lib)`` reads both back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from compile_engine_compat.deprecations import INTERNAL, legacy_api
+
+from . import build_module
+
+__all__ = ["Executable", "VMCompiler", "compile"]
+
+_CODE_FORMAT = "compile_engine_compat.relay.vm/1"
+
+
+class Executable:
+    """A compiled module for the VM (Relay's ``tvm.runtime.vm.Executable``).
+
+    Attributes
+    ----------
+    lib : tvm.runtime.Executable or tvm.runtime.Module
+        The Relax VM executable (or the library it was exported to, reloaded).
+    input_names : list of str
+        The parameters of ``main``.
+    """
+
+    def __init__(self, lib: Any, input_names: list[str]) -> None:
+        self.lib = lib
+        self.mod = lib
+        self.input_names = list(input_names)
+
+    def save(self) -> tuple[bytes, Any]:
+        """Relay's ``(code, lib)``: export ``lib`` with ``lib.export_library(path)``."""
+        code = json.dumps({"format": _CODE_FORMAT, "inputs": self.input_names}).encode()
+        return code, self.lib
+
+    @staticmethod
+    def load_exec(bytecode: Any, lib: Any) -> Executable:
+        """The executable :meth:`save` described, from its ``code`` and (reloaded) ``lib``."""
+        try:
+            record = json.loads(bytes(bytecode).decode())
+        except (TypeError, ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(
+                "Executable.load_exec takes the code of Executable.save() of "
+                "compile_engine_compat.relay.vm; Relay VM bytecode cannot run on the Relax VM"
+            ) from exc
+        if not isinstance(record, dict) or record.get("format") != _CODE_FORMAT:
+            raise ValueError(f"Executable.load_exec: not the code of Executable.save(): {record!r}")
+        return Executable(getattr(lib, "module", lib), record.get("inputs", []))
+
+    def export_library(self, path: Any, *args: Any, **kwargs: Any) -> None:
+        """Export the library (``lib.export_library``)."""
+        self.lib.export_library(path, *args, **kwargs)
+
+
+def _compile(mod: Any, target: Any, params: Mapping[str, Any] | None) -> Executable:
+    built = build_module.build(mod, target=target, params=params, **INTERNAL)
+    return Executable(built.executable, built.input_names)
+
+
+@legacy_api("relay.vm")
+def compile(
+    mod: Any,
+    target: Any = None,
+    target_host: Any = None,
+    params: Mapping[str, Any] | None = None,
+) -> Executable:
+    """``relay.vm.compile(mod, target, params=params)``: an :class:`Executable` for the VM.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule or relay.Function
+        The module (``main`` is compiled).
+    target : str, dict or Target
+        As ``relay.build``.
+    target_host : ignored
+        The Relax VM needs none.
+    params : dict, optional
+        Values bound to parameters of ``main`` by name.
+    """
+    return _compile(mod, target, params)
+
+
+@legacy_api("relay.vm")
+class VMCompiler:
+    """``relay.vm.VMCompiler``: ``lower(mod, target)`` then ``get_exec()``."""
+
+    def __init__(self) -> None:
+        self._params: dict[str, Any] = {}
+        self._exec: Executable | None = None
+
+    def set_params(self, params: Mapping[str, Any]) -> None:
+        """Values to bind to parameters of ``main`` at :meth:`lower`."""
+        self._params.update(params)
+
+    def lower(self, mod: Any, target: Any = None, target_host: Any = None) -> None:
+        """Compile ``mod`` for ``target``."""
+        self._exec = _compile(mod, target, self._params)
+
+    def codegen(self) -> None:
+        """Nothing: :meth:`lower` generated the code."""
+
+    def optimize(
+        self, mod: Any, target: Any = None, target_host: Any = None, params: Any = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Relay's pre-lowering optimisation: ``tvm.compile`` runs it; ``mod`` comes back as is."""
+        if params:
+            self.set_params(params)
+        return mod, dict(self._params)
+
+    def get_exec(self) -> Executable:
+        """The executable :meth:`lower` built."""
+        if self._exec is None:
+            raise RuntimeError("VMCompiler.get_exec() before lower(mod, target)")
+        return self._exec

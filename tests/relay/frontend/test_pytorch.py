@@ -1,0 +1,87 @@
+"""relay.frontend.from_pytorch: traced and scripted ScriptModules, an nn.Module, against torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+
+pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+import torch
+from _relay_models import CONV_SHAPE, torch_conv_net
+
+from compile_engine_compat import relay
+from compile_engine_compat.relay.frontend import FrontendOptionError
+from compile_engine_compat.tvm_legacy import graph_executor
+
+
+def _run(mod, params, name, data):
+    lib = relay.build(mod, target="llvm", params=params)
+    module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    module.set_input(name, data)
+    module.run()
+    return module.get_output(0).numpy()
+
+
+def _data():
+    return np.random.default_rng(5).standard_normal(CONV_SHAPE).astype("float32")
+
+
+def _expected(net, data):
+    with torch.no_grad():
+        return net(torch.from_numpy(data)).numpy()
+
+
+def test_traced_module_matches_torch_and_keeps_state_dict_names():
+    net = torch_conv_net()
+    traced = torch.jit.trace(net, torch.zeros(CONV_SHAPE))
+    mod, params = relay.frontend.from_pytorch(traced, [("data", CONV_SHAPE)])
+    assert mod["main"].params[0].name == "data"
+    assert set(params) <= set(net.state_dict()) and "fc.weight" in params
+    data = _data()
+    np.testing.assert_allclose(_run(mod, params, "data", data), _expected(net, data), atol=1e-5)
+
+
+def test_nn_module_goes_through_torch_export_and_matches_torch():
+    net = torch_conv_net()
+    mod, params = relay.frontend.from_pytorch(net, [("input0", (CONV_SHAPE, "float32"))])
+    assert mod["main"].params[0].name == "input0"
+    assert {"conv.weight", "conv.bias", "fc.weight", "fc.bias"} <= set(params)
+    data = _data()
+    np.testing.assert_allclose(_run(mod, params, "input0", data), _expected(net, data), atol=1e-5)
+
+
+def test_scripted_module_without_control_flow_exports():
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) * 2.0
+
+    scripted = torch.jit.script(Scale())
+    mod, params = relay.frontend.from_pytorch(scripted, [("x", (2, 3))])
+    data = np.array([[-1, 0, 1], [2, -3, 4]], "float32")
+    np.testing.assert_allclose(_run(mod, params, "x", data), np.maximum(data, 0) * 2.0)
+
+
+def test_a_module_the_exporter_rejects_names_torch_export():
+    class Unsupported(torch.nn.Module):
+        def forward(self, x):
+            return torch.linalg.svd(x)[0]  # the TorchScript ONNX exporter has no svd
+
+    scripted = torch.jit.script(Unsupported())
+    with pytest.raises(FrontendOptionError, match=r"torch\.export"):
+        relay.frontend.from_pytorch(scripted, [("x", (3, 3))])
+
+
+def test_relay_only_options_and_bad_inputs_are_refused():
+    net = torch_conv_net()
+    with pytest.raises(FrontendOptionError, match="custom_convert_map"):
+        relay.frontend.from_pytorch(net, [("x", CONV_SHAPE)], custom_convert_map={"aten::relu": 1})
+    relay.frontend.from_pytorch(net, [("x", CONV_SHAPE)], custom_convert_map={})  # asks nothing
+    with pytest.raises(TypeError, match="input_infos"):
+        relay.frontend.from_pytorch(net, "x")
+    with pytest.raises(ValueError, match="negative"):
+        relay.frontend.from_pytorch(net, [("x", (1, -3, 8, 8))])
+    with pytest.raises(TypeError, match=r"ScriptModule or a torch\.nn\.Module"):
+        relay.frontend.from_pytorch(object(), [("x", CONV_SHAPE)])
