@@ -51,8 +51,8 @@ from .function import Function
 from .op import image, nn
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .op.registry import UnsupportedRelayError
-from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
 from .param_dict import load_param_dict, save_param_dict
+from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
 
 # The expressions reach the op table and the emitter through this one connection.
