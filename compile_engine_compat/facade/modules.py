@@ -10,8 +10,11 @@ the VM bytecode, the kernels and the constants) and a later process loads it ins
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,17 @@ from compile_engine_compat.targets import as_target, pass_context_text, target_t
 MODULE = "module"
 LIBRARY_FILE = "module.so"
 
-__all__ = ["LIBRARY_FILE", "MODULE", "bind_params", "build_module", "module_key", "resolve_target"]
+__all__ = [
+    "LIBRARY_FILE",
+    "MODULE",
+    "BuiltModule",
+    "bind_params",
+    "build",
+    "build_module",
+    "export_library",
+    "module_key",
+    "resolve_target",
+]
 
 
 def resolve_target(target: Any = None) -> tvm.target.Target:
@@ -101,6 +114,30 @@ def build_module(
     TypeError
         When ``mod`` is not a ``tvm.IRModule`` with a Relax ``main``.
     """
+    return build(mod, target, params).executable
+
+
+@dataclass(frozen=True)
+class BuiltModule:
+    """A whole-module build: the executable, and the cached library it was loaded from (if so).
+
+    Attributes
+    ----------
+    executable : tvm.runtime.Executable or tvm.runtime.Module
+        What ``relax.VirtualMachine(executable, device)`` runs.
+    library : pathlib.Path or None
+        On a persistent-cache hit, the library file ``executable`` was loaded from: a loaded
+        library cannot be exported again by TVM, so :func:`export_library` copies this file.
+    """
+
+    executable: Any
+    library: Path | None = None
+
+
+def build(
+    mod: tvm.IRModule, target: Any = None, params: Mapping[str, Any] | None = None
+) -> BuiltModule:
+    """:func:`build_module`, also saying where a cache hit was loaded from (for exports)."""
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"build_module takes a tvm.IRModule, got {type(mod).__qualname__}")
     if "main" not in [gvar.name_hint for gvar in mod.get_global_vars()]:
@@ -108,14 +145,40 @@ def build_module(
     resolved = resolve_target(target)
     bound = bind_params(mod, params)
     if not disk.active():
-        return module_build.build_module(bound, resolved)
+        return BuiltModule(module_build.build_module(bound, resolved))
     key = module_key(bound, resolved)
     stored = disk.load_artifact(key)
     if stored is not None and LIBRARY_FILE in stored.files:
-        return tvm.runtime.load_module(str(stored.path(LIBRARY_FILE)))
+        library = stored.path(LIBRARY_FILE)
+        return BuiltModule(tvm.runtime.load_module(str(library)), library)
     executable = module_build.build_module(bound, resolved)
     disk.store_quietly(lambda: _store(key, executable), "module")
-    return executable
+    return BuiltModule(executable)
+
+
+def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any) -> None:
+    """Export ``built`` as ``executable.export_library(file_name, ...)`` does.
+
+    A build loaded from the persistent cache is already a shared library: it is copied.
+
+    Raises
+    ------
+    ValueError
+        For a cache-loaded build given options (``fcompile``, ...) or a name that is not a shared
+        library's (``.tar``): the library is exported as it was built. Unset
+        ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` to build afresh with them.
+    """
+    if built.library is None:
+        built.executable.export_library(file_name, *args, **kwargs)
+        return
+    path = os.fspath(file_name)
+    if args or kwargs or not path.endswith((".so", ".dylib", ".dll")):
+        raise ValueError(
+            f"export_library({path!r}{', options' if args or kwargs else ''}): this build was "
+            "loaded from the compile cache as a shared library and is exported as it is "
+            "(a .so file, no options); unset COMPILE_ENGINE_COMPAT_CACHE_DIR to build it afresh"
+        )
+    shutil.copyfile(built.library, path)
 
 
 def module_key(bound: tvm.IRModule, target: tvm.target.Target) -> disk.ArtifactKey:

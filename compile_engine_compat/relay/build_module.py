@@ -17,6 +17,7 @@ from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.modules import bind_params, build_module
+from compile_engine_compat.facade.modules import build as build_whole_module
 
 from .backend.executor_factory import BuildResult, VMRunner
 from .expr import Expr
@@ -89,8 +90,8 @@ def build(
     if target is None:
         target = tvm.target.Target.current(allow_none=True) or "llvm"
     mod = _relax_module(ir_mod, params)
-    executable = build_module(mod, _target(target))
-    return BuildResult(executable, mod, dict(params or {}))
+    built = build_whole_module(mod, _target(target))
+    return BuildResult(built.executable, mod, dict(params or {}), built.library)
 
 
 class _Executor:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
+from compile_engine_compat.facade import modules
 
 from . import build_module
 
@@ -33,15 +35,20 @@ class Executable:
         The parameters of ``main``.
     """
 
-    def __init__(self, lib: Any, input_names: list[str]) -> None:
+    def __init__(self, lib: Any, input_names: list[str], library: Path | None = None) -> None:
         self.lib = lib
         self.mod = lib
         self.input_names = list(input_names)
+        self.library = library  # the compile cache's file ``lib`` was loaded from, if so
 
     def save(self) -> tuple[bytes, Any]:
-        """Relay's ``(code, lib)``: export ``lib`` with ``lib.export_library(path)``."""
+        """Relay's ``(code, lib)``: export ``lib`` with ``lib.export_library(path)``.
+
+        ``lib`` is the VM executable, or for a build loaded from the persistent compile cache
+        this :class:`Executable` itself, whose ``export_library`` copies the cached library.
+        """
         code = json.dumps({"format": _CODE_FORMAT, "inputs": self.input_names}).encode()
-        return code, self.lib
+        return code, (self if self.library is not None else self.lib)
 
     @staticmethod
     def load_exec(bytecode: Any, lib: Any) -> Executable:
@@ -55,16 +62,18 @@ class Executable:
             ) from exc
         if not isinstance(record, dict) or record.get("format") != _CODE_FORMAT:
             raise ValueError(f"Executable.load_exec: not the code of Executable.save(): {record!r}")
+        if isinstance(lib, Executable):
+            return Executable(lib.lib, record.get("inputs", []), lib.library)
         return Executable(getattr(lib, "module", lib), record.get("inputs", []))
 
     def export_library(self, path: Any, *args: Any, **kwargs: Any) -> None:
         """Export the library (``lib.export_library``)."""
-        self.lib.export_library(path, *args, **kwargs)
+        modules.export_library(modules.BuiltModule(self.lib, self.library), path, *args, **kwargs)
 
 
 def _compile(mod: Any, target: Any, params: Mapping[str, Any] | None) -> Executable:
     built = build_module.build(mod, target=target, params=params, **INTERNAL)
-    return Executable(built.executable, built.input_names)
+    return Executable(built.executable, built.input_names, built.library)
 
 
 @legacy_api("relay.vm")

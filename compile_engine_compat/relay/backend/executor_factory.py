@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import tvm
 from tvm import relax
+
+from compile_engine_compat.facade import modules
 
 __all__ = [
     "MARKER_SUFFIX",
@@ -135,8 +138,16 @@ class VMRunner:
 class BuildResult:
     """What :func:`build` returns (Relay's ``GraphExecutorFactoryModule``)."""
 
-    def __init__(self, executable: Any, mod: tvm.IRModule, params: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        executable: Any,
+        mod: tvm.IRModule,
+        params: dict[str, Any],
+        library: Path | None = None,
+    ) -> None:
         self.executable = executable
+        #: The persistent cache's library the executable was loaded from (a cache hit), or None.
+        self.library = library
         self.lib = executable
         self.ir_mod = mod
         self.params = params
@@ -161,7 +172,9 @@ class BuildResult:
 
     def export_library(self, file_name: Any, *args: Any, **kwargs: Any) -> None:
         """Export the executable, and the marker ``tvm.runtime.load_module`` reads back."""
-        self.executable.export_library(file_name, *args, **kwargs)
+        modules.export_library(
+            modules.BuiltModule(self.executable, self.library), file_name, *args, **kwargs
+        )
         write_marker(os.fspath(file_name), self.input_names)
 
     def time_evaluator(self, func_name: str, dev: Any, **kwargs: Any) -> Callable[..., Any]:
@@ -177,7 +190,10 @@ class BuildResult:
 
     def __iter__(self) -> Iterator[Any]:
         # Relay warned here too: unpacking into (graph, lib, params) is the pre-0.7 form.
-        return iter((self.get_graph_json(), self.executable, self.params))
+        # A build loaded from the persistent cache is a loaded library, which TVM cannot export
+        # again: the lib of the tuple is then this result, whose export_library copies it.
+        lib = self if self.library is not None else self.executable
+        return iter((self.get_graph_json(), lib, self.params))
 
 
 def _tensor(value: Any, dev: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import tvm
 from tvm import relax
 
@@ -113,3 +114,33 @@ def test_time_evaluator_on_a_jit_kernels_module(engine, installed_alias):
     timer = kernel.module.time_evaluator(kernel.name, tvm.cpu(), number=3, repeat=2)
     result = timer(a, out)
     assert len(result.results) == 2 and result.mean > 0
+
+
+def test_a_build_loaded_from_the_compile_cache_exports_and_reloads(
+    tmp_path, monkeypatch, installed_alias
+):
+    from compile_engine_compat.cache import disk
+    from compile_engine_compat.relay import vm
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv(disk.CACHE_DIR_ENV, str(cache))
+    relay.build(_dense_module(), target="llvm", params={"w": W})  # builds and stores
+    hit = relay.build(_dense_module(), target="llvm", params={"w": W})
+    assert hit.library is not None  # loaded from the cache: a library TVM cannot export again
+    hit.export_library(str(tmp_path / "factory.so"))
+    _graph, lib, _params = hit
+    lib.export_library(str(tmp_path / "tuple.so"))
+    code, vm_lib = vm.compile(_dense_module(), target="llvm", params={"w": W}).save()
+    vm_lib.export_library(str(tmp_path / "vm.so"))
+    for name in ("factory.so", "tuple.so"):
+        loaded = tvm.runtime.load_module(str(tmp_path / name))
+        module = graph_executor.GraphModule(loaded["default"](tvm.cpu()))
+        module.set_input("x", X)
+        module.run()
+        np.testing.assert_allclose(module.get_output(0).numpy(), _expected(), rtol=1e-5)
+    exe = vm.Executable.load_exec(code, tvm.runtime.load_module(str(tmp_path / "vm.so")))
+    got = relax.VirtualMachine(exe.lib, tvm.cpu())["main"](tvm.runtime.tensor(X))
+    np.testing.assert_allclose(got.numpy(), _expected(), rtol=1e-5)
+    with pytest.raises(ValueError, match="loaded from the compile cache"):
+        hit.export_library(str(tmp_path / "factory.tar"))
