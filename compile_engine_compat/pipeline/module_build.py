@@ -131,6 +131,41 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
     ]
 
 
+#: A Relax function attribute: name -> PrimFunc of the kernels its ``call_tir`` calls refer to
+#: (the Relay front end's TOPI-backed ops, whose function travels alone, without a module).
+PRIM_FUNCS_ATTR = "compile_engine_compat.prim_funcs"
+
+
+def attach_prim_funcs(mod: tvm.IRModule) -> tvm.IRModule:
+    """``mod`` with the PrimFuncs its Relax functions carry in :data:`PRIM_FUNCS_ATTR` added.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A Relax module, perhaps made by ``tvm.IRModule.from_expr(relay_func)``.
+
+    Returns
+    -------
+    tvm.IRModule
+        ``mod`` itself when nothing is carried; otherwise a new module holding the kernels under
+        the very GlobalVars the calls name, the attribute removed.
+    """
+    functions = dict(mod.functions.items())
+    names = {gvar.name_hint for gvar in functions}
+    changed = False
+    for gvar, func in list(functions.items()):
+        if not isinstance(func, relax.Function) or PRIM_FUNCS_ATTR not in (func.attrs or {}):
+            continue
+        carried = func.attrs[PRIM_FUNCS_ATTR]
+        for used in relax.analysis.all_global_vars(func):
+            if used.name_hint in carried and used.name_hint not in names:
+                functions[used] = carried[used.name_hint]
+                names.add(used.name_hint)
+        functions[gvar] = func.without_attr(PRIM_FUNCS_ATTR)
+        changed = True
+    return tvm.IRModule(functions, attrs=mod.attrs) if changed else mod
+
+
 def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     """Build ``mod`` (parameters bound) for ``target`` into a VM executable.
 
@@ -151,6 +186,7 @@ def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     -------
     tvm.relax.Executable
     """
+    mod = attach_prim_funcs(mod)
     if target.kind.name != "llvm":
         return tvm.compile(mod, target=target)
     with target:

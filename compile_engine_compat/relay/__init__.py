@@ -33,7 +33,7 @@ from .analysis import free_vars
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
 from .function import Function
-from .op import image, nn
+from .op import annotation, image, nn, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .op.registry import UnsupportedRelayError
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
@@ -62,6 +62,7 @@ __all__ = [
     "UnsupportedRelayError",
     "Var",
     "analysis",
+    "annotation",
     "backend",
     "build",
     "const",
@@ -77,6 +78,7 @@ __all__ = [
     "transform",
     "ty",
     "var",
+    "vision",
 ]
 __all__ += sorted(namespace(""))
 

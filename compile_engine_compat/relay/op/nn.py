@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import convert, normalize, type_relations
-from .registry import REQUIRED, OpRow, Refusal, builders
+from tvm import topi
+
+from . import convert, convert_te, normalize, type_relations
+from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
 
 def _convolutions() -> list[OpRow]:
@@ -367,6 +369,88 @@ ROWS: tuple[OpRow, ...] = (
         convert.identity,
         "relay.attrs.DropoutAttrs",
     ),
+    OpRow(
+        "nn.deformable_conv2d",
+        ("data", "offset", "weight"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("deformable_groups", 1),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("data_layout", "NCHW"),
+            ("kernel_layout", "OIHW"),
+            ("out_layout", ""),
+            ("out_dtype", ""),
+        ),
+        "topi.nn.deformable_conv2d",
+        convert_te.deformable_conv2d,
+        "relay.attrs.DeformableConv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "kernel_size": normalize.ntuple(2),
+        },
+    ),
+    OpRow(
+        "nn.nll_loss",
+        ("predictions", "targets", "weights"),
+        (("reduction", "mean"), ("ignore_index", -100)),
+        "relax.nn.nll_loss",
+        convert.direct("relax.nn.nll_loss", reduction="reduction", ignore_index="ignore_index"),
+        "relay.attrs.NLLLossAttrs",
+    ),
+    OpRow(
+        "nn.adaptive_max_pool1d",
+        ("data",),
+        (("output_size", None), ("layout", "NCW"), ("out_layout", "")),
+        "topi.nn.adaptive_pool1d",
+        convert_te.topi_call(
+            "adaptive_max_pool1d",
+            lambda a, t: topi.nn.adaptive_pool1d(
+                t[0], list(a.output_size or (t[0].shape[a.layout.index("W")],)), "max", a.layout
+            ),
+        ),
+        "relay.attrs.AdaptivePool1DAttrs",
+        normalize={"output_size": normalize.ntuple(1)},
+        refusals=(Refusal("out_layout", lambda v: v in ("", None), "transpose the result"),),
+    ),
+    OpRow(
+        "nn.space_to_batch_nd",
+        ("data",),
+        (("block_shape", REQUIRED), ("paddings", REQUIRED), ("pad_value", 0)),
+        "topi.nn.space_to_batch_nd",
+        convert_te.topi_call(
+            "space_to_batch_nd",
+            lambda a, t: topi.nn.space_to_batch_nd(
+                t[0],
+                list(a.block_shape),
+                [int(p[0]) for p in a.paddings],
+                [int(p[1]) for p in a.paddings],
+                float(a.pad_value),
+            ),
+        ),
+        "relay.attrs.SpaceToBatchNDAttrs",
+    ),
+    OpRow(
+        "nn.batch_to_space_nd",
+        ("data",),
+        (("block_shape", REQUIRED), ("crops", REQUIRED)),
+        "topi.nn.batch_to_space_nd",
+        convert_te.topi_call(
+            "batch_to_space_nd",
+            lambda a, t: topi.nn.batch_to_space_nd(
+                t[0],
+                list(a.block_shape),
+                [int(c[0]) for c in a.crops],
+                [int(c[1]) for c in a.crops],
+            ),
+        ),
+        "relay.attrs.BatchToSpaceNDAttrs",
+    ),
 )
 
 
@@ -387,7 +471,9 @@ BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 
-if TYPE_CHECKING:
+if not TYPE_CHECKING:
+    __getattr__ = missing_op("nn", __name__)
+else:
     # The builders are made from the rows, so a type checker cannot see them: to it, every
-    # other name here is a builder (at runtime an unknown name still raises AttributeError).
+    # other name here is a builder (at runtime an unknown name is refused, naming it).
     def __getattr__(name: str) -> Callable[..., Any]: ...
