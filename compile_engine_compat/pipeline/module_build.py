@@ -124,11 +124,26 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
         relax.transform.FuseTIR(),
         relax.transform.AttachAttrLayoutFreeBuffers(),
         ScheduleKernels(target),
-        relax.transform.SplitLayoutRewritePreproc(),
+        _split_layout_rewrite_preproc,
         fold.FoldWeightPacking(),
         *cpu.dataflow_lower_passes(target),
         *cpu.finalize_passes(target),
     ]
+
+
+@tvm.transform.module_pass(opt_level=0, name="SplitLayoutRewritePreprocIfMarked")
+def _split_layout_rewrite_preproc(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
+    """TVM's ``SplitLayoutRewritePreproc``, run only when a kernel has weights to pack.
+
+    TVM's pass fails an internal check on a kernel with no compute block (an extern kernel:
+    ``topk``, ``sort``, the vision ops), even when nothing is to be split; modules without
+    constant weights skip it.
+    """
+    marked = any(
+        isinstance(func, tirx.PrimFunc) and func.attrs and func.attrs.get("layout_free_buffers")
+        for func in mod.functions.values()
+    )
+    return relax.transform.SplitLayoutRewritePreproc()(mod) if marked else mod
 
 
 #: A Relax function attribute: name -> PrimFunc of the kernels its ``call_tir`` calls refer to

@@ -28,7 +28,19 @@ from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
-from . import analysis, backend, expr, function, op, qnn, testing, to_relax, transform, ty
+from . import (
+    analysis,
+    backend,
+    expr,
+    function,
+    op,
+    printer,
+    qnn,
+    testing,
+    to_relax,
+    transform,
+    ty,
+)
 from .analysis import free_vars
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
@@ -36,10 +48,11 @@ from .function import Function
 from .op import annotation, image, nn, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .op.registry import UnsupportedRelayError
+from .printer import fromtext, parse, parse_expr
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
 
 # The expressions reach the op table and the emitter through this one connection.
-expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax)
+expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax, printer.astext)
 globals().update(namespace(""))
 
 __all__ = [
@@ -69,10 +82,14 @@ __all__ = [
     "create_executor",
     "expr",
     "free_vars",
+    "fromtext",
     "function",
     "image",
     "nn",
     "op",
+    "parse",
+    "parse_expr",
+    "printer",
     "qnn",
     "testing",
     "transform",
