@@ -27,6 +27,7 @@ __all__ = [
     "ndarray_size",
     "non_max_suppression",
     "relax_scalar",
+    "scatter_nd",
     "searchsorted",
     "resize1d",
     "reverse_reshape",
@@ -34,6 +35,7 @@ __all__ = [
     "slice_like",
     "te_reduce",
     "topi_call",
+    "trilu",
 ]
 
 
@@ -263,3 +265,20 @@ def _searchsorted(attrs: Attrs, t: list[Any]) -> Any:
 
 
 searchsorted = topi_call("searchsorted", _searchsorted)
+
+
+def scatter_nd(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``scatter_nd``: Relay puts the index tuple first, Relax (as ONNX) last."""
+    data, indices, updates = args
+    rank = len(static_shape(indices))
+    if rank > 1:
+        indices = bb.emit(relax.op.permute_dims(indices, [*range(1, rank), 0]))
+    if indices.ty.dtype != "int64":
+        indices = bb.emit(relax.op.astype(indices, "int64"))
+    return relax.op.scatter_nd(data, indices, updates, attrs.mode)
+
+
+def trilu(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``trilu(data, k, upper)``: Relax's ``triu``/``tril``."""
+    fn = relax.op.triu if attrs.upper else relax.op.tril
+    return fn(args[0], int(attrs.k))
