@@ -1,7 +1,11 @@
 """``relay.vision`` (also ``relay.op.vision``): Relay's detection ops, as rows of the op table.
 
 Served by Relax's ``relax.op.vision`` ops (TOPI's computes, as Relay's were). ``multibox_prior``,
-``proposal`` and ``yolo_reorg`` have no compute in TVM 0.27 and are refused at the call.
+``proposal`` and ``yolo_reorg`` have no compute in TVM 0.27, and Relax's
+``multibox_transform_loc`` returns other outputs than Relay's: they are refused at the call.
+``all_class_non_max_suppression`` (ONNX format) returns only the selected rows of the indices,
+where Relay padded them to ``batch * classes * boxes`` rows: the first ``num_total_detection``
+rows, the ones Relay's callers read, are the same.
 """
 
 from __future__ import annotations
@@ -79,28 +83,6 @@ ROWS: tuple[OpRow, ...] = (
         outputs=lambda a: 2 if a.output_format == "onnx" else 3,
     ),
     OpRow(
-        "vision.multibox_transform_loc",
-        ("cls_prob", "loc_pred", "anchor"),
-        (
-            ("clip", True),
-            ("threshold", 0.01),
-            ("variances", (0.1, 0.1, 0.2, 0.2)),
-            ("keep_background", False),
-        ),
-        "relax.vision.multibox_transform_loc",
-        convert.direct(
-            "relax.vision.multibox_transform_loc",
-            clip=lambda a, _: bool(a.clip),
-            threshold=lambda a, _: float(a.threshold),
-            variances=lambda a, _: tuple(float(v) for v in a.variances),
-            keep_background=lambda a, _: bool(a.keep_background),
-            # Relay's input is already a probability (cls_prob).
-            apply_softmax=lambda a, _: False,
-        ),
-        "relay.attrs.MultiBoxTransformLocAttrs",
-        outputs=lambda a: 2,
-    ),
-    OpRow(
         "vision.roi_align",
         ("data", "rois"),
         (
@@ -144,6 +126,9 @@ _NO_TOPI = "TVM 0.27 has no TOPI or Relax compute for it: write it with relax.op
 REFUSED: dict[str, str] = {
     "vision.multibox_prior": _NO_TOPI,
     "vision.proposal": _NO_TOPI,
+    "vision.multibox_transform_loc": "Relax's multibox_transform_loc returns (boxes, scores), "
+    "not Relay's (batch, anchors, 6) detections and valid count: call "
+    "relax.op.vision.multibox_transform_loc and relax.op.vision.non_max_suppression",
     "vision.yolo_reorg": "TVM 0.27 has no reorg compute: write it as relax.op.reshape and "
     "permute_dims",
 }
