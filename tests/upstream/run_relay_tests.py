@@ -125,9 +125,7 @@ def run_file(source: Path, scratch: Path, timeout_s: float, extra: list[str]) ->
     (work / "conftest.py").write_text(CONFTEST)
     junit = work / "junit.xml"
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
-    )
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     cmd = [
         sys.executable,
         "-m",
@@ -164,12 +162,13 @@ def run_file(source: Path, scratch: Path, timeout_s: float, extra: list[str]) ->
 
 def table(results: list[FileResult]) -> str:
     """The pass table, per file and in total."""
-    head = f"{'file':34} {'coll':>5} {'pass':>5} {'fail':>5} {'skip':>5} {'err':>4} {'wall s':>7}  note"
+    counts = " ".join(f"{h:>5}" for h in ("coll", "pass", "fail", "skip", "err"))
+    head = f"{'file':34} {counts} {'wall s':>7}  note"
     rows = [head, "-" * len(head)]
     for r in results:
         rows.append(
             f"{r.name:34} {r.collected:5d} {r.passed:5d} {r.failed:5d} {r.skipped:5d} "
-            f"{r.errors:4d} {r.wall_s:7.1f}  {r.note}"
+            f"{r.errors:5d} {r.wall_s:7.1f}  {r.note}"
         )
     total = FileResult("total")
     for r in results:
@@ -178,7 +177,7 @@ def table(results: list[FileResult]) -> str:
     rows.append("-" * len(head))
     rows.append(
         f"{'total':34} {total.collected:5d} {total.passed:5d} {total.failed:5d} "
-        f"{total.skipped:5d} {total.errors:4d} {total.wall_s:7.1f}"
+        f"{total.skipped:5d} {total.errors:5d} {total.wall_s:7.1f}"
     )
     ran = total.collected - total.skipped
     rate = 100.0 * total.passed / ran if ran else 0.0
@@ -191,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tree", type=Path, help="an apache/tvm checkout or extracted tree")
     parser.add_argument("--files", nargs="+", default=list(DEFAULT_FILES), help="file names")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per file")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per file")
     parser.add_argument("--top", type=int, default=0, help="list the N most frequent errors")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     argv = list(sys.argv[1:] if argv is None else argv)

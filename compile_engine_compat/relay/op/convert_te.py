@@ -27,10 +27,10 @@ __all__ = [
     "ndarray_size",
     "non_max_suppression",
     "relax_scalar",
-    "scatter_nd",
-    "searchsorted",
     "resize1d",
     "reverse_reshape",
+    "scatter_nd",
+    "searchsorted",
     "shape_of",
     "slice_like",
     "te_reduce",
@@ -116,7 +116,10 @@ crop_and_resize = topi_call(
 
 
 def _dilation2d(attrs: Attrs, t: list[Any]) -> Any:
-    layouts = {("NCHW", "IHW"): topi.image.dilation2d_nchw, ("NHWC", "HWI"): topi.image.dilation2d_nhwc}
+    layouts = {
+        ("NCHW", "IHW"): topi.image.dilation2d_nchw,
+        ("NHWC", "HWI"): topi.image.dilation2d_nhwc,
+    }
     fn = layouts.get((attrs.data_layout, attrs.kernel_layout))
     if fn is None:
         raise UnsupportedRelayError(

@@ -135,9 +135,9 @@ BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 
-if not TYPE_CHECKING:
-    __getattr__ = missing_op("image", __name__)
-else:
+if TYPE_CHECKING:
     # The builders are made from the rows, so a type checker cannot see them: to it, every
     # other name here is a builder (at runtime an unknown name still raises AttributeError).
     def __getattr__(name: str) -> Callable[..., Any]: ...
+else:
+    __getattr__ = missing_op("image", __name__)

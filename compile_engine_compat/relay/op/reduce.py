@@ -56,7 +56,14 @@ ROWS: tuple[OpRow, ...] = (
         for n in ("argmax", "argmin")
     ),
     *(
-        OpRow(n, ("data",), REDUCE_ATTRS, f"topi.{n}", convert_te.te_reduce(n), "relay.attrs.ReduceAttrs")
+        OpRow(
+            n,
+            ("data",),
+            REDUCE_ATTRS,
+            f"topi.{n}",
+            convert_te.te_reduce(n),
+            "relay.attrs.ReduceAttrs",
+        )
         for n in ("all", "any")
     ),
 )

@@ -29,10 +29,10 @@ from .op_strategy import strategy_function
 __all__ = [
     "REQUIRED",
     "Emit",
+    "MissingRelayOpError",
     "OpRow",
     "Refusal",
     "RelayOp",
-    "MissingRelayOpError",
     "UnsupportedRelayError",
     "builders",
     "missing_op",

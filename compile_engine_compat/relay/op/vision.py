@@ -137,8 +137,8 @@ BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 
-if not TYPE_CHECKING:
-    __getattr__ = missing_op("vision", __name__)
-else:
+if TYPE_CHECKING:
 
     def __getattr__(name: str) -> Callable[..., Any]: ...
+else:
+    __getattr__ = missing_op("vision", __name__)

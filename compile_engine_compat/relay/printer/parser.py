@@ -315,7 +315,9 @@ class _Parser:
         try:
             return TensorType((), str(tvm.DataType(tok.text)))
         except (ValueError, tvm.TVMError):
-            raise SyntaxError(f"relay text: unknown type {tok.text!r} at offset {tok.pos}") from None
+            raise SyntaxError(
+                f"relay text: unknown type {tok.text!r} at offset {tok.pos}"
+            ) from None
 
     def dim(self) -> Any:
         tok = self.take()

@@ -225,8 +225,7 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
         lines.append("/* meta data */")
         if show_meta_data:
             lines.append("#[metadata]")
-            lines += [
-                f"// meta[relay.Constant][{i}]: {format_type(TensorType(c.data.shape, str(c.data.dtype)))}"
-                for i, c in enumerate(printer.meta)
-            ]
+            for i, c in enumerate(printer.meta):
+                ty = TensorType(c.data.shape, str(c.data.dtype))
+                lines.append(f"// meta[relay.Constant][{i}]: {format_type(ty)}")
     return "\n".join(lines) + "\n"

@@ -17,7 +17,9 @@ R = relax.op
 BOXES = np.array([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0]], "float32")
 BOX_INDICES = np.array([0, 0], "int32")
 #: Two 2x3 affine matrices (a rotation-like and a scaling one).
-THETA = np.array([[[0.9, -0.1, 0.1], [0.2, 0.8, -0.2]], [[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]]], "float32")
+THETA = np.array(
+    [[[0.9, -0.1, 0.1], [0.2, 0.8, -0.2]], [[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]]], "float32"
+)
 
 CASES: dict[str, Case] = {
     "image.resize1d": Case(
@@ -28,7 +30,11 @@ CASES: dict[str, Case] = {
     ),
     "image.resize3d": Case(
         [data((1, 2, 3, 4, 4))],
-        {"size": (6, 8, 8), "method": "nearest_neighbor", "coordinate_transformation_mode": "asymmetric"},
+        {
+            "size": (6, 8, 8),
+            "method": "nearest_neighbor",
+            "coordinate_transformation_mode": "asymmetric",
+        },
         ref=lambda x: ref.resize3d_python(x, (2, 2, 2), "NCDHW", "nearest_neighbor", "asymmetric"),
     ),
     "image.crop_and_resize": Case(

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import tvm.topi.testing as ref
 from tvm import relax
 
 from compile_engine_compat.relay.op import nn
-
-import tvm.topi.testing as ref
 
 from .cases import X4, Case, data, family_tests, unary
 
@@ -162,7 +161,9 @@ CASES: dict[str, Case] = {
     "nn.deformable_conv2d": Case(
         [X4, data((1, 18, 4, 4), kind="unit"), data((5, 4, 3, 3))],
         {"kernel_size": (3, 3), "channels": 5},
-        lambda x, off, w: ref.deformable_conv2d_nchw_python(x, off, w, (1, 1), (0, 0), (1, 1), 1, 1),
+        lambda x, off, w: ref.deformable_conv2d_nchw_python(
+            x, off, w, (1, 1), (0, 0), (1, 1), 1, 1
+        ),
         rtol=1e-4,
     ),
     "nn.nll_loss": Case(
