@@ -20,6 +20,7 @@ from .convert import normalized_axes, reshape_shape, static_shape, unset_to_none
 from .registry import Emit, UnsupportedRelayError
 
 __all__ = [
+    "adaptive_max_pool",
     "broadcast_to_like",
     "crop_and_resize",
     "deformable_conv2d",
@@ -285,3 +286,17 @@ def trilu(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``trilu(data, k, upper)``: Relax's ``triu``/``tril``."""
     fn = relax.op.triu if attrs.upper else relax.op.tril
     return fn(args[0], int(attrs.k))
+
+
+def adaptive_max_pool(nd: int) -> Emit:
+    """``nn.adaptive_max_pool{1,2,3}d``: TOPI's adaptive pool; a None size keeps the input's."""
+    compute = {1: topi.nn.adaptive_pool1d, 2: topi.nn.adaptive_pool, 3: topi.nn.adaptive_pool3d}[nd]
+
+    def pool(attrs: Attrs, t: list[Any]) -> Any:
+        spatial = [t[0].shape[attrs.layout.index(c)] for c in "DHW"[3 - nd :]]
+        size = attrs.output_size
+        sizes = [size] * nd if size is None or isinstance(size, int | np.integer) else list(size)
+        out = [dim if s is None else int(s) for s, dim in zip(sizes, spatial)]
+        return compute(t[0], out, "max", attrs.layout)
+
+    return topi_call(f"adaptive_max_pool{nd}d", pool)

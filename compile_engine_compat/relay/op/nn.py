@@ -99,6 +99,10 @@ def _convolutions() -> list[OpRow]:
     return rows
 
 
+#: Pools keep the input's layout: another ``out_layout`` is refused.
+_SAME_OUT_LAYOUT = Refusal("out_layout", lambda v: v in ("", None), "transpose the result")
+
+
 def _pools() -> list[OpRow]:
     """The max, average, global and adaptive pools."""
     rows = []
@@ -162,9 +166,7 @@ def _pools() -> list[OpRow]:
                 relax_op,
                 convert.global_pool(relax_op),
                 "relay.attrs.GlobalPool2DAttrs",
-                refusals=(
-                    Refusal("out_layout", lambda v: v in ("", None), "transpose the result"),
-                ),
+                refusals=(_SAME_OUT_LAYOUT,),
             )
         )
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
@@ -182,6 +184,18 @@ def _pools() -> list[OpRow]:
                 ),
                 f"relay.attrs.AdaptivePool{nd}DAttrs",
                 normalize={"output_size": normalize.ntuple(nd)},
+            )
+        )
+        # Relax has no adaptive max pool: TOPI's compute.
+        rows.append(
+            OpRow(
+                f"nn.adaptive_max_pool{nd}d",
+                ("data",),
+                (("output_size", None), ("layout", layout), ("out_layout", "")),
+                "topi.nn.adaptive_pool",
+                convert_te.adaptive_max_pool(nd),
+                f"relay.attrs.AdaptivePool{nd}DAttrs",
+                refusals=(_SAME_OUT_LAYOUT,),
             )
         )
     return rows
@@ -404,21 +418,6 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.NLLLossAttrs",
     ),
     OpRow(
-        "nn.adaptive_max_pool1d",
-        ("data",),
-        (("output_size", None), ("layout", "NCW"), ("out_layout", "")),
-        "topi.nn.adaptive_pool1d",
-        convert_te.topi_call(
-            "adaptive_max_pool1d",
-            lambda a, t: topi.nn.adaptive_pool1d(
-                t[0], list(a.output_size or (t[0].shape[a.layout.index("W")],)), "max", a.layout
-            ),
-        ),
-        "relay.attrs.AdaptivePool1DAttrs",
-        normalize={"output_size": normalize.ntuple(1)},
-        refusals=(Refusal("out_layout", lambda v: v in ("", None), "transpose the result"),),
-    ),
-    OpRow(
         "nn.space_to_batch_nd",
         ("data",),
         (("block_shape", REQUIRED), ("paddings", REQUIRED), ("pad_value", 0)),
@@ -440,8 +439,6 @@ ROWS: tuple[OpRow, ...] = (
 
 #: This family's ops with no Relax equivalent -> what to write instead.
 REFUSED: dict[str, str] = {
-    "nn.adaptive_max_pool2d": "Relax has no adaptive max pool: use relax.op.nn.max_pool2d "
-    "with computed windows, or relax.op.max over the spatial axes for output_size 1",
     "nn.conv3d_transpose": "use relax.op.nn.conv3d_transpose with a relax.BlockBuilder",
     "nn.lrn": "Relax has no lrn: compose it from relax.op.power, relax.op.sum and relax.op.divide",
     "nn.l2_normalize": "compose relax.op.sqrt(relax.op.sum(x * x, axis)) and relax.op.divide",

@@ -172,6 +172,14 @@ CASES: dict[str, Case] = {
         lambda p, t, w: ref.nll_loss(p, t, w, "mean", -100),
         rtol=1e-4,
     ),
+    "nn.adaptive_max_pool2d": Case(
+        [X4], {"output_size": (3, None)}, lambda x: ref.adaptive_pool(x, (3, 6), "max", "NCHW")
+    ),
+    "nn.adaptive_max_pool3d": Case(
+        [data((1, 2, 4, 4, 4))],
+        {"output_size": 2},
+        lambda x: ref.adaptive_pool(x, (2, 2, 2), "max", "NCDHW"),
+    ),
     "nn.adaptive_max_pool1d": Case(
         [data((1, 3, 8))], {"output_size": 3}, lambda x: ref.adaptive_pool(x, (3,), "max", "NCW")
     ),
