@@ -17,9 +17,9 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from ..expr import Call, Expr, Let, Tuple, TupleGetItem, Var, const
+from ..expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, Var, const
 from ..function import Function
-from ..op.op import builder
+from ..op.op import OP_TABLE, builder
 from ..op.registry import UnsupportedRelayError
 from ..ty import Any as AnyDim
 from ..ty import TensorType, TupleType, Type
@@ -260,8 +260,15 @@ class _Parser:
                 f"relay text: op {name!r} is not in the front end's op table"
             ) from None
         args, attrs = self.arguments()
+        row = OP_TABLE[name]
+        # Inputs by name; a positional argument past them is an attribute Relay took as an
+        # input (nn.pad's pad_value prints as `nn.pad(%x, 0f, pad_width=...)`).
+        named = dict(zip(row.inputs, args))
+        free = [attr for attr, _ in row.attrs if attr not in attrs]
+        for attr, value in zip(free, args[len(row.inputs) :]):
+            attrs[attr] = _attribute_of(value)
         try:
-            out = build(*args, **attrs)
+            out = build(**named, **attrs)
         except (TypeError, UnsupportedRelayError) as err:
             raise SyntaxError(f"relay text: {name}: {err}") from None
         return out.astuple() if hasattr(out, "astuple") else out
@@ -328,6 +335,13 @@ class _Parser:
         if tok.kind == "name":
             return self.dims.setdefault(tok.text, tirx.Var(tok.text, "int64"))
         raise SyntaxError(f"relay text: bad dimension {tok.text!r} at offset {tok.pos}")
+
+
+def _attribute_of(value: Expr) -> Any:
+    """A scalar constant given where Relay's op took an input for an attribute, as its value."""
+    if isinstance(value, Constant) and value.data.numpy().ndim == 0:
+        return value.data.numpy().item()
+    raise SyntaxError("relay text: an attribute given as an input must be a scalar constant")
 
 
 def parse(source: str, source_name: str = "from_string", init_module: Any = None) -> Any:

@@ -105,3 +105,18 @@ def test_parse_reads_global_functions_and_calls() -> None:
 def test_unreadable_text_is_a_syntax_error_naming_the_problem(text: str, message: str) -> None:
     with pytest.raises(SyntaxError, match=message):
         relay.parse_expr(text)
+
+
+def test_relay_printed_inputs_that_are_attributes_here_are_read() -> None:
+    # Relay took nn.pad's pad_value as an input and printed it positionally.
+    text = (
+        VERSION_HEADER + "\ndef @main(%p: Tensor[(1, 3), float16]) {\n"
+        "  %0 = nn.pad(%p, 0, pad_width=[[0, 0], [0, 1]]);\n"
+        '  %1 = cast(%0, dtype="float32");\n'
+        "  reshape(%1, newshape=[-1])\n}"
+    )
+    mod = relay.fromtext(text)
+    out = relay.create_executor("graph", mod=mod, target="llvm").evaluate()(
+        np.array([[1, 2, 3]], "float16")
+    )
+    np.testing.assert_array_equal(out.numpy(), [1, 2, 3, 0])
