@@ -1378,7 +1378,7 @@ _RELAY_ROWS = (
             "Relay's building API (var, const, Function, the ops of the mapping table, "
             "transform.InferType, testing.run_infer_type) runs on the shim's front end, which is "
             "tvm.relay under install(): it builds the Relax function of the graph, so types are "
-            "Relax's and astext() prints Relax. " + _RELAY_NOTE
+            "Relax's; astext() prints Relay's text and .script() the Relax function. " + _RELAY_NOTE
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -10,6 +10,9 @@ import pytest
 
 from compile_engine_compat import CompileEngineDeprecationWarning
 
+#: Never collected: upstream TVM's test runner is a script run by hand (docs/relay.md).
+collect_ignore = ["upstream"]
+
 #: Markers whose tests run only when ``-m`` names them (heavy runs kept out of the default suite).
 OPT_IN_MARKERS = {
     "fleet": "a multi-process fleet scenario (each process imports TVM): run with -m fleet",

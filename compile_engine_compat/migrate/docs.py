@@ -113,9 +113,10 @@ equivalent object:
   set it): TVM cannot rebuild a thread pool whose workers did not survive the fork.
 - **The Relay front end builds Relax.** `compile_engine_compat.relay` (and `tvm.relay` under
   `install()`) emits a Relax function: `from_expr(f)["main"]` is a `relax.Function`, `astext()`
-  prints Relax TVMScript, `InferType` is the identity, a parameter needs a shape unless a conv,
-  dense, bias or norm use implies it, and some ops become several Relax ops (`dense` is a
-  transposed `matmul`, `bias_add` a reshape and add). Frontends, QNN ops, `dyn.*` ops, ADTs and
+  prints Relay's text and `.script()` the Relax TVMScript that runs, `InferType` is the
+  identity, a parameter needs a shape unless a conv, dense, bias or norm use implies it, and
+  some ops become several Relax ops (`dense` is a transposed `matmul`, `bias_add` a reshape and
+  add). Frontends, QNN ops, `dyn.*` ops, ADTs and
   control flow, and the Relay VM are refused naming the replacement. TE schedules are skipped with
   a warning; AutoTVM records are refused. `relay.build` returns a VM executable (`target_host`,
   `executor`, `runtime` ignored; `GraphModule` outputs flattened).

@@ -124,11 +124,61 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
         relax.transform.FuseTIR(),
         relax.transform.AttachAttrLayoutFreeBuffers(),
         ScheduleKernels(target),
-        relax.transform.SplitLayoutRewritePreproc(),
+        _split_layout_rewrite_preproc,
         fold.FoldWeightPacking(),
         *cpu.dataflow_lower_passes(target),
         *cpu.finalize_passes(target),
     ]
+
+
+@tvm.transform.module_pass(opt_level=0, name="SplitLayoutRewritePreprocIfMarked")
+def _split_layout_rewrite_preproc(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
+    """TVM's ``SplitLayoutRewritePreproc``, run only when a kernel has weights to pack.
+
+    TVM's pass fails an internal check on a kernel with no compute block (an extern kernel:
+    ``topk``, ``sort``, the vision ops), even when nothing is to be split; modules without
+    constant weights skip it.
+    """
+    marked = any(
+        isinstance(func, tirx.PrimFunc) and func.attrs and func.attrs.get("layout_free_buffers")
+        for func in mod.functions.values()
+    )
+    return relax.transform.SplitLayoutRewritePreproc()(mod) if marked else mod
+
+
+#: A Relax function attribute: name -> PrimFunc of the kernels its ``call_tir`` calls refer to
+#: (the Relay front end's TOPI-backed ops, whose function travels alone, without a module).
+PRIM_FUNCS_ATTR = "compile_engine_compat.prim_funcs"
+
+
+def attach_prim_funcs(mod: tvm.IRModule) -> tvm.IRModule:
+    """``mod`` with the PrimFuncs its Relax functions carry in :data:`PRIM_FUNCS_ATTR` added.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A Relax module, perhaps made by ``tvm.IRModule.from_expr(relay_func)``.
+
+    Returns
+    -------
+    tvm.IRModule
+        ``mod`` itself when nothing is carried; otherwise a new module holding the kernels under
+        the very GlobalVars the calls name, the attribute removed.
+    """
+    functions = dict(mod.functions.items())
+    names = {gvar.name_hint for gvar in functions}
+    changed = False
+    for gvar, func in list(functions.items()):
+        if not isinstance(func, relax.Function) or PRIM_FUNCS_ATTR not in (func.attrs or {}):
+            continue
+        carried = func.attrs[PRIM_FUNCS_ATTR]
+        for used in relax.analysis.all_global_vars(func):
+            if used.name_hint in carried and used.name_hint not in names:
+                functions[used] = carried[used.name_hint]
+                names.add(used.name_hint)
+        functions[gvar] = func.without_attr(PRIM_FUNCS_ATTR)
+        changed = True
+    return tvm.IRModule(functions, attrs=mod.attrs) if changed else mod
 
 
 def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
@@ -151,6 +201,7 @@ def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     -------
     tvm.relax.Executable
     """
+    mod = attach_prim_funcs(mod)
     if target.kind.name != "llvm":
         return tvm.compile(mod, target=target)
     with target:

@@ -30,13 +30,14 @@ from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
-from . import (  # Relay programs end to end: the importers and the Relay VM
+from . import (
     analysis,
     backend,
     expr,
     frontend,
     function,
     op,
+    printer,
     qnn,
     testing,
     to_relax,
@@ -48,15 +49,16 @@ from .analysis import free_vars
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
 from .function import Function
-from .op import image, nn
+from .op import annotation, image, nn, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .op.registry import UnsupportedRelayError
 from .param_dict import load_param_dict, save_param_dict
+from .printer import fromtext, parse, parse_expr
 from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
 
 # The expressions reach the op table and the emitter through this one connection.
-expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax)
+expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax, printer.astext)
 globals().update(namespace(""))
 
 __all__ = [
@@ -79,6 +81,7 @@ __all__ = [
     "UnsupportedRelayError",
     "Var",
     "analysis",
+    "annotation",
     "backend",
     "build",
     "build_config",
@@ -87,17 +90,22 @@ __all__ = [
     "expr",
     "free_vars",
     "frontend",
+    "fromtext",
     "function",
     "image",
     "load_param_dict",
     "nn",
     "op",
+    "parse",
+    "parse_expr",
+    "printer",
     "qnn",
     "save_param_dict",
     "testing",
     "transform",
     "ty",
     "var",
+    "vision",
     "vm",
 ]
 __all__ += sorted(namespace(""))

@@ -41,12 +41,15 @@ class Upper:
         ``to_relax(expr)``: the Relax function of an expression's free variables.
     function_to_relax : callable
         ``function_to_relax(func)``: the Relax function of a ``relay.Function``.
+    astext : callable
+        ``astext(node, show_meta_data)``: Relay's text of an expression (the printer).
     """
 
     def __init__(self) -> None:
         self.builder: Callable[[str], Callable[..., AnyT]] = _unconnected
         self.to_relax: Callable[[AnyT], AnyT] = _unconnected
         self.function_to_relax: Callable[[AnyT], AnyT] = _unconnected
+        self.astext: Callable[..., str] = _unconnected
 
 
 #: The one connection from the expressions up to the op table and the emitter.
@@ -57,11 +60,17 @@ def connect(
     builder: Callable[[str], Callable[..., AnyT]],
     to_relax: Callable[[AnyT], AnyT],
     function_to_relax: Callable[[AnyT], AnyT],
+    astext: Callable[..., str] | None = None,
 ) -> None:
-    """Give the expressions the op table's builders and the emitter (``relay/__init__`` only)."""
+    """Give the expressions the op table's builders, the emitter and the printer.
+
+    Called by ``relay/__init__`` only.
+    """
     UPPER.builder = builder
     UPPER.to_relax = to_relax
     UPPER.function_to_relax = function_to_relax
+    if astext is not None:
+        UPPER.astext = astext
 
 
 class Attrs:
@@ -135,11 +144,19 @@ class Expr:
         return UPPER.builder("cast")(self, dtype)
 
     def astext(self, show_meta_data: bool = True, annotate: AnyT = None) -> str:
-        """The Relax TVMScript of this expression as a function of its free variables.
+        """Relay's text of this expression (``#[version = "0.0.5"]``, ``%x``, attributes).
 
-        Relay's text format is gone; the Relax script is the honest text of what runs.
+        ``annotate`` (Relay's per-node comment hook) is not supported and ignored.
+        :meth:`script` prints the Relax function that runs.
         """
+        return UPPER.astext(self, show_meta_data)
+
+    def script(self) -> str:
+        """The Relax TVMScript of this expression, as a function of its free variables."""
         return str(UPPER.to_relax(self).script())
+
+    def __str__(self) -> str:
+        return self.astext()
 
     def __add__(self, other: AnyT) -> Call:
         return UPPER.builder("add")(self, _operand(other))
@@ -349,9 +366,9 @@ class TupleWrapper:
         """The underlying tuple-valued expression."""
         return self.tuple_value
 
-    def astext(self) -> str:
-        """The Relax text of the tuple expression."""
-        return self.tuple_value.astext()
+    def astext(self, show_meta_data: bool = True) -> str:
+        """Relay's text of the tuple expression."""
+        return self.tuple_value.astext(show_meta_data)
 
     def __getitem__(self, index: int) -> TupleGetItem:
         if not -self.size <= index < self.size:

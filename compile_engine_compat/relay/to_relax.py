@@ -17,6 +17,7 @@ from typing import Any
 import tvm
 from tvm import relax
 
+from compile_engine_compat.pipeline.module_build import PRIM_FUNCS_ATTR
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
 from .analysis import free_vars
@@ -287,7 +288,14 @@ def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
             with bb.dataflow():
                 out = emitter.output(body)
             bb.emit_func_output(out, emitter.relax_params(params))
-        return bb.get()[name]
+        mod = bb.get()
+    func = mod[name]
+    # Ops served by TOPI (call_te) add kernels to the builder's module: the function carries
+    # them, since it travels alone (tvm.IRModule.from_expr); the shim's builds attach them.
+    kernels = {
+        gvar.name_hint: f for gvar, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)
+    }
+    return func.with_attr(PRIM_FUNCS_ATTR, kernels) if kernels else func
 
 
 def function_to_relax(func: Function) -> relax.Function:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import algorithm, image, nn, op, reduce, strategy, tensor, transform
+from . import algorithm, annotation, image, nn, op, reduce, strategy, tensor, transform, vision
 from .op import (
     REFUSED_OPS,
     OpImplementation,
@@ -34,6 +34,7 @@ __all__ = [
     "OpStrategy",
     "UnsupportedRelayError",
     "algorithm",
+    "annotation",
     "get",
     "image",
     "nn",
@@ -43,6 +44,7 @@ __all__ = [
     "strategy",
     "tensor",
     "transform",
+    "vision",
 ]
 __all__ += sorted(namespace(""))
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import convert, normalize, type_relations
-from .registry import REQUIRED, OpRow, Refusal, builders
+from tvm import topi
+
+from . import convert, convert_te, normalize, type_relations
+from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
 
 def _convolutions() -> list[OpRow]:
@@ -97,6 +99,10 @@ def _convolutions() -> list[OpRow]:
     return rows
 
 
+#: Pools keep the input's layout: another ``out_layout`` is refused.
+_SAME_OUT_LAYOUT = Refusal("out_layout", lambda v: v in ("", None), "transpose the result")
+
+
 def _pools() -> list[OpRow]:
     """The max, average, global and adaptive pools."""
     rows = []
@@ -160,9 +166,7 @@ def _pools() -> list[OpRow]:
                 relax_op,
                 convert.global_pool(relax_op),
                 "relay.attrs.GlobalPool2DAttrs",
-                refusals=(
-                    Refusal("out_layout", lambda v: v in ("", None), "transpose the result"),
-                ),
+                refusals=(_SAME_OUT_LAYOUT,),
             )
         )
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
@@ -180,6 +184,18 @@ def _pools() -> list[OpRow]:
                 ),
                 f"relay.attrs.AdaptivePool{nd}DAttrs",
                 normalize={"output_size": normalize.ntuple(nd)},
+            )
+        )
+        # Relax has no adaptive max pool: TOPI's compute.
+        rows.append(
+            OpRow(
+                f"nn.adaptive_max_pool{nd}d",
+                ("data",),
+                (("output_size", None), ("layout", layout), ("out_layout", "")),
+                "topi.nn.adaptive_pool",
+                convert_te.adaptive_max_pool(nd),
+                f"relay.attrs.AdaptivePool{nd}DAttrs",
+                refusals=(_SAME_OUT_LAYOUT,),
             )
         )
     return rows
@@ -367,13 +383,62 @@ ROWS: tuple[OpRow, ...] = (
         convert.identity,
         "relay.attrs.DropoutAttrs",
     ),
+    OpRow(
+        "nn.deformable_conv2d",
+        ("data", "offset", "weight"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("deformable_groups", 1),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("data_layout", "NCHW"),
+            ("kernel_layout", "OIHW"),
+            ("out_layout", ""),
+            ("out_dtype", ""),
+        ),
+        "topi.nn.deformable_conv2d",
+        convert_te.deformable_conv2d,
+        "relay.attrs.DeformableConv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "kernel_size": normalize.ntuple(2),
+        },
+    ),
+    OpRow(
+        "nn.nll_loss",
+        ("predictions", "targets", "weights"),
+        (("reduction", "mean"), ("ignore_index", -100)),
+        "relax.nn.nll_loss",
+        convert.direct("relax.nn.nll_loss", reduction="reduction", ignore_index="ignore_index"),
+        "relay.attrs.NLLLossAttrs",
+    ),
+    OpRow(
+        "nn.space_to_batch_nd",
+        ("data",),
+        (("block_shape", REQUIRED), ("paddings", REQUIRED), ("pad_value", 0)),
+        "topi.nn.space_to_batch_nd",
+        convert_te.topi_call(
+            "space_to_batch_nd",
+            lambda a, t: topi.nn.space_to_batch_nd(
+                t[0],
+                list(a.block_shape),
+                [int(p[0]) for p in a.paddings],
+                [int(p[1]) for p in a.paddings],
+                float(a.pad_value),
+            ),
+        ),
+        "relay.attrs.SpaceToBatchNDAttrs",
+    ),
 )
 
 
 #: This family's ops with no Relax equivalent -> what to write instead.
 REFUSED: dict[str, str] = {
-    "nn.adaptive_max_pool2d": "Relax has no adaptive max pool: use relax.op.nn.max_pool2d "
-    "with computed windows, or relax.op.max over the spatial axes for output_size 1",
     "nn.conv3d_transpose": "use relax.op.nn.conv3d_transpose with a relax.BlockBuilder",
     "nn.lrn": "Relax has no lrn: compose it from relax.op.power, relax.op.sum and relax.op.divide",
     "nn.l2_normalize": "compose relax.op.sqrt(relax.op.sum(x * x, axis)) and relax.op.divide",
@@ -381,6 +446,10 @@ REFUSED: dict[str, str] = {
     "nn.space_to_depth": "use relax.op.reshape and relax.op.permute_dims",
     "nn.depth_to_space": "use relax.op.reshape and relax.op.permute_dims",
     "nn.contrib_conv2d_winograd_without_weight_transform": "use relax.op.nn.conv2d",
+    # TVM 0.27's topi.nn.batch_to_space_nd kills the interpreter on any input (an FFI type
+    # error inside TVM), so it is refused rather than called.
+    "nn.batch_to_space_nd": "TVM 0.27's TOPI compute for it crashes: compose relax.op.reshape, "
+    "permute_dims and strided_slice",
 }
 
 BUILDERS = builders(ROWS, REFUSED)
@@ -389,5 +458,7 @@ __all__ = sorted(BUILDERS)
 
 if TYPE_CHECKING:
     # The builders are made from the rows, so a type checker cannot see them: to it, every
-    # other name here is a builder (at runtime an unknown name still raises AttributeError).
+    # other name here is a builder (at runtime an unknown name is refused, naming it).
     def __getattr__(name: str) -> Callable[..., Any]: ...
+else:
+    __getattr__ = missing_op("nn", __name__)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from . import algorithm, image, nn, reduce, tensor, transform
+from . import algorithm, annotation, image, nn, reduce, tensor, transform, vision
 from .op_strategy import (
     OpImplementation,
     OpSpecialization,
@@ -34,7 +34,16 @@ __all__ = [
 ]
 
 #: The op families, each a module of ``ROWS``, ``REFUSED`` and the ``BUILDERS`` made of them.
-FAMILIES: tuple[ModuleType, ...] = (tensor, transform, reduce, algorithm, nn, image)
+FAMILIES: tuple[ModuleType, ...] = (
+    tensor,
+    transform,
+    reduce,
+    algorithm,
+    nn,
+    image,
+    vision,
+    annotation,
+)
 
 #: Relay op name -> row. The single source of the Relay front end's ops.
 OP_TABLE: dict[str, OpRow] = {row.name: row for family in FAMILIES for row in family.ROWS}

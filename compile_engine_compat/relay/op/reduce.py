@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import convert
+from . import convert, convert_te
 from .registry import OpRow, Refusal, builders
 
 #: What every reduction takes besides its data.
@@ -54,6 +54,17 @@ ROWS: tuple[OpRow, ...] = (
             ),
         )
         for n in ("argmax", "argmin")
+    ),
+    *(
+        OpRow(
+            n,
+            ("data",),
+            REDUCE_ATTRS,
+            f"topi.{n}",
+            convert_te.te_reduce(n),
+            "relay.attrs.ReduceAttrs",
+        )
+        for n in ("all", "any")
     ),
 )
 

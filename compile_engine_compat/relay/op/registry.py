@@ -29,11 +29,13 @@ from .op_strategy import strategy_function
 __all__ = [
     "REQUIRED",
     "Emit",
+    "MissingRelayOpError",
     "OpRow",
     "Refusal",
     "RelayOp",
     "UnsupportedRelayError",
     "builders",
+    "missing_op",
     "refused_message",
     "relay_op",
 ]
@@ -41,6 +43,14 @@ __all__ = [
 
 class UnsupportedRelayError(NotImplementedError):
     """A Relay op or attribute value with no Relax equivalent; the message names the way out."""
+
+
+class MissingRelayOpError(UnsupportedRelayError, AttributeError):
+    """A Relay op name this front end does not serve, asked for as a module attribute.
+
+    Also an ``AttributeError``, so ``hasattr(relay.nn, name)`` and ``getattr(..., default)``
+    keep working; the message names the op and what to do instead.
+    """
 
 
 #: The default of a required attribute.
@@ -304,3 +314,27 @@ def builders(
     for name, replacement in (refused or {}).items():
         out[name.rsplit(".", 1)[-1]] = _refused_builder(name, replacement)
     return out
+
+
+def missing_op(prefix: str, module: str) -> Callable[[str], Any]:
+    """The module ``__getattr__`` of an op family: an unknown op name is refused, naming it.
+
+    Parameters
+    ----------
+    prefix : str
+        The family's namespace under ``relay`` (``"nn"``, ``"image"``; ``""`` for the top).
+    module : str
+        The module's name, for the message of underscore names (a plain ``AttributeError``).
+    """
+
+    def getattr_(name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        op_name = f"{prefix}.{name}" if prefix else name
+        raise MissingRelayOpError(
+            f"Relay op {op_name!r} is not served by the compile-engine-compat front end (TVM "
+            f"0.27 has no Relax or TOPI form of it that it maps): write it with relax.op or "
+            f"BlockBuilder.call_te, or register it in {module}"
+        )
+
+    return getattr_

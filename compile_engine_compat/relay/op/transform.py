@@ -6,7 +6,9 @@ Reshapes, slices, gathers and scatters, casts and fills (``relay.reshape``,
 
 from __future__ import annotations
 
-from . import convert, normalize
+from tvm import topi
+
+from . import convert, convert_te, normalize
 from .registry import REQUIRED, OpRow, Refusal, builders
 
 _PLAIN_LAYOUTS_ONLY = (
@@ -265,6 +267,132 @@ ROWS: tuple[OpRow, ...] = (
             Refusal("dst_layout", normalize.plain_layout, _PLAIN_LAYOUTS_ONLY),
             Refusal("src_layout", normalize.plain_layout, _PLAIN_LAYOUTS_ONLY),
         ),
+    ),
+    OpRow(
+        "collapse_sum_like",
+        ("data", "collapse_type"),
+        (),
+        "relax.collapse_sum_like",
+        convert.direct("relax.collapse_sum_like"),
+    ),
+    OpRow(
+        "collapse_sum_to",
+        ("data",),
+        (("shape", REQUIRED),),
+        "relax.collapse_sum_to",
+        convert.direct("relax.collapse_sum_to", shape=lambda a, _: list(a.shape)),
+        "relay.attrs.InitOpAttrs",
+        normalize={"shape": normalize.static_ints("shape")},
+    ),
+    OpRow(
+        "broadcast_to_like",
+        ("data", "broadcast_type"),
+        (),
+        "relax.broadcast_to",
+        convert_te.broadcast_to_like,
+    ),
+    OpRow(
+        "slice_like",
+        ("data", "shape_like"),
+        (("axes", None),),
+        "relax.strided_slice",
+        convert_te.slice_like,
+        "relay.attrs.SliceLikeAttrs",
+        normalize={"axes": normalize.int_list},
+    ),
+    OpRow(
+        "reverse_reshape",
+        ("data",),
+        (("newshape", REQUIRED),),
+        "relax.reshape",
+        convert_te.reverse_reshape,
+        "relay.attrs.ReshapeAttrs",
+    ),
+    OpRow(
+        "sequence_mask",
+        ("data", "valid_length"),
+        (("mask_value", 0), ("axis", 0)),
+        "topi.sequence_mask",
+        convert_te.topi_call(
+            "sequence_mask",
+            lambda a, t: topi.sequence_mask(t[0], t[1], float(a.mask_value), int(a.axis)),
+        ),
+        "relay.attrs.SequenceMaskAttrs",
+    ),
+    OpRow(
+        "matrix_set_diag",
+        ("data", "diagonal"),
+        (("k", 0), ("align", "RIGHT_LEFT")),
+        "topi.matrix_set_diag",
+        convert_te.topi_call(
+            "matrix_set_diag",
+            lambda a, t: topi.matrix_set_diag(
+                t[0], t[1], a.k if isinstance(a.k, int) else tuple(a.k), a.align
+            ),
+        ),
+        "relay.attrs.MatrixSetDiagAttrs",
+    ),
+    OpRow(
+        "searchsorted",
+        ("sorted_sequence", "values"),
+        (("right", False), ("dtype", "int32")),
+        "(a TE count)",
+        convert_te.searchsorted,
+        "relay.attrs.SearchSortedAttrs",
+        normalize={"dtype": normalize.dtype},
+    ),
+    OpRow(
+        "shape_of",
+        ("data",),
+        (("dtype", "int32"),),
+        "relax.shape_of",
+        convert_te.shape_of,
+        "relay.attrs.ShapeOfAttrs",
+        normalize={"dtype": normalize.dtype},
+    ),
+    OpRow(
+        "ndarray_size",
+        ("data",),
+        (("dtype", "int32"),),
+        "(a constant: the element count)",
+        convert_te.ndarray_size,
+        "relay.attrs.NdarraySizeAttrs",
+        normalize={"dtype": normalize.dtype},
+    ),
+    OpRow(
+        "trilu",
+        ("data",),
+        (("k", REQUIRED), ("upper", True)),
+        "relax.triu",
+        convert_te.trilu,
+        "relay.attrs.TriluAttrs",
+        normalize={"k": normalize.scalar_value},
+    ),
+    OpRow(
+        "unravel_index",
+        ("indices", "shape"),
+        (),
+        "topi.unravel_index",
+        convert_te.topi_call("unravel_index", lambda a, t: topi.unravel_index(t[0], t[1])),
+    ),
+    OpRow(
+        "reverse_sequence",
+        ("data", "seq_lengths"),
+        (("seq_axis", 1), ("batch_axis", 0)),
+        "topi.reverse_sequence",
+        convert_te.topi_call(
+            "reverse_sequence",
+            lambda a, t: topi.reverse_sequence(t[0], t[1], int(a.seq_axis), int(a.batch_axis)),
+        ),
+        "relay.attrs.ReverseSequenceAttrs",
+    ),
+    OpRow(
+        "scatter_nd",
+        ("data", "indices", "updates"),
+        (("mode", "update"),),
+        "relax.scatter_nd",
+        convert_te.scatter_nd,
+        "relay.attrs.ScatterNDAttrs",
     ),
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import tvm.topi.testing as ref
 from tvm import relax
 
 from compile_engine_compat.relay.op import nn
@@ -157,6 +158,37 @@ CASES: dict[str, Case] = {
         lambda x: x.repeat(2, axis=2).repeat(2, axis=3),
     ),
     "nn.dropout": unary(lambda x: x),
+    "nn.deformable_conv2d": Case(
+        [X4, data((1, 18, 4, 4), kind="unit"), data((5, 4, 3, 3))],
+        {"kernel_size": (3, 3), "channels": 5},
+        lambda x, off, w: ref.deformable_conv2d_nchw_python(
+            x, off, w, (1, 1), (0, 0), (1, 1), 1, 1
+        ),
+        rtol=1e-4,
+    ),
+    "nn.nll_loss": Case(
+        [data((3, 5)), np.array([0, 2, 4], "int64"), data((5,), kind="pos")],
+        {},
+        lambda p, t, w: ref.nll_loss(p, t, w, "mean", -100),
+        rtol=1e-4,
+    ),
+    "nn.adaptive_max_pool2d": Case(
+        [X4], {"output_size": (3, None)}, lambda x: ref.adaptive_pool(x, (3, 6), "max", "NCHW")
+    ),
+    "nn.adaptive_max_pool3d": Case(
+        [data((1, 2, 4, 4, 4))],
+        {"output_size": 2},
+        lambda x: ref.adaptive_pool(x, (2, 2, 2), "max", "NCDHW"),
+    ),
+    "nn.adaptive_max_pool1d": Case(
+        [data((1, 3, 8))], {"output_size": 3}, lambda x: ref.adaptive_pool(x, (3,), "max", "NCW")
+    ),
+    "nn.space_to_batch_nd": Case(
+        [data((1, 4, 4, 2))],
+        {"block_shape": [2, 2], "paddings": [[0, 0], [0, 0]]},
+        # (TVM's space_to_batch_nd_python calls NumPy 2's removed reshape(newshape=).)
+        lambda x: x.reshape(1, 2, 2, 2, 2, 2).transpose(2, 4, 0, 1, 3, 5).reshape(4, 2, 2, 2),
+    ),
 }
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(nn, CASES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import tvm.topi.testing as ref
 
 from compile_engine_compat.relay.op import transform
 
@@ -75,6 +76,59 @@ CASES: dict[str, Case] = {
     "layout_transform": Case(
         [X4], {"src_layout": "NCHW", "dst_layout": "NHWC"}, lambda x: x.transpose(0, 2, 3, 1)
     ),
+    "collapse_sum_like": Case(
+        [data((2, 3, 4)), data((3, 1))], {}, lambda x, y: x.sum(0).sum(1, keepdims=True), rtol=1e-4
+    ),
+    "collapse_sum_to": Case(
+        [data((2, 3, 4))], {"shape": (3, 1)}, lambda x: x.sum(0).sum(1, keepdims=True), rtol=1e-4
+    ),
+    "broadcast_to_like": Case(
+        [data((3, 1)), data((2, 3, 4))], {}, lambda x, y: np.broadcast_to(x, y.shape)
+    ),
+    "slice_like": Case(
+        [data((4, 5, 6)), data((2, 3, 4))], {"axes": (1, 2)}, lambda x, y: x[:, :3, :4]
+    ),
+    # Relay's documented example: (10, 5, 4) with (-1, 0) is (50, 4), codes read from the right
+    # (reshape gives (40, 5)).
+    "reverse_reshape": Case([data((10, 5, 4))], {"newshape": (-1, 0)}, lambda x: x.reshape(50, 4)),
+    "sequence_mask": Case(
+        [data((3, 2, 4)), np.array([1, 3], "int32")],
+        {"mask_value": -1.0},
+        lambda x, n: ref.sequence_mask(x, n, -1.0, 0),
+    ),
+    "matrix_set_diag": Case(
+        [data((2, 4, 4)), data((2, 4))], {}, lambda x, d: ref.matrix_set_diag(x, d)
+    ),
+    "searchsorted": Case(
+        [np.sort(data((2, 5)), axis=1), data((2, 3))],
+        {"right": True},
+        lambda s, v: ref.searchsorted_ref(s, v, True, "int32"),
+    ),
+    "shape_of": Case([data((2, 3))], {}, lambda x: np.array(x.shape, "int32")),
+    "ndarray_size": Case([data((2, 3))], {"dtype": "int64"}, lambda x: np.array(6, "int64")),
+    "trilu": Case([data((3, 4))], {"k": 1, "upper": False}, lambda x: np.tril(x, 1)),
+    "unravel_index": Case(
+        [np.array([5, 11], "int32"), np.array([3, 4], "int32")],
+        {},
+        lambda i, s: np.stack(np.unravel_index(i, (3, 4))).astype("int32"),
+    ),
+    "reverse_sequence": Case(
+        [data((3, 4)), np.array([1, 2, 4], "int32")],
+        {"seq_axis": 1, "batch_axis": 0},
+        lambda x, n: np.stack([np.concatenate([r[:k][::-1], r[k:]]) for r, k in zip(x, n)]),
+    ),
+    # Relay's indices put the index tuple first: points (0, 1) and (2, 3).
+    "scatter_nd": Case(
+        [data((3, 4)), np.array([[0, 2], [1, 3]], "int64"), data((2,))],
+        {},
+        lambda x, i, u: _scatter_nd(x, i, u),
+    ),
 }
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(transform, CASES)
+
+
+def _scatter_nd(x: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    out[tuple(indices)] = updates
+    return out

@@ -1,0 +1,30 @@
+"""``relay.annotation`` (also ``relay.op.annotation``): Relay's annotations, as table rows.
+
+``checkpoint`` marked a value for recomputation in Relay's gradient pass; at inference it is the
+value itself, which is what it becomes here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import convert
+from .registry import OpRow, builders, missing_op
+
+ROWS: tuple[OpRow, ...] = (
+    OpRow("annotation.checkpoint", ("data",), (), "identity", convert.identity),
+)
+
+#: None: the other annotations (on_device, compiler_begin) are refused by name.
+REFUSED: dict[str, str] = {}
+
+BUILDERS = builders(ROWS, REFUSED)
+globals().update(BUILDERS)
+__all__ = sorted(BUILDERS)
+
+if TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Callable[..., Any]: ...
+else:
+    __getattr__ = missing_op("annotation", __name__)

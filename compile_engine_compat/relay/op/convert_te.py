@@ -1,0 +1,302 @@
+"""Emit functions of the rows that Relax has no op for: TOPI computes through ``call_te``.
+
+Where TVM 0.27's Relax lacks a Relay op (``image.resize1d``, ``nn.deformable_conv2d``,
+``searchsorted``...), TOPI still has its compute: :func:`topi_call` emits it as a
+``call_tir`` of the TE function, the way ``relax.BlockBuilder.call_te`` does for hand-written
+code. The rest of this module are the conversions of the level-6/10 and vision rows that are
+compositions of Relax ops (``shape_of`` of a static shape, ``slice_like``, ``reverse_reshape``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from tvm import relax, te, tirx, topi
+
+from ..expr import Attrs
+from .convert import normalized_axes, reshape_shape, static_shape, unset_to_none
+from .registry import Emit, UnsupportedRelayError
+
+__all__ = [
+    "adaptive_max_pool",
+    "broadcast_to_like",
+    "crop_and_resize",
+    "deformable_conv2d",
+    "dilation2d",
+    "ndarray_size",
+    "non_max_suppression",
+    "relax_scalar",
+    "resize1d",
+    "reverse_reshape",
+    "scatter_nd",
+    "searchsorted",
+    "shape_of",
+    "slice_like",
+    "te_reduce",
+    "topi_call",
+    "trilu",
+]
+
+
+def topi_call(name: str, compute: Callable[[Attrs, list[Any]], Any]) -> Emit:
+    """Emit ``compute(attrs, te_tensors)`` as one ``call_tir`` named ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The PrimFunc's name hint (the Relay op's short name).
+    compute : callable
+        ``compute(attrs, te_inputs) -> te.Tensor`` (or a list of them), usually a TOPI call.
+    """
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        def fn(*tensors: Any) -> Any:
+            return compute(attrs, list(tensors))
+
+        fn.__name__ = name
+        return bb.call_te(fn, *args, primfunc_name_hint=name)
+
+    return emit
+
+
+def _roi(attrs: Attrs, size: int) -> tuple[float, ...]:
+    """Relay's ``roi`` default: zeros (only read by ``tf_crop_and_resize``)."""
+    return (0.0,) * size if attrs.roi is None else tuple(float(r) for r in attrs.roi)
+
+
+resize1d = topi_call(
+    "resize1d",
+    lambda a, t: topi.image.resize1d(
+        t[0],
+        _roi(a, 2),
+        [int(s) for s in a.size],
+        a.layout,
+        a.method,
+        a.coordinate_transformation_mode,
+        a.rounding_method,
+        float(a.cubic_alpha),
+        int(a.cubic_exclude),
+        float(a.extrapolation_value),
+        unset_to_none(a.out_dtype),
+    ),
+)
+
+
+def resize3d(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``image.resize3d``: Relax's, with Relay's ``roi`` default."""
+    return relax.op.image.resize3d(
+        args[0],
+        tuple(int(s) for s in attrs.size),
+        roi=_roi(attrs, 6),
+        layout=attrs.layout,
+        method=attrs.method,
+        coordinate_transformation_mode=attrs.coordinate_transformation_mode,
+        rounding_method=attrs.rounding_method,
+        cubic_alpha=float(attrs.cubic_alpha),
+        cubic_exclude=int(attrs.cubic_exclude),
+        extrapolation_value=float(attrs.extrapolation_value),
+        out_dtype=unset_to_none(attrs.out_dtype),
+    )
+
+
+crop_and_resize = topi_call(
+    "crop_and_resize",
+    lambda a, t: topi.image.crop_and_resize(
+        t[0],
+        t[1],
+        t[2],
+        [int(s) for s in a.crop_size],
+        a.layout,
+        a.method,
+        float(a.extrapolation_value),
+        unset_to_none(a.out_dtype),
+    ),
+)
+
+
+def _dilation2d(attrs: Attrs, t: list[Any]) -> Any:
+    layouts = {
+        ("NCHW", "IHW"): topi.image.dilation2d_nchw,
+        ("NHWC", "HWI"): topi.image.dilation2d_nhwc,
+    }
+    fn = layouts.get((attrs.data_layout, attrs.kernel_layout))
+    if fn is None:
+        raise UnsupportedRelayError(
+            f"relay.image.dilation2d(data_layout={attrs.data_layout!r}, kernel_layout="
+            f"{attrs.kernel_layout!r}): only NCHW/IHW and NHWC/HWI have a TOPI compute"
+        )
+    return fn(
+        t[0],
+        t[1],
+        list(attrs.strides),
+        list(attrs.padding),
+        list(attrs.dilations),
+        unset_to_none(attrs.out_dtype) or t[0].dtype,
+    )
+
+
+dilation2d = topi_call("dilation2d", _dilation2d)
+
+
+def _deformable_conv2d(attrs: Attrs, t: list[Any]) -> Any:
+    computes = {
+        ("NCHW", "OIHW"): topi.nn.deformable_conv2d_nchw,
+        ("NHWC", "HWIO"): topi.nn.deformable_conv2d_nhwc,
+    }
+    fn = computes.get((attrs.data_layout, attrs.kernel_layout))
+    if fn is None or attrs.out_layout not in ("", attrs.data_layout):
+        raise UnsupportedRelayError(
+            f"relay.nn.deformable_conv2d(data_layout={attrs.data_layout!r}, kernel_layout="
+            f"{attrs.kernel_layout!r}, out_layout={attrs.out_layout!r}): only NCHW/OIHW and "
+            "NHWC/HWIO have a TOPI compute"
+        )
+    return fn(
+        t[0],
+        t[1],
+        t[2],
+        list(attrs.strides),
+        list(attrs.padding),
+        list(attrs.dilation),
+        int(attrs.deformable_groups),
+        int(attrs.groups),
+        unset_to_none(attrs.out_dtype) or t[0].dtype,
+    )
+
+
+deformable_conv2d = topi_call("deformable_conv2d", _deformable_conv2d)
+
+
+def te_reduce(name: str) -> Emit:
+    """``all``/``any``: TOPI's reductions, with Relay's ``exclude``."""
+    fn = getattr(topi, name)
+
+    def compute(attrs: Attrs, t: list[Any]) -> Any:
+        ndim = len(t[0].shape)
+        axes = None if attrs.axis is None else [a % ndim for a in _as_list(attrs.axis)]
+        if attrs.exclude:
+            axes = [a for a in range(ndim) if a not in (axes or [])]
+        return fn(t[0], axes, bool(attrs.keepdims))
+
+    return topi_call(name, compute)
+
+
+def _as_list(value: Any) -> list[int]:
+    return [int(value)] if isinstance(value, int | np.integer) else [int(v) for v in value]
+
+
+def shape_of(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``shape_of``: Relay's is a tensor of ``dtype`` (a constant for a static shape)."""
+    shape = static_shape(args[0])
+    if all(isinstance(d, int) for d in shape):
+        return relax.const(np.array(shape, dtype=attrs.dtype), attrs.dtype)
+    tensor = bb.emit(relax.op.shape_to_tensor(relax.op.shape_of(args[0])))
+    return relax.op.astype(tensor, attrs.dtype)
+
+
+def ndarray_size(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``ndarray_size``: the element count, a 0-d tensor of ``dtype`` (static shapes)."""
+    shape = static_shape(args[0])
+    if not all(isinstance(d, int) for d in shape):
+        raise UnsupportedRelayError(
+            "relay.ndarray_size of a dynamic shape: use relax.op.shape_of and multiply"
+        )
+    return relax.const(np.array(int(np.prod(shape)), dtype=attrs.dtype), attrs.dtype)
+
+
+def broadcast_to_like(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``broadcast_to_like``: ``broadcast_to`` the other's (static) shape."""
+    return relax.op.broadcast_to(args[0], static_shape(args[1]))
+
+
+def slice_like(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``slice_like``: slice ``data`` from 0 to ``shape_like``'s extent on ``axes`` (all: None)."""
+    like = static_shape(args[1])
+    axes = normalized_axes(args[1], attrs.axes)
+    if axes is None:
+        axes = list(range(min(len(like), len(static_shape(args[0])))))
+    return relax.op.strided_slice(args[0], axes, [0] * len(axes), [like[a] for a in axes])
+
+
+def reverse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``reverse_reshape``: Relay's shape codes, read from the right."""
+    codes = _as_list(attrs.newshape)
+    shape = static_shape(args[0])
+    if -4 in codes:
+        raise UnsupportedRelayError("relay.reverse_reshape with code -4: use relay.reshape")
+    out = reshape_shape(shape[::-1], codes[::-1], False)[::-1]
+    return relax.op.reshape(args[0], out)
+
+
+def non_max_suppression(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``vision.non_max_suppression``: Relax's, its thresholds given as attributes."""
+    return relax.op.vision.non_max_suppression(
+        args[0],
+        args[1],
+        args[2],
+        max_output_size=int(attrs.max_output_size),
+        iou_threshold=float(attrs.iou_threshold),
+        force_suppress=bool(attrs.force_suppress),
+        top_k=int(attrs.top_k),
+        coord_start=int(attrs.coord_start),
+        score_index=int(attrs.score_index),
+        id_index=int(attrs.id_index),
+        return_indices=bool(attrs.return_indices),
+        invalid_to_bottom=bool(attrs.invalid_to_bottom),
+    )
+
+
+def relax_scalar(value: Any, dtype: str) -> Any:
+    """A Relay scalar attribute as the 0-d Relax constant a Relax op takes as an input."""
+    return relax.const(value, dtype)
+
+
+def _searchsorted(attrs: Attrs, t: list[Any]) -> Any:
+    # TOPI's searchsorted is an extern (ir_builder) kernel, which the shim's module pipeline
+    # cannot schedule; as a count it is a plain reduction: the position of v in a sorted row is
+    # the number of entries below it (left), or not above it (right).
+    seq, values = t
+    width = seq.shape[-1]
+    j = te.reduce_axis((0, width), "j")
+
+    def count(*idx: Any) -> Any:
+        row = [*idx[: len(seq.shape) - 1], j] if len(seq.shape) > 1 else [j]
+        below = seq[tuple(row)] <= values[idx] if attrs.right else seq[tuple(row)] < values[idx]
+        return te.sum(tirx.Cast(attrs.dtype, below), axis=j)
+
+    return te.compute(values.shape, count, name="searchsorted")
+
+
+searchsorted = topi_call("searchsorted", _searchsorted)
+
+
+def scatter_nd(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``scatter_nd``: Relay puts the index tuple first, Relax (as ONNX) last."""
+    data, indices, updates = args
+    rank = len(static_shape(indices))
+    if rank > 1:
+        indices = bb.emit(relax.op.permute_dims(indices, [*range(1, rank), 0]))
+    if indices.ty.dtype != "int64":
+        indices = bb.emit(relax.op.astype(indices, "int64"))
+    return relax.op.scatter_nd(data, indices, updates, attrs.mode)
+
+
+def trilu(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``trilu(data, k, upper)``: Relax's ``triu``/``tril``."""
+    fn = relax.op.triu if attrs.upper else relax.op.tril
+    return fn(args[0], int(attrs.k))
+
+
+def adaptive_max_pool(nd: int) -> Emit:
+    """``nn.adaptive_max_pool{1,2,3}d``: TOPI's adaptive pool; a None size keeps the input's."""
+    compute = {1: topi.nn.adaptive_pool1d, 2: topi.nn.adaptive_pool, 3: topi.nn.adaptive_pool3d}[nd]
+
+    def pool(attrs: Attrs, t: list[Any]) -> Any:
+        spatial = [t[0].shape[attrs.layout.index(c)] for c in "DHW"[3 - nd :]]
+        size = attrs.output_size
+        sizes = [size] * nd if size is None or isinstance(size, int | np.integer) else list(size)
+        out = [dim if s is None else int(s) for s, dim in zip(sizes, spatial)]
+        return compute(t[0], out, "max", attrs.layout)
+
+    return topi_call(f"adaptive_max_pool{nd}d", pool)

@@ -1,0 +1,13 @@
+"""Relay's text format: :func:`astext` prints the front end's nodes, :func:`fromtext` reads them.
+
+``expr.astext()`` / ``str(expr)`` print Relay's text (``#[version = "0.0.5"]``); the Relax
+function that runs prints with ``expr.script()``. ``relay.fromtext`` / ``relay.parse`` /
+``relay.parse_expr`` read that text back for the ops of the front end's table.
+"""
+
+from __future__ import annotations
+
+from .parser import fromtext, parse, parse_expr
+from .printer import VERSION_HEADER, astext
+
+__all__ = ["VERSION_HEADER", "astext", "fromtext", "parse", "parse_expr"]

@@ -1,0 +1,397 @@
+"""Relay's text format read back: ``relay.fromtext`` / ``relay.parse`` / ``relay.parse_expr``.
+
+Reads what :mod:`.printer` prints (and what Relay printed, for the ops of the front end's
+table): ``def @name(...) { ... }`` functions, ``fn`` literals, ``free_var`` declarations,
+``%n = ...;`` and ``let`` bindings, op calls with keyword attributes, tuples and ``%t.0``,
+``Tensor[(1, ?), float32]`` types and scalar constants (``1f``, ``2i64``, ``True``). What it does
+not serve (``meta[...]`` tensor constants, ADTs, ``match``, ``if``, references) is refused with a
+``SyntaxError`` naming the construct and where it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from ..expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, Var, const
+from ..function import Function
+from ..op.op import OP_TABLE, builder
+from ..op.registry import UnsupportedRelayError
+from ..ty import Any as AnyDim
+from ..ty import TensorType, TupleType, Type
+
+__all__ = ["fromtext", "parse", "parse_expr"]
+
+_TOKEN = re.compile(
+    r"""
+    (?P<space>\s+|//[^\n]*|/\*.*?\*/|\#\[[^\]]*\])
+  | (?P<number>-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?:f16|f32|f64|f|i64|i32|i16|i8|u8)?)
+  | (?P<string>"[^"]*")
+  | (?P<local>%[A-Za-z_0-9][A-Za-z0-9_]*)
+  | (?P<global>@[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_.]*)
+  | (?P<arrow>->)
+  | (?P<punct>[()\[\]{},;=:.?])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+#: Constructs of Relay's text this reader does not serve -> why.
+_REFUSED_WORDS = {
+    "meta": "meta[...] tensor constants are not read back: build them with relay.const",
+    "match": "ADT matching is not mapped (see relay.REMOVED['Match'])",
+    "if": "Relay control flow in text is not read back: build relay.If in Python",
+    "ref": "Relay references are not mapped",
+    "type": "ADT type definitions are not mapped",
+}
+
+#: Suffix of a scalar constant -> its dtype.
+_SUFFIX_DTYPE = {
+    "f": "float32",
+    "f32": "float32",
+    "f16": "float16",
+    "f64": "float64",
+    "i64": "int64",
+    "i32": "int32",
+    "i16": "int16",
+    "i8": "int8",
+    "u8": "uint8",
+}
+
+
+@dataclass
+class _Token:
+    kind: str
+    text: str
+    pos: int
+
+
+def _tokens(source: str) -> list[_Token]:
+    out = []
+    pos = 0
+    while pos < len(source):
+        m = _TOKEN.match(source, pos)
+        if m is None:
+            raise SyntaxError(f"relay text: unexpected {source[pos : pos + 20]!r} at {pos}")
+        if m.lastgroup != "space":
+            out.append(_Token(m.lastgroup or "", m.group(), pos))
+        pos = m.end()
+    out.append(_Token("end", "", pos))
+    return out
+
+
+def _number(text: str) -> tuple[Any, str]:
+    """A numeric token as (Python value, dtype)."""
+    m = re.fullmatch(r"(-?[\d.eE+-]+?)(f16|f32|f64|f|i64|i32|i16|i8|u8)?", text)
+    assert m is not None
+    body, suffix = m.group(1), m.group(2)
+    if suffix is None:
+        is_float = any(c in body for c in ".eE")
+        return (float(body), "float32") if is_float else (int(body), "int32")
+    dtype = _SUFFIX_DTYPE[suffix]
+    return (float(body) if dtype.startswith("float") else int(body)), dtype
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.toks = _tokens(source)
+        self.i = 0
+        self.scope: dict[str, Expr] = {}
+        self.globals: dict[str, Function] = {}
+        self.dims: dict[str, Any] = {}
+
+    # -- tokens
+    @property
+    def tok(self) -> _Token:
+        return self.toks[self.i]
+
+    def error(self, what: str) -> SyntaxError:
+        return SyntaxError(f"relay text: {what} at offset {self.tok.pos} ({self.tok.text!r})")
+
+    def take(self, text: str | None = None, kind: str | None = None) -> _Token:
+        tok = self.tok
+        if (text is not None and tok.text != text) or (kind is not None and tok.kind != kind):
+            raise self.error(f"expected {text or kind}")
+        self.i += 1
+        return tok
+
+    def accept(self, text: str) -> bool:
+        if self.tok.text == text and self.tok.kind != "string":
+            self.i += 1
+            return True
+        return False
+
+    # -- program
+    def program(self) -> tvm.IRModule | Expr:
+        if self.tok.text == "def":
+            while self.accept("def"):
+                name = self.take(kind="global").text[1:]
+                self.globals[name] = self.function_rest()
+            self.take(kind="end")
+            if "main" not in self.globals:
+                raise SyntaxError("relay text: no def @main")
+            return tvm.IRModule.from_expr(self.globals["main"])
+        while self.accept("free_var"):
+            v = self.param()
+            self.scope[v.name_hint] = v
+            self.take(";")
+        body = self.body()
+        self.take(kind="end")
+        return body
+
+    def function_rest(self) -> Function:
+        self.take("(")
+        saved = dict(self.scope)
+        params = []
+        while not self.accept(")"):
+            params.append(self.param())
+            self.scope[params[-1].name_hint] = params[-1]
+            if not self.accept(","):
+                self.take(")")
+                break
+        ret = self.type_() if self.accept("->") else None
+        self.take("{")
+        body = self.body()
+        self.take("}")
+        self.scope = saved
+        return Function(params, body, ret)
+
+    def param(self) -> Var:
+        name = self.take(kind="local").text[1:]
+        ty = self.type_() if self.accept(":") else None
+        return Var(name, ty)
+
+    def body(self) -> Expr:
+        while True:
+            if self.tok.kind == "local" and self.toks[self.i + 1].text == "=":
+                name = self.take().text[1:]
+                self.take("=")
+                self.scope[name] = self.expr()
+                self.take(";")
+            elif self.accept("let"):
+                v = self.param()
+                self.take("=")
+                value = self.expr()
+                self.take(";")
+                self.scope[v.name_hint] = v
+                return Let(v, value, self.body())
+            else:
+                return self.expr()
+
+    # -- expressions
+    def expr(self) -> Expr:
+        node = self.primary()
+        while self.tok.text == "." and self.toks[self.i + 1].kind == "number":
+            self.take(".")
+            node = TupleGetItem(node, int(self.take().text))
+        return node
+
+    def primary(self) -> Expr:
+        tok = self.tok
+        if tok.kind == "local":
+            self.i += 1
+            if tok.text[1:] not in self.scope:
+                raise SyntaxError(f"relay text: {tok.text} is not defined (offset {tok.pos})")
+            node = self.scope[tok.text[1:]]
+            return self.call_rest(node) if self.tok.text == "(" else node
+        if tok.kind == "global":
+            self.i += 1
+            if tok.text[1:] not in self.globals:
+                raise SyntaxError(f"relay text: {tok.text} is not defined before its use")
+            return self.call_rest(self.globals[tok.text[1:]])
+        if tok.kind == "number":
+            self.i += 1
+            value, dtype = _number(tok.text)
+            return const(value, dtype)
+        if tok.text in ("True", "False"):
+            self.i += 1
+            return const(tok.text == "True", "bool")
+        if self.accept("("):
+            fields = []
+            trailing = False
+            while not self.accept(")"):
+                fields.append(self.expr())
+                trailing = self.accept(",")
+                if not trailing:
+                    self.take(")")
+                    break
+            return fields[0] if len(fields) == 1 and not trailing else Tuple(fields)
+        if tok.text == "fn":
+            self.i += 1
+            return self.function_rest()
+        if tok.kind == "name":
+            if tok.text in _REFUSED_WORDS:
+                raise self.error(_REFUSED_WORDS[tok.text])
+            self.i += 1
+            return self.op_call(tok.text)
+        raise self.error("expected an expression")
+
+    def call_rest(self, func: Any) -> Expr:
+        args, attrs = self.arguments()
+        if attrs:
+            raise self.error("a function call takes no attributes")
+        return Call(func, args)
+
+    def arguments(self) -> tuple[list[Expr], dict[str, Any]]:
+        self.take("(")
+        args: list[Expr] = []
+        attrs: dict[str, Any] = {}
+        while not self.accept(")"):
+            if self.tok.kind == "name" and self.toks[self.i + 1].text == "=":
+                key = self.take().text
+                self.take("=")
+                attrs[key] = self.attr_value()
+            else:
+                args.append(self.expr())
+            if not self.accept(","):
+                self.take(")")
+                break
+        return args, attrs
+
+    def op_call(self, name: str) -> Expr:
+        try:
+            build = builder(name)
+        except KeyError:
+            raise SyntaxError(
+                f"relay text: op {name!r} is not in the front end's op table"
+            ) from None
+        args, attrs = self.arguments()
+        row = OP_TABLE[name]
+        # Inputs by name; a positional argument past them is an attribute Relay took as an
+        # input (nn.pad's pad_value prints as `nn.pad(%x, 0f, pad_width=...)`).
+        named = dict(zip(row.inputs, args))
+        free = [attr for attr, _ in row.attrs if attr not in attrs]
+        for attr, value in zip(free, args[len(row.inputs) :]):
+            attrs[attr] = _attribute_of(value)
+        try:
+            out = build(**named, **attrs)
+        except (TypeError, UnsupportedRelayError) as err:
+            raise SyntaxError(f"relay text: {name}: {err}") from None
+        return out.astuple() if hasattr(out, "astuple") else out
+
+    def attr_value(self) -> Any:
+        tok = self.take()
+        if tok.kind == "number":
+            return _number(tok.text)[0]
+        if tok.kind == "string":
+            return tok.text[1:-1]
+        if tok.text in ("True", "False"):
+            return tok.text == "True"
+        if tok.text == "None":
+            return None
+        if tok.text == "[":
+            items = []
+            while not self.accept("]"):
+                items.append(self.attr_value())
+                if not self.accept(","):
+                    self.take("]")
+                    break
+            return items
+        if tok.kind == "name":
+            return tok.text
+        raise SyntaxError(f"relay text: bad attribute value {tok.text!r} at offset {tok.pos}")
+
+    # -- types
+    def type_(self) -> Type:
+        if self.accept("Tensor"):
+            self.take("[")
+            self.take("(")
+            dims: list[Any] = []
+            while not self.accept(")"):
+                dims.append(self.dim())
+                if not self.accept(","):
+                    self.take(")")
+                    break
+            self.take(",")
+            dtype = self.take(kind="name").text
+            self.take("]")
+            return TensorType(dims, dtype)
+        if self.accept("("):
+            fields = []
+            while not self.accept(")"):
+                fields.append(self.type_())
+                if not self.accept(","):
+                    self.take(")")
+                    break
+            return TupleType(fields)
+        tok = self.take(kind="name")
+        try:
+            return TensorType((), str(tvm.DataType(tok.text)))
+        except (ValueError, tvm.TVMError):
+            raise SyntaxError(
+                f"relay text: unknown type {tok.text!r} at offset {tok.pos}"
+            ) from None
+
+    def dim(self) -> Any:
+        tok = self.take()
+        if tok.text == "?":
+            return AnyDim()
+        if tok.kind == "number":
+            return int(tok.text)
+        if tok.kind == "name":
+            return self.dims.setdefault(tok.text, tirx.Var(tok.text, "int64"))
+        raise SyntaxError(f"relay text: bad dimension {tok.text!r} at offset {tok.pos}")
+
+
+def _attribute_of(value: Expr) -> Any:
+    """A scalar constant given where Relay's op took an input for an attribute, as its value."""
+    if isinstance(value, Constant) and value.data.numpy().ndim == 0:
+        return value.data.numpy().item()
+    raise SyntaxError("relay text: an attribute given as an input must be a scalar constant")
+
+
+def parse(source: str, source_name: str = "from_string", init_module: Any = None) -> Any:
+    """``relay.parse(source)``: a module (``def @main``) or an expression read from Relay's text.
+
+    Parameters
+    ----------
+    source : str
+        Relay's text, as :func:`.printer.astext` or TVM <= 0.19 printed it.
+    source_name, init_module
+        Relay's arguments; ``init_module`` is not supported (must be None).
+
+    Returns
+    -------
+    tvm.IRModule
+        The module whose ``main`` is the Relax form of ``@main`` (of the expression, for text
+        that is one: a function, or a body over ``free_var`` declarations), as Relay's parser
+        bound an expression to ``main``.
+
+    Raises
+    ------
+    SyntaxError
+        For text it cannot read, naming the construct and its offset.
+    """
+    if init_module is not None:
+        raise UnsupportedRelayError("relay.parse(init_module=...) is not supported")
+    out = _read(source)
+    if isinstance(out, tvm.IRModule):
+        return out
+    if not isinstance(out, Function):
+        from ..analysis import free_vars
+
+        out = Function(free_vars(out), out)
+    return tvm.IRModule.from_expr(out)
+
+
+def _read(source: str) -> tvm.IRModule | Expr:
+    if not isinstance(source, str):
+        raise TypeError(f"relay.parse takes a str, got {type(source).__name__}")
+    return _Parser(source).program()
+
+
+def fromtext(source: str, source_name: str = "from_string") -> Any:
+    """``relay.fromtext(source)``: :func:`parse` (Relay's older name)."""
+    return parse(source, source_name)
+
+
+def parse_expr(source: str) -> Expr:
+    """``relay.parse_expr(source)``: one expression read from Relay's text."""
+    out = _read(source)
+    if not isinstance(out, Expr):
+        raise SyntaxError("relay.parse_expr: the text is a module (def @...), not an expression")
+    return out

@@ -1,0 +1,231 @@
+"""Relay's text format (``#[version = "0.0.5"]``), printed from the front end's nodes.
+
+``astext()`` and ``str()`` of a Relay expression or function print what Relay's ``TextPrinter``
+printed: ``%x`` for variables, ``%0 = ...;`` for every intermediate value, the call's attributes
+that differ from the op's defaults (``nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=64,
+kernel_size=[3, 3])``), parameter types as ``Tensor[(1, 3), float32]``, scalar constants inline
+(``1f``, ``2i64``) and tensor constants as ``meta[relay.Constant][i]``. ``.script()`` of the
+Relax form stays the way to see what runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tvm import tirx
+
+from ..expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var
+from ..function import Function
+from ..op.registry import REQUIRED, RelayOp
+from ..ty import FuncType, TensorType, TupleType, Type
+
+__all__ = ["VERSION_HEADER", "astext", "format_attr", "format_type"]
+
+#: The first line of Relay's text format.
+VERSION_HEADER = '#[version = "0.0.5"]'
+
+#: NumPy dtype -> the suffix of a scalar constant in Relay's text ("" for int32).
+_SUFFIX = {
+    "int32": "",
+    "int64": "i64",
+    "int8": "i8",
+    "int16": "i16",
+    "uint8": "u8",
+    "float32": "f",
+    "float16": "f16",
+    "float64": "f64",
+}
+
+
+def format_dim(dim: Any) -> str:
+    """A shape dimension: an int, a named variable, or ``?`` for ``relay.Any()``."""
+    if isinstance(dim, tirx.IntImm | int):
+        return str(int(dim))
+    name = str(getattr(dim, "name", dim))
+    return "?" if name.startswith("any_dim") else name
+
+
+def format_type(ty: Type | None) -> str:
+    """A Relay type as Relay printed it (``Tensor[(1, 3), float32]``, ``(T1, T2)``)."""
+    if isinstance(ty, TensorType):
+        dims = ", ".join(format_dim(d) for d in ty.shape)
+        if len(ty.shape) == 1:
+            dims += ","
+        return f"Tensor[({dims}), {ty.dtype}]"
+    if isinstance(ty, TupleType):
+        inner = ", ".join(format_type(f) for f in ty.fields)
+        return f"({inner}{',' if len(ty.fields) == 1 else ''})"
+    if isinstance(ty, FuncType):
+        args = ", ".join(format_type(a) for a in ty.arg_types)
+        return f"fn ({args}) -> {format_type(ty.ret_type)}"
+    return repr(ty)
+
+
+def format_scalar(value: Any, dtype: str) -> str:
+    """A scalar in Relay's text (``1f``, ``2``, ``3i64``, ``True``)."""
+    if dtype == "bool":
+        return "True" if bool(value) else "False"
+    if dtype.startswith("float"):
+        text = repr(float(value))
+        text = text[:-2] if text.endswith(".0") else text
+        return f"{text}{_SUFFIX.get(dtype, 'f')}"
+    return f"{int(value)}{_SUFFIX.get(dtype, '')}"
+
+
+def format_attr(value: Any) -> str:
+    """An attribute value as Relay printed it (lists in brackets, strings quoted, ``0.1f``)."""
+    if isinstance(value, bool | np.bool_):
+        return "True" if value else "False"
+    if isinstance(value, int | np.integer | tirx.IntImm):
+        return str(int(value))
+    if isinstance(value, float | np.floating | tirx.FloatImm):
+        return format_scalar(float(value), "float32")
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list | tuple):
+        inner = ", ".join(format_attr(v) for v in value)
+        return f"[{inner}]"
+    if isinstance(value, Constant):
+        return _constant_inline(value) or "meta[relay.Constant][0]"
+    return str(value)
+
+
+def _constant_inline(const: Constant) -> str | None:
+    array = const.data.numpy()
+    if array.ndim != 0:
+        return None
+    return format_scalar(array.item(), str(array.dtype))
+
+
+def _attrs_text(call: Call) -> list[str]:
+    """The call's attributes that differ from the op's defaults (what Relay printed)."""
+    if not isinstance(call.op, RelayOp) or call.attrs is None:
+        return []
+    out = []
+    for name, default in call.op.row.attrs:
+        value = call.attrs[name]
+        if value is None or (default is not REQUIRED and _same(value, default)):
+            continue
+        out.append(f"{name}={format_attr(value)}")
+    return out
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Whether an attribute value is the op's default (lists compared item by item)."""
+    if isinstance(value, list | tuple) or isinstance(default, list | tuple):
+        if not (isinstance(value, list | tuple) and isinstance(default, list | tuple)):
+            return False
+        return len(value) == len(default) and all(_same(a, b) for a, b in zip(value, default))
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
+class _Printer:
+    """One printing: names (``%0``...), meta constants, and the lines of a scope."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.counter = 0
+        self.meta: list[Constant] = []
+
+    def atom(self, node: Expr, lines: list[str], indent: str) -> str:
+        """The text of ``node`` as an argument, binding it to ``%n`` first when it is a value."""
+        if isinstance(node, Var):
+            return f"%{node.name_hint}"
+        if isinstance(node, Constant):
+            inline = _constant_inline(node)
+            if inline is not None:
+                return inline
+            if id(node) not in self.names:
+                self.names[id(node)] = f"meta[relay.Constant][{len(self.meta)}]"
+                self.meta.append(node)
+            return self.names[id(node)]
+        if isinstance(node, Function):
+            return self.function(node, indent)
+        if id(node) in self.names:
+            return self.names[id(node)]
+        text = self.value(node, lines, indent)
+        name = f"%{self.counter}"
+        self.counter += 1
+        lines.append(f"{indent}{name} = {text};")
+        self.names[id(node)] = name
+        return name
+
+    def value(self, node: Expr, lines: list[str], indent: str) -> str:
+        """The text of ``node`` itself (its operands bound first)."""
+        if isinstance(node, Call):
+            args = [self.atom(a, lines, indent) for a in node.args]
+            if isinstance(node.op, RelayOp):
+                head = node.op.name
+            else:
+                head = self.atom(node.op, lines, indent)
+            return f"{head}({', '.join(args + _attrs_text(node))})"
+        if isinstance(node, Tuple):
+            fields = [self.atom(f, lines, indent) for f in node.fields]
+            return f"({', '.join(fields)}{',' if len(fields) == 1 else ''})"
+        if isinstance(node, TupleGetItem):
+            return f"{self.atom(node.tuple_value, lines, indent)}.{node.index}"
+        if isinstance(node, Let):
+            value = self.value(node.value, lines, indent)
+            lines.append(f"{indent}let {self.param(node.var)} = {value};")
+            return self.value(node.body, lines, indent)
+        return self.atom(node, lines, indent)
+
+    def param(self, v: Var) -> str:
+        ty = v.type_annotation
+        return f"%{v.name_hint}" + (f": {format_type(ty)}" if ty is not None else "")
+
+    def body(self, node: Expr, indent: str) -> list[str]:
+        """The lines of a scope whose result is ``node``."""
+        lines: list[str] = []
+        result = self.value(node, lines, indent)
+        lines.append(f"{indent}{result}")
+        return lines
+
+    def function(self, func: Function, indent: str, head: str = "fn ") -> str:
+        params = ", ".join(self.param(p) for p in func.params)
+        ret = f" -> {format_type(func.ret_type)}" if func.ret_type is not None else ""
+        saved = dict(self.names)
+        inner = self.body(func.body, indent + "  ")
+        self.names = saved
+        return "\n".join([f"{head}({params}){ret} {{", *inner, f"{indent}}}"])
+
+
+def astext(node: Any, show_meta_data: bool = True) -> str:
+    """Relay's text of an expression, a function or a multi-output call.
+
+    Parameters
+    ----------
+    node : Expr, Function or TupleWrapper
+        What to print. An expression that is not a function prints its free variables as
+        ``free_var`` lines first, as Relay did.
+    show_meta_data : bool
+        Append the ``#[metadata]`` section naming the tensor constants.
+
+    Returns
+    -------
+    str
+        The text, starting with ``#[version = "0.0.5"]``.
+    """
+    from ..analysis import free_vars
+
+    if isinstance(node, TupleWrapper):
+        node = node.astuple()
+    printer = _Printer()
+    lines = [VERSION_HEADER]
+    if isinstance(node, Function):
+        lines.append(printer.function(node, ""))
+    else:
+        lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
+        lines += printer.body(node, "")
+    if printer.meta:
+        lines.append("/* meta data */")
+        if show_meta_data:
+            lines.append("#[metadata]")
+            for i, c in enumerate(printer.meta):
+                ty = TensorType(c.data.shape, str(c.data.dtype))
+                lines.append(f"// meta[relay.Constant][{i}]: {format_type(ty)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,13 @@
+"""``relay.annotation``: ``checkpoint`` is the value itself at inference."""
+
+from __future__ import annotations
+
+from compile_engine_compat.relay.op import annotation
+
+from .cases import Case, data, family_tests
+
+CASES: dict[str, Case] = {
+    "annotation.checkpoint": Case([data((2, 3))], {}, lambda x: x),
+}
+
+test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(annotation, CASES)
