@@ -51,8 +51,6 @@ def test_attribute_without_relax_equivalent_raises_at_the_builder():
         relay.take(x, relay.var("i", shape=(2,), dtype="int32"), axis=1, batch_dims=1)
     with pytest.raises(UnsupportedRelayError, match=r"dyn\.\*"):
         relay.reshape(x, newshape=(3, 2)) and relay.broadcast_to(x, relay.var("s", shape=(2,)))
-    with pytest.raises(UnsupportedRelayError, match="adaptive max pool"):
-        relay.nn.adaptive_max_pool2d(relay.var("d", shape=(1, 1, 4, 4)))
 
 
 def test_relay_parameter_order_and_refused_layouts():
