@@ -115,9 +115,9 @@ def _packing_funcs(func: relax.Function, weights: dict[str, np.ndarray]) -> list
     passes = module_build.relax_passes(target)
     names = [p.info.name for p in passes]
     with target:
-        split = tvm.transform.Sequential(passes[: names.index("SplitLayoutRewritePreproc") + 1])(
-            mod
-        )
+        split = tvm.transform.Sequential(
+            passes[: names.index("SplitLayoutRewritePreprocIfMarked") + 1]
+        )(mod)
     found = []
 
     def visit(expr: object) -> None:
