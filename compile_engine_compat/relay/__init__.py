@@ -96,8 +96,20 @@ REMOVED: dict[str, str] = {
 
 
 def __getattr__(name: str) -> _AnyT:
+    """A part of Relay the front end knows but does not serve is a stand-in refused when used
+    (``from tvm.relay import frontend`` works, ``frontend.from_onnx(...)`` raises); anything
+    else raises :class:`RelayRemovedError` naming it."""
     if name.startswith("_"):
         raise AttributeError(f"module 'compile_engine_compat.relay' has no attribute {name!r}")
-    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, removed_message
+    from compile_engine_compat.surfaces.import_alias import (
+        REFUSED_MODULES,
+        RelayRemovedError,
+        refused_name,
+        removed_message,
+    )
 
+    if name in REMOVED:
+        return refused_name(f"tvm.relay.{name}", REMOVED[name])
+    if f"tvm.relay.{name}" in REFUSED_MODULES:
+        return refused_name(f"tvm.relay.{name}")
     raise RelayRemovedError(removed_message(f"tvm.relay.{name}", REMOVED.get(name)))

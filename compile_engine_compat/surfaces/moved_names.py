@@ -6,7 +6,9 @@ serves it on modern TVM, both as strings:
 * a module: ``MovedName("tvm.nd", "compile_engine_compat.tvm_legacy.nd")``: ``import tvm.nd``
   imports the serving module, and ``tvm.nd`` is set on ``tvm`` while installed;
 * an attribute, ``"module.path:attribute"`` (dotted for a class attribute):
-  ``MovedName("tvm.runtime:Tensor.asnumpy", "compile_engine_compat.tvm_legacy.nd:asnumpy")``.
+  ``MovedName("tvm.runtime:Tensor.asnumpy", "compile_engine_compat.tvm_legacy.nd:asnumpy")``;
+* every name of a module, ``"module.path:*"`` served by a module: each name of the serving
+  module's ``__all__`` is set on the legacy module (``tvm.testing``'s decorators).
 
 A name is only set where TVM lacks it, unless its row ``replaces`` TVM's own (``tvm.device``,
 which TVM 0.27 still has but without the target names it took).
@@ -34,9 +36,11 @@ class MovedName:
     ----------
     legacy : str
         Where legacy code finds it: a module path (``"tvm.autotvm"``), or ``"module:attribute"``
-        (``"tvm:context"``; ``"tvm.runtime:Tensor.asnumpy"`` for an attribute of a class).
+        (``"tvm:context"``; ``"tvm.runtime:Tensor.asnumpy"`` for an attribute of a class), or
+        ``"module:*"`` for the names of a whole serving module.
     served_by : str
-        A module path for a module; ``"module:attribute"`` for an attribute.
+        A module path for a module or a ``"module:*"`` row; ``"module:attribute"`` for an
+        attribute.
     replaces : bool
         For an attribute TVM still has: replace it while installed. Otherwise a name TVM has
         is left alone.
@@ -56,6 +60,14 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.nd", f"{_LEGACY}.nd"),
     MovedName("tvm.contrib.graph_executor", f"{_LEGACY}.graph_executor"),
     MovedName("tvm.tir", "tvm.tirx"),
+    # The names upstream-style Relay test suites import (tvm.testing, tvm.contrib, tvm._ffi).
+    MovedName("tvm.contrib.utils", "tvm.support.utils"),
+    MovedName("tvm.contrib.nvcc", f"{_LEGACY}.nvcc"),
+    MovedName("tvm.runtime.container", f"{_LEGACY}.container"),
+    MovedName("tvm._ffi", f"{_LEGACY}.ffi"),
+    MovedName("tvm._ffi.base", f"{_LEGACY}.ffi.base"),
+    MovedName("tvm.script.tir", "tvm.script.tirx"),
+    MovedName("tvm.testing.plugin", f"{_LEGACY}.testing_plugin"),
     # -- attributes ---------------------------------------------------------------------------
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
@@ -67,4 +79,10 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName(
         "tvm.te:SpecializedCondition", "compile_engine_compat.relay.op.op:SpecializedCondition"
     ),
+    MovedName("tvm.te:size_var", f"{_LEGACY}.te:size_var"),
+    MovedName("tvm.error:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
+    MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
+    MovedName("tvm.ir:structural_equal", "tvm_ffi:structural_equal"),
+    MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
+    MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
 )

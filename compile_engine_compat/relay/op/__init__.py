@@ -48,6 +48,13 @@ __all__ += sorted(namespace(""))
 
 if TYPE_CHECKING:
     # The builders are made from the op table, so a type checker cannot see them: to it,
-    # every other name here is a builder. Only for checkers; at runtime an unknown name still
-    # raises AttributeError.
+    # every other name here is a builder. Only for checkers; at runtime an unknown name
+    # raises the refusal naming it (an AttributeError).
     def __getattr__(name: str) -> Callable[..., Any]: ...
+else:
+    # -- missing ops: refused naming the op (issue: upstream Relay tests) -----------------------
+    def __getattr__(name: str) -> Any:
+        """A missing op raises the shim's refusal naming it, never a bare ``AttributeError``."""
+        from compile_engine_compat.surfaces.import_alias import refused_op
+
+        raise refused_op(__name__, name)

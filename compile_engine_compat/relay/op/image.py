@@ -43,3 +43,13 @@ if TYPE_CHECKING:
     # The builders are made from the rows, so a type checker cannot see them: to it, every
     # other name here is a builder (at runtime an unknown name still raises AttributeError).
     def __getattr__(name: str) -> Callable[..., Any]: ...
+
+
+# -- missing ops: refused naming the op (issue: upstream Relay tests) ---------------------------
+if not TYPE_CHECKING:  # checkers see the builders above
+
+    def __getattr__(name: str) -> Any:
+        """A missing op raises the shim's refusal naming it, never a bare ``AttributeError``."""
+        from compile_engine_compat.surfaces.import_alias import refused_op
+
+        raise refused_op(__name__, name)

@@ -6,6 +6,8 @@ Reshapes, slices, gathers and scatters, casts and fills (``relay.reshape``,
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import convert, normalize
 from .registry import REQUIRED, OpRow, Refusal, builders
 
@@ -275,3 +277,11 @@ REFUSED: dict[str, str] = {}
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
+
+
+# -- missing ops: refused naming the op (issue: upstream Relay tests) ---------------------------
+def __getattr__(name: str) -> Any:
+    """A missing op raises the shim's refusal naming it, never a bare ``AttributeError``."""
+    from compile_engine_compat.surfaces.import_alias import refused_op
+
+    raise refused_op(__name__, name)
