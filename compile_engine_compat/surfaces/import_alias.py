@@ -12,19 +12,24 @@ After :func:`install`, untouched legacy files run::
 
 A meta-path finder serves ``tvm.relay`` and each of its submodules as the module of the same
 path under :mod:`compile_engine_compat.relay` (the Relay building API emitting Relax), and the two
-engine aliases. What that front end does not provide is refused, saying why and naming the
-replacement: a submodule (``tvm.relay.frontend``, ``tvm.relay.qnn``, ``tvm.relay.vm``) raises
-:class:`RelayRemovedImportError` (a ``ModuleNotFoundError``), an attribute (``relay.frontend``,
-``relay.If``) :class:`RelayRemovedError` (an ``AttributeError``). The TVM <=0.19 names outside
-``tvm.relay`` (``tvm.autotvm``, ``tvm.nd``, ``tvm.context``, ...) are served from one table,
-:data:`.moved_names.MOVED_NAMES`, which :func:`install` reads.
+engine aliases. A part of Relay the front end knows but does not serve (:data:`REFUSED_MODULES`:
+``tvm.relay.frontend``, ``tvm.relay.vm``, ``tvm.relay.loops``, ...; ``relay.If``) is refused at
+the call, never at the import: importing it gives a stand-in (:class:`RefusedModule`,
+:class:`RefusedName`), so a module that imports it and never uses it runs, and calling it raises
+:class:`RelayRemovedCallError` saying why and naming the replacement. A name nothing knows raises
+:class:`RelayRemovedError` (an ``AttributeError``) on access, a module nothing knows
+:class:`RelayRemovedImportError` (a ``ModuleNotFoundError``) on import; a missing op of
+``relay.op.*`` names itself (:func:`refused_op`). The TVM <=0.19 names outside ``tvm.relay``
+(``tvm.autotvm``, ``tvm.nd``, ``tvm.context``, ``tvm.testing.uses_gpu``, ...) are served from one
+table, :data:`.moved_names.MOVED_NAMES`, which :func:`install` reads.
 
 Effect on feature detection, while installed:
 
 * ``import tvm.relay`` and ``from tvm import relay`` succeed, so
   ``try: from tvm import relay / except ImportError`` takes the Relay branch;
 * ``hasattr(tvm, "relay")`` is False until something imports ``tvm.relay``, True afterwards;
-* ``hasattr(tvm.relay, "frontend")`` is False (the error is an ``AttributeError``).
+* ``hasattr(tvm.relay, "frontend")`` is True (a stand-in refused when called), as is
+  ``from tvm.relay import frontend``.
 
 Prefer ``hasattr(tvm, "relax")`` to detect modern TVM. :func:`uninstall` removes the finder and the
 aliases, restoring all of the above.
@@ -383,11 +388,12 @@ def _unset_moved(row: MovedName) -> None:
         parent_name, _, child = row.legacy.rpartition(".")
         parent = sys.modules.get(parent_name)
         served = sys.modules.get(row.served_by)
+        # A served package's own submodule (tvm._ffi.base is ...ffi.base): not ours to remove.
         own = (
             served is not None
             and parent is not None
-            and served.__name__.startswith(f"{parent.__name__}.")
-        )  # a served package's own submodule (tvm._ffi.base): not ours to remove
+            and served.__name__ == f"{parent.__name__}.{child}"
+        )
         if parent is not None and served is not None and parent.__dict__.get(child) is served:
             if not own:
                 restore_attribute(parent, child)

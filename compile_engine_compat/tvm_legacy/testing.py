@@ -21,6 +21,7 @@ import functools
 import importlib.util
 import itertools
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -235,8 +236,11 @@ class Requirement:
     def missing(self) -> str | None:
         """Why the requirement is not met here (checked once), or None."""
         if not self._missing:
-            reason = next((r for r in (REQUIREMENTS[p].missing() for p in self.parents) if r), None)
-            self._missing.append(reason or self.check())
+            # Its own reason first ("CUDA: no cuda device"), then what it implies ("no GPU").
+            reason = self.check() or next(
+                (r for r in (REQUIREMENTS[p].missing() for p in self.parents) if r), None
+            )
+            self._missing.append(reason)
         return self._missing[0]
 
     def marks(self, support_required: str = "required") -> list[Any]:
@@ -245,7 +249,9 @@ class Requirement:
             raise ValueError(
                 f"support_required must be 'required' or 'optional', got {support_required!r}"
             )
-        marks = [getattr(pytest.mark, self.name)]
+        with warnings.catch_warnings():  # the plugin registers the marks where it is enabled
+            warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
+            marks = [getattr(pytest.mark, self.name)]
         if support_required == "required":
             reason = self.missing()
             marks.append(pytest.mark.skipif(reason is not None, reason=reason or ""))
