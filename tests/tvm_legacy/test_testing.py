@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 import tvm
@@ -45,7 +43,7 @@ def test_requirements_skip_naming_what_is_missing_and_cpu_runs():
     marked = testing.uses_gpu(probe)
     assert [m.name for m in marked.pytestmark] == ["gpu"]
     skipped = testing.requires_gpu(probe2)
-    skip = [m for m in skipped.pytestmark if m.name == "skipif"][0]
+    skip = next(m for m in skipped.pytestmark if m.name == "skipif")
     assert skip.args == (True,) and "GPU" in skip.kwargs["reason"]
     with pytest.raises(ValueError, match="support_required"):
         testing.requires_gpu.marks("sometimes")
