@@ -7,6 +7,7 @@ The bottom of the Relay wing: the expressions (:mod:`.expr`) carry these types, 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
 from typing import Any as AnyT
 
@@ -14,11 +15,17 @@ import numpy as np
 import tvm
 from tvm import relax, tirx
 
+from compile_engine_compat.boundary import handle_of
+
 __all__ = ["Any", "FuncType", "TensorType", "TupleType", "Type"]
 
 
-class RelayTypeError(TypeError):
-    """A Relay graph that Relax rejects (wrong shapes or dtypes), named by its Relay op."""
+class RelayTypeError(TypeError, RuntimeError):
+    """A Relay graph that Relax rejects (wrong shapes or dtypes), named by its Relay op.
+
+    Also a ``RuntimeError``: Relay raised a ``tvm.error.TVMError`` (a ``RuntimeError``) here,
+    so ``except tvm.error.TVMError`` in legacy code still catches it.
+    """
 
 
 class Type:
@@ -28,16 +35,54 @@ class Type:
         return not self == other
 
 
+#: Relay's ``Any`` dimensions are int64 shape variables named with this prefix.
+_ANY_PREFIX = "any_dim"
+#: An integer shape variable of another dtype -> its int64 twin: (variable, twin) by address.
+_int64_twins: dict[int, tuple[AnyT, AnyT]] = {}
+_twins_lock = threading.Lock()
+
+
+def _is_any(value: AnyT) -> bool:
+    return isinstance(value, tirx.Var) and str(value.name).startswith(_ANY_PREFIX)
+
+
+def _int64_var(var: AnyT) -> AnyT:
+    """The int64 variable standing for integer shape variable ``var`` (one per variable, so
+    ``n`` in two shapes is still one dimension), as Relay cast shape variables to int64."""
+    with _twins_lock:
+        key = handle_of(var)
+        if key not in _int64_twins:
+            _int64_twins[key] = (var, tirx.Var(str(var.name), "int64"))
+        return _int64_twins[key][1]
+
+
 def _dim(value: AnyT) -> AnyT:
-    """A shape entry as Relay kept it: Python ints become int64 ``IntImm``."""
+    """A shape entry as Relay kept it: Python ints become int64 ``IntImm``; an integer shape
+    variable of another dtype (``te.var("n")`` is int32) its int64 twin; each ``Any`` a fresh
+    variable (two positions holding one ``relay.Any()`` object are two unknowns, as in Relay)."""
     if isinstance(value, bool):
         raise TypeError(f"a shape entry must be an int or a PrimExpr, got {value!r}")
     if isinstance(value, int | np.integer):
         return tirx.IntImm("int64", int(value))
     if isinstance(value, tirx.IntImm):
         return tirx.IntImm("int64", int(value.value))
-    # A symbolic dimension: any expression whose type is a PrimType (a tirx.Var, n * 2).
-    if isinstance(getattr(value, "ty", None), tvm.ir.PrimType):
+    if _is_any(value):
+        return Any()
+    ty = getattr(value, "ty", None)
+    if isinstance(value, tirx.Var) and isinstance(ty, tvm.ir.PrimType):
+        dtype = str(ty.dtype)
+        if dtype == "int64":
+            return value
+        if dtype.startswith(("int", "uint")):
+            return _int64_var(value)
+        raise TypeError(f"a shape variable must be an integer, got {value.name}: {dtype}")
+    # A symbolic dimension: any expression whose type is a PrimType (n * 2).
+    if isinstance(ty, tvm.ir.PrimType):
+        if str(ty.dtype) != "int64":
+            raise TypeError(
+                f"the shape expression {value} is {ty.dtype}: Relax shapes are int64; build it "
+                "from int64 variables (te.var(name, 'int64')) or from plain shape variables"
+            )
         return value
     raise TypeError(f"a shape entry must be an int or a PrimExpr, got {value!r}")
 
@@ -45,7 +90,9 @@ def _dim(value: AnyT) -> AnyT:
 def _same_dim(a: AnyT, b: AnyT) -> bool:
     if isinstance(a, tirx.IntImm) and isinstance(b, tirx.IntImm):
         return int(a.value) == int(b.value)
-    return a.same_as(b)
+    if _is_any(a) and _is_any(b):
+        return True  # Relay: Any equals Any (both unknown)
+    return bool(a.same_as(b))
 
 
 class TensorType(Type):
@@ -145,6 +192,8 @@ def Any() -> AnyT:
     -------
     tvm.tirx.Var
         A fresh int64 shape variable; in Relax it is a symbolic dimension of the parameter.
+        A ``TensorType`` gives each position holding an ``Any`` its own variable, so
+        ``[relay.Any()] * 3`` is three independent dimensions, as in Relay.
     """
     return tirx.Var(f"any_dim{next(_any_ids)}", "int64")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tvm
 
 from compile_engine_compat import relay
@@ -24,3 +25,36 @@ def test_any_is_a_symbolic_dimension(engine):
         # clear() keeps shape functions (as legacy did); other tests count them.
         with engine._lock:
             engine._shape_cache.clear()
+
+
+def test_each_position_of_a_repeated_any_is_its_own_dimension():
+    # Upstream's idiom: one Any object repeated; in Relay each position is its own unknown.
+    x = relay.var("x", relay.TensorType([relay.Any()] * 3, "float32"))
+    dims = x.type_annotation.shape
+    assert len({str(d) for d in dims}) == 3
+    assert x.type_annotation == relay.TensorType([relay.Any()] * 3, "float32")
+    f = relay.Function([x], relay.nn.relu(x))
+    arr = np.random.default_rng(0).standard_normal((2, 3, 4)).astype("float32")
+    got = relay.create_executor(mod=tvm.IRModule.from_expr(f), target="llvm").evaluate()(arr)
+    np.testing.assert_array_equal(got.numpy(), np.maximum(arr, 0))
+
+
+def test_an_int32_shape_variable_is_cast_to_int64_once():
+    n = tvm.te.var("n")  # int32, as te.var makes it
+    x = relay.var("x", relay.TensorType((5, n, 5), "float32"))
+    y = relay.var("y", relay.TensorType((5, n, 5), "float32"))
+    assert x.type_annotation.shape[1].ty.dtype == "int64"
+    assert x.type_annotation.shape[1].same_as(y.type_annotation.shape[1])  # still one dimension
+    out = relay.testing.run_infer_type(relay.add(x, y))
+    assert out.checked_type == relay.TensorType((5, n, 5), "float32")
+    with pytest.raises(TypeError, match="int64"):
+        relay.TensorType((n * 2,), "float32")
+    with pytest.raises(TypeError, match="integer"):
+        relay.TensorType((tvm.te.var("f", "float32"),), "float32")
+
+
+def test_a_relay_type_error_is_what_legacy_tvm_error_caught():
+    with pytest.raises(RuntimeError):  # tvm.error.TVMError under install()
+        relay.testing.run_infer_type(
+            relay.add(relay.var("a", shape=(2,)), relay.var("b", shape=(3,)))
+        )
