@@ -85,4 +85,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.ir:structural_equal", "tvm_ffi:structural_equal"),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
+    # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
+    MovedName(
+        "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True
+    ),
 )
