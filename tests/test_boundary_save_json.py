@@ -1,4 +1,4 @@
-"""``tvm.ir.save_json`` never crashes under ``install()``: the boundary's guard of a TVM 0.27 bug."""
+"""``tvm.ir.save_json`` never crashes under ``install()``: the guard of a TVM 0.27 bug."""
 
 from __future__ import annotations
 
