@@ -28,8 +28,9 @@ from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
-from . import analysis, backend, expr, function, op, qnn, testing, to_relax, transform, ty
+from . import analysis, backend, base, expr, function, op, qnn, testing, to_relax, transform, ty
 from .analysis import free_vars
+from .base import GlobalVar, SourceName, Span  # TVM's own (relay.base)
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
 from .function import Function
@@ -51,8 +52,11 @@ __all__ = [
     "Expr",
     "FuncType",
     "Function",
+    "GlobalVar",
     "Let",
     "RelayTypeError",
+    "SourceName",
+    "Span",
     "TensorType",
     "Tuple",
     "TupleGetItem",
@@ -63,6 +67,7 @@ __all__ = [
     "Var",
     "analysis",
     "backend",
+    "base",
     "build",
     "const",
     "create_executor",
