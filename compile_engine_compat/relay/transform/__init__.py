@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..gradient import gradient  # relax.transform.Gradient (relay/gradient.py)
 from . import transform
 from .transform import InferType, SimplifyInference
 
-__all__ = ["InferType", "SimplifyInference", "transform"]
+__all__ = ["InferType", "SimplifyInference", "gradient", "transform"]
 
 
 def __getattr__(name: str) -> Any:
