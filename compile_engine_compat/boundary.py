@@ -38,6 +38,7 @@ __all__ = [
     "active_patches",
     "add_meta_path_finder",
     "at_fork_in_child",
+    "binding_block",
     "caller_frame",
     "dataflow_block",
     "env_raw",
@@ -109,6 +110,13 @@ PRIVATE_NAMES: dict[str, PrivateName] = {
         "the tracer opens a dataflow block in a scope it began itself (pipeline.trace); the public "
         "bb.dataflow() needs a bb.function() around it",
         "Relax renames BlockBuilder's block helpers (_begin_dataflow_block, _end_block)",
+    ),
+    "binding_block": PrivateName(
+        "tvm.relax",
+        "BlockBuilder._begin_binding_block",
+        "each branch of a relay.If is built in a binding block of its own, inside the function's "
+        "scope (relay.to_relax); the public API opens blocks only with a function around them",
+        "Relax renames BlockBuilder's block helpers (_begin_binding_block, _end_block)",
     ),
     "filters_mutated": PrivateName(
         "warnings",
@@ -192,6 +200,25 @@ def dataflow_block(bb: Any) -> Iterator[Any]:
         yield bb
     finally:
         bb._end_block()
+
+
+class BlockResult:
+    """What :func:`binding_block` collected: ``.result`` is the ``BindingBlock`` once closed."""
+
+    result: Any = None
+
+
+@contextlib.contextmanager
+def binding_block(bb: Any) -> Iterator[BlockResult]:
+    """A plain binding block of ``bb`` in the caller's scope (a branch of ``relax.If``); the
+    closed block is ``.result`` of the yielded object. Same private names as
+    :func:`dataflow_block` (``BlockBuilder._begin_binding_block``/``_end_block``)."""
+    collected = BlockResult()
+    bb._begin_binding_block()
+    try:
+        yield collected
+    finally:
+        collected.result = bb._end_block()
 
 
 _PASS_CONTEXT_PARAMS = ("opt_level", "required_pass", "disabled_pass", "instruments", "config")

@@ -32,7 +32,7 @@ from . import analysis, backend, base, expr, function, op, qnn, testing, to_rela
 from .analysis import free_vars
 from .base import GlobalVar, SourceName, Span  # TVM's own (relay.base)
 from .build_module import build, create_executor
-from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
 from .function import Function
 from .op import image, nn
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
@@ -53,6 +53,7 @@ __all__ = [
     "FuncType",
     "Function",
     "GlobalVar",
+    "If",
     "Let",
     "RelayTypeError",
     "SourceName",
@@ -93,7 +94,6 @@ REMOVED: dict[str, str] = {
     "adt": "ADTs and Relay control flow (If, Match, recursion) are not mapped: use relax.If "
     "in a relax.BlockBuilder function",
     "prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
-    "If": "Relay control flow is not mapped: use relax.If in a relax.BlockBuilder function",
     "Match": "ADT matching is not mapped: restructure with relax.If and tuples",
     "RefCreate": "Relay references are not mapped: Relax values are immutable",
     "quantize": "relay.quantize is gone: quantize in the source framework",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .expr import Call, Expr, Let, Tuple, TupleGetItem, Var
+from .expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
 
 __all__ = ["free_vars"]
@@ -45,6 +45,8 @@ def free_vars(expr: Expr) -> list[Var]:
             children = list(node.fields)
         elif isinstance(node, TupleGetItem):
             children = [node.tuple_value]
+        elif isinstance(node, If):
+            children = [node.cond, node.true_branch, node.false_branch]
         elif isinstance(node, Let):
             bound.add(id(node.var))
             children = [node.value, node.body]

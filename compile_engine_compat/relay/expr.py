@@ -250,7 +250,7 @@ _CONVERTED_VARS: dict[int, tuple[AnyT, Var]] = {}
 
 def as_var(value: AnyT) -> AnyT:
     """``value``, or the Relay Var whose FFI form it is (after ``tvm.runtime.convert``)."""
-    if isinstance(value, Var) or not hasattr(value, "__chandle__"):
+    if isinstance(value, Var) or not isinstance(value, tvm.runtime.Object):
         return value
     entry = _CONVERTED_VARS.get(handle_of(value))
     return entry[1] if entry is not None else value
@@ -443,6 +443,23 @@ class Call(Expr):
     def __repr__(self) -> str:
         name = self.op.name if hasattr(self.op, "name") else "fn"
         return f"Call({name}, {self.args!r})"
+
+
+class If(Expr):
+    """``relay.If(cond, true_branch, false_branch)``: lowered to ``relax.If``.
+
+    ``cond`` is a boolean scalar (``relay.var("c", shape=(), dtype="bool")``); both branches
+    have one type. The Relax function holding an ``If`` is built without a dataflow block
+    (Relax keeps control flow out of them), each branch in its own scope.
+    """
+
+    def __init__(self, cond: AnyT, true_branch: AnyT, false_branch: AnyT) -> None:
+        self.cond = as_expr(cond)
+        self.true_branch = as_expr(true_branch)
+        self.false_branch = as_expr(false_branch)
+
+    def __repr__(self) -> str:
+        return f"if ({self.cond!r}) {{ {self.true_branch!r} }} else {{ {self.false_branch!r} }}"
 
 
 class Let(Expr):

@@ -66,3 +66,24 @@ def test_converted_variables_still_make_a_function():
         np.ones(2, "float32"), np.full(2, 2, "float32")
     )
     np.testing.assert_array_equal(got.numpy(), [3, 3])
+
+
+def test_if_lowers_to_relax_if_and_runs_the_taken_branch():
+    c = relay.var("c", shape=(), dtype="bool")
+    x, y = relay.var("x", shape=(3,)), relay.var("y", shape=(3,))
+    body = relay.If(c, relay.add(x, y), relay.multiply(x, y))
+    func = relay.Function([c, x, y], body)
+    relax_func = tvm.IRModule.from_expr(func)["main"]
+    assert "if c:" in relax_func.script()
+    assert relay.testing.run_infer_type(func).body.checked_type == relay.TensorType((3,))
+    run = relay.create_executor(target="llvm").evaluate(func)
+    a, b = np.arange(3, dtype="float32"), np.full(3, 2, "float32")
+    np.testing.assert_array_equal(run(np.array(True), a, b).numpy(), a + b)
+    np.testing.assert_array_equal(run(np.array(False), a, b).numpy(), a * b)
+
+
+def test_if_branches_of_two_types_are_a_relay_type_error():
+    c = relay.var("c", shape=(), dtype="bool")
+    x, y = relay.var("x", shape=(3,)), relay.var("y", shape=(3,), dtype="int32")
+    with pytest.raises(relay.RelayTypeError):
+        relay.testing.run_infer_type(relay.Function([c, x, y], relay.If(c, x, y)))
