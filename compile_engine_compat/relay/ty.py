@@ -56,6 +56,25 @@ def _int64_var(var: AnyT) -> AnyT:
         return _int64_twins[key][1]
 
 
+def _int64_expr(expr: AnyT) -> AnyT:
+    """An integer shape expression of another dtype (``d3 // 4`` of int32 ``te.var``s) rebuilt
+    in int64, each variable by its twin, as Relay cast shapes."""
+    if isinstance(expr, tirx.IntImm):
+        return tirx.IntImm("int64", int(expr.value))
+    if isinstance(expr, tirx.Var) and str(expr.ty.dtype).startswith(("int", "uint")):
+        return expr if str(expr.ty.dtype) == "int64" else _int64_var(expr)
+    if hasattr(expr, "a") and hasattr(expr, "b"):  # Add, Sub, Mul, FloorDiv, FloorMod, Min, Max
+        try:
+            return type(expr)(_int64_expr(expr.a), _int64_expr(expr.b))
+        except TypeError:
+            pass  # a node whose constructor takes more: refused below
+    raise TypeError(
+        f"the shape expression {expr} is {expr.ty.dtype}: Relax shapes are int64; build it "
+        "from int64 variables (te.var(name, 'int64')), or from integer shape variables and "
+        "+ - * // % min max"
+    )
+
+
 def _dim(value: AnyT) -> AnyT:
     """A shape entry as Relay kept it: Python ints become int64 ``IntImm``; an integer shape
     variable of another dtype (``te.var("n")`` is int32) its int64 twin; each ``Any`` a fresh
@@ -78,12 +97,7 @@ def _dim(value: AnyT) -> AnyT:
         raise TypeError(f"a shape variable must be an integer, got {value.name}: {dtype}")
     # A symbolic dimension: any expression whose type is a PrimType (n * 2).
     if isinstance(ty, tvm.ir.PrimType):
-        if str(ty.dtype) != "int64":
-            raise TypeError(
-                f"the shape expression {value} is {ty.dtype}: Relax shapes are int64; build it "
-                "from int64 variables (te.var(name, 'int64')) or from plain shape variables"
-            )
-        return value
+        return value if str(ty.dtype) == "int64" else _int64_expr(value)
     raise TypeError(f"a shape entry must be an int or a PrimExpr, got {value!r}")
 
 
