@@ -318,10 +318,11 @@ def _crashing_field(node: Any) -> str | None:
             stack.extend(value.keys())
             stack.extend(value.values())
             continue
-        field = _datatype_field(type(value))
+        cls: Any = type(value)  # classes hash by identity (mypy reads FFI's __hash__ as not)
+        field = _datatype_field(cls)
         if field is not None:
             return field
-        for name in _field_names(type(value)):
+        for name in _field_names(cls):
             try:
                 stack.append(getattr(value, name))
             except Exception:  # a field without a Python getter: its kind cannot crash here

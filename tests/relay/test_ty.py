@@ -29,8 +29,9 @@ def test_any_is_a_symbolic_dimension(engine):
 
 def test_each_position_of_a_repeated_any_is_its_own_dimension():
     # Upstream's idiom: one Any object repeated; in Relay each position is its own unknown.
-    x = relay.var("x", relay.TensorType([relay.Any()] * 3, "float32"))
-    dims = x.type_annotation.shape
+    ty = relay.TensorType([relay.Any()] * 3, "float32")
+    x = relay.var("x", ty)
+    dims = ty.shape
     assert len({str(d) for d in dims}) == 3
     assert x.type_annotation == relay.TensorType([relay.Any()] * 3, "float32")
     f = relay.Function([x], relay.nn.relu(x))
@@ -41,10 +42,10 @@ def test_each_position_of_a_repeated_any_is_its_own_dimension():
 
 def test_an_int32_shape_variable_is_cast_to_int64_once():
     n = tvm.te.var("n")  # int32, as te.var makes it
-    x = relay.var("x", relay.TensorType((5, n, 5), "float32"))
-    y = relay.var("y", relay.TensorType((5, n, 5), "float32"))
-    assert x.type_annotation.shape[1].ty.dtype == "int64"
-    assert x.type_annotation.shape[1].same_as(y.type_annotation.shape[1])  # still one dimension
+    x_ty, y_ty = relay.TensorType((5, n, 5), "float32"), relay.TensorType((5, n, 5), "float32")
+    x, y = relay.var("x", x_ty), relay.var("y", y_ty)
+    assert x_ty.shape[1].ty.dtype == "int64"
+    assert x_ty.shape[1].same_as(y_ty.shape[1])  # still one dimension
     out = relay.testing.run_infer_type(relay.add(x, y))
     assert out.checked_type == relay.TensorType((5, n, 5), "float32")
     doubled = relay.TensorType((n * 2 + n // 4,), "float32").shape[0]

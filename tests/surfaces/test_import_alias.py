@@ -134,7 +134,7 @@ def test_subclassing_a_refused_class_is_refused(alias):
 
     with pytest.raises(_import_alias.RelayRemovedCallError, match="Relay VM"):
 
-        class Mine(VMCompiler):  # type: ignore[misc]
+        class Mine(VMCompiler):
             pass
 
 

@@ -91,9 +91,10 @@ def test_every_row_is_served_while_installed_and_only_then(row: MovedName) -> No
     if row.replaces:
         assert _resolve(row.legacy) is before  # TVM's own is back
     elif row.legacy.endswith(":*"):
-        owner = importlib.import_module(row.legacy.removesuffix(":*"))
-        module = importlib.import_module(row.served_by)
-        assert not any(getattr(owner, n, None) is getattr(module, n) for n in module.__all__)
+        legacy_module = importlib.import_module(row.legacy.removesuffix(":*"))
+        served_module = importlib.import_module(row.served_by)
+        names = served_module.__all__
+        assert not any(getattr(legacy_module, n, None) is getattr(served_module, n) for n in names)
     elif ":" in row.legacy:
         module, _, attribute = row.legacy.partition(":")
         owner = _resolve(f"{module}:{attribute.rpartition('.')[0]}" if "." in attribute else module)

@@ -40,10 +40,9 @@ class _Config:
         return key in self.attrs
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and (self.name, self.attrs) == (
-            other.name,  # type: ignore[attr-defined]
-            other.attrs,  # type: ignore[attr-defined]
-        )
+        if not isinstance(other, _Config) or type(other) is not type(self):
+            return False
+        return (self.name, self.attrs) == (other.name, other.attrs)
 
     __hash__ = None  # type: ignore[assignment]
 
