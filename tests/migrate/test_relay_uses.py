@@ -64,14 +64,26 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         True,
         [("relay.op.strategy.wrap_topi_schedule", "served")],
     ),
-    ("from tvm.relay import frontend\n", False, [("relay.unsupported", "manual")]),
     (
-        "from tvm import relay\nrelay.frontend.from_onnx\n",
+        "from tvm.relay import frontend\nfrontend.from_onnx(None)\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
+    (
+        "from tvm import relay\nrelay.frontend.from_onnx(None)\n",
         False,
         [("relay.unsupported", "manual")],
     ),
-    ("import tvm.relay.qnn.op\n", False, [("relay.unsupported", "manual")]),
-    ("from tvm.relay import vm\n", False, [("relay.unsupported", "manual")]),
+    (
+        "import tvm.relay.qnn.op\ntvm.relay.qnn.op.quantize(None)\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
+    (
+        "from tvm.relay import vm\nvm.compile(None)\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
     (
         "from tvm import relay\nrelay.transform.FoldConstant()\n",
         False,
@@ -87,7 +99,11 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         False,
         [("relay.unsupported", "manual")],
     ),
-    ("from tvm.relay import If\n", False, [("relay.unsupported", "manual")]),
+    (
+        "from tvm.relay import Match\nMatch(None, [])\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
 ]
 
 
@@ -106,7 +122,9 @@ def _runs_under_the_shim(code: str) -> bool:
             warnings.simplefilter("ignore")  # the served names warn; not what is tested here
             exec(compile(code, "<legacy>", "exec"), {})
         return True
-    except (ImportError, AttributeError, compile_engine_compat.relay.UnsupportedRelayError):
+    # Known names are refused at the call (RelayRemovedCallError, UnsupportedRelayError: both
+    # NotImplementedError), unknown ones at the import or access.
+    except (ImportError, AttributeError, NotImplementedError):
         return False
     finally:
         compile_engine_compat.uninstall()
