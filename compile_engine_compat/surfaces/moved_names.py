@@ -82,6 +82,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.te:size_var", f"{_LEGACY}.te:size_var"),
     MovedName("tvm.error:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
+    MovedName("tvm:register_func", "tvm_ffi:register_global_func"),
+    MovedName("tvm:convert", "tvm.runtime:convert"),
     MovedName("tvm.ir:structural_equal", "tvm_ffi:structural_equal"),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
