@@ -110,6 +110,8 @@ REFUSED_MODULES: dict[str, str] = {
     "tvm.relax.dpl (is_op, wildcard, rewrite_call)",
     "tvm.relay.vision": "relay.vision (multibox, NMS, ROI ops) is not served: use "
     "relax.op.vision where it exists, or call tvm.topi.vision from a relax.BlockBuilder",
+    "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "
+    "schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
     "tvm.relay.testing.mlp": "Relay's model zoo (relay.testing.mlp, resnet, ...) is gone: build "
     "the model with tvm.relax.frontend (torch, onnx) or relax.BlockBuilder",
 }
@@ -260,6 +262,8 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname in LEGACY_MODULES:
             name: str | None = LEGACY_MODULES[fullname]
         elif fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
+            if fullname.startswith("tvm.") and _refusal(fullname) is not None:  # TVM <=0.19
+                return self._refused_spec(fullname, _refusal(fullname))
             return None
         else:
             name = _target(fullname)
@@ -337,6 +341,13 @@ def uninstall() -> None:
         if _finder is not None:
             remove_meta_path_finder(_finder)
         for name in [n for n in sys.modules if n == "tvm.relay" or n.startswith("tvm.relay.")]:
+            del sys.modules[name]
+        # Refused stand-ins outside tvm.relay (tvm.topi.cuda) go too, with their attribute.
+        for name in [n for n, m in sys.modules.items() if isinstance(m, RefusedModule)]:
+            parent = sys.modules.get(name.rpartition(".")[0])
+            child = name.rpartition(".")[2]
+            if parent is not None and parent.__dict__.get(child) is sys.modules[name]:
+                delattr(parent, child)
             del sys.modules[name]
         tvm = sys.modules.get("tvm")
         front_end = sys.modules.get(_FRONT_END)

@@ -223,3 +223,17 @@ def test_legacy_ffi_program(alias, engine):
     result = _run("ffi_program.py")
     assert result["out"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
     assert result["items"] == 1
+
+
+def test_a_refused_tvm_module_outside_relay_imports_and_goes_with_uninstall():
+    import sys
+
+    compile_engine_compat.install()
+    try:
+        from tvm.topi.cuda.conv3d_winograd import _infer_tile_size
+
+        with pytest.raises(_import_alias.RelayRemovedCallError, match=r"tvm\.topi\.cuda"):
+            _infer_tile_size(1, 2)
+    finally:
+        compile_engine_compat.uninstall()
+    assert "tvm.topi.cuda" not in sys.modules and not hasattr(tvm.topi, "cuda")
