@@ -13,6 +13,7 @@ from typing import Any as AnyT
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm import relax, tirx
 
 from compile_engine_compat.boundary import handle_of
@@ -106,7 +107,8 @@ def _same_dim(a: AnyT, b: AnyT) -> bool:
         return int(a.value) == int(b.value)
     if _is_any(a) and _is_any(b):
         return True  # Relay: Any equals Any (both unknown)
-    return bool(a.same_as(b))
+    # d2 * d3 built twice is one dimension: compared by structure (variables by identity).
+    return bool(a.same_as(b)) or bool(tvm_ffi.structural_equal(a, b))
 
 
 class TensorType(Type):

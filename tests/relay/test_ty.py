@@ -48,6 +48,8 @@ def test_an_int32_shape_variable_is_cast_to_int64_once():
     assert x_ty.shape[1].same_as(y_ty.shape[1])  # still one dimension
     out = relay.testing.run_infer_type(relay.add(x, y))
     assert out.checked_type == relay.TensorType((5, n, 5), "float32")
+    assert relay.TensorType((n * 2,), "float32") == relay.TensorType((n * 2,), "float32")
+    assert relay.TensorType((n * 2,), "float32") != relay.TensorType((n * 3,), "float32")
     doubled = relay.TensorType((n * 2 + n // 4,), "float32").shape[0]
     assert doubled.ty.dtype == "int64" and "n" in str(doubled)
     with pytest.raises(TypeError, match="int64"):
