@@ -192,11 +192,13 @@ class RefusedModule(types.ModuleType):
         super().__init__(name, f"Refused: {removed_message(name, reason)}")
         self.__path__: list[str] = []  # a package: its submodules are refused the same way
         self._reason = reason
+        #: The tvm name its refusals give (the import may have used the front end's name).
+        self.legacy_name = name
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("__") or name == "legacy_name":
             raise AttributeError(name)
-        return RefusedName(f"{self.__name__}.{name}", self._reason)
+        return RefusedName(f"{self.legacy_name}.{name}", self._reason)
 
 
 def refused_name(fullname: str, reason: str | None = None) -> RefusedName:
@@ -247,7 +249,7 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self) -> None:
         self._specs: dict[str, Any] = {}
         self._targets: dict[str, str] = {}
-        self._refused: dict[str, str | None] = {}
+        self._refused: dict[str, tuple[str, str | None]] = {}
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname.startswith(_FRONT_END + "."):
@@ -257,7 +259,7 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if importlib.machinery.PathFinder.find_spec(fullname, path):
                 return None  # a real module of the front end: the path finder loads it
             if reason is not None:
-                return self._refused_spec(fullname, reason)
+                return self._refused_spec(fullname, reason, legacy)
             raise RelayRemovedImportError(removed_message(legacy, reason), name=None)
         if fullname in LEGACY_MODULES:
             name: str | None = LEGACY_MODULES[fullname]
@@ -280,14 +282,18 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             fullname, self, is_package=hasattr(module, "__path__")
         )
 
-    def _refused_spec(self, fullname: str, reason: str | None) -> Any:
-        """A known module the front end does not serve: imported, refused when used."""
-        self._refused[fullname] = reason
+    def _refused_spec(self, fullname: str, reason: str | None, legacy: str | None = None) -> Any:
+        """A known module the front end does not serve: imported, refused when used (its
+        refusals name ``legacy``, the tvm name, where the import used the front end's)."""
+        self._refused[fullname] = (legacy or fullname, reason)
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec: Any) -> types.ModuleType:
         if spec.name in self._refused:
-            return RefusedModule(spec.name, self._refused.pop(spec.name))
+            legacy, reason = self._refused.pop(spec.name)
+            refused = RefusedModule(spec.name, reason)
+            refused.legacy_name = legacy
+            return refused
         module = importlib.import_module(self._targets[spec.name])
         # The import system overwrites __spec__ next; exec_module puts the real one back.
         self._specs[spec.name] = module.__spec__

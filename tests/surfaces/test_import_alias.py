@@ -129,6 +129,14 @@ def test_known_modules_import_and_refuse_at_the_call(alias, source, use, why):
     assert why in str(info.value)
 
 
+def test_a_refusal_names_the_tvm_name_whatever_the_import_used(alias):
+    from tvm.relay.backend import vm
+
+    with pytest.raises(_import_alias.RelayRemovedCallError) as info:
+        vm.compile(None)
+    assert str(info.value).startswith("tvm.relay.backend.vm.compile does not exist")
+
+
 def test_subclassing_a_refused_class_is_refused(alias):
     from tvm.relay.backend.vm import VMCompiler
 
