@@ -112,6 +112,8 @@ REFUSED_MODULES: dict[str, str] = {
     "relax.op.vision where it exists, or call tvm.topi.vision from a relax.BlockBuilder",
     "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "
     "schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
+    "tvm.ir.diagnostics": "TVM <=0.19's diagnostic renderer (tvm.ir.diagnostics) is gone: "
+    "TVM 0.27 reports errors as Python exceptions (tvm.error.DiagnosticError)",
     "tvm.relay.testing.mlp": "Relay's model zoo (relay.testing.mlp, resnet, ...) is gone: build "
     "the model with tvm.relax.frontend (torch, onnx) or relax.BlockBuilder",
 }
