@@ -671,7 +671,6 @@ NAMES = frozenset(
 )
 #: Refused names and module prefixes -> why, and what to write instead.
 REFUSED = {
-    'tvm.ir.diagnostics': "TVM <=0.19's diagnostic renderer (tvm.ir.diagnostics) is gone: TVM 0.27 reports errors as Python exceptions (tvm.error.DiagnosticError)",
     'tvm.relay.Match': 'ADT matching is not mapped: restructure with relax.If and tuples',
     'tvm.relay.RefCreate': 'Relay references are not mapped: Relax values are immutable',
     'tvm.relay.adt': 'ADTs and Relay control flow (If, Match, recursion) are not mapped: use relax.If in a relax.BlockBuilder function',
@@ -704,7 +703,6 @@ REFUSED = {
     'tvm.relay.testing.mlp': "Relay's model zoo (relay.testing.mlp, resnet, ...) is gone: build the model with tvm.relax.frontend (torch, onnx) or relax.BlockBuilder",
     'tvm.relay.vision': 'relay.vision (multibox, NMS, ROI ops) is not served: use relax.op.vision where it exists, or call tvm.topi.vision from a relax.BlockBuilder',
     'tvm.relay.vm': 'the Relay VM is gone: ex = tvm.compile(mod, target); relax.VirtualMachine(ex, dev)',
-    'tvm.topi.cuda': "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
 }
 #: Root -> what a name the front end lacks under it needs instead.
 MISSING = {
