@@ -108,6 +108,7 @@ def select_implementation(
         for check in _autotvm_checks:
             check()
         _warn_autotvm_once()
+    attrs = _tvm_attrs(op, attrs, inputs)
     best = best_implementation(op, inputs, target, attrs, out_type)
     outputs = as_tensors(best.compute(attrs, list(inputs), out_type), f"implementation {best.name}")
     return best, outputs
@@ -133,7 +134,16 @@ def get_valid_implementations(
         The legalization first (unless replaced with :func:`temp_strategy`), then registered ones.
     """
     # Conditions see the input shapes only; a strategy function sees everything.
-    return valid_implementations(op, inputs, attrs, out_type, target)
+    return valid_implementations(op, inputs, _tvm_attrs(op, attrs, inputs), out_type, target)
+
+
+def _tvm_attrs(op: Any, attrs: Any, inputs: Sequence[te.Tensor]) -> Any:
+    """TVM's attributes for ``attrs``: a front-end call's (``relay.op.get("nn.conv2d")`` with
+    ``typed_call.attrs``) become its Relax call's, through the op's ``relax_attrs``."""
+    convert = getattr(op, "relax_attrs", None)
+    if attrs is None or isinstance(attrs, tvm.ir.Attrs) or not callable(convert):
+        return attrs
+    return convert(attrs, list(inputs))
 
 
 def get_shape(shape: Sequence[Any]) -> list[Any]:

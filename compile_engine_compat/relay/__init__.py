@@ -33,6 +33,7 @@ require_tvm(__name__)  # before anything imports tvm: an ImportError naming the 
 from . import (
     analysis,
     backend,
+    base,
     expr,
     frontend,
     function,
@@ -46,8 +47,9 @@ from . import (
     vm,
 )
 from .analysis import free_vars
+from .base import GlobalVar, SourceName, Span  # TVM's own (relay.base)
 from .build_module import build, create_executor
-from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
 from .function import Function
 from .op import annotation, image, nn, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
@@ -70,8 +72,12 @@ __all__ = [
     "Expr",
     "FuncType",
     "Function",
+    "GlobalVar",
+    "If",
     "Let",
     "RelayTypeError",
+    "SourceName",
+    "Span",
     "TensorType",
     "Tuple",
     "TupleGetItem",
@@ -83,6 +89,7 @@ __all__ = [
     "analysis",
     "annotation",
     "backend",
+    "base",
     "build",
     "build_config",
     "const",
@@ -115,7 +122,6 @@ REMOVED: dict[str, str] = {
     "adt": "ADTs and Relay control flow (If, Match, recursion) are not mapped: use relax.If "
     "in a relax.BlockBuilder function",
     "prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
-    "If": "Relay control flow is not mapped: use relax.If in a relax.BlockBuilder function",
     "Match": "ADT matching is not mapped: restructure with relax.If and tuples",
     "RefCreate": "Relay references are not mapped: Relax values are immutable",
     "quantize": "relay.quantize is gone: quantize in the source framework",
@@ -123,8 +129,20 @@ REMOVED: dict[str, str] = {
 
 
 def __getattr__(name: str) -> _AnyT:
+    """A part of Relay the front end knows but does not serve is a stand-in refused when used
+    (``from tvm.relay import frontend`` works, ``frontend.from_onnx(...)`` raises); anything
+    else raises :class:`RelayRemovedError` naming it."""
     if name.startswith("_"):
         raise AttributeError(f"module 'compile_engine_compat.relay' has no attribute {name!r}")
-    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, removed_message
+    from compile_engine_compat.surfaces.import_alias import (
+        REFUSED_MODULES,
+        RelayRemovedError,
+        refused_name,
+        removed_message,
+    )
 
+    if name in REMOVED:
+        return refused_name(f"tvm.relay.{name}", REMOVED[name])
+    if f"tvm.relay.{name}" in REFUSED_MODULES:
+        return refused_name(f"tvm.relay.{name}")
     raise RelayRemovedError(removed_message(f"tvm.relay.{name}", REMOVED.get(name)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .expr import Call, Expr, Let, Tuple, TupleGetItem, Var
+from .expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
 
 __all__ = ["all_vars", "free_type_vars", "free_vars"]
@@ -88,6 +88,8 @@ def _vars(expr: Expr, free_only: bool) -> list[Var]:
             children = list(node.fields)
         elif isinstance(node, TupleGetItem):
             children = [node.tuple_value]
+        elif isinstance(node, If):
+            children = [node.cond, node.true_branch, node.false_branch]
         elif isinstance(node, Let):
             bound.add(id(node.var))
             children = [node.var, node.value, node.body]

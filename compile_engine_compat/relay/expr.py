@@ -20,6 +20,8 @@ from typing import Any as AnyT
 import numpy as np
 import tvm
 
+from compile_engine_compat.boundary import handle_of
+
 from .ty import TensorType, Type
 
 __all__ = ["Call", "Constant", "Expr", "Let", "Tuple", "TupleGetItem", "TupleWrapper", "Var"]
@@ -128,6 +130,8 @@ class Expr:
     """Base of the Relay expressions, with Relay's operator overloads."""
 
     _checked_type: Type | None = None
+    #: Where the node came from (a ``relay.Span``); None unless the builder was given one.
+    span: AnyT = None
 
     @property
     def checked_type(self) -> Type:
@@ -242,6 +246,31 @@ class Var(Expr):
 
     def __repr__(self) -> str:
         return f"%{self.name_hint}"
+
+    def __tvm_ffi_object__(self) -> AnyT:
+        """What TVM receives for this variable: the Relax function of it (as for any
+        expression), remembered so that :func:`as_var` maps it back: a list of variables
+        through ``tvm.runtime.convert`` still makes a ``relay.Function``'s parameters."""
+        converted = self.__dict__.get("_ffi_object")
+        if converted is None:
+            converted = UPPER.to_relax(self)
+            self.__dict__["_ffi_object"] = converted
+            # Held strongly: after tvm.runtime.convert([relay.var(...)]) only the FFI form is
+            # left, and Relay code builds its Function from that. One entry per converted Var.
+            _CONVERTED_VARS[handle_of(converted)] = (converted, self)
+        return converted
+
+
+#: The FFI form of a converted Var (its address) -> (that form, the Var).
+_CONVERTED_VARS: dict[int, tuple[AnyT, Var]] = {}
+
+
+def as_var(value: AnyT) -> AnyT:
+    """``value``, or the Relay Var whose FFI form it is (after ``tvm.runtime.convert``)."""
+    if isinstance(value, Var) or not isinstance(value, tvm.runtime.Object):
+        return value
+    entry = _CONVERTED_VARS.get(handle_of(value))
+    return entry[1] if entry is not None else value
 
 
 def var(
@@ -431,6 +460,23 @@ class Call(Expr):
     def __repr__(self) -> str:
         name = self.op.name if hasattr(self.op, "name") else "fn"
         return f"Call({name}, {self.args!r})"
+
+
+class If(Expr):
+    """``relay.If(cond, true_branch, false_branch)``: lowered to ``relax.If``.
+
+    ``cond`` is a boolean scalar (``relay.var("c", shape=(), dtype="bool")``); both branches
+    have one type. The Relax function holding an ``If`` is built without a dataflow block
+    (Relax keeps control flow out of them), each branch in its own scope.
+    """
+
+    def __init__(self, cond: AnyT, true_branch: AnyT, false_branch: AnyT) -> None:
+        self.cond = as_expr(cond)
+        self.true_branch = as_expr(true_branch)
+        self.false_branch = as_expr(false_branch)
+
+    def __repr__(self) -> str:
+        return f"if ({self.cond!r}) {{ {self.true_branch!r} }} else {{ {self.false_branch!r} }}"
 
 
 class Let(Expr):

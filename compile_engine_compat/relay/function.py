@@ -7,7 +7,7 @@ from typing import Any as AnyT
 
 from tvm import relax
 
-from .expr import UPPER, BaseFunc, Call, Var, as_expr
+from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
 from .ty import Type
 
 __all__ = ["Function"]
@@ -30,7 +30,8 @@ class Function(BaseFunc):
         attrs: Mapping[str, AnyT] | None = None,
         span: AnyT = None,
     ) -> None:
-        params = list(params)
+        # Variables that went through tvm.runtime.convert come back as themselves.
+        params = [as_var(p) for p in params]
         for p in params:
             if not isinstance(p, Var):
                 raise TypeError(f"Function parameters must be relay.Var, got {p!r}")

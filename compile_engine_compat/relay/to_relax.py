@@ -17,11 +17,12 @@ from typing import Any
 import tvm
 from tvm import relax
 
+from compile_engine_compat.boundary import binding_block
 from compile_engine_compat.pipeline.module_build import PRIM_FUNCS_ATTR
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
 from .analysis import free_vars
-from .expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, Var
+from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
 from .op.registry import RelayOp, UnsupportedRelayError
 from .ty import FuncType, RelayTypeError, TensorType, TupleType, Type, from_struct_info
@@ -75,7 +76,33 @@ def _calls(root: Expr) -> list[Call]:
             stack.append(node.tuple_value)
         elif isinstance(node, Let):
             stack.extend([node.value, node.body])
+        elif isinstance(node, If):
+            stack.extend([node.cond, node.true_branch, node.false_branch])
     return out
+
+
+def _has_if(root: Expr) -> bool:
+    """Whether ``root``'s graph holds a ``relay.If`` (its function is built without dataflow)."""
+    seen: set[int] = set()
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, If):
+            return True
+        if isinstance(node, Call):
+            stack.extend(node.args)
+            if isinstance(node.op, Function):
+                stack.append(node.op.body)
+        elif isinstance(node, Tuple):
+            stack.extend(node.fields)
+        elif isinstance(node, TupleGetItem):
+            stack.append(node.tuple_value)
+        elif isinstance(node, Let):
+            stack.extend([node.value, node.body])
+    return False
 
 
 def _known_type(node: Expr) -> Type | None:
@@ -206,7 +233,31 @@ class _Emitter:
             self.memo[id(node.var)] = self.visit(node.value)
             node.var._checked_type = node.value._checked_type
             return self.root_value(node.body)
+        if isinstance(node, If):
+            return self.lower_if(node)
         return self.visit(node)
+
+    def lower_if(self, node: If) -> Any:
+        """``relax.If`` of the condition and the two branches, each built in its own scope."""
+        cond = self.visit(node.cond)
+        branches = []
+        for branch in (node.true_branch, node.false_branch):
+            saved, self.memo = self.memo, dict(self.memo)  # a branch's values stay inside it
+            try:
+                with binding_block(self.bb) as block:
+                    value = self.visit(branch)
+                branches.append(relax.SeqExpr([block.result], value))
+            finally:
+                self.memo = saved
+        types = [from_struct_info(self.bb.normalize(b.body).ty) for b in branches]
+        if types[0] != types[1]:
+            raise RelayTypeError(
+                f"relay.If: the branches have different types, {types[0]!r} and {types[1]!r}"
+            )
+        try:
+            return relax.If(cond, branches[0], branches[1])
+        except Exception as err:  # TVM's own message, made to name the Relay node
+            raise RelayTypeError(f"relay.If: Relax rejects it: {err}") from err
 
     def visit(self, node: Expr) -> Any:
         """The Relax value of ``node``, bound in the block when it is an op call."""
@@ -263,13 +314,15 @@ class _Emitter:
             if not isinstance(node, Var):
                 self.visit(node)
 
-    def output(self, body: Expr) -> Any:
-        """Bind the function's result with ``emit_output``, as hand-written code does."""
+    def output(self, body: Expr, dataflow: bool = True) -> Any:
+        """Bind the function's result with ``emit_output``, as hand-written code does (``emit``
+        where control flow keeps the function out of a dataflow block)."""
         self.prewarm(body)
+        emit = self.bb.emit_output if dataflow else self.bb.emit
         if id(body) in self.memo:
-            value = self.bb.emit_output(self.memo[id(body)])
+            value = emit(self.memo[id(body)])
         else:
-            value = self.bb.emit_output(self.root_value(body))
+            value = emit(self.root_value(body))
             self.memo[id(body)] = value
         self._set_type(body, value)
         if isinstance(body, Tuple):
@@ -285,8 +338,11 @@ def _build(params: list[Var], body: Expr, name: str = "main") -> relax.Function:
         # Parameters are given at emit_func_output: untyped ones are typed while emitting.
         with bb.function(name):
             emitter = _Emitter(bb, params, body)
-            with bb.dataflow():
-                out = emitter.output(body)
+            if _has_if(body):  # Relax keeps control flow out of dataflow blocks
+                out = emitter.output(body, dataflow=False)
+            else:
+                with bb.dataflow():
+                    out = emitter.output(body)
             bb.emit_func_output(out, emitter.relax_params(params))
         mod = bb.get()
     func = mod[name]

@@ -7,18 +7,26 @@ The bottom of the Relay wing: the expressions (:mod:`.expr`) carry these types, 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
 from typing import Any as AnyT
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm import relax, tirx
+
+from compile_engine_compat.boundary import handle_of
 
 __all__ = ["Any", "FuncType", "TensorType", "TupleType", "Type"]
 
 
-class RelayTypeError(TypeError):
-    """A Relay graph that Relax rejects (wrong shapes or dtypes), named by its Relay op."""
+class RelayTypeError(TypeError, RuntimeError):
+    """A Relay graph that Relax rejects (wrong shapes or dtypes), named by its Relay op.
+
+    Also a ``RuntimeError``: Relay raised a ``tvm.error.TVMError`` (a ``RuntimeError``) here,
+    so ``except tvm.error.TVMError`` in legacy code still catches it.
+    """
 
 
 class Type:
@@ -28,8 +36,50 @@ class Type:
         return not self == other
 
 
+#: Relay's ``Any`` dimensions are int64 shape variables named with this prefix.
+_ANY_PREFIX = "any_dim"
+#: An integer shape variable of another dtype -> its int64 twin: (variable, twin) by address.
+_int64_twins: dict[int, tuple[AnyT, AnyT]] = {}
+_twins_lock = threading.Lock()
+
+
+def _is_any(value: AnyT) -> bool:
+    return isinstance(value, tirx.Var) and str(value.name).startswith(_ANY_PREFIX)
+
+
+def _int64_var(var: AnyT) -> AnyT:
+    """The int64 variable standing for integer shape variable ``var`` (one per variable, so
+    ``n`` in two shapes is still one dimension), as Relay cast shape variables to int64."""
+    with _twins_lock:
+        key = handle_of(var)
+        if key not in _int64_twins:
+            _int64_twins[key] = (var, tirx.Var(str(var.name), "int64"))
+        return _int64_twins[key][1]
+
+
+def _int64_expr(expr: AnyT) -> AnyT:
+    """An integer shape expression of another dtype (``d3 // 4`` of int32 ``te.var``s) rebuilt
+    in int64, each variable by its twin, as Relay cast shapes."""
+    if isinstance(expr, tirx.IntImm):
+        return tirx.IntImm("int64", int(expr.value))
+    if isinstance(expr, tirx.Var) and str(expr.ty.dtype).startswith(("int", "uint")):
+        return expr if str(expr.ty.dtype) == "int64" else _int64_var(expr)
+    if hasattr(expr, "a") and hasattr(expr, "b"):  # Add, Sub, Mul, FloorDiv, FloorMod, Min, Max
+        try:
+            return type(expr)(_int64_expr(expr.a), _int64_expr(expr.b))
+        except TypeError:
+            pass  # a node whose constructor takes more: refused below
+    raise TypeError(
+        f"the shape expression {expr} is {expr.ty.dtype}: Relax shapes are int64; build it "
+        "from int64 variables (te.var(name, 'int64')), or from integer shape variables and "
+        "+ - * // % min max"
+    )
+
+
 def _dim(value: AnyT) -> AnyT:
-    """A shape entry as Relay kept it: Python ints become int64 ``IntImm``."""
+    """A shape entry as Relay kept it: Python ints become int64 ``IntImm``; an integer shape
+    variable of another dtype (``te.var("n")`` is int32) its int64 twin; each ``Any`` a fresh
+    variable (two positions holding one ``relay.Any()`` object are two unknowns, as in Relay)."""
     if isinstance(value, bool):
         raise TypeError(f"a shape entry must be an int or a PrimExpr, got {value!r}")
     if isinstance(value, int | np.integer):
@@ -42,16 +92,29 @@ def _dim(value: AnyT) -> AnyT:
         return tirx.IntImm("int64", int(value))
     if isinstance(value, tirx.IntImm):
         return _dim(int(value.value))
-    # A symbolic dimension: any expression whose type is a PrimType (a tirx.Var, n * 2).
-    if isinstance(getattr(value, "ty", None), tvm.ir.PrimType):
-        return value
+    if _is_any(value):
+        return Any()
+    ty = getattr(value, "ty", None)
+    if isinstance(value, tirx.Var) and isinstance(ty, tvm.ir.PrimType):
+        dtype = str(ty.dtype)
+        if dtype == "int64":
+            return value
+        if dtype.startswith(("int", "uint")):
+            return _int64_var(value)
+        raise TypeError(f"a shape variable must be an integer, got {value.name}: {dtype}")
+    # A symbolic dimension: any expression whose type is a PrimType (n * 2).
+    if isinstance(ty, tvm.ir.PrimType):
+        return value if str(ty.dtype) == "int64" else _int64_expr(value)
     raise TypeError(f"a shape entry must be an int or a PrimExpr, got {value!r}")
 
 
 def _same_dim(a: AnyT, b: AnyT) -> bool:
     if isinstance(a, tirx.IntImm) and isinstance(b, tirx.IntImm):
         return int(a.value) == int(b.value)
-    return a.same_as(b)
+    if _is_any(a) and _is_any(b):
+        return True  # Relay: Any equals Any (both unknown)
+    # d2 * d3 built twice is one dimension: compared by structure (variables by identity).
+    return bool(a.same_as(b)) or bool(tvm_ffi.structural_equal(a, b))
 
 
 class TensorType(Type):
@@ -151,6 +214,8 @@ def Any() -> AnyT:
     -------
     tvm.tirx.Var
         A fresh int64 shape variable; in Relax it is a symbolic dimension of the parameter.
+        A ``TensorType`` gives each position holding an ``Any`` its own variable, so
+        ``[relay.Any()] * 3`` is three independent dimensions, as in Relay.
     """
     return tirx.Var(f"any_dim{next(_any_ids)}", "int64")
 

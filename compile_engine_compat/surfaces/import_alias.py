@@ -12,19 +12,24 @@ After :func:`install`, untouched legacy files run::
 
 A meta-path finder serves ``tvm.relay`` and each of its submodules as the module of the same
 path under :mod:`compile_engine_compat.relay` (the Relay building API emitting Relax), and the two
-engine aliases. What that front end does not provide is refused, saying why and naming the
-replacement: a submodule (``tvm.relay.qnn.op``, ``tvm.relay.adt``, ``tvm.relay.loops``) raises
-:class:`RelayRemovedImportError` (a ``ModuleNotFoundError``), an attribute (``relay.prelude``,
-``relay.If``) :class:`RelayRemovedError` (an ``AttributeError``). The TVM <=0.19 names outside
-``tvm.relay`` (``tvm.autotvm``, ``tvm.nd``, ``tvm.context``, ...) are served from one table,
-:data:`.moved_names.MOVED_NAMES`, which :func:`install` reads.
+engine aliases. A part of Relay the front end knows but does not serve (:data:`REFUSED_MODULES`:
+``tvm.relay.loops``, ``tvm.relay.quantize``, ``tvm.relay.prelude``, ...) is refused at
+the call, never at the import: importing it gives a stand-in (:class:`RefusedModule`,
+:class:`RefusedName`), so a module that imports it and never uses it runs, and calling it raises
+:class:`RelayRemovedCallError` saying why and naming the replacement. A name nothing knows raises
+:class:`RelayRemovedError` (an ``AttributeError``) on access, a module nothing knows
+:class:`RelayRemovedImportError` (a ``ModuleNotFoundError``) on import; a missing op of
+``relay.op.*`` names itself (:func:`refused_op`). The TVM <=0.19 names outside ``tvm.relay``
+(``tvm.autotvm``, ``tvm.nd``, ``tvm.context``, ``tvm.testing.uses_gpu``, ...) are served from one
+table, :data:`.moved_names.MOVED_NAMES`, which :func:`install` reads.
 
 Effect on feature detection, while installed:
 
 * ``import tvm.relay`` and ``from tvm import relay`` succeed, so
   ``try: from tvm import relay / except ImportError`` takes the Relay branch;
 * ``hasattr(tvm, "relay")`` is False until something imports ``tvm.relay``, True afterwards;
-* ``hasattr(tvm.relay, "prelude")`` is False (the error is an ``AttributeError``).
+* ``hasattr(tvm.relay, "loops")`` is True (a stand-in refused when called), as is
+  ``from tvm.relay import loops``.
 
 Prefer ``hasattr(tvm, "relax")`` to detect modern TVM. :func:`uninstall` removes the finder and the
 aliases, restoring all of the above.
@@ -56,10 +61,15 @@ from compile_engine_compat.surfaces.moved_names import MOVED_NAMES, MovedName
 __all__ = [
     "LEGACY_MODULES",
     "REFUSED_MODULES",
+    "RefusedModule",
+    "RefusedName",
+    "RelayRemovedCallError",
     "RelayRemovedError",
     "RelayRemovedImportError",
     "install",
     "installed",
+    "refused_name",
+    "refused_op",
     "removed_message",
     "uninstall",
     "uninstall_pass_config",
@@ -87,6 +97,19 @@ REFUSED_MODULES: dict[str, str] = {
     "tvm.relay.prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
     "tvm.relay.loops": "Relay loops (recursion) are not mapped: unroll, or write TIR",
     "tvm.relay.quantize": "relay.quantize is gone: quantize in the source framework",
+    # -- refused at the call (issue: upstream Relay tests): more known Relay modules -----------
+    "tvm.relay.backend.interpreter": "Relay's interpreter is gone: relay.create_executor "
+    "builds with tvm.compile and runs on the Relax VM",
+    "tvm.relay.backend.graph_executor_codegen": "Relay's graph-executor codegen is gone: "
+    "relay.build returns a Relax VM executable",
+    "tvm.relay.scope_builder": "ScopeBuilder (Let and If scopes) is not mapped: build the "
+    "function with relax.BlockBuilder",
+    "tvm.relay.dataflow_pattern": "Relay's pattern language is gone: use "
+    "tvm.relax.dpl (is_op, wildcard, rewrite_call)",
+    "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "
+    "schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
+    "tvm.ir.diagnostics": "TVM <=0.19's diagnostic renderer (tvm.ir.diagnostics) is gone: "
+    "TVM 0.27 reports errors as Python exceptions (tvm.error.DiagnosticError)",
 }
 
 
@@ -121,6 +144,85 @@ class RelayRemovedImportError(ModuleNotFoundError):
     """A ``tvm.relay`` submodule that the Relay front end does not provide."""
 
 
+class RelayRemovedCallError(NotImplementedError):
+    """A legacy Relay name the front end knows but does not serve, used (called, subclassed)."""
+
+
+class RefusedName:
+    """A known legacy Relay name the front end does not serve: importing it works, using it not.
+
+    ``from tvm.relay.loops import while_loop`` succeeds (a module that never calls it runs);
+    ``while_loop(...)`` raises :class:`RelayRemovedCallError` naming the feature and its
+    replacement. Attributes are refused names too (``relay.vision.multibox_prior``).
+    """
+
+    __slots__ = ("_name", "_reason")
+
+    def __init__(self, name: str, reason: str | None) -> None:
+        self._name = name
+        self._reason = reason
+
+    def _refuse(self) -> RelayRemovedCallError:
+        return RelayRemovedCallError(removed_message(self._name, self._reason))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return RefusedName(f"{self._name}.{name}", self._reason)
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[Any, ...]:
+        raise self._refuse()  # subclassing a refused class is a use
+
+    def __repr__(self) -> str:
+        return f"<refused {self._name}: {self._reason or 'not provided'}>"
+
+
+class RefusedModule(types.ModuleType):
+    """A known ``tvm.relay`` module the front end does not serve: each name is a
+    :class:`RefusedName` (refused when used, not when imported)."""
+
+    def __init__(self, name: str, reason: str | None) -> None:
+        super().__init__(name, f"Refused: {removed_message(name, reason)}")
+        self.__path__: list[str] = []  # a package: its submodules are refused the same way
+        self._reason = reason
+        #: The tvm name its refusals give (the import may have used the front end's name).
+        self.legacy_name = name
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "legacy_name":
+            raise AttributeError(name)
+        return RefusedName(f"{self.legacy_name}.{name}", self._reason)
+
+
+def refused_name(fullname: str, reason: str | None = None) -> RefusedName:
+    """The stand-in of the known legacy name ``fullname`` (``"tvm.relay.If"``), refused at use.
+
+    ``reason`` defaults to the refusal of its module in :data:`REFUSED_MODULES`.
+    """
+    return RefusedName(fullname, reason if reason is not None else _refusal(fullname))
+
+
+def refused_op(module: str, name: str) -> AttributeError:
+    """The error for a missing name of a front-end op module (``module`` is its ``__name__``).
+
+    An op (``nn.nll_loss``) gets :class:`RelayRemovedError` naming it and what to write instead;
+    a private or dunder name (``__wrapped__``, probed by tools) a plain ``AttributeError``.
+    """
+    if name.startswith("_"):
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    legacy = "tvm.relay" + module.removeprefix(_FRONT_END)
+    return RelayRemovedError(
+        removed_message(
+            f"{legacy}.{name}",
+            f"the Relay op {name!r} is not in compile-engine-compat's op table: write it in Relax "
+            "(relax.op, or tvm.topi through bb.emit_te) and compile with tvm.compile",
+        )
+    )
+
+
 def _target(fullname: str) -> str | None:
     """The module serving ``fullname``, or None when nothing does."""
     if fullname in _ALIASES:
@@ -143,21 +245,28 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self) -> None:
         self._specs: dict[str, Any] = {}
         self._targets: dict[str, str] = {}
+        self._refused: dict[str, tuple[str, str | None]] = {}
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname.startswith(_FRONT_END + "."):
             # ``from tvm.relay import frontend`` imports the front end's own submodule name.
             legacy = "tvm.relay" + fullname.removeprefix(_FRONT_END)
             reason = _refusal(legacy)
-            if reason is None and importlib.machinery.PathFinder.find_spec(fullname, path):
+            if importlib.machinery.PathFinder.find_spec(fullname, path):
                 return None  # a real module of the front end: the path finder loads it
+            if reason is not None:
+                return self._refused_spec(fullname, reason, legacy)
             raise RelayRemovedImportError(removed_message(legacy, reason), name=None)
         if fullname in LEGACY_MODULES:
             name: str | None = LEGACY_MODULES[fullname]
         elif fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
+            if fullname.startswith("tvm.") and _refusal(fullname) is not None:  # TVM <=0.19
+                return self._refused_spec(fullname, _refusal(fullname))
             return None
         else:
             name = _target(fullname)
+        if name is None and _refusal(fullname) is not None:
+            return self._refused_spec(fullname, _refusal(fullname))
         if name is None:
             # name=None: with the missing module's name, ``from tvm.relay import x`` would
             # swallow this error and raise a bare "cannot import name 'x'" instead.
@@ -169,7 +278,18 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             fullname, self, is_package=hasattr(module, "__path__")
         )
 
+    def _refused_spec(self, fullname: str, reason: str | None, legacy: str | None = None) -> Any:
+        """A known module the front end does not serve: imported, refused when used (its
+        refusals name ``legacy``, the tvm name, where the import used the front end's)."""
+        self._refused[fullname] = (legacy or fullname, reason)
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
     def create_module(self, spec: Any) -> types.ModuleType:
+        if spec.name in self._refused:
+            legacy, reason = self._refused.pop(spec.name)
+            refused = RefusedModule(spec.name, reason)
+            refused.legacy_name = legacy
+            return refused
         module = importlib.import_module(self._targets[spec.name])
         # The import system overwrites __spec__ next; exec_module puts the real one back.
         self._specs[spec.name] = module.__spec__
@@ -224,6 +344,13 @@ def uninstall() -> None:
             remove_meta_path_finder(_finder)
         for name in [n for n in sys.modules if n == "tvm.relay" or n.startswith("tvm.relay.")]:
             del sys.modules[name]
+        # Refused stand-ins outside tvm.relay (tvm.topi.cuda) go too, with their attribute.
+        for name in [n for n, m in sys.modules.items() if isinstance(m, RefusedModule)]:
+            parent = sys.modules.get(name.rpartition(".")[0])
+            child = name.rpartition(".")[2]
+            if parent is not None and parent.__dict__.get(child) is sys.modules[name]:
+                delattr(parent, child)
+            del sys.modules[name]
         tvm = sys.modules.get("tvm")
         front_end = sys.modules.get(_FRONT_END)
         if tvm is not None and front_end is not None and tvm.__dict__.get("relay") is front_end:
@@ -263,10 +390,9 @@ def _set_moved(row: MovedName) -> None:
             if parent.__dict__.get(child) is not served:
                 patch_attribute(parent, child, served)
         return
-    owner, name = _owner_and_name(row.legacy, imported=False)
-    value = _served_value(row.served_by, imported=False)
-    if owner.__dict__.get(name) is not value and (row.replaces or not hasattr(owner, name)):
-        patch_attribute(owner, name, value)
+    for owner, name, value in _attributes(row, imported=False):
+        if owner.__dict__.get(name) is not value and (row.replaces or not hasattr(owner, name)):
+            patch_attribute(owner, name, value)
 
 
 def _unset_moved(row: MovedName) -> None:
@@ -275,15 +401,40 @@ def _unset_moved(row: MovedName) -> None:
         parent_name, _, child = row.legacy.rpartition(".")
         parent = sys.modules.get(parent_name)
         served = sys.modules.get(row.served_by)
+        # A served package's own submodule (tvm._ffi.base is ...ffi.base): not ours to remove.
+        own = (
+            served is not None
+            and parent is not None
+            and served.__name__ == f"{parent.__name__}.{child}"
+        )
         if parent is not None and served is not None and parent.__dict__.get(child) is served:
-            restore_attribute(parent, child)
+            if not own:
+                restore_attribute(parent, child)
         if served is not None and sys.modules.get(row.legacy) is served:
             sys.modules.pop(row.legacy, None)
         return
-    owner, name = _owner_and_name(row.legacy, imported=True)
-    value = _served_value(row.served_by, imported=True)
-    if owner is not None and value is not None and owner.__dict__.get(name) is value:
-        restore_attribute(owner, name)
+    for owner, name, value in _attributes(row, imported=True):
+        if owner.__dict__.get(name) is value:
+            restore_attribute(owner, name)
+
+
+def _attributes(row: MovedName, imported: bool) -> list[tuple[Any, str, Any]]:
+    """(owner, name, value) of each attribute an attribute row (or a ``"module:*"`` row) sets.
+
+    With ``imported``, only what is already imported (nothing else can have been set).
+    """
+    if row.legacy.endswith(":*"):
+        module = row.legacy.removesuffix(":*")
+        owner = sys.modules.get(module) if imported else importlib.import_module(module)
+        served = (
+            sys.modules.get(row.served_by) if imported else importlib.import_module(row.served_by)
+        )
+        if owner is None or served is None:
+            return []
+        return [(owner, name, getattr(served, name)) for name in served.__all__]
+    owner, name = _owner_and_name(row.legacy, imported)
+    value = _served_value(row.served_by, imported)
+    return [] if owner is None or value is None else [(owner, name, value)]
 
 
 def uninstall_pass_config() -> None:

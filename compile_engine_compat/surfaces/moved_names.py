@@ -6,7 +6,9 @@ serves it on modern TVM, both as strings:
 * a module: ``MovedName("tvm.nd", "compile_engine_compat.tvm_legacy.nd")``: ``import tvm.nd``
   imports the serving module, and ``tvm.nd`` is set on ``tvm`` while installed;
 * an attribute, ``"module.path:attribute"`` (dotted for a class attribute):
-  ``MovedName("tvm.runtime:Tensor.asnumpy", "compile_engine_compat.tvm_legacy.nd:asnumpy")``.
+  ``MovedName("tvm.runtime:Tensor.asnumpy", "compile_engine_compat.tvm_legacy.nd:asnumpy")``;
+* every name of a module, ``"module.path:*"`` served by a module: each name of the serving
+  module's ``__all__`` is set on the legacy module (``tvm.testing``'s decorators).
 
 A name is only set where TVM lacks it, unless its row ``replaces`` TVM's own (``tvm.device``,
 which TVM 0.27 still has but without the target names it took).
@@ -34,9 +36,11 @@ class MovedName:
     ----------
     legacy : str
         Where legacy code finds it: a module path (``"tvm.autotvm"``), or ``"module:attribute"``
-        (``"tvm:context"``; ``"tvm.runtime:Tensor.asnumpy"`` for an attribute of a class).
+        (``"tvm:context"``; ``"tvm.runtime:Tensor.asnumpy"`` for an attribute of a class), or
+        ``"module:*"`` for the names of a whole serving module.
     served_by : str
-        A module path for a module; ``"module:attribute"`` for an attribute.
+        A module path for a module or a ``"module:*"`` row; ``"module:attribute"`` for an
+        attribute.
     replaces : bool
         For an attribute TVM still has: replace it while installed. Otherwise a name TVM has
         is left alone.
@@ -59,6 +63,14 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     # Relay programs end to end (tuning): auto_scheduler, autotvm.tuner.
     MovedName("tvm.auto_scheduler", f"{_LEGACY}.auto_scheduler"),
     MovedName("tvm.autotvm.tuner", f"{_LEGACY}.autotvm.tuner"),
+    # The names upstream-style Relay test suites import (tvm.testing, tvm.contrib, tvm._ffi).
+    MovedName("tvm.contrib.utils", "tvm.support.utils"),
+    MovedName("tvm.contrib.nvcc", f"{_LEGACY}.nvcc"),
+    MovedName("tvm.runtime.container", f"{_LEGACY}.container"),
+    MovedName("tvm._ffi", f"{_LEGACY}.ffi"),
+    MovedName("tvm._ffi.base", f"{_LEGACY}.ffi.base"),
+    MovedName("tvm.script.tir", "tvm.script.tirx"),
+    MovedName("tvm.testing.plugin", f"{_LEGACY}.testing_plugin"),
     # -- attributes ---------------------------------------------------------------------------
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
@@ -95,5 +107,17 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     ),
     MovedName(
         "tvm.runtime.vm:VirtualMachine", f"{_LEGACY}.runtime_vm:VirtualMachine", replaces=True
+    ),
+    MovedName("tvm.te:size_var", f"{_LEGACY}.te:size_var"),
+    MovedName("tvm.error:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
+    MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
+    MovedName("tvm:register_func", "tvm_ffi:register_global_func"),
+    MovedName("tvm:convert", "tvm.runtime:convert"),
+    MovedName("tvm.ir:structural_equal", "tvm_ffi:structural_equal"),
+    MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
+    MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
+    # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
+    MovedName(
+        "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True
     ),
 )

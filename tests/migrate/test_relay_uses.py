@@ -97,7 +97,11 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         False,
         [("tvm.autotvm.tuning", "manual")],
     ),
-    ("from tvm.relay import If\n", False, [("relay.unsupported", "manual")]),
+    (
+        "from tvm.relay import Match\nMatch(None, [])\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
 ]
 
 
@@ -116,7 +120,9 @@ def _runs_under_the_shim(code: str) -> bool:
             warnings.simplefilter("ignore")  # the served names warn; not what is tested here
             exec(compile(code, "<legacy>", "exec"), {})
         return True
-    except (ImportError, AttributeError, compile_engine_compat.relay.UnsupportedRelayError):
+    # Known names are refused at the call (RelayRemovedCallError, UnsupportedRelayError: both
+    # NotImplementedError), unknown ones at the import or access.
+    except (ImportError, AttributeError, NotImplementedError):
         return False
     except NotImplementedError:  # a tuning entry point's refusal (TuningRemovedError)
         return False

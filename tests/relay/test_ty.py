@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tvm
 
 from compile_engine_compat import relay
@@ -24,3 +25,41 @@ def test_any_is_a_symbolic_dimension(engine):
         # clear() keeps shape functions (as legacy did); other tests count them.
         with engine._lock:
             engine._shape_cache.clear()
+
+
+def test_each_position_of_a_repeated_any_is_its_own_dimension():
+    # Upstream's idiom: one Any object repeated; in Relay each position is its own unknown.
+    ty = relay.TensorType([relay.Any()] * 3, "float32")
+    x = relay.var("x", ty)
+    dims = ty.shape
+    assert len({str(d) for d in dims}) == 3
+    assert x.type_annotation == relay.TensorType([relay.Any()] * 3, "float32")
+    f = relay.Function([x], relay.nn.relu(x))
+    arr = np.random.default_rng(0).standard_normal((2, 3, 4)).astype("float32")
+    got = relay.create_executor(mod=tvm.IRModule.from_expr(f), target="llvm").evaluate()(arr)
+    np.testing.assert_array_equal(got.numpy(), np.maximum(arr, 0))
+
+
+def test_an_int32_shape_variable_is_cast_to_int64_once():
+    n = tvm.te.var("n")  # int32, as te.var makes it
+    x_ty, y_ty = relay.TensorType((5, n, 5), "float32"), relay.TensorType((5, n, 5), "float32")
+    x, y = relay.var("x", x_ty), relay.var("y", y_ty)
+    assert x_ty.shape[1].ty.dtype == "int64"
+    assert x_ty.shape[1].same_as(y_ty.shape[1])  # still one dimension
+    out = relay.testing.run_infer_type(relay.add(x, y))
+    assert out.checked_type == relay.TensorType((5, n, 5), "float32")
+    assert relay.TensorType((n * 2,), "float32") == relay.TensorType((n * 2,), "float32")
+    assert relay.TensorType((n * 2,), "float32") != relay.TensorType((n * 3,), "float32")
+    doubled = relay.TensorType((n * 2 + n // 4,), "float32").shape[0]
+    assert doubled.ty.dtype == "int64" and "n" in str(doubled)
+    with pytest.raises(TypeError, match="int64"):
+        relay.TensorType((tvm.tirx.Select(n > 1, n, 1),), "float32")
+    with pytest.raises(TypeError, match="integer"):
+        relay.TensorType((tvm.te.var("f", "float32"),), "float32")
+
+
+def test_a_relay_type_error_is_what_legacy_tvm_error_caught():
+    with pytest.raises(RuntimeError):  # tvm.error.TVMError under install()
+        relay.testing.run_infer_type(
+            relay.add(relay.var("a", shape=(2,)), relay.var("b", shape=(3,)))
+        )

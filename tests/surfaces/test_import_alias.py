@@ -77,39 +77,78 @@ def test_relay_era_imports_resolve_to_the_front_end(alias):
 @pytest.mark.parametrize(
     ("statement", "why"),
     [
-        ("tvm.relay.prelude", "prelude"),
-        ("tvm.relay.qnn.op", "QNN"),
-        ("tvm.relay.If", "relax.If"),
-        ("tvm.relay.no_such_thing", "does not provide it"),
+        ("tvm.relay.qnn.op.quantize(1)", "QNN"),
+        ("tvm.relay.Match(1, [])", "relax.If"),
     ],
 )
-def test_other_attributes_name_the_replacement(alias, statement, why):
+def test_known_names_are_refused_at_the_call_naming_the_replacement(alias, statement, why):
     import tvm.relay
 
-    with pytest.raises(AttributeError) as info:
+    with pytest.raises(_import_alias.RelayRemovedCallError) as info:
         eval(statement, {"tvm": tvm})
-    assert isinstance(info.value, _import_alias.RelayRemovedError)
     _assert_helpful(str(info.value))
     assert why in str(info.value)
+
+
+def test_an_unknown_name_is_refused_on_access_naming_it(alias):
+    import tvm.relay
+
+    with pytest.raises(_import_alias.RelayRemovedError, match="does not provide it"):
+        tvm.relay.no_such_thing  # noqa: B018
 
 
 @pytest.mark.parametrize(
-    ("source", "why"),
+    ("source", "use", "why"),
     [
-        ("import tvm.relay.qnn.op", "QNN"),
-        ("from tvm.relay.qnn.op import quantize", "QNN"),
-        ("from tvm.relay.backend import vm", "Relay VM"),
-        ("from tvm.relay.prelude import Prelude", "prelude"),
-        ("import tvm.relay.adt", "ADTs"),
-        ("from tvm.relay.backend import executor", "does not provide it"),
+        ("import tvm.relay.qnn.op", "tvm.relay.qnn.op.quantize(1)", "QNN"),
+        ("from tvm.relay.qnn.op import quantize", "quantize(1)", "QNN"),
+        ("from tvm.relay.backend import vm", "vm.compile(1)", "Relay VM"),
+        ("from tvm.relay.prelude import Prelude", "Prelude(1)", "prelude"),
+        ("import tvm.relay.adt", "tvm.relay.adt.Constructor(1)", "ADTs"),
+        ("from tvm.relay.loops import while_loop", "while_loop(1, 2, 3)", "loops"),
+        ("from tvm.relay.backend.interpreter import RefValue", "RefValue(1)", "interpreter"),
     ],
 )
-def test_other_modules_name_the_replacement(alias, source, why):
-    with pytest.raises(ModuleNotFoundError) as info:
-        exec(source, {})
-    assert isinstance(info.value, _import_alias.RelayRemovedImportError)
+def test_known_modules_import_and_refuse_at_the_call(alias, source, use, why):
+    namespace: dict[str, object] = {}
+    exec(source, namespace)  # importing a refused name never raises: the module may not use it
+    with pytest.raises(_import_alias.RelayRemovedCallError) as info:
+        exec(use, namespace)
     _assert_helpful(str(info.value))
     assert why in str(info.value)
+
+
+def test_a_refusal_names_the_tvm_name_whatever_the_import_used(alias):
+    from tvm.relay.backend import vm
+
+    with pytest.raises(_import_alias.RelayRemovedCallError) as info:
+        vm.compile(None)
+    assert str(info.value).startswith("tvm.relay.backend.vm.compile does not exist")
+
+
+def test_subclassing_a_refused_class_is_refused(alias):
+    from tvm.relay.backend.vm import VMCompiler
+
+    with pytest.raises(_import_alias.RelayRemovedCallError, match="Relay VM"):
+
+        class Mine(VMCompiler):
+            pass
+
+
+def test_an_unknown_module_is_refused_at_import(alias):
+    with pytest.raises(_import_alias.RelayRemovedImportError, match="does not provide it"):
+        exec("from tvm.relay.backend import executor", {})
+
+
+def test_a_missing_op_names_itself(alias):
+    from tvm import relay
+
+    for module, name in ((relay.nn, "no_such_op"), (relay.op, "no_such_op"), (relay.image, "x")):
+        with pytest.raises(_import_alias.RelayRemovedError, match=name):
+            getattr(module, name)
+        assert not hasattr(module, name)
+    with pytest.raises(AttributeError):  # private names stay plain (tools probe them)
+        relay.nn.__wrapped__  # noqa: B018
 
 
 def _assert_helpful(message: str) -> None:
@@ -120,12 +159,13 @@ def _assert_helpful(message: str) -> None:
 
 def test_feature_detection_while_installed(alias):
     # Documented: hasattr(tvm, "relay") turns True once tvm.relay is imported, and
-    # "from tvm import relay" succeeds; probes for removed parts stay False.
+    # "from tvm import relay" succeeds; removed parts are refused when used, not when probed.
     assert not hasattr(tvm, "relay")
     from tvm import relay
 
     assert hasattr(tvm, "relay")
-    assert hasattr(relay, "var") and not hasattr(relay, "prelude")
+    # A known part the front end does not serve is a stand-in refused at the call.
+    assert hasattr(relay, "var") and hasattr(relay, "loops")
     assert hasattr(relay, "backend") and hasattr(relay.backend, "compile_engine")
     assert hasattr(tvm, "relax")  # the reliable probe for modern TVM
 
@@ -180,3 +220,17 @@ def test_legacy_ffi_program(alias, engine):
     result = _run("ffi_program.py")
     assert result["out"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
     assert result["items"] == 1
+
+
+def test_a_refused_tvm_module_outside_relay_imports_and_goes_with_uninstall():
+    import sys
+
+    compile_engine_compat.install()
+    try:
+        from tvm.topi.cuda.conv3d_winograd import _infer_tile_size
+
+        with pytest.raises(_import_alias.RelayRemovedCallError, match=r"tvm\.topi\.cuda"):
+            _infer_tile_size(1, 2)
+    finally:
+        compile_engine_compat.uninstall()
+    assert "tvm.topi.cuda" not in sys.modules and not hasattr(tvm.topi, "cuda")

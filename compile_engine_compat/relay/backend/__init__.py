@@ -2,7 +2,8 @@
 
 ``compile_engine`` and ``te_compiler`` are the shim's modules of those names, imported on first
 use so that building Relay graphs does not register the engine's globals.
-:mod:`.executor_factory` holds the result of ``relay.build`` (Relay's executor factory).
+:mod:`.executor_factory` holds the result of ``relay.build`` (Relay's executor factory);
+:mod:`.runtime_config` the ``Runtime``/``Executor`` configurations it accepts and ignores.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["compile_engine", "te_compiler"]
+from .runtime_config import Executor, Runtime
+
+__all__ = ["Executor", "Runtime", "compile_engine", "te_compiler"]
+_ENGINE_MODULES = ("compile_engine", "te_compiler")
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in _ENGINE_MODULES:
         module = importlib.import_module(f"compile_engine_compat.{name}")
         globals()[name] = module
         return module

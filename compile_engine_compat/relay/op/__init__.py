@@ -21,7 +21,7 @@ from .op import (
     namespace,
     register_strategy,
 )
-from .registry import RelayOp, UnsupportedRelayError
+from .registry import RelayOp, UnsupportedRelayError, missing_op
 
 globals().update(namespace(""))
 Op = RelayOp
@@ -50,6 +50,8 @@ __all__ += sorted(namespace(""))
 
 if TYPE_CHECKING:
     # The builders are made from the op table, so a type checker cannot see them: to it,
-    # every other name here is a builder. Only for checkers; at runtime an unknown name still
-    # raises AttributeError.
+    # every other name here is a builder. Only for checkers; at runtime an unknown name
+    # raises the refusal naming it (an AttributeError).
     def __getattr__(name: str) -> Callable[..., Any]: ...
+else:
+    __getattr__ = missing_op("", __name__)  # an op the table lacks is refused, naming it

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import convert
-from .registry import OpRow, Refusal, builders
+from .registry import OpRow, Refusal, builders, missing_op
 
 ROWS: tuple[OpRow, ...] = (
     OpRow(
@@ -59,3 +59,6 @@ REFUSED: dict[str, str] = {}
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
+
+
+__getattr__ = missing_op("", __name__)  # an op this family lacks is refused, naming it

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import convert, convert_te
-from .registry import OpRow, Refusal, builders
+from .registry import OpRow, Refusal, builders, missing_op
 
 #: What every reduction takes besides its data.
 REDUCE_ATTRS: tuple[tuple[str, Any], ...] = (
@@ -75,3 +75,6 @@ REFUSED: dict[str, str] = {}
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
+
+
+__getattr__ = missing_op("", __name__)  # an op this family lacks is refused, naming it

@@ -21,7 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import tvm
 from tvm import relax
+
+from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
 from ..expr import Attrs, BaseOp, Call, Expr, Tuple, TupleWrapper, as_expr
 from .op_strategy import strategy_function
@@ -174,6 +177,47 @@ class RelayOp(BaseOp):
     def relax_op_name(self) -> str:
         """The Relax op this Relay op becomes (the engine's strategies are keyed by it)."""
         return self.row.relax_op
+
+    def __tvm_ffi_object__(self) -> Any:
+        """What TVM receives for this op: the ``tvm.ir.Op`` of the Relax op it becomes (so
+        ``tvm.ir.save_json(relay.op.get("add"))`` round-trips, as Relay's ``Op`` did)."""
+        return tvm.ir.Op.get(self.row.relax_op)
+
+    def relax_attrs(self, attrs: Any, inputs: Any) -> Any:
+        """The Relax attributes of a front-end call of this op with ``attrs`` on ``inputs``.
+
+        What ``compile_engine.select_implementation(relay.op.get(name), call.attrs, ...)``
+        hands the implementations: the front-end call becomes its Relax call (on parameters
+        shaped as the TE ``inputs``), whose attributes are TVM's.
+
+        Raises
+        ------
+        UnsupportedRelayError
+            When the Relay op is not one call of its Relax op (``nn.dense`` is a transpose and
+            a ``relax.matmul``): select the Relax op's implementation on the Relax call instead.
+        """
+        with TRACE_LOCK:  # BlockBuilder keeps one process-wide scope stack
+            bb = relax.BlockBuilder()
+            params = [
+                relax.Var(f"arg{i}", relax.TensorType(list(t.shape), t.dtype))
+                for i, t in enumerate(inputs)
+            ]
+            with bb.function("probe", params):
+                call = bb.normalize(self.row.emit(bb, list(params), attrs))
+                bb.emit_func_output(call)
+        if (
+            not isinstance(call, relax.Call)
+            or not isinstance(call.op, tvm.ir.Op)
+            or call.op.name != self.row.relax_op
+            or len(call.args) != len(params)
+            or not all(a.same_as(p) for a, p in zip(call.args, params))
+        ):
+            raise UnsupportedRelayError(
+                f"relay op {self.name!r} is not one {self.row.relax_op} call on its inputs: "
+                f"select {self.row.relax_op}'s implementation with the attributes of its Relax "
+                "call (tvm.IRModule.from_expr(expr) shows it)"
+            )
+        return call.attrs
 
     def default_attrs(self) -> Attrs:
         """The attributes of a call that gave none (``relay.Call(op, args)``)."""

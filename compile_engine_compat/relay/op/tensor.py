@@ -7,7 +7,7 @@ are made from them.
 from __future__ import annotations
 
 from . import convert, normalize
-from .registry import REQUIRED, OpRow, builders
+from .registry import REQUIRED, OpRow, builders, missing_op
 
 #: Relay's binary element-wise ops, each the Relax op of the same name.
 BINARY = (
@@ -86,3 +86,6 @@ REFUSED: dict[str, str] = {}
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
+
+
+__getattr__ = missing_op("", __name__)  # an op this family lacks is refused, naming it

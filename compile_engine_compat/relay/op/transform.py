@@ -9,7 +9,7 @@ from __future__ import annotations
 from tvm import topi
 
 from . import convert, convert_te, normalize
-from .registry import REQUIRED, OpRow, Refusal, builders
+from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
 _PLAIN_LAYOUTS_ONLY = (
     "only permutations of plain layouts (NCHW <-> NHWC) map to relax.op.permute_dims; use "
@@ -403,3 +403,6 @@ REFUSED: dict[str, str] = {}
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
+
+
+__getattr__ = missing_op("", __name__)  # an op this family lacks is refused, naming it

@@ -21,9 +21,12 @@ def __getattr__(name: str) -> _AnyT:
     from compile_engine_compat.surfaces.import_alias import (
         REFUSED_MODULES,
         RelayRemovedError,
+        refused_name,
         removed_message,
     )
 
+    if name == "op":  # known: importing it works, using it is refused
+        return refused_name("tvm.relay.qnn.op")
     raise RelayRemovedError(
         removed_message(f"tvm.relay.qnn.{name}", REFUSED_MODULES["tvm.relay.qnn.op"])
     )

@@ -1,6 +1,6 @@
 """``relay.testing``: the helpers and workloads Relay-era tests and tutorials import.
 
-* ``run_infer_type``, ``rand``, ``temp_op_attr``;
+* ``run_infer_type``, ``rand``, ``temp_op_attr``, ``check_grad`` (over ``relax.transform.Gradient``);
 * the workloads, one module each, whose ``get_workload(...)`` returns ``(mod, params)`` with
   Relay's arguments: :mod:`.mlp`, :mod:`.resnet`, :mod:`.mobilenet`, :mod:`.squeezenet`,
   :mod:`.vgg`, :mod:`.dcgan`, :mod:`.densenet`, :mod:`.inception_v3`, :mod:`.synthetic`;
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import tvm
 
+from ..gradient import check_grad  # over relax.transform.Gradient (relay/gradient.py)
 from ..to_relax import infer
 from . import (
     dcgan,
@@ -36,6 +37,7 @@ from . import (
 from .init import create_workload
 
 __all__ = [
+    "check_grad",
     "create_workload",
     "dcgan",
     "densenet",

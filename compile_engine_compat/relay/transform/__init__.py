@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..gradient import gradient  # relax.transform.Gradient (relay/gradient.py)
 from . import pass_infra, passes, transform
 from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
-__all__ = [*transform.__all__, "pass_infra", "passes", "transform"]
+__all__ = [*transform.__all__, "gradient", "pass_infra", "passes", "transform"]
 
 
 def __getattr__(name: str) -> Any:

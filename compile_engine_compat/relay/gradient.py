@@ -1,0 +1,177 @@
+"""``relay.transform.gradient`` and ``relay.testing.check_grad``, over ``relax.transform.Gradient``.
+
+Relay's ``gradient(func)`` returned a function of the same parameters giving
+``(func's output, (d sum(output) / d param, ...))``: the gradient of the sum of the outputs, as if
+seeded with ones. Here the forward function becomes Relax, a scalar ``sum`` of its outputs is
+added as the differentiation target, ``relax.transform.Gradient`` builds the adjoint, and its
+result is rearranged into Relay's ``(output, grads)``. Ops Relax has no gradient for are refused at
+the ``gradient`` call, naming TVM's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from .function import Function
+from .op.registry import UnsupportedRelayError
+from .ty import TensorType
+
+__all__ = ["GradientFunction", "check_grad", "gradient"]
+
+
+def _loss_module(forward: relax.Function) -> tvm.IRModule:
+    """``forward`` returning ``(sum of its outputs, its output)``: the scalar target first."""
+    bb = relax.BlockBuilder()
+    with bb.function("main", list(forward.params)):
+        with bb.dataflow():
+            for block in forward.body.blocks:
+                for binding in block.bindings:
+                    bb.emit_normalized(binding)
+            out = forward.body.body
+            ty = out.ty
+            if isinstance(ty, relax.TupleType):
+                parts = [
+                    bb.emit(relax.op.sum(relax.TupleGetItem(out, i))) for i in range(len(ty.fields))
+                ]
+                total = parts[0]
+                for part in parts[1:]:
+                    total = bb.emit(relax.op.add(total, part))
+                loss = bb.emit_output(total)
+            else:
+                loss = bb.emit_output(relax.op.sum(out))
+        bb.emit_func_output(relax.Tuple([loss, out]))
+    return bb.get()
+
+
+def _output_and_grads(adjoint: relax.Function) -> relax.Function:
+    """The adjoint ``((loss, output), grads)`` rearranged as Relay's ``(output, grads)``."""
+    seq = adjoint.body
+    result = seq.body
+    ty = result.ty
+    body = relax.Tuple(
+        [relax.TupleGetItem(relax.TupleGetItem(result, 0), 1), relax.TupleGetItem(result, 1)]
+    )
+    ret = relax.TupleType([ty.fields[0].fields[1], ty.fields[1]])
+    func = relax.Function(adjoint.params, relax.SeqExpr(seq.blocks, body), ret)
+    return relax.transform.Normalize()(tvm.IRModule({"main": func}))["main"]
+
+
+class GradientFunction(Function):
+    """What :func:`gradient` returns: a Relay function of the forward function's parameters whose
+    Relax form computes ``(output, (grad of each parameter))``."""
+
+    def __init__(self, forward: Function, relax_function: relax.Function) -> None:
+        super().__init__(forward.params, forward.body)
+        self._relax = relax_function
+
+    def __relax_function__(self) -> relax.Function:
+        return self._relax
+
+
+def gradient(expr: Any, mod: Any = None, mode: str = "higher_order") -> GradientFunction:
+    """``relay.transform.gradient(func)``: the function giving ``(output, grads)``.
+
+    Parameters
+    ----------
+    expr : relay.Function
+        The forward function; every parameter gets a gradient.
+    mod : ignored
+        Relay's module of global functions (a Relax gradient needs none).
+    mode : {"higher_order", "first_order"}
+        Both give the same first-order gradients here.
+
+    Raises
+    ------
+    UnsupportedRelayError
+        For an op ``relax.transform.Gradient`` cannot differentiate, or integer parameters.
+    """
+    del mod
+    if mode not in ("higher_order", "first_order"):
+        raise ValueError(f"gradient mode must be 'higher_order' or 'first_order', got {mode!r}")
+    if not isinstance(expr, Function):
+        raise TypeError(f"relay.transform.gradient takes a relay.Function, got {expr!r}")
+    loss = _loss_module(expr.__relax_function__())
+    try:
+        adjoint = relax.transform.Gradient("main", target_index=0)(loss)["main_adjoint"]
+    except Exception as err:  # TVM's reason: an op without a gradient, an integer input...
+        raise UnsupportedRelayError(
+            f"relay.transform.gradient: relax.transform.Gradient cannot differentiate this "
+            f"function ({str(err).splitlines()[-1]}); write the backward pass by hand, or "
+            "differentiate in the source framework"
+        ) from err
+    return GradientFunction(expr, _output_and_grads(adjoint))
+
+
+def _random_input(ty: Any, scale: float, mean: float, rng: np.random.Generator) -> np.ndarray:
+    if not isinstance(ty, TensorType):
+        raise TypeError(f"check_grad makes random inputs for tensors only, got {ty!r}")
+    return (rng.standard_normal(ty.concrete_shape) * scale + mean).astype(ty.dtype)
+
+
+def check_grad(
+    func: Function,
+    inputs: Sequence[np.ndarray] | None = None,
+    test_inputs: Sequence[np.ndarray] | None = None,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    scale: float | None = None,
+    mean: float = 0,
+    mode: str = "higher_order",
+    target_devices: Sequence[tuple[Any, Any]] | None = None,
+    executor_kind: str = "debug",
+) -> None:
+    """``relay.testing.check_grad``: :func:`gradient` against two-sided finite differences.
+
+    The numerical gradient of ``sum(func(*inputs))`` is taken element by element (each input
+    moved by ``+-eps``), as Relay's was; ``assert_allclose`` compares them. Arguments as in
+    Relay; ``target_devices`` defaults to ``tvm.testing.enabled_targets()``.
+    """
+    from .build_module import create_executor
+    from .to_relax import infer
+
+    infer(func)
+    backward = gradient(func, mode=mode)
+    scale = 10 * eps if scale is None else scale
+    if inputs is None:
+        rng = np.random.default_rng(0)
+        inputs = [_random_input(p.checked_type, scale, mean, rng) for p in func.params]
+    inputs = list(inputs)
+    tested = list(test_inputs) if test_inputs is not None else list(inputs)
+    if target_devices is None:
+        import tvm.testing
+
+        target_devices = tvm.testing.enabled_targets()
+    for target, dev in target_devices:
+        run_backward = create_executor(executor_kind, device=dev, target=target).evaluate(backward)
+        run_forward = create_executor(executor_kind, device=dev, target=target).evaluate(func)
+        _, grads = run_backward(*inputs)
+        by_input = {id(x): g.numpy().astype("float64") for x, g in zip(inputs, grads)}
+        missing = [i for i, x in enumerate(tested) if id(x) not in by_input]
+        if missing:
+            raise ValueError(f"test_inputs {missing} are not among inputs (compared by identity)")
+        if not tested:
+            raise ValueError("check_grad needs at least one input to test")
+        for x in tested:
+            numeric = np.zeros(x.shape)
+            for index in np.ndindex(*x.shape):
+                saved = x[index]
+                x[index] = saved + eps
+                plus = _as_float64_sum(run_forward(*inputs))
+                x[index] = saved - eps
+                minus = _as_float64_sum(run_forward(*inputs))
+                x[index] = saved
+                numeric[index] = (plus - minus) / (2 * eps)
+            np.testing.assert_allclose(by_input[id(x)], numeric, atol=atol, rtol=rtol)
+
+
+def _as_float64_sum(value: Any) -> float:
+    """The sum of a result's elements (a tensor or a tuple of them), in float64."""
+    if hasattr(value, "numpy"):
+        return float(np.sum(value.numpy().astype("float64")))
+    return float(sum(_as_float64_sum(v) for v in value))
