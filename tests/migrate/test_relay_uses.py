@@ -122,10 +122,8 @@ def _runs_under_the_shim(code: str) -> bool:
         return True
     # Known names are refused at the call (RelayRemovedCallError, UnsupportedRelayError: both
     # NotImplementedError), unknown ones at the import or access.
-    except (ImportError, AttributeError, NotImplementedError):
-        return False
-    except NotImplementedError:  # a tuning entry point's refusal (TuningRemovedError)
-        return False
+    except (ImportError, AttributeError, NotImplementedError):  # NotImplementedError: a
+        return False  # refusal at the call (RelayRemovedCallError, TuningRemovedError)
     finally:
         compile_engine_compat.uninstall()
 

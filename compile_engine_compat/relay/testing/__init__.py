@@ -1,6 +1,6 @@
 """``relay.testing``: the helpers and workloads Relay-era tests and tutorials import.
 
-* ``run_infer_type``, ``rand``, ``temp_op_attr``, ``check_grad`` (over ``relax.transform.Gradient``);
+* ``run_infer_type``, ``rand``, ``temp_op_attr``, ``check_grad`` (``relax.transform.Gradient``);
 * the workloads, one module each, whose ``get_workload(...)`` returns ``(mod, params)`` with
   Relay's arguments: :mod:`.mlp`, :mod:`.resnet`, :mod:`.mobilenet`, :mod:`.squeezenet`,
   :mod:`.vgg`, :mod:`.dcgan`, :mod:`.densenet`, :mod:`.inception_v3`, :mod:`.synthetic`;
