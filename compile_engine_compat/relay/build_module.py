@@ -28,11 +28,13 @@ __all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_ex
 
 def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
     if isinstance(mod, Function):
-        mod = tvm.IRModule({"main": mod.__relax_function__()})
+        mod = mod.__relax_function__()
     elif isinstance(mod, Expr):
         raise TypeError("relay.build takes an IRModule or a relay.Function, not an expression")
-    elif isinstance(mod, relax.Function):
-        mod = tvm.IRModule({"main": mod})
+    if isinstance(mod, relax.Function):
+        # The VM exports a function under its global_symbol: a function made elsewhere (the
+        # gradient's "main_adjoint") is "main" here, as Relay's from_expr made it.
+        mod = tvm.IRModule({"main": mod.with_attr("global_symbol", "main")})
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"relay.build takes an IRModule or a relay.Function, got {mod!r}")
     if params:
