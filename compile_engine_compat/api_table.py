@@ -712,7 +712,7 @@ result = callable(schedule)
         """\
 from tvm import relay
 
-prelude = relay.prelude  # gone: raises, naming the replacement
+prelude = relay.prelude.Prelude()  # gone: refused at the call, naming the replacement
 result = callable(prelude)
 """,
         "result = callable(relax.Tuple)  # Relax tuples replace the prelude's ADTs\n",
@@ -1392,12 +1392,12 @@ _RELAY_ROWS = (
             "tvm.relay.backend.vm",
             "tvm.relay.adt",
         ),
-        shim="nothing: import or attribute access raises an error naming the replacement",
-        before_raises="AttributeError",
+        shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
+        before_raises="NotImplementedError",
         note=(
             "A Relay-era name the front end does not serve (QNN, tvm.relay.backend.vm, the "
-            "prelude, ADTs and control flow, ops without a Relax equivalent, Relay passes other "
-            "than InferType): the code fails under install() until it is ported."
+            "prelude, ADTs, loops, ops without a Relax equivalent): importing it works, so a "
+            "module that never calls it runs; the call fails under install() until it is ported."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -64,19 +64,31 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         True,
         [("relay.op.strategy.wrap_topi_schedule", "served")],
     ),
-    ("from tvm.relay import prelude\n", False, [("relay.unsupported", "manual")]),
+    (
+        "from tvm.relay import prelude\nprelude.Prelude(None)\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
     (
         "from tvm import relay\nrelay.frontend.from_onnx\n",
         True,
         [("relay.frontend.from_onnx", "served")],
     ),
     (
-        "from tvm import relay\nrelay.prelude.Prelude\n",
+        "from tvm import relay\nrelay.prelude.Prelude(None)\n",
         False,
         [("relay.unsupported", "manual")],
     ),
-    ("import tvm.relay.qnn.op\n", False, [("relay.unsupported", "manual")]),
-    ("from tvm.relay import adt\n", False, [("relay.unsupported", "manual")]),
+    (
+        "import tvm.relay.qnn.op\ntvm.relay.qnn.op.quantize(None)\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
+    (
+        "from tvm.relay import adt\nadt.Constructor(None)\n",
+        False,
+        [("relay.unsupported", "manual")] * 2,  # the import and the call
+    ),
     (
         "from tvm import relay\nrelay.transform.FoldConstant()\n",
         True,
