@@ -425,7 +425,7 @@ class BaseOp:
 
     def default_attrs(self) -> Attrs:
         """The attributes of a call that gave none (``relay.Call(op, args)``)."""
-        raise NotImplementedError
+        raise NotImplementedError("a BaseOp subclass (relay.op.registry.RelayOp) gives them")
 
 
 class BaseFunc(Expr):

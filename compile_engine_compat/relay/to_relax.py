@@ -12,6 +12,7 @@ one engine cache entry. Tuples and constants stay inline, as hand-written code l
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import tvm
@@ -54,9 +55,9 @@ def _param(v: Var) -> relax.Var:
 _inferring = threading.local()
 
 
-def _calls(root: Expr) -> list[Call]:
-    """Every op call reachable from ``root`` (iteratively; Let and inlined bodies included)."""
-    out: list[Call] = []
+def _nodes(root: Expr) -> Iterator[Any]:
+    """Every node reachable from ``root``, once each (iteratively; Let, If and the bodies of
+    called functions included)."""
     seen: set[int] = set()
     stack: list[Any] = [root]
     while stack:
@@ -64,10 +65,9 @@ def _calls(root: Expr) -> list[Call]:
         if id(node) in seen:
             continue
         seen.add(id(node))
+        yield node
         if isinstance(node, Call):
-            if isinstance(node.op, RelayOp):
-                out.append(node)
-            else:
+            if not isinstance(node.op, RelayOp):
                 stack.append(node.op.body)
             stack.extend(node.args)
         elif isinstance(node, Tuple):
@@ -78,31 +78,16 @@ def _calls(root: Expr) -> list[Call]:
             stack.extend([node.value, node.body])
         elif isinstance(node, If):
             stack.extend([node.cond, node.true_branch, node.false_branch])
-    return out
+
+
+def _calls(root: Expr) -> list[Call]:
+    """Every op call reachable from ``root``."""
+    return [n for n in _nodes(root) if isinstance(n, Call) and isinstance(n.op, RelayOp)]
 
 
 def _has_if(root: Expr) -> bool:
     """Whether ``root``'s graph holds a ``relay.If`` (its function is built without dataflow)."""
-    seen: set[int] = set()
-    stack: list[Any] = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, If):
-            return True
-        if isinstance(node, Call):
-            stack.extend(node.args)
-            if isinstance(node.op, Function):
-                stack.append(node.op.body)
-        elif isinstance(node, Tuple):
-            stack.extend(node.fields)
-        elif isinstance(node, TupleGetItem):
-            stack.append(node.tuple_value)
-        elif isinstance(node, Let):
-            stack.extend([node.value, node.body])
-    return False
+    return any(isinstance(node, If) for node in _nodes(root))
 
 
 def _known_type(node: Expr) -> Type | None:
