@@ -1389,13 +1389,13 @@ _RELAY_ROWS = (
         old_paths=(
             "tvm.relay.prelude",
             "tvm.relay.qnn.op",
-            "tvm.relay.backend.vm",
+            "tvm.relay.loops",
             "tvm.relay.adt",
         ),
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
-            "A Relay-era name the front end does not serve (QNN, tvm.relay.backend.vm, the "
+            "A Relay-era name the front end does not serve (QNN, Relay loops, the "
             "prelude, ADTs, loops, ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),
@@ -1482,7 +1482,12 @@ _RELAY_ROWS = (
         "ex = tvm.compile(mod, target); vm = relax.VirtualMachine(ex, dev); vm['main'](*args)",
         ("tvm.compile", "tvm.relax.VirtualMachine"),
         fix="served",
-        old_paths=("tvm.relay.vm.compile", "tvm.relay.vm.VMCompiler"),
+        old_paths=(
+            "tvm.relay.vm.compile",
+            "tvm.relay.vm.VMCompiler",
+            "tvm.relay.backend.vm.compile",
+            "tvm.relay.backend.vm.VMCompiler",
+        ),
         shim="compile_engine_compat.relay.vm.compile",
         note=(
             "relay.vm.compile and VMCompiler compile as relay.build does; "

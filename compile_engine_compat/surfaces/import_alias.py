@@ -88,10 +88,8 @@ LEGACY_MODULES: dict[str, str] = {
 REFUSED_MODULES: dict[str, str] = {
     "tvm.relay.qnn.op": "QNN (quantized Relay ops) has no Relax front end here: quantize in "
     "the source framework, or use relax.op.quantize/dequantize",
-    # Relay programs end to end: tvm.relay.frontend and tvm.relay.vm are served by the front end
-    # (compile_engine_compat.relay.frontend, .vm); tvm.relay.backend.vm stays refused.
-    "tvm.relay.backend.vm": "the Relay VM is gone: ex = tvm.compile(mod, target); "
-    "relax.VirtualMachine(ex, dev)",
+    # Relay programs end to end: tvm.relay.frontend, tvm.relay.vm and tvm.relay.backend.vm are
+    # served by the front end (compile_engine_compat.relay.frontend, .vm, .backend.vm).
     "tvm.relay.adt": "ADTs and Relay control flow are not mapped: use relax.If and tuples in a "
     "relax.BlockBuilder function",
     "tvm.relay.prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",

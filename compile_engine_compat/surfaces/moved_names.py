@@ -116,6 +116,10 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.ir:structural_equal", "tvm_ffi:structural_equal"),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
+    # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------
+    MovedName(
+        "tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True
+    ),
     # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
     MovedName(
         "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True
