@@ -59,6 +59,10 @@ from .printer import fromtext, parse, parse_expr
 from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
 
+# -- upstream Relay test files (test_vm, test_type_infer): ScopeBuilder -----------------------
+from . import scope_builder
+from .scope_builder import ScopeBuilder
+
 # The expressions reach the op table and the emitter through this one connection.
 expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax, printer.astext)
 globals().update(namespace(""))
@@ -76,6 +80,7 @@ __all__ = [
     "If",
     "Let",
     "RelayTypeError",
+    "ScopeBuilder",
     "SourceName",
     "Span",
     "TensorType",
@@ -108,6 +113,7 @@ __all__ = [
     "printer",
     "qnn",
     "save_param_dict",
+    "scope_builder",
     "testing",
     "transform",
     "ty",

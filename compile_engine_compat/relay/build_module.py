@@ -122,13 +122,31 @@ class _Executor:
             if missing:
                 raise TypeError(f"missing argument(s) {missing} of main({', '.join(names)})")
             values = list(args) + [kwargs[n] for n in names[len(args) :]]
-            tensors = [
-                v if isinstance(v, tvm.runtime.Tensor) else tvm.runtime.tensor(np.asarray(v))
-                for v in values
-            ]
-            return vm["main"](*tensors)
+            return vm["main"](*[relay_argument(v) for v in values])
 
         return run
+
+
+# -- upstream Relay test files (test_vm, test_backend_interpreter): Relay's argument rule ------
+#: The dtype Relay's executors gave a Python scalar argument (``_gettype``).
+_SCALAR_DTYPES = ((bool, "bool"), (int, "int32"), (float, "float32"))
+
+
+def relay_argument(value: Any) -> Any:
+    """An argument of ``create_executor(...).evaluate()(...)`` as Relay's executors took it.
+
+    A tensor as is; a NumPy array or scalar with its dtype; a Python ``bool``/``int``/``float``
+    as a 0-d ``bool``/``int32``/``float32`` tensor (Relay's rule, where NumPy would make int64
+    and float64); a tuple or list as a tuple of converted fields (Relay's ADT tuple).
+    """
+    if isinstance(value, tvm.runtime.Tensor):
+        return value
+    if isinstance(value, tuple | list):
+        return tuple(relay_argument(v) for v in value)
+    for kind, dtype in _SCALAR_DTYPES:
+        if type(value) is kind:
+            return tvm.runtime.tensor(np.array(value, dtype=dtype))
+    return tvm.runtime.tensor(np.asarray(value))
 
 
 @legacy_api("relay.create_executor")

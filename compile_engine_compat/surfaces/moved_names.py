@@ -120,6 +120,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName(
         "tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True
     ),
+    MovedName("tvm.runtime.vm:Executable", "compile_engine_compat.relay.vm:Executable"),
     # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
     MovedName(
         "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True

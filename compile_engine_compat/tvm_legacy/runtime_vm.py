@@ -36,22 +36,92 @@ class VirtualMachine(relax.VirtualMachine):
             exe = exe.lib
         super().__init__(exe, device, memory_cfg)
         self._last_function = "main"
+        # Inputs set one at a time (set_one_input), per function, until all are there.
+        self._pending: dict[str, list[Any]] = {}
 
     def invoke(self, func_name: str, *args: Any, **kwargs: Any) -> Any:
         """Run ``func_name`` on ``args`` (or on the inputs :meth:`set_input` set)."""
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
         self.invoke_stateful(func_name)
-        self._last_function = func_name
         return super().get_outputs(func_name)
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """``invoke("main", *args, **kwargs)``."""
         return self.invoke("main", *args, **kwargs)
 
+    # -- upstream Relay test files (test_vm): the rest of the Relay VM's methods ---------------
+    def invoke_stateful(self, func_name: str, *args: Any, **kwargs: Any) -> None:
+        """Run ``func_name`` on the inputs set (or on ``args``, set first, as Relay's did)."""
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        super().invoke_stateful(func_name)
+        self._last_function = func_name
+
     def get_outputs(self, func_name: str | None = None) -> Any:
-        """The outputs of the last invocation (of ``func_name``; Relay took no name)."""
-        return super().get_outputs(func_name or self._last_function)
+        """The outputs of the last :meth:`invoke_stateful`.
+
+        Without ``func_name`` (Relay's call) a list: the one output, or a tuple's fields. With
+        it, the Relax VM's answer (the output itself, a tuple as a Python tuple).
+        """
+        if func_name is not None:
+            return super().get_outputs(func_name)
+        outputs = super().get_outputs(self._last_function)
+        return list(outputs) if isinstance(outputs, tuple) else [outputs]
+
+    def get_input_index(self, input_name: str, func_name: str = "main") -> int:
+        """The position of parameter ``input_name`` of ``func_name``, or -1 (Relay's)."""
+        arity = self._get_function_arity(func_name)
+        names = [self._get_function_param_name(func_name, i) for i in range(arity)]
+        return names.index(input_name) if input_name in names else -1
+
+    def set_input(self, func_name: str, *args: Any, **kwargs: Any) -> None:
+        """Set all the inputs of ``func_name`` (positionally or by name)."""
+        if kwargs:
+            args = tuple(self._convert_func_named_args(func_name, args, **kwargs))
+        super().set_input(func_name, *args)
+        self._pending[func_name] = list(args)
+
+    def set_one_input(self, func_name: str, *args: Any, **kwargs: Any) -> None:
+        """Set one input of ``func_name``, by index or name (``set_one_input("main", 0, x)``,
+        ``set_one_input("main", "x", x)`` or ``set_one_input("main", x=x)``).
+
+        The Relax VM takes all inputs at once: they are handed over when every one is set
+        (once set, each later call replaces one).
+        """
+        if kwargs:
+            if args or len(kwargs) != 1:
+                raise TypeError("set_one_input takes one input: (index or name, value) or name=value")
+            ((key, value),) = kwargs.items()
+        elif len(args) == 2:
+            key, value = args
+        else:
+            raise TypeError("set_one_input takes one input: (index or name, value) or name=value")
+        arity = self._get_function_arity(func_name)
+        index = self.get_input_index(key, func_name) if isinstance(key, str) else int(key)
+        if not 0 <= index < arity:
+            raise ValueError(f"{func_name} has no input {key!r} (it takes {arity})")
+        pending = self._pending.setdefault(func_name, [None] * arity)
+        pending[index] = value
+        if all(v is not None for v in pending):
+            super().set_input(func_name, *pending)
+
+    def invoke_with_outputs(
+        self, func_name: str, input_args: dict[str, Any], output_args: list[Any]
+    ) -> None:
+        """Run ``func_name`` on the named inputs and write its outputs into ``output_args``.
+
+        The Relax VM allocates its outputs: they are copied into the given tensors (Relay's VM
+        wrote into them directly).
+        """
+        outputs = self.invoke(func_name, **input_args)
+        fields = list(outputs) if isinstance(outputs, tuple) else [outputs]
+        if len(fields) != len(output_args):
+            raise ValueError(
+                f"{func_name} has {len(fields)} outputs, {len(output_args)} output_args given"
+            )
+        for target, value in zip(output_args, fields):
+            target.copyfrom(value)
 
     def benchmark(
         self,

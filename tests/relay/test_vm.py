@@ -40,7 +40,7 @@ def test_vm_compile_matches_relay_build():
     np.testing.assert_array_equal(vm.invoke("main", X).numpy(), expected)
     vm.set_input("main", x=X)
     vm.invoke_stateful("main")
-    np.testing.assert_array_equal(vm.get_outputs().numpy(), expected)
+    np.testing.assert_array_equal(vm.get_outputs()[0].numpy(), expected)
 
 
 def test_vm_compiler_lower_then_get_exec():
