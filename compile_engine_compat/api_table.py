@@ -1616,6 +1616,8 @@ _RELAY_PASSES = (
     "FoldScaleAxis",
     "DynamicToStatic",
     "RemoveUnusedFunctions",
+    "AnnotateSpans",
+    "InferTypeLocal",
 )
 #: The relay.testing workload modules, and what they are built with.
 _WORKLOADS = (

@@ -227,4 +227,8 @@ def from_struct_info(info: AnyT) -> Type:
     if isinstance(info, relax.TensorType) and info.shape is not None:
         shape = info.shape.values if hasattr(info.shape, "values") else info.shape
         return TensorType(list(shape), info.dtype)
+    if isinstance(info, relax.TensorType) and info.ndim >= 0:
+        # Known rank, shape known only at run time (a data-dependent op on Any dimensions):
+        # Relay's type has an Any in each position.
+        return TensorType([Any() for _ in range(info.ndim)], info.dtype)
     raise RelayTypeError(f"the Relax value of type {info} has no Relay type")

@@ -104,8 +104,6 @@ REFUSED_MODULES: dict[str, str] = {
     "tvm.relax.dpl (is_op, wildcard, rewrite_call)",
     "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "
     "schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
-    "tvm.ir.diagnostics": "TVM <=0.19's diagnostic renderer (tvm.ir.diagnostics) is gone: "
-    "TVM 0.27 reports errors as Python exceptions (tvm.error.DiagnosticError)",
 }
 
 

@@ -71,6 +71,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm._ffi.base", f"{_LEGACY}.ffi.base"),
     MovedName("tvm.script.tir", "tvm.script.tirx"),
     MovedName("tvm.testing.plugin", f"{_LEGACY}.testing_plugin"),
+    # upstream Relay test files (test_any's helpers import it): the renderer hooks.
+    MovedName("tvm.ir.diagnostics", f"{_LEGACY}.diagnostics"),
     # -- attributes ---------------------------------------------------------------------------
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
@@ -121,6 +123,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         "tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True
     ),
     MovedName("tvm.runtime.vm:Executable", "compile_engine_compat.relay.vm:Executable"),
+    MovedName("tvm.runtime:Device.device_type", f"{_LEGACY}.device:device_type"),
     # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
     MovedName(
         "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True

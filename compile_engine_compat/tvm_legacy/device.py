@@ -11,7 +11,7 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api, warn_legacy
 
-__all__ = ["context", "device"]
+__all__ = ["context", "device", "device_type"]
 
 #: Target names TVM 0.19's ``tvm.device``/``tvm.context`` took as device names.
 _TARGET_DEVICES = {"llvm": "cpu", "c": "cpu", "stackvm": "cpu", "nvptx": "cuda"}
@@ -39,3 +39,11 @@ def device(dev_type: Any, dev_id: int = 0) -> Any:
 def context(dev_type: Any, dev_id: int = 0) -> Any:
     """``tvm.context`` (renamed ``tvm.device`` in TVM 0.8)."""
     return _device(_target_device(dev_type) or dev_type, dev_id)
+
+
+# -- upstream Relay test files (test_any): Device.device_type -------------------------------------
+@property  # type: ignore[misc]
+def device_type(self: Any) -> int:
+    """``Device.device_type`` (TVM <= 0.19): the DLPack device type number (cpu 1, cuda 2),
+    ``dlpack_device_type()`` in TVM 0.27."""
+    return int(self.dlpack_device_type())

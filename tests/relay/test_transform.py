@@ -51,6 +51,7 @@ def _all_passes() -> list[tvm.transform.Pass]:
         T.FoldScaleAxis(),
         T.DynamicToStatic(),
         T.RemoveUnusedFunctions(),
+        T.AnnotateSpans(),
     ]
 
 

@@ -25,7 +25,10 @@ Relay pass                   opt level  served by
 ``FoldScaleAxis``            3          identity: Relax has no scale-axis folding
 ``DynamicToStatic``          2          identity: the front end emits static shapes only
 ``RemoveUnusedFunctions``    1          ``relax.transform.DeadCodeElimination(entries)``
+``AnnotateSpans``            0          identity: no Relay text for spans to point into
 ===========================  =========  ====================================================
+
+``InferTypeLocal(expr)`` is not a pass: it types a Relay expression in place.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from compile_engine_compat.deprecations import legacy_api
 
 __all__ = [
     "PASS_KINDS",
+    "AnnotateSpans",
     "CanonicalizeOps",
     "ConvertLayout",
     "DeadCodeElimination",
@@ -49,6 +53,7 @@ __all__ = [
     "FoldScaleAxis",
     "FuseOps",
     "InferType",
+    "InferTypeLocal",
     "RemoveUnusedFunctions",
     "SimplifyInference",
     "ToMixedPrecision",
@@ -75,6 +80,8 @@ PASS_KINDS: dict[str, str] = {
     "multiply, so results are unchanged",
     "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
     "RemoveUnusedFunctions": "real: relax.transform.DeadCodeElimination(entry_functions)",
+    "AnnotateSpans": "identity: Relay gave each node a span into the module's printed text; "
+    "Relax nodes keep the spans the front end was given, and no text is re-parsed",
 }
 
 #: Relay's kernel layout for ``"default"``, by op and data layout (Relay's ConvertLayout rule).
@@ -286,3 +293,37 @@ def RemoveUnusedFunctions(entry_functions: Sequence[str] | None = None) -> Any:
     """
     entries = list(entry_functions) if entry_functions is not None else ["main"]
     return relay_pass("RemoveUnusedFunctions", 1, relax.transform.DeadCodeElimination(entries))
+
+
+# -- upstream Relay test files (test_type_infer, test_any): AnnotateSpans, InferTypeLocal -------
+@legacy_api("relay.transform")
+def AnnotateSpans() -> Any:
+    """``relay.transform.AnnotateSpans()``: an identity (opt level 0).
+
+    Relay printed the module and parsed it back so that every node got a span into that text,
+    for its diagnostics. The front end's modules are Relax, whose errors are Python exceptions
+    naming the Relay op; nodes keep the spans they were built with (``span=``).
+    """
+    return relay_pass("AnnotateSpans", 0, _identity)
+
+
+@legacy_api("relay.transform")
+def InferTypeLocal(expr: Any) -> Any:
+    """``relay.transform.InferTypeLocal(expr)``: type a Relay expression in place.
+
+    Every node of ``expr`` gets its ``checked_type`` (as after ``relay.testing.run_infer_type``),
+    found by building its Relax function; the free variables must have types.
+
+    Parameters
+    ----------
+    expr : relay.Expr
+        The expression (a ``relay.Function`` included).
+
+    Returns
+    -------
+    relay.Type
+        ``expr.checked_type``.
+    """
+    from ..to_relax import infer  # the emitter sits beside this package, not below it
+
+    return infer(expr).checked_type

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .pass_infra import PassContext, Sequential, build_config, function_pass, module_pass
 from .passes import (
+    AnnotateSpans,
     CanonicalizeOps,
     ConvertLayout,
     DeadCodeElimination,
@@ -16,12 +17,14 @@ from .passes import (
     FoldScaleAxis,
     FuseOps,
     InferType,
+    InferTypeLocal,
     RemoveUnusedFunctions,
     SimplifyInference,
     ToMixedPrecision,
 )
 
 __all__ = [
+    "AnnotateSpans",
     "CanonicalizeOps",
     "ConvertLayout",
     "DeadCodeElimination",
@@ -31,6 +34,7 @@ __all__ = [
     "FoldScaleAxis",
     "FuseOps",
     "InferType",
+    "InferTypeLocal",
     "PassContext",
     "RemoveUnusedFunctions",
     "Sequential",
