@@ -62,6 +62,7 @@ from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
 # -- upstream Relay test files (test_vm, test_type_infer): ScopeBuilder -----------------------
 from . import scope_builder
 from .scope_builder import ScopeBuilder
+from .ty import scalar_type
 
 # The expressions reach the op table and the emitter through this one connection.
 expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax, printer.astext)
@@ -113,6 +114,7 @@ __all__ = [
     "printer",
     "qnn",
     "save_param_dict",
+    "scalar_type",
     "scope_builder",
     "testing",
     "transform",

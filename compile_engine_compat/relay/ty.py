@@ -18,7 +18,7 @@ from tvm import relax, tirx
 
 from compile_engine_compat.boundary import handle_of
 
-__all__ = ["Any", "FuncType", "TensorType", "TupleType", "Type"]
+__all__ = ["Any", "FuncType", "TensorType", "TupleType", "Type", "relax_checked_type", "scalar_type"]
 
 
 class RelayTypeError(TypeError, RuntimeError):
@@ -231,4 +231,24 @@ def from_struct_info(info: AnyT) -> Type:
         # Known rank, shape known only at run time (a data-dependent op on Any dimensions):
         # Relay's type has an Any in each position.
         return TensorType([Any() for _ in range(info.ndim)], info.dtype)
+    if isinstance(info, relax.FuncType) and info.params is not None:
+        return FuncType([from_struct_info(p) for p in info.params], from_struct_info(info.ret))
     raise RelayTypeError(f"the Relax value of type {info} has no Relay type")
+
+
+# -- upstream Relay test files (test_type_infer): checked_type and scalar_type ------------------
+def scalar_type(dtype: str) -> TensorType:
+    """``relay.scalar_type(dtype)``: the type of a 0-d tensor, ``TensorType((), dtype)``."""
+    return TensorType((), dtype)
+
+
+@property  # type: ignore[misc]
+def relax_checked_type(self: AnyT) -> Type:
+    """``checked_type`` of a Relax function or variable (served on them by ``install()``).
+
+    A front-end module holds Relax functions, so ``mod["main"].checked_type`` is asked of one:
+    it is Relay's type of the Relax type, a ``relay.FuncType`` of ``relay.TensorType``s (as
+    ``relay.Function.checked_type`` is after inference). Raises ``RelayTypeError`` for a Relax
+    type Relay had no form of (shapes, objects, packed functions).
+    """
+    return from_struct_info(self.ty)

@@ -124,6 +124,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     ),
     MovedName("tvm.runtime.vm:Executable", "compile_engine_compat.relay.vm:Executable"),
     MovedName("tvm.runtime:Device.device_type", f"{_LEGACY}.device:device_type"),
+    MovedName("tvm.relax:Function.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"),
+    MovedName("tvm.relax:Var.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"),
     # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
     MovedName(
         "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True

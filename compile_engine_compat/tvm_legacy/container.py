@@ -14,10 +14,14 @@ from typing import Any
 import tvm
 import tvm_ffi
 
-__all__ = ["ShapeTuple", "String", "getitem_helper", "tuple_object"]
+__all__ = ["ADT", "ShapeTuple", "String", "getitem_helper", "tuple_object"]
 
 ShapeTuple = tvm.runtime.ShapeTuple
 String = str
+#: Relay's VM returned a tuple as an ADT; the Relax VM returns an FFI ``Array`` (indexable,
+#: iterable, ``len``), so ``isinstance(result, ADT)`` still tells a tuple result from a tensor.
+#: ADT values of other constructors (Relay's lists, options) do not exist on the Relax VM.
+ADT = tvm_ffi.Array
 
 
 def tuple_object(fields: Sequence[Any] | None = None) -> Any:

@@ -18,6 +18,7 @@ import tvm
 from tvm import relax, tirx
 
 from ..expr import Attrs
+from .dynamic import dynamic_batch_matmul, shape_known
 from .registry import Emit, UnsupportedRelayError
 
 __all__ = [
@@ -245,11 +246,19 @@ def matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 def batch_matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``nn.batch_matmul`` with Relay's transposes (``transpose_b=True`` by default)."""
     a, b = args
-    if attrs.transpose_a:
-        a = bb.emit(relax.op.permute_dims(a, [0, 2, 1]))
-    if attrs.transpose_b:
-        b = bb.emit(relax.op.permute_dims(b, [0, 2, 1]))
-    return relax.op.matmul(a, b, unset_to_none(attrs.out_dtype))
+    # -- upstream Relay test files (test_any): batches Relax cannot prove broadcastable -----
+    out = bb.normalize(
+        relax.op.matmul(
+            bb.emit(relax.op.permute_dims(a, [0, 2, 1])) if attrs.transpose_a else a,
+            bb.emit(relax.op.permute_dims(b, [0, 2, 1])) if attrs.transpose_b else b,
+            unset_to_none(attrs.out_dtype),
+        )
+    )
+    if shape_known(out) or not (shape_known(a) and shape_known(b)):
+        return out
+    return dynamic_batch_matmul(
+        bb, a, b, bool(attrs.transpose_a), bool(attrs.transpose_b), unset_to_none(attrs.out_dtype)
+    )
 
 
 def bias_add(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:

@@ -1,0 +1,78 @@
+"""Relay ops on ``relay.Any()`` dimensions where Relax's own op cannot infer the result shape.
+
+Relay typed such a call with ``Any`` dimensions and computed the real shape at run time with a
+shape function. Relax needs the result shape as an expression of the input shapes to lower the
+call; where its op infers none (``relax.op.matmul`` of batches ``n`` and ``5``, which it cannot
+prove broadcastable), the op is emitted here as a TE compute whose result shape is Relay's rule
+written out (``max(n, 5)``), with Relay's run-time checks as ``relax.op.assert_op``: a batch
+that neither matches nor is 1 is an error at the call, never a wrong result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm import relax, te, tirx
+
+__all__ = ["dynamic_batch_matmul", "shape_known"]
+
+
+def shape_known(value: Any) -> bool:
+    """Whether a Relax expression's tensor type has a shape (an expression per dimension)."""
+    ty = getattr(value, "ty", None)
+    return not isinstance(ty, relax.TensorType) or ty.shape is not None
+
+
+def _is_one(dim: Any) -> bool:
+    return isinstance(dim, tirx.IntImm) and int(dim.value) == 1
+
+
+def _batch_index(dim: Any, batch: Any, index: Any) -> Any:
+    """Which batch of an operand with batch ``dim`` the output batch ``index`` reads (Relay's
+    broadcast of a batch of 1)."""
+    if _is_one(dim):
+        return tirx.IntImm(index.dtype, 0)
+    if dim.same_as(batch):
+        return index
+    return tirx.floormod(index, dim)  # dim is the batch, or 1 (checked at run time)
+
+
+def _check(bb: relax.BlockBuilder, condition: Any, message: str) -> None:
+    """Relay's run-time shape check: ``relax.op.assert_op`` of a condition on shape variables."""
+    if isinstance(condition, tirx.IntImm):
+        if not int(condition.value):
+            raise ValueError(message)
+        return
+    bb.emit(relax.op.assert_op(relax.prim_value(condition), format=message))
+
+
+def dynamic_batch_matmul(
+    bb: relax.BlockBuilder, a: Any, b: Any, transpose_a: bool, transpose_b: bool, out_dtype: Any
+) -> Any:
+    """``nn.batch_matmul`` of 3-d operands with symbolic shapes, as Relay computed it.
+
+    The output batch is ``max(XB, YB)``; each batch must equal it or be 1, and the reduction
+    lengths must agree (both checked when the call runs).
+    """
+    (xb, x1, x2), (yb, y1, y2) = a.ty.shape.values, b.ty.shape.values
+    xi, xk = (x2, x1) if transpose_a else (x1, x2)
+    yk, yj = (y2, y1) if transpose_b else (y1, y2)
+    batch = yb if _is_one(xb) else xb if (_is_one(yb) or xb.same_as(yb)) else te.max(xb, yb)
+    _check(bb, tirx.EQ(xk, yk), "nn.batch_matmul: the reduction lengths differ")
+    one = tirx.IntImm("int64", 1)
+    agree = tirx.Or(tirx.Or(tirx.EQ(xb, yb), tirx.EQ(xb, one)), tirx.EQ(yb, one))
+    _check(bb, agree, "nn.batch_matmul: the batches neither match nor are 1")
+    dtype = out_dtype or a.ty.dtype
+
+    def compute(x: te.Tensor, y: te.Tensor) -> te.Tensor:
+        k = te.reduce_axis((0, xk), name="k")
+
+        def element(n: Any, i: Any, j: Any) -> Any:
+            bx, by = _batch_index(xb, batch, n), _batch_index(yb, batch, n)
+            left = x[bx, k, i] if transpose_a else x[bx, i, k]
+            right = y[by, j, k] if transpose_b else y[by, k, j]
+            return te.sum(left.astype(dtype) * right.astype(dtype), axis=k)
+
+        return te.compute((batch, xi, yj), element, name="T_batch_matmul")
+
+    return bb.call_te(compute, a, b, primfunc_name_hint="batch_matmul")
