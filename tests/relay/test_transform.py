@@ -188,3 +188,17 @@ def test_the_docs_page_says_which_pass_is_real_and_which_an_identity():
         assert rows[name].split("|")[3].strip().startswith(kind.split(":")[0]), name
         opt_level = getattr(T, name)() if name != "ConvertLayout" else T.ConvertLayout({})
         assert f"| {opt_level.info.opt_level} |" in rows[name], name
+
+
+# -- upstream Relay test files (test_type_infer): AnnotateSpans, InferTypeLocal ---------------
+def test_annotate_spans_is_an_identity_and_infer_type_local_types_in_place():
+    x = relay.var("x", shape=(10, 10))
+    sb = relay.ScopeBuilder()
+    t1 = sb.let("t1", relay.log(x))
+    sb.ret(relay.add(t1, x))
+    func = relay.Function([x], sb.get())
+    mod = tvm.IRModule.from_expr(func)
+    assert T.AnnotateSpans()(mod).same_as(mod)
+    tp = relay.TensorType((10, 10))
+    assert T.InferTypeLocal(func) == relay.FuncType([tp], tp)
+    assert func.checked_type == relay.FuncType([tp], tp) and t1.checked_type == tp

@@ -63,3 +63,25 @@ def test_a_relay_type_error_is_what_legacy_tvm_error_caught():
         relay.testing.run_infer_type(
             relay.add(relay.var("a", shape=(2,)), relay.var("b", shape=(3,)))
         )
+
+
+# -- upstream Relay test files (test_type_infer, test_any): Relay types read from Relax ---------
+def test_checked_type_of_a_modules_relax_function_is_relays(installed_alias):
+    x, y = relay.var("x", shape=(10, 4)), relay.var("y", shape=(5, 10, 1))
+    mod = tvm.IRModule.from_expr(relay.Function([x, y], x + y))
+    t1, t2 = relay.TensorType((10, 4)), relay.TensorType((5, 10, 1))
+    assert mod["main"].checked_type == relay.FuncType([t1, t2], relay.TensorType((5, 10, 4)))
+    assert mod["main"].params[0].checked_type == t1
+    assert relay.scalar_type("float64") == relay.TensorType((), "float64")
+
+
+def test_a_result_of_known_rank_only_has_an_any_per_dimension():
+    from tvm import relax
+
+    from compile_engine_compat.relay.ty import from_struct_info
+
+    ty = from_struct_info(relax.TensorType(dtype="float32", ndim=3))
+    assert ty == relay.TensorType([relay.Any()] * 3) and ty.dtype == "float32"
+    assert not ty.shape[0].same_as(ty.shape[1])  # each position its own unknown
+    with pytest.raises(relay.RelayTypeError, match="no Relay type"):
+        from_struct_info(relax.TensorType(dtype="float32", ndim=-1))

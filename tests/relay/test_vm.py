@@ -91,3 +91,80 @@ def test_tvm_runtime_vm_under_install_is_the_relay_vm_subclass():
             uninstall()
     if not was:
         assert tvm.runtime.vm.VirtualMachine is tvm.relax.VirtualMachine
+
+
+# -- upstream Relay test files (test_vm): backend.vm, the rest of the Relay VM's methods ------
+def _two_inputs() -> tvm.IRModule:
+    a, b = relay.var("a", shape=(2, 3)), relay.var("b", shape=(2, 3))
+    return tvm.IRModule.from_expr(relay.Function([a, b], relay.Tuple([a + b, relay.exp(a)])))
+
+
+A = RNG.standard_normal((2, 3)).astype("float32")
+B2 = RNG.standard_normal((2, 3)).astype("float32")
+
+
+def test_backend_vm_is_relay_vm_under_install(installed_alias):
+    from tvm.relay.backend import vm as backend_vm
+
+    assert backend_vm.compile is relay.vm.compile
+    assert backend_vm.VMCompiler is relay.vm.VMCompiler
+    import tvm.runtime.vm
+
+    assert tvm.runtime.vm.Executable is Executable
+
+
+def test_stateful_calls_and_outputs_as_relays_list():
+    vm = VirtualMachine(relay.vm.compile(_two_inputs(), "llvm"), tvm.cpu())
+    vm.invoke_stateful("main", A, B2)  # Relay's invoke_stateful took the inputs too
+    total, exp = vm.get_outputs()  # a tuple's fields, as a list
+    np.testing.assert_allclose(total.numpy(), A + B2, rtol=1e-6)
+    np.testing.assert_allclose(exp.numpy(), np.exp(A), rtol=1e-6)
+    assert len(vm.get_outputs("main")) == 2  # with a name: the Relax VM's own answer
+    single = VirtualMachine(relay.vm.compile(_module(), "llvm", params={"w": W, "b": B}), tvm.cpu())
+    single.invoke_stateful("main", X)
+    (out,) = single.get_outputs()
+    np.testing.assert_array_equal(out.numpy(), _graph_result())
+
+
+def test_input_index_and_one_input_at_a_time():
+    vm = VirtualMachine(relay.vm.compile(_two_inputs(), "llvm"), tvm.cpu())
+    assert [vm.get_input_index(n) for n in ("a", "b", "nope")] == [0, 1, -1]
+    vm.set_one_input("main", 1, tvm.runtime.tensor(B2))
+    vm.set_one_input("main", a=tvm.runtime.tensor(A))
+    np.testing.assert_allclose(vm.invoke("main")[0].numpy(), A + B2, rtol=1e-6)
+    vm.set_one_input("main", "a", tvm.runtime.tensor(B2))  # replaces one, keeps the other
+    np.testing.assert_allclose(vm.invoke("main")[0].numpy(), 2 * B2, rtol=1e-6)
+    with pytest.raises(ValueError, match="no input 'c'"):
+        vm.set_one_input("main", "c", tvm.runtime.tensor(A))
+    with pytest.raises(TypeError, match="one input"):
+        vm.set_one_input("main", tvm.runtime.tensor(A))
+
+
+def test_invoke_with_outputs_writes_the_given_tensors():
+    vm = VirtualMachine(relay.vm.compile(_two_inputs(), "llvm"), tvm.cpu())
+    outs = [tvm.runtime.empty((2, 3), "float32"), tvm.runtime.empty((2, 3), "float32")]
+    vm.invoke_with_outputs("main", {"a": tvm.runtime.tensor(A), "b": tvm.runtime.tensor(B2)}, outs)
+    np.testing.assert_allclose(outs[0].numpy(), A + B2, rtol=1e-6)
+    np.testing.assert_allclose(outs[1].numpy(), np.exp(A), rtol=1e-6)
+    with pytest.raises(ValueError, match="2 outputs, 1 output_args"):
+        vm.invoke_with_outputs("main", {"a": A, "b": B2}, outs[:1])
+
+
+def test_bytecode_is_the_relax_vms_text_and_late_bound_constants_are_refused(tmp_path):
+    exe = relay.vm.compile(_two_inputs(), "llvm")
+    assert "@main:" in exe.bytecode and "vm.builtin" in exe.bytecode
+    with pytest.raises(NotImplementedError, match="keeps every constant inside"):
+        exe.move_late_bound_consts(str(tmp_path / "consts"), byte_limit=256)
+    with pytest.raises(NotImplementedError, match="late-bound constants"):
+        exe.get_late_bound_consts(256)
+
+
+def test_module_assignment_stores_a_relay_function(installed_alias):
+    x = relay.var("x", shape=(3,))
+    mod = tvm.IRModule()
+    mod["main"] = relay.Function([x], relay.exp(x))
+    assert isinstance(mod["main"], tvm.relax.Function)
+    out = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(A[0])
+    np.testing.assert_allclose(out.numpy(), np.exp(A[0]), rtol=1e-6)
+    with pytest.raises(TypeError, match="takes a function"):
+        mod["other"] = 3

@@ -46,6 +46,23 @@ def _check(bb: relax.BlockBuilder, condition: Any, message: str) -> None:
     bb.emit(relax.op.assert_op(relax.prim_value(condition), format=message))
 
 
+def _operands(a_shape: Any, b_shape: Any, transpose_a: bool, transpose_b: bool) -> tuple:
+    """(xb, xi, xk), (yb, yk, yj) of two 3-d shapes, after Relay's transposes."""
+    (xb, x1, x2), (yb, y1, y2) = a_shape, b_shape
+    xi, xk = (x2, x1) if transpose_a else (x1, x2)
+    yk, yj = (y2, y1) if transpose_b else (y1, y2)
+    return (xb, xi, xk), (yb, yk, yj)
+
+
+def _batch(xb: Any, yb: Any) -> Any:
+    """Relay's output batch: the other one where one is 1, else ``max(xb, yb)``."""
+    if _is_one(xb):
+        return yb
+    if _is_one(yb) or xb.same_as(yb):
+        return xb
+    return te.max(xb, yb)
+
+
 def dynamic_batch_matmul(
     bb: relax.BlockBuilder, a: Any, b: Any, transpose_a: bool, transpose_b: bool, out_dtype: Any
 ) -> Any:
@@ -54,10 +71,9 @@ def dynamic_batch_matmul(
     The output batch is ``max(XB, YB)``; each batch must equal it or be 1, and the reduction
     lengths must agree (both checked when the call runs).
     """
-    (xb, x1, x2), (yb, y1, y2) = a.ty.shape.values, b.ty.shape.values
-    xi, xk = (x2, x1) if transpose_a else (x1, x2)
-    yk, yj = (y2, y1) if transpose_b else (y1, y2)
-    batch = yb if _is_one(xb) else xb if (_is_one(yb) or xb.same_as(yb)) else te.max(xb, yb)
+    (xb, _, xk), (yb, yk, _) = _operands(
+        a.ty.shape.values, b.ty.shape.values, transpose_a, transpose_b
+    )
     _check(bb, tirx.EQ(xk, yk), "nn.batch_matmul: the reduction lengths differ")
     one = tirx.IntImm("int64", 1)
     agree = tirx.Or(tirx.Or(tirx.EQ(xb, yb), tirx.EQ(xb, one)), tirx.EQ(yb, one))
@@ -65,14 +81,17 @@ def dynamic_batch_matmul(
     dtype = out_dtype or a.ty.dtype
 
     def compute(x: te.Tensor, y: te.Tensor) -> te.Tensor:
-        k = te.reduce_axis((0, xk), name="k")
+        # The TE tensors' own shape variables (call_te gives the PrimFunc fresh ones).
+        (txb, txi, txk), (tyb, _, tyj) = _operands(x.shape, y.shape, transpose_a, transpose_b)
+        batch = _batch(txb, tyb)
+        k = te.reduce_axis((0, txk), name="k")
 
         def element(n: Any, i: Any, j: Any) -> Any:
-            bx, by = _batch_index(xb, batch, n), _batch_index(yb, batch, n)
+            bx, by = _batch_index(txb, batch, n), _batch_index(tyb, batch, n)
             left = x[bx, k, i] if transpose_a else x[bx, i, k]
             right = y[by, j, k] if transpose_b else y[by, k, j]
             return te.sum(left.astype(dtype) * right.astype(dtype), axis=k)
 
-        return te.compute((batch, xi, yj), element, name="T_batch_matmul")
+        return te.compute((batch, txi, tyj), element, name="T_batch_matmul")
 
     return bb.call_te(compute, a, b, primfunc_name_hint="batch_matmul")

@@ -1,0 +1,64 @@
+"""nn.batch_matmul on relay.Any() batches, where Relax's matmul infers no result shape: Relay's
+max-batch rule, against NumPy, and its run-time checks as errors (never a wrong result)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+
+from compile_engine_compat import relay
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal((5, 4, 6)).astype("float32")
+Y = RNG.standard_normal((5, 6, 3)).astype("float32")
+
+
+def _run(x_shape, y_shape, x, y, **attrs):
+    a = relay.var("a", relay.TensorType(x_shape))
+    b = relay.var("b", relay.TensorType(y_shape))
+    func = relay.Function([a, b], relay.nn.batch_matmul(a, b, **attrs))
+    mod = tvm.IRModule.from_expr(func)
+    return relay.create_executor("vm", mod=mod, target="llvm").evaluate()(x, y).numpy()
+
+
+@pytest.mark.parametrize(
+    ("x_any", "y_any"),
+    [("batch", "none"), ("batch", "batch"), ("none", "all"), ("batch", "all"), ("all", "all")],
+)
+@pytest.mark.parametrize(("transpose_a", "transpose_b"), [(False, False), (True, True)])
+def test_any_batches_match_numpy(x_any, y_any, transpose_a, transpose_b):
+    x = X.transpose(0, 2, 1).copy() if transpose_a else X
+    y = Y.transpose(0, 2, 1).copy() if transpose_b else Y
+
+    def shape(data, which):
+        if which == "none":
+            return data.shape
+        if which == "batch":
+            return (relay.Any(), *data.shape[1:])
+        return tuple(relay.Any() for _ in data.shape)
+
+    out = _run(
+        shape(x, x_any), shape(y, y_any), x, y, transpose_a=transpose_a, transpose_b=transpose_b
+    )
+    np.testing.assert_allclose(out, X @ Y, rtol=1e-5, atol=1e-6)
+
+
+def test_a_batch_of_one_broadcasts():
+    out = _run((relay.Any(), 4, 6), (relay.Any(), 6, 3), X[:1].copy(), Y, transpose_b=False)
+    np.testing.assert_allclose(out, X[:1] @ Y, rtol=1e-5, atol=1e-6)
+
+
+def test_mismatched_batches_or_lengths_raise_at_the_call():
+    with pytest.raises(AssertionError, match="batches neither match nor are 1"):
+        _run((relay.Any(), 4, 6), (relay.Any(), 6, 3), X[:3].copy(), Y, transpose_b=False)
+    with pytest.raises(AssertionError, match="reduction lengths differ"):
+        _run((relay.Any(), 4, 6), (5, relay.Any(), 3), X, Y[:, :5].copy(), transpose_b=False)
+
+
+def test_static_batches_keep_relaxs_own_matmul():
+    a, b = relay.var("a", shape=(5, 4, 6)), relay.var("b", shape=(5, 6, 3))
+    text = tvm.IRModule.from_expr(
+        relay.Function([a, b], relay.nn.batch_matmul(a, b, transpose_b=False))
+    ).script()
+    assert "R.matmul" in text and "call_tir" not in text
