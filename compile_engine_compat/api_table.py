@@ -1395,7 +1395,7 @@ _RELAY_ROWS = (
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
-            "A Relay-era name the front end does not serve (QNN, Relay loops, the "
+            "A Relay-era name the front end does not serve (QNN, the "
             "prelude, ADTs, loops, ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),

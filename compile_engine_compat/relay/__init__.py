@@ -40,6 +40,7 @@ from . import (
     op,
     printer,
     qnn,
+    scope_builder,
     testing,
     to_relax,
     transform,
@@ -56,13 +57,9 @@ from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .op.registry import UnsupportedRelayError
 from .param_dict import load_param_dict, save_param_dict
 from .printer import fromtext, parse, parse_expr
-from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
-from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type
-
-# -- upstream Relay test files (test_vm, test_type_infer): ScopeBuilder -----------------------
-from . import scope_builder
 from .scope_builder import ScopeBuilder
-from .ty import scalar_type
+from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
+from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type, scalar_type
 
 # The expressions reach the op table and the emitter through this one connection.
 expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax, printer.astext)

@@ -18,7 +18,15 @@ from tvm import relax, tirx
 
 from compile_engine_compat.boundary import handle_of
 
-__all__ = ["Any", "FuncType", "TensorType", "TupleType", "Type", "relax_checked_type", "scalar_type"]
+__all__ = [
+    "Any",
+    "FuncType",
+    "TensorType",
+    "TupleType",
+    "Type",
+    "relax_checked_type",
+    "scalar_type",
+]
 
 
 class RelayTypeError(TypeError, RuntimeError):

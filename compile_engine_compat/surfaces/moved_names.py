@@ -119,12 +119,12 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------
-    MovedName(
-        "tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True
-    ),
+    MovedName("tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True),
     MovedName("tvm.runtime.vm:Executable", "compile_engine_compat.relay.vm:Executable"),
     MovedName("tvm.runtime:Device.device_type", f"{_LEGACY}.device:device_type"),
-    MovedName("tvm.relax:Function.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"),
+    MovedName(
+        "tvm.relax:Function.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"
+    ),
     MovedName("tvm.relax:Var.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"),
     # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
     MovedName(

@@ -91,7 +91,9 @@ class VirtualMachine(relax.VirtualMachine):
         """
         if kwargs:
             if args or len(kwargs) != 1:
-                raise TypeError("set_one_input takes one input: (index or name, value) or name=value")
+                raise TypeError(
+                    "set_one_input takes one input: (index or name, value) or name=value"
+                )
             ((key, value),) = kwargs.items()
         elif len(args) == 2:
             key, value = args

@@ -81,6 +81,7 @@ def test_a_result_of_known_rank_only_has_an_any_per_dimension():
     from compile_engine_compat.relay.ty import from_struct_info
 
     ty = from_struct_info(relax.TensorType(dtype="float32", ndim=3))
+    assert isinstance(ty, relay.TensorType)
     assert ty == relay.TensorType([relay.Any()] * 3) and ty.dtype == "float32"
     assert not ty.shape[0].same_as(ty.shape[1])  # each position its own unknown
     with pytest.raises(relay.RelayTypeError, match="no Relay type"):
