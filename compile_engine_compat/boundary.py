@@ -42,6 +42,7 @@ __all__ = [
     "caller_frame",
     "dataflow_block",
     "env_raw",
+    "give_type",
     "guarded_save_json",
     "handle_of",
     "insert_warnings_filter",
@@ -117,6 +118,14 @@ PRIVATE_NAMES: dict[str, PrivateName] = {
         "each branch of a relay.If is built in a binding block of its own, inside the function's "
         "scope (relay.to_relax); the public API opens blocks only with a function around them",
         "Relax renames BlockBuilder's block helpers (_begin_binding_block, _end_block)",
+    ),
+    # -- upstream Relay test files (test_vm): calls between a module's front-end functions ----
+    "update_type": PrivateName(
+        "tvm.relax.expr",
+        "_update_type",
+        "a GlobalVar that relay code assigns a function to (mod[gv] = func) gets that "
+        "function's type, so calls to it from other front-end functions type (relax.UpdateType)",
+        "Relax renames its type-update helper (relax.expr._update_type, relax.UpdateType)",
     ),
     "filters_mutated": PrivateName(
         "warnings",
@@ -219,6 +228,12 @@ def binding_block(bb: Any) -> Iterator[BlockResult]:
         yield collected
     finally:
         collected.result = bb._end_block()
+
+
+def give_type(expr: Any, ty: Any) -> None:
+    """Set the Relax type of ``expr`` (a ``GlobalVar``) where it has none (see
+    :data:`PRIVATE_NAMES` ``["update_type"]``)."""
+    resolve("update_type")(expr, ty)
 
 
 _PASS_CONTEXT_PARAMS = ("opt_level", "required_pass", "disabled_pass", "instruments", "config")
@@ -532,6 +547,17 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "boundary (a row of surfaces.moved_names, set by install())",
         "opt-in: compile_engine_compat.install(); uninstall() puts TVM's own back",
         "tests/test_boundary_save_json.py",
+    ),
+    # -- upstream Relay test files (test_vm, test_type_infer, test_any) ------------------------
+    ProcessPatch(
+        "tvm.ir.IRModule._add (mod[name] = f) stores a front-end relay.Function as its Relax "
+        "function, types its GlobalVar, and refuses what TVM 0.27 would drop silently; "
+        "GlobalVar.__call__ of Relay expressions builds a relay.Call; checked_type on Relax "
+        "functions and vars; Device.device_type",
+        "surfaces.moved_names rows, served by tvm_legacy.ir_module, tvm_legacy.device and "
+        "relay.ty (through patch_attribute)",
+        "opt-in: compile_engine_compat.install(); uninstall() restores TVM's own",
+        "tests/relay/test_vm.py, tests/relay/test_ty.py, tests/tvm_legacy/test_upstream_names.py",
     ),
     ProcessPatch(
         "PassContext accepts the relay.backend.* and TVM <=0.19 config keys",

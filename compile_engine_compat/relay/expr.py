@@ -435,8 +435,9 @@ class BaseFunc(Expr):
 class Call(Expr):
     """``relay.Call(op, args, attrs=None, type_args=None, span=None)``.
 
-    ``op`` is a Relay op (``relay.op.get(name)``) or a ``relay.Function``. With ``attrs=None`` the
-    op's default attributes are used.
+    ``op`` is a Relay op (``relay.op.get(name)``), a ``relay.Function``, or the ``GlobalVar`` of
+    a function of the module (``mod[gv] = func`` first). With ``attrs=None`` the op's default
+    attributes are used.
     """
 
     def __init__(
@@ -447,8 +448,11 @@ class Call(Expr):
         type_args: Sequence[Type] | None = None,
         span: AnyT = None,
     ) -> None:
-        if not isinstance(op, BaseOp | BaseFunc):
-            raise TypeError(f"Call takes a relay op (relay.op.get(name)) or a Function, got {op!r}")
+        if not isinstance(op, BaseOp | BaseFunc | tvm.ir.GlobalVar):
+            raise TypeError(
+                "Call takes a relay op (relay.op.get(name)), a Function or a GlobalVar of the "
+                f"module, got {op!r}"
+            )
         self.op: AnyT = op  # a BaseOp or a BaseFunc (checked above)
         self.args = [as_expr(a) for a in args]
         if attrs is None and isinstance(op, BaseOp):

@@ -67,7 +67,7 @@ def _nodes(root: Expr) -> Iterator[Any]:
         seen.add(id(node))
         yield node
         if isinstance(node, Call):
-            if not isinstance(node.op, RelayOp):
+            if isinstance(node.op, Function):
                 stack.append(node.op.body)
             stack.extend(node.args)
         elif isinstance(node, Tuple):
@@ -196,6 +196,8 @@ class _Emitter:
                 return self.root_value(node.op.body)
             finally:
                 self.memo = saved
+        if isinstance(node.op, tvm.ir.GlobalVar):
+            return self.lower_global_call(node.op, args)
         op: RelayOp = node.op
         try:
             attrs = node.attrs if node.attrs is not None else op.row.default_attrs()
@@ -205,6 +207,20 @@ class _Emitter:
             raise
         except Exception as err:  # TVM's own message, made to name the Relay op
             raise RelayTypeError(f"relay.{op.name}: Relax rejects this call: {err}") from err
+
+    def lower_global_call(self, gvar: Any, args: list[Any]) -> Any:
+        """A call to another function of the module, typed by its ``GlobalVar``."""
+        if not isinstance(gvar.ty, relax.FuncType):
+            raise UnsupportedRelayError(
+                f"a call to @{gvar.name_hint} before the module holds it: assign the callee "
+                f"first (mod[gv] = relay.Function(...)), then the caller. A recursive Relay "
+                "function (one calling itself) is not mapped: Relax needs its type first; write "
+                "the loop with relax.If in a function with an explicit ret_struct_info, or as TIR"
+            )
+        try:
+            return self.bb.normalize(relax.Call(gvar, args))
+        except Exception as err:  # TVM's own message, made to name the callee
+            raise RelayTypeError(f"@{gvar.name_hint}: Relax rejects this call: {err}") from err
 
     def root_value(self, node: Expr) -> Any:
         """The Relax expression of ``node`` without binding it (the caller binds it)."""

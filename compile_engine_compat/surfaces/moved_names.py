@@ -120,6 +120,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------
     MovedName("tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True),
+    MovedName(
+        "tvm.ir:GlobalVar.__call__", f"{_LEGACY}.ir_module:legacy_global_call", replaces=True
+    ),
     MovedName("tvm.runtime.vm:Executable", "compile_engine_compat.relay.vm:Executable"),
     MovedName("tvm.runtime:Device.device_type", f"{_LEGACY}.device:device_type"),
     MovedName(

@@ -13,11 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 import tvm
+from tvm import relax
 
-__all__ = ["TVM_IRMODULE_ADD", "legacy_irmodule_add"]
+from compile_engine_compat.boundary import give_type
+from compile_engine_compat.relay.expr import Call, Expr
 
-#: TVM's own ``IRModule._add`` (taken before any patch: install() imports this module first).
+__all__ = ["TVM_GLOBALVAR_CALL", "TVM_IRMODULE_ADD", "legacy_global_call", "legacy_irmodule_add"]
+
+#: TVM's own ``IRModule._add`` and ``GlobalVar.__call__`` (taken before any patch: install()
+#: imports this module before it sets them).
 TVM_IRMODULE_ADD = tvm.ir.IRModule._add
+TVM_GLOBALVAR_CALL = tvm.ir.GlobalVar.__call__
 
 
 def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> Any:
@@ -39,10 +45,27 @@ def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> A
     """
     to_relax = getattr(val, "__relax_function__", None)
     if to_relax is not None:
-        val = to_relax()
+        # Exported under the name it is stored by (the front end names every function "main").
+        name = var if isinstance(var, str) else var.name_hint
+        val = to_relax().with_attr("global_symbol", name)
     if not isinstance(val, tvm.ir.BaseFunc | tvm.ir.Type):
         raise TypeError(
             f"IRModule[{var!r}] = ... takes a function (relay.Function, relax.Function, "
             f"tirx.PrimFunc) or a type, got {type(val).__name__}"
         )
-    return TVM_IRMODULE_ADD(self, var, val, update)
+    result = TVM_IRMODULE_ADD(self, var, val, update)
+    if isinstance(val, relax.Function):
+        # A call to this function from another front-end function types from its GlobalVar
+        # (Relay's module typed it so); TVM 0.27 leaves a GlobalVar made by hand untyped.
+        gvar = self.get_global_var(var) if isinstance(var, str) else var
+        if not isinstance(gvar.ty, relax.FuncType):
+            give_type(gvar, val.ty)
+    return result
+
+
+def legacy_global_call(self: Any, *args: Any) -> Any:
+    """``GlobalVar.__call__``: with Relay expressions among ``args``, Relay's
+    ``relay.Call(gvar, args)`` (a call to that function of the module); TVM's own otherwise."""
+    if any(isinstance(a, Expr) for a in args):
+        return Call(self, list(args))
+    return TVM_GLOBALVAR_CALL(self, *args)

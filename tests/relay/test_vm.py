@@ -168,3 +168,28 @@ def test_module_assignment_stores_a_relay_function(installed_alias):
     np.testing.assert_allclose(out.numpy(), np.exp(A[0]), rtol=1e-6)
     with pytest.raises(TypeError, match="takes a function"):
         mod["other"] = 3
+
+
+def test_calls_between_a_modules_functions(installed_alias):
+    t = relay.TensorType((2, 2))
+    mod = tvm.IRModule()
+    times_2, times_3 = relay.GlobalVar("times_2"), relay.GlobalVar("times_3")
+    x1, x2, x3 = relay.var("x1", t), relay.var("x2", t), relay.var("x3", t)
+    mod[times_2] = relay.Function([x1], relay.multiply(x1, relay.const(2.0)))
+    mod[times_3] = relay.Function([x2], relay.multiply(x2, relay.const(3.0)))
+    c = relay.var("c", shape=(), dtype="bool")
+    mod["main"] = relay.Function([c, x3], relay.If(c, times_2(x3), times_3(x3)))
+    assert mod["main"].checked_type == relay.FuncType([relay.scalar_type("bool"), t], t)
+    run = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    data = A[:, :2].copy()
+    np.testing.assert_allclose(run(True, data).numpy(), 2 * data, rtol=1e-6)
+    np.testing.assert_allclose(run(False, data).numpy(), 3 * data, rtol=1e-6)
+    assert "@times_2(%x3)" in relay.If(c, times_2(x3), times_3(x3)).astext()
+
+
+def test_a_call_to_a_function_not_in_the_module_yet_is_refused(installed_alias):
+    loop = relay.GlobalVar("loop")
+    i = relay.var("i", shape=(), dtype="int32")
+    mod = tvm.IRModule()
+    with pytest.raises(relay.UnsupportedRelayError, match="recursive Relay function"):
+        mod[loop] = relay.Function([i], loop(i))

@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import tvm
 from tvm import tirx
 
-from ..expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, TupleWrapper, Var
+from ..expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var
 from ..function import Function
 from ..op.registry import REQUIRED, RelayOp
 from ..ty import FuncType, TensorType, TupleType, Type
@@ -145,6 +146,8 @@ class _Printer:
             return self.names[id(node)]
         if isinstance(node, Function):
             return self.function(node, indent)
+        if isinstance(node, tvm.ir.GlobalVar):  # a function of the module (a global call)
+            return f"@{node.name_hint}"
         if id(node) in self.names:
             return self.names[id(node)]
         text = self.value(node, lines, indent)
@@ -172,7 +175,29 @@ class _Printer:
             value = self.value(node.value, lines, indent)
             lines.append(f"{indent}let {self.param(node.var)} = {value};")
             return self.value(node.body, lines, indent)
-        return self.atom(node, lines, indent)
+        if isinstance(node, If):
+            return self.if_text(node, lines, indent)
+        if isinstance(node, Var | Constant | Function):
+            return self.atom(node, lines, indent)
+        raise TypeError(f"Relay's text has no form for {type(node).__name__} {node!r}")
+
+    def scope(self, node: Expr, indent: str) -> list[str]:
+        """The lines of a nested scope (a branch): its names stay inside it."""
+        saved = dict(self.names)
+        try:
+            return self.body(node, indent)
+        finally:
+            self.names = saved
+
+    def if_text(self, node: If, lines: list[str], indent: str) -> str:
+        """``if (%c) { ... } else { ... }``, each branch a scope of its own, as Relay printed."""
+        cond = self.atom(node.cond, lines, indent)
+        inner = indent + "  "
+        then_lines = self.scope(node.true_branch, inner)
+        else_lines = self.scope(node.false_branch, inner)
+        return "\n".join(
+            [f"if ({cond}) {{", *then_lines, f"{indent}}} else {{", *else_lines, f"{indent}}}"]
+        )
 
     def param(self, v: Var) -> str:
         ty = v.type_annotation
@@ -188,9 +213,7 @@ class _Printer:
     def function(self, func: Function, indent: str, head: str = "fn ") -> str:
         params = ", ".join(self.param(p) for p in func.params)
         ret = f" -> {format_type(func.ret_type)}" if func.ret_type is not None else ""
-        saved = dict(self.names)
-        inner = self.body(func.body, indent + "  ")
-        self.names = saved
+        inner = self.scope(func.body, indent + "  ")
         return "\n".join([f"{head}({params}){ret} {{", *inner, f"{indent}}}"])
 
 

@@ -120,3 +120,11 @@ def test_relay_printed_inputs_that_are_attributes_here_are_read() -> None:
         np.array([[1, 2, 3]], "float16")
     )
     np.testing.assert_array_equal(out.numpy(), [1, 2, 3, 0])
+
+
+def test_an_if_prints_its_branches_as_scopes():
+    c = relay.var("c", shape=(), dtype="bool")
+    x = relay.var("x", shape=(2,))
+    text = relay.Function([c, x], relay.If(c, relay.exp(x), relay.negative(x))).astext()
+    assert "if (%c) {\n" in text and "} else {\n" in text
+    assert text.index("exp(%x)") < text.index("} else {") < text.index("negative(%x)")
