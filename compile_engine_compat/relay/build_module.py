@@ -13,15 +13,18 @@ from typing import Any
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.modules import bind_params, build_module
 from compile_engine_compat.facade.modules import build as build_whole_module
 
+from .analysis import free_vars
 from .backend.executor_factory import BuildResult, VMRunner
-from .expr import Expr
+from .expr import Constant, Expr, const
 from .function import Function
+from .scope_builder import ScopeBuilder
 
 __all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_executor"]
 
@@ -39,7 +42,7 @@ def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRMo
         raise TypeError(f"relay.build takes an IRModule or a relay.Function, got {mod!r}")
     if params:
         # As Relay's bind_params_by_name: a name main has no parameter of is skipped.
-        names = {var.name for var in mod["main"].params}
+        names = {var.name for var in mod["main"].params} if "main" in mod else set()
         mod = bind_params(mod, {k: v for k, v in params.items() if k in names})
     return mod
 
@@ -103,28 +106,64 @@ class _Executor:
         self.target = target
         self.params = params
 
-    def evaluate(self, expr: Any = None) -> Any:
-        """A Python function running ``main`` (or the given function) on the Relax VM."""
-        source = expr if expr is not None else self.mod
-        if source is None:
+    def evaluate(self, expr: Any = None, binds: Mapping[Any, Any] | None = None) -> Any:
+        """Relay's ``evaluate(expr=None, binds=None)`` on the Relax VM.
+
+        ``expr`` is None (the module's ``main``), a ``relay.Function``, or the ``GlobalVar`` of a
+        function of the module: the result is a Python function of its inputs. Any other
+        expression is evaluated now, in the module's context (calls to its functions included),
+        and its value returned. ``binds`` maps variables to values, bound by ``let`` around
+        ``expr`` as Relay did (each value a ``relay.const``).
+        """
+        if binds:
+            sb = ScopeBuilder()
+            for variable, value in binds.items():
+                sb.let(variable, value if isinstance(value, Expr) else const(value))
+            sb.ret(expr)
+            expr = sb.get()
+        if isinstance(expr, Expr) and not isinstance(expr, Function):
+            # A value: the body of a function of no parameters, run once.
+            return self._runner(Function(free_vars(expr), expr))()
+        return self._runner(expr)
+
+    def _runner(self, expr: Any) -> Any:
+        """A Python function running ``expr`` (see :meth:`evaluate`) on the Relax VM."""
+        if expr is None and self.mod is None:
             raise ValueError("create_executor needs a module or evaluate(expr) a function")
-        mod = _relax_module(source, self.params)
+        entry = "main"
+        if isinstance(expr, tvm.ir.GlobalVar):
+            entry, expr = expr.name_hint, None
+        if expr is None:
+            mod = _relax_module(self.mod, self.params)
+        elif isinstance(self.mod, tvm.IRModule):
+            # The function runs beside the module's own functions (it may call them).
+            mod = _relax_module(_with_main(self.mod, expr), self.params)
+        else:
+            mod = _relax_module(expr, self.params)
         executable = build_module(mod, _target(self.target))
         vm = relax.VirtualMachine(executable, self.device)
-        names = [p.name for p in mod["main"].params]
+        names = [p.name for p in mod[entry].params]
+        types = [p.ty for p in mod[entry].params]
 
         def run(*args: Any, **kwargs: Any) -> Any:
             if len(args) > len(names):
                 raise TypeError(
-                    f"main({', '.join(names)}) takes {len(names)} arguments, got {len(args)}"
+                    f"{entry}({', '.join(names)}) takes {len(names)} arguments, got {len(args)}"
                 )
             missing = [n for n in names[len(args) :] if n not in kwargs]
             if missing:
-                raise TypeError(f"missing argument(s) {missing} of main({', '.join(names)})")
+                raise TypeError(f"missing argument(s) {missing} of {entry}({', '.join(names)})")
             values = list(args) + [kwargs[n] for n in names[len(args) :]]
-            return vm["main"](*[relay_argument(v) for v in values])
+            return vm[entry](*[relay_argument(v, t) for v, t in zip(values, types)])
 
         return run
+
+
+def _with_main(mod: tvm.IRModule, func: Function) -> tvm.IRModule:
+    """A copy of ``mod`` whose ``main`` is ``func`` (its other functions kept)."""
+    functions = {gvar: f for gvar, f in mod.functions.items() if gvar.name_hint != "main"}
+    main = func.__relax_function__().with_attr("global_symbol", "main")
+    return tvm.IRModule({**functions, tvm.ir.GlobalVar("main"): main})
 
 
 # -- upstream Relay test files (test_vm, test_backend_interpreter): Relay's argument rule ------
@@ -132,19 +171,27 @@ class _Executor:
 _SCALAR_DTYPES = ((bool, "bool"), (int, "int32"), (float, "float32"))
 
 
-def relay_argument(value: Any) -> Any:
+def relay_argument(value: Any, ty: Any = None) -> Any:
     """An argument of ``create_executor(...).evaluate()(...)`` as Relay's executors took it.
 
-    A tensor as is; a NumPy array or scalar with its dtype; a Python ``bool``/``int``/``float``
-    as a 0-d ``bool``/``int32``/``float32`` tensor (Relay's rule, where NumPy would make int64
-    and float64); a tuple or list as a tuple of converted fields (Relay's ADT tuple).
+    A tensor as is (a ``relay.Constant`` as its data); a NumPy array or scalar with its dtype;
+    a Python ``bool``/``int``/``float`` as a 0-d tensor of the parameter's dtype (``ty``, its
+    Relax type, when it says one), else ``bool``/``int32``/``float32`` (Relay's rule, where NumPy
+    would make int64 and float64); a tuple or list as a tuple of converted fields.
     """
     if isinstance(value, tvm.runtime.Tensor):
         return value
-    if isinstance(value, tuple | list):
-        return tuple(relay_argument(v) for v in value)
+    if isinstance(value, Constant):
+        return value.data
+    if isinstance(value, tuple | list | tvm_ffi.Array):
+        fields = list(ty.fields) if isinstance(ty, relax.TupleType) else [None] * len(value)
+        if len(fields) != len(value):
+            fields = [None] * len(value)
+        return tuple(relay_argument(v, t) for v, t in zip(value, fields))
     for kind, dtype in _SCALAR_DTYPES:
         if type(value) is kind:
+            if isinstance(ty, relax.TensorType) and ty.dtype:
+                dtype = str(ty.dtype)
             return tvm.runtime.tensor(np.array(value, dtype=dtype))
     return tvm.runtime.tensor(np.asarray(value))
 

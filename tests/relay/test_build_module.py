@@ -45,3 +45,30 @@ def test_create_executor_evaluates_on_the_vm():
     np.testing.assert_allclose(result[0].numpy(), np.full((2, 3), 4.0, "float32"))
     with pytest.raises(ValueError, match="unknown executor kind"):
         relay.create_executor("interpreter2")
+
+
+# -- upstream Relay test files (test_backend_interpreter): evaluate's other forms ------------
+def test_evaluate_binds_a_value_and_returns_it():
+    x = relay.var("x")  # untyped: the bound value types it, as Relay's let did
+    data = np.arange(6.0).reshape(2, 3)
+    res = relay.create_executor().evaluate(relay.add(x, x), binds={x: data})
+    np.testing.assert_allclose(res.numpy(), 2 * data)
+    assert res.numpy().dtype == np.float32  # relay.const's narrowing of a float64 value
+
+
+def test_evaluate_an_expression_or_a_global_in_the_modules_context(installed_alias):
+    t = relay.TensorType((3,))
+    x, y = relay.var("x", t), relay.var("y", t)
+    mod = tvm.IRModule()
+    mod["add"] = relay.Function([x, y], relay.add(x, y))
+    a, b = np.arange(3, dtype="float32"), np.ones(3, dtype="float32")
+    expr = relay.Call(mod.get_global_var("add"), [relay.const(a), relay.const(b)])
+    np.testing.assert_allclose(relay.create_executor(mod=mod).evaluate(expr).numpy(), a + b)
+    pair = relay.var("p", relay.TupleType([relay.scalar_type("int64")] * 2))
+    mod2 = tvm.IRModule()
+    gv = relay.GlobalVar("main")
+    mod2[gv] = relay.Function([pair], relay.TupleGetItem(pair, 0))
+    run = relay.create_executor(mod=mod2).evaluate(gv)
+    out = run((10, 8))  # Python ints take the parameter's dtype (int64 here)
+    assert out.numpy() == 10 and out.numpy().dtype == np.int64
+    assert run((relay.const(4, "int64"), 1)).numpy() == 4  # a Constant as its data
