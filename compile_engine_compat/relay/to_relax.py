@@ -103,8 +103,15 @@ def _infer_untyped(params: list[Var], body: Expr) -> None:
 
     ``relay.nn.conv2d(x, relay.var("w"), channels=8, kernel_size=3)`` gives ``w`` the shape the
     op needs; so do ``dense`` (``units``), ``bias_add`` and the norms (one value per channel).
+    The condition of an ``If`` is a boolean scalar.
     """
     missing = {id(p): p for p in params if p.type_annotation is None and p._checked_type is None}
+    if not missing:
+        return
+    # The condition of a relay.If is a boolean scalar (Relay's type rule for If).
+    for node in _nodes(body):
+        if isinstance(node, If) and id(node.cond) in missing:
+            missing.pop(id(node.cond))._checked_type = TensorType((), "bool")
     if not missing:
         return
     active: set[int] = getattr(_inferring, "active", set())

@@ -169,3 +169,13 @@ def test_a_deep_network_of_untyped_weights_builds_in_one_pass():
         y = relay.nn.relu(relay.nn.bias_add(y, relay.var(f"b{i}")))
     f = relay.Function(relay.analysis.free_vars(y), y)
     assert f.__relax_function__().params[1].ty.shape.values[0] == 4
+
+
+# -- upstream Relay test files (test_vm): an untyped If condition -----------------------------
+def test_an_untyped_if_condition_is_a_boolean_scalar():
+    b, v0, v1 = relay.var("b"), relay.var("v0"), relay.var("v1")
+    out = relay.Let(v1, relay.const(1), relay.If(b, v1, v0))
+    func = relay.Function([b], relay.Let(v0, relay.const(0), out))
+    run = relay.create_executor(mod=tvm.IRModule.from_expr(func)).evaluate()
+    assert run(True).numpy() == 1 and run(False).numpy() == 0
+    assert b.checked_type == relay.scalar_type("bool")
