@@ -25,6 +25,7 @@ from compile_engine_compat.pipeline.trace import TRACE_LOCK
 from .analysis import free_vars
 from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
+from .op.dynamic import BROADCASTING, broadcast_call, shape_known
 from .op.registry import RelayOp, UnsupportedRelayError
 from .ty import FuncType, RelayTypeError, TensorType, TupleType, Type, from_struct_info
 
@@ -209,7 +210,15 @@ class _Emitter:
         try:
             attrs = node.attrs if node.attrs is not None else op.row.default_attrs()
             # Normalizing runs Relax's type inference here, so a shape error names the Relay op.
-            return self.bb.normalize(op.row.emit(self.bb, args, attrs))
+            value = self.bb.normalize(op.row.emit(self.bb, args, attrs))
+            if (
+                isinstance(value, relax.Call)
+                and getattr(value.op, "name", None) in BROADCASTING
+                and not shape_known(value)
+            ):
+                # Relay broadcast Any dimensions with a shape function; Relax needs the shape.
+                value = broadcast_call(self.bb, value, f"relay.{op.name}")
+            return value
         except UnsupportedRelayError:
             raise
         except Exception as err:  # TVM's own message, made to name the Relay op

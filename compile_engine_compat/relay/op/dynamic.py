@@ -14,7 +14,17 @@ from typing import Any
 
 from tvm import relax, te, tirx
 
-__all__ = ["dynamic_batch_matmul", "shape_known"]
+__all__ = ["BROADCASTING", "broadcast_call", "dynamic_batch_matmul", "shape_known"]
+
+#: Relax's elementwise ops that broadcast their tensor operands (numpy's rule, as Relay's).
+BROADCASTING = frozenset(
+    f"relax.{name}"
+    for name in (
+        "add subtract multiply divide floor_divide power maximum minimum mod floor_mod "
+        "equal not_equal less less_equal greater greater_equal logical_and logical_or "
+        "logical_xor bitwise_and bitwise_or bitwise_xor left_shift right_shift where"
+    ).split()
+)
 
 
 def shape_known(value: Any) -> bool:
@@ -31,7 +41,7 @@ def _batch_index(dim: Any, batch: Any, index: Any) -> Any:
     """Which batch of an operand with batch ``dim`` the output batch ``index`` reads (Relay's
     broadcast of a batch of 1)."""
     if _is_one(dim):
-        return tirx.IntImm(index.dtype, 0)
+        return tirx.IntImm("int64", 0)  # shape (and so index) expressions are int64
     if dim.same_as(batch):
         return index
     return tirx.floormod(index, dim)  # dim is the batch, or 1 (checked at run time)
@@ -95,3 +105,69 @@ def dynamic_batch_matmul(
         return te.compute((batch, txi, tyj), element, name="T_batch_matmul")
 
     return bb.call_te(compute, a, b, primfunc_name_hint="batch_matmul")
+
+
+def _broadcast_dim(bb: relax.BlockBuilder, a: Any, b: Any, what: str) -> Any:
+    """One output dimension of a broadcast of ``a`` and ``b`` (Relay's rule), checking at run
+    time what only run time can tell (a symbolic dimension is the other one, or 1)."""
+    if _is_one(a):
+        return b
+    if _is_one(b) or a.same_as(b):
+        return a
+    if isinstance(a, tirx.IntImm) and isinstance(b, tirx.IntImm):
+        if int(a.value) != int(b.value):
+            raise ValueError(f"{what}: dimensions {a} and {b} neither match nor are 1")
+        return a
+    one = tirx.IntImm("int64", 1)
+    agree = tirx.Or(tirx.Or(tirx.EQ(a, b), tirx.EQ(a, one)), tirx.EQ(b, one))
+    _check(bb, agree, f"{what}: broadcast dimensions neither match nor are 1")
+    if isinstance(a, tirx.IntImm):
+        return a
+    if isinstance(b, tirx.IntImm):
+        return b
+    return te.max(a, b)
+
+
+def _expand(bb: relax.BlockBuilder, value: Any, shape: list[Any]) -> Any:
+    """``value`` broadcast to ``shape``: each input dimension is the output's or 1, so index
+    ``i % dim`` reads the right element either way (known only at run time)."""
+
+    def compute(t: te.Tensor, *out: Any) -> te.Tensor:
+        lead = len(out) - len(t.shape)
+
+        def element(*index: Any) -> Any:
+            return t[
+                tuple(
+                    tirx.IntImm("int64", 0) if _is_one(d) else tirx.floormod(i, d)
+                    for d, i in zip(t.shape, index[lead:])
+                )
+            ]
+
+        return te.compute(list(out), element, name="broadcast")
+
+    return bb.emit(bb.call_te(compute, value, *shape, primfunc_name_hint="broadcast"))
+
+
+def broadcast_call(bb: relax.BlockBuilder, call: Any, what: str) -> Any:
+    """``call`` (an elementwise op of :data:`BROADCASTING` whose result shape Relax cannot
+    infer) on operands broadcast to Relay's output shape first, so its shape is known.
+
+    Returns ``call`` unchanged when an operand is not a tensor of known shape.
+    """
+    args = list(call.args)
+    if not all(isinstance(a.ty, relax.TensorType) and a.ty.shape is not None for a in args):
+        return call
+    shapes = [list(a.ty.shape.values) for a in args]
+    ndim = max(len(s) for s in shapes)
+    out: list[Any] = []
+    for position in range(ndim):
+        dims = [s[position - ndim + len(s)] for s in shapes if position - ndim + len(s) >= 0]
+        dim = dims[0]
+        for other in dims[1:]:
+            dim = _broadcast_dim(bb, dim, other, what)
+        out.append(dim)
+    expanded = [
+        a if len(s) == ndim and all(d.same_as(o) for d, o in zip(s, out)) else _expand(bb, a, out)
+        for a, s in zip(args, shapes)
+    ]
+    return bb.normalize(relax.Call(call.op, expanded, call.attrs, call.ty_args))

@@ -62,3 +62,48 @@ def test_static_batches_keep_relaxs_own_matmul():
         relay.Function([a, b], relay.nn.batch_matmul(a, b, transpose_b=False))
     ).script()
     assert "R.matmul" in text and "call_tir" not in text
+
+
+# -- broadcasting ops on Any dimensions ------------------------------------------------------
+def _binary(op, x_shape, y_shape, x, y):
+    a, b = relay.var("a", shape=x_shape), relay.var("b", shape=y_shape)
+    mod = tvm.IRModule.from_expr(relay.Function([a, b], op(a, b)))
+    return relay.create_executor("vm", mod=mod, target="llvm").evaluate()(x, y).numpy()
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "y_shape", "x_data", "y_data"),
+    [
+        ((relay.Any(),), (3, 2), (1,), (3, 2)),  # the Any is 1 at run time
+        ((relay.Any(),), (3, 2), (2,), (3, 2)),  # ... or the other dimension
+        ((relay.Any(), relay.Any()), (relay.Any(),), (4, 1), (5,)),
+        ((relay.Any(), 1), (relay.Any(), relay.Any()), (3, 1), (3, 4)),
+    ],
+)
+def test_broadcasting_any_dimensions_match_numpy(x_shape, y_shape, x_data, y_data):
+    x = RNG.standard_normal(x_data).astype("float32")
+    y = RNG.standard_normal(y_data).astype("float32")
+    np.testing.assert_allclose(_binary(relay.add, x_shape, y_shape, x, y), x + y, rtol=1e-6)
+    out = _binary(relay.greater, x_shape, y_shape, x, y)
+    np.testing.assert_array_equal(out, x > y)
+
+
+def test_where_broadcasts_three_any_operands():
+    c = relay.var("c", shape=(relay.Any(), 1), dtype="bool")
+    a, b = relay.var("a", shape=(relay.Any(),)), relay.var("b", shape=(1, relay.Any()))
+    mod = tvm.IRModule.from_expr(relay.Function([c, a, b], relay.where(c, a, b)))
+    cond = RNG.standard_normal((3, 1)) > 0
+    x, y = RNG.standard_normal(4).astype("float32"), RNG.standard_normal((1, 4)).astype("float32")
+    out = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(cond, x, y).numpy()
+    np.testing.assert_array_equal(out, np.where(cond, x, y))
+
+
+def test_dimensions_that_do_not_broadcast_raise_at_the_call():
+    x = RNG.standard_normal(3).astype("float32")
+    with pytest.raises(AssertionError, match=r"relay\.add: broadcast dimensions"):
+        _binary(relay.add, (relay.Any(),), (3, 2), x, RNG.standard_normal((3, 2)).astype("float32"))
+
+
+def test_a_static_batch_of_one_broadcasts_against_an_any_batch():
+    out = _run((1, 4, 6), (relay.Any(), 6, 3), X[:1].copy(), Y, transpose_b=False)
+    np.testing.assert_allclose(out, X[:1] @ Y, rtol=1e-5, atol=1e-6)
