@@ -513,6 +513,8 @@ NAMES = frozenset(
         'tvm.relay.op.cumprod',
         'tvm.relay.op.cumsum',
         'tvm.relay.op.divide',
+        'tvm.relay.op.dynamic.BROADCASTING',
+        'tvm.relay.op.dynamic.broadcast_call',
         'tvm.relay.op.dynamic.dynamic_batch_matmul',
         'tvm.relay.op.dynamic.shape_known',
         'tvm.relay.op.einsum',
