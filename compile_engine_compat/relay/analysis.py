@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm import relax
+
 from .expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
 
@@ -22,8 +24,12 @@ def free_vars(expr: Expr) -> list[Var]:
     Returns
     -------
     list of Var
-        Its unbound variables.
+        Its unbound variables. A Relax expression (``mod["main"].body`` of a front-end
+        module, which holds Relax) gives its free Relax variables
+        (``relax.analysis.free_vars``).
     """
+    if isinstance(expr, relax.Expr):
+        return list(relax.analysis.free_vars(expr))
     return _vars(expr, free_only=True)
 
 

@@ -26,7 +26,14 @@ from .expr import Constant, Expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
 
-__all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_executor"]
+__all__ = [
+    "BuildResult",
+    "VMRunner",
+    "bind_module_params",
+    "bind_params_by_name",
+    "build",
+    "create_executor",
+]
 
 
 def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
@@ -45,6 +52,13 @@ def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRMo
         names = {var.name for var in mod["main"].params} if "main" in mod else set()
         mod = bind_params(mod, {k: v for k, v in params.items() if k in names})
     return mod
+
+
+def bind_module_params(mod: Any, params: Mapping[str, Any] | None) -> tvm.IRModule:
+    """``mod`` (a module or a ``relay.Function``) as a Relax module, ``params`` bound to
+    ``main``'s parameters by name (a name ``main`` lacks is skipped, as Relay's
+    ``bind_params_by_name``)."""
+    return _relax_module(mod, params)
 
 
 def _target(target: Any) -> Any:

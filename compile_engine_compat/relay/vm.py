@@ -143,10 +143,12 @@ class VMCompiler:
     def optimize(
         self, mod: Any, target: Any = None, target_host: Any = None, params: Any = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Relay's pre-lowering optimisation: ``tvm.compile`` runs it; ``mod`` comes back as is."""
+        """Relay's pre-lowering optimisation: the parameters set (and ``params``) bound to
+        ``main`` as constants, by name, as Relay did; the rest of Relay's passes are the
+        build's (``relay.vm.compile`` and ``tvm.compile`` run them)."""
         if params:
             self.set_params(params)
-        return mod, dict(self._params)
+        return build_module.bind_module_params(mod, self._params), dict(self._params)
 
     def get_exec(self) -> Executable:
         """The executable :meth:`lower` built."""

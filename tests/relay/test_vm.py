@@ -193,3 +193,12 @@ def test_a_call_to_a_function_not_in_the_module_yet_is_refused(installed_alias):
     mod = tvm.IRModule()
     with pytest.raises(relay.UnsupportedRelayError, match="recursive Relay function"):
         mod[loop] = relay.Function([i], loop(i))
+
+
+def test_optimize_binds_the_params_and_free_vars_reads_the_relax_body():
+    compiler = relay.vm.VMCompiler()
+    opt_mod, params = compiler.optimize(_module(), target="llvm", params={"w": W, "b": B})
+    assert set(params) == {"w", "b"}
+    assert [v.name for v in relay.analysis.free_vars(opt_mod["main"].body)] == ["x"]
+    vm = VirtualMachine(relay.vm.compile(opt_mod, "llvm"), tvm.cpu())
+    np.testing.assert_array_equal(vm.run(X).numpy(), _graph_result())
