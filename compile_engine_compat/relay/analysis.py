@@ -13,7 +13,7 @@ from .function import Function
 __all__ = ["all_vars", "free_type_vars", "free_vars"]
 
 
-def free_vars(expr: Expr) -> list[Var]:
+def free_vars(expr: Any) -> list[Any]:
     """The free variables of ``expr`` in post-order of first use (Relay's ``free_vars``).
 
     Parameters
