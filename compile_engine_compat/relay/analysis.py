@@ -18,8 +18,8 @@ def free_vars(expr: Any) -> list[Any]:
 
     Parameters
     ----------
-    expr : Expr
-        A Relay expression.
+    expr : Expr or relax.Expr
+        A Relay expression, or a Relax one.
 
     Returns
     -------
