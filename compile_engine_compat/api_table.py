@@ -1492,10 +1492,13 @@ _RELAY_ROWS = (
         note=(
             "relay.vm.compile and VMCompiler compile as relay.build does; "
             "tvm.runtime.vm.VirtualMachine (a subclass of the Relax VM while installed) adds "
-            "Relay's invoke, run, get_outputs() and benchmark. exe.save() returns (code, lib) "
-            "whose code is a short record (the bytecode is inside lib); "
-            "Executable.load_exec(code, lib) reads both back. Relay VM bytecode from TVM 0.19 "
-            "cannot be loaded."
+            "Relay's invoke, run, invoke_stateful(name, *args), get_outputs() (a list: the "
+            "output, or a tuple's fields), get_input_index, set_one_input, invoke_with_outputs "
+            "(outputs copied into the given tensors) and benchmark; tvm.relay.backend.vm is the "
+            "same module. exe.save() returns (code, lib) whose code is a short record (the "
+            "bytecode is inside lib); Executable.load_exec(code, lib) reads both back; "
+            "exe.bytecode is the Relax VM's text. Relay VM bytecode from TVM 0.19 cannot be "
+            "loaded, and late-bound constants (move_late_bound_consts) are refused."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -26,14 +26,7 @@ from .expr import Constant, Expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
 
-__all__ = [
-    "BuildResult",
-    "VMRunner",
-    "bind_module_params",
-    "bind_params_by_name",
-    "build",
-    "create_executor",
-]
+__all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_executor"]
 
 
 def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
