@@ -228,10 +228,11 @@ class _Emitter:
         """A call to another function of the module, typed by its ``GlobalVar``."""
         if not isinstance(gvar.ty, relax.FuncType):
             raise UnsupportedRelayError(
-                f"a call to @{gvar.name_hint} before the module holds it: assign the callee "
-                f"first (mod[gv] = relay.Function(...)), then the caller. A recursive Relay "
-                "function (one calling itself) is not mapped: Relax needs its type first; write "
-                "the loop with relax.If in a function with an explicit ret_struct_info, or as TIR"
+                f"a call to @{gvar.name_hint}, which has no type yet: assign the callee to the "
+                "module first (mod[gv] = relay.Function(...), not tvm.IRModule({...})), then "
+                "build the caller. A recursive Relay function (one calling itself) is not "
+                "mapped: Relax needs its type first; write the loop with relax.If in a function "
+                "with an explicit ret_struct_info, or as TIR"
             )
         try:
             return self.bb.normalize(relax.Call(gvar, args))
