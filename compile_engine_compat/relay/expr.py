@@ -201,6 +201,11 @@ class Expr:
     def __ge__(self, other: AnyT) -> Call:
         return UPPER.builder("greater_equal")(self, _operand(other))
 
+    def __call__(self, *args: AnyT) -> Call:
+        """``relay.Call(self, args)``: applying an expression (a closure, ``f(a)(b)``), as
+        Relay's expressions could be applied."""
+        return Call(self, list(args))
+
     def __tvm_ffi_object__(self) -> AnyT:
         """What TVM receives for this expression: the Relax function of its free variables.
 
@@ -435,9 +440,9 @@ class BaseFunc(Expr):
 class Call(Expr):
     """``relay.Call(op, args, attrs=None, type_args=None, span=None)``.
 
-    ``op`` is a Relay op (``relay.op.get(name)``), a ``relay.Function``, or the ``GlobalVar`` of
-    a function of the module (``mod[gv] = func`` first). With ``attrs=None`` the op's default
-    attributes are used.
+    ``op`` is a Relay op (``relay.op.get(name)``), a ``relay.Function``, the ``GlobalVar`` of
+    a function of the module (``mod[gv] = func`` first), or a call returning a function (a
+    closure). With ``attrs=None`` the op's default attributes are used.
     """
 
     def __init__(
@@ -448,10 +453,10 @@ class Call(Expr):
         type_args: Sequence[Type] | None = None,
         span: AnyT = None,
     ) -> None:
-        if not isinstance(op, BaseOp | BaseFunc | tvm.ir.GlobalVar):
+        if not isinstance(op, BaseOp | Expr | tvm.ir.GlobalVar):
             raise TypeError(
-                "Call takes a relay op (relay.op.get(name)), a Function or a GlobalVar of the "
-                f"module, got {op!r}"
+                "Call takes a relay op (relay.op.get(name)), a Function, a GlobalVar of the "
+                f"module or an expression giving a function, got {op!r}"
             )
         self.op: AnyT = op  # a BaseOp or a BaseFunc (checked above)
         self.args = [as_expr(a) for a in args]

@@ -70,6 +70,8 @@ def _nodes(root: Expr) -> Iterator[Any]:
         if isinstance(node, Call):
             if isinstance(node.op, Function):
                 stack.append(node.op.body)
+            elif isinstance(node.op, Expr):
+                stack.append(node.op)  # a closure: the call that returns the function
             stack.extend(node.args)
         elif isinstance(node, Tuple):
             stack.extend(node.fields)
@@ -197,11 +199,12 @@ class _Emitter:
         if isinstance(node.op, RelayOp):
             self._type_untyped_args(node)
         args = [self.visit(a) for a in node.args]
-        if isinstance(node.op, Function):
-            inner = dict(zip((id(p) for p in node.op.params), args))
+        if isinstance(node.op, Expr):
+            func, captured = self.callee(node.op)
+            inner = {**captured, **dict(zip((id(p) for p in func.params), args))}
             saved, self.memo = self.memo, {**self.memo, **inner}
             try:
-                return self.root_value(node.op.body)
+                return self.root_value(func.body)
             finally:
                 self.memo = saved
         if isinstance(node.op, tvm.ir.GlobalVar):
@@ -223,6 +226,24 @@ class _Emitter:
             raise
         except Exception as err:  # TVM's own message, made to name the Relay op
             raise RelayTypeError(f"relay.{op.name}: Relax rejects this call: {err}") from err
+
+    def callee(self, op: Expr) -> tuple[Function, dict[int, Any]]:
+        """The function a call applies (inlined), and the values its captured variables hold:
+        ``op`` is a ``Function``, or a call of one whose body is a ``Function`` (a closure,
+        Relay's ``fn (%y) { fn (%x) { %x + %y } }`` applied twice)."""
+        if isinstance(op, Function):
+            return op, {}
+        if isinstance(op, Call) and isinstance(op.op, Expr):
+            outer, captured = self.callee(op.op)
+            values = [self.visit(a) for a in op.args]
+            captured = {**captured, **dict(zip((id(p) for p in outer.params), values))}
+            if isinstance(outer.body, Function):
+                return outer.body, captured
+        raise UnsupportedRelayError(
+            f"a call of {type(op).__name__} {op!r} has no Relax form here: only functions, "
+            "calls returning a function literal (closures) and functions of the module are "
+            "called; a function passed as a value (a higher-order parameter) is not mapped"
+        )
 
     def lower_global_call(self, gvar: Any, args: list[Any]) -> Any:
         """A call to another function of the module, typed by its ``GlobalVar``."""

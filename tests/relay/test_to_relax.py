@@ -179,3 +179,15 @@ def test_an_untyped_if_condition_is_a_boolean_scalar():
     run = relay.create_executor(mod=tvm.IRModule.from_expr(func)).evaluate()
     assert run(True).numpy() == 1 and run(False).numpy() == 0
     assert b.checked_type == relay.scalar_type("bool")
+
+
+# -- upstream Relay test files (test_vm): closures ---------------------------------------------
+def test_a_closure_applied_twice_is_inlined():
+    x, y = relay.var("x", shape=()), relay.var("y", shape=())
+    adder = relay.Function([y], relay.Function([x], relay.add(x, y)))
+    main = adder(relay.const(1.0))(relay.const(2.0))  # Relay's expressions can be applied
+    run = relay.create_executor(mod=tvm.IRModule.from_expr(relay.Function([], main))).evaluate()
+    assert run().numpy() == np.float32(3.0)
+    f, a = relay.var("f"), relay.var("a", shape=())
+    with pytest.raises(relay.UnsupportedRelayError, match="higher-order parameter"):
+        tvm.IRModule.from_expr(relay.Function([f, a], f(a)))
