@@ -28,6 +28,7 @@ import ast
 import bisect
 import functools
 import itertools
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -74,20 +75,60 @@ _WORDS = legacy_words()
 LEGACY_WORDS = re.compile("|".join(re.escape(word) for word in _WORDS))
 
 
-def _stems(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The words grouped by their first four characters: one search per group, and the words
-    of a group only in the text that holds its stem (63 words, 11 stems)."""
-    groups: dict[str, list[str]] = {}
+class _WordGroup(NamedTuple):
+    """Legacy words that share their first four characters, searched together."""
+
+    #: The group's longest common prefix: a text without it spells none of the words.
+    gate: str
+    words: tuple[str, ...]
+    #: ``gate`` followed by a lookahead capturing the longest word's rest that follows each
+    #: occurrence (None for a single word, or a gate whose occurrences could overlap).
+    rests: re.Pattern[str] | None
+
+
+def _overlaps(text: str) -> bool:
+    """Can two occurrences of ``text`` overlap (does a proper prefix equal a suffix)?"""
+    return any(text[:size] == text[-size:] for size in range(1, len(text)))
+
+
+def _groups(words: tuple[str, ...]) -> tuple[_WordGroup, ...]:
+    """The words grouped by their first four characters (63 words, 11 groups).
+
+    A group of many words whose gate is common in TVM code (``tir.``: 32 pass-config keys, and
+    every ``tvm.tir`` call spells it) is searched once, with a regular expression anchored on the
+    gate, rather than once per word: each occurrence of the gate reports the longest word that
+    continues it, and a word is present when it begins such a report.
+    """
+    by_stem: dict[str, list[str]] = {}
     for word in words:
-        groups.setdefault(word[:4], []).append(word)
-    return tuple((stem, tuple(group)) for stem, group in groups.items())
+        by_stem.setdefault(word[:4], []).append(word)
+    groups = []
+    for group in map(tuple, by_stem.values()):
+        gate = os.path.commonprefix(group)
+        rests = None
+        if len(group) > 1 and not _overlaps(gate):
+            longest_first = sorted((word[len(gate) :] for word in group), key=len, reverse=True)
+            alternatives = "|".join(map(re.escape, longest_first))
+            rests = re.compile(f"{re.escape(gate)}(?=({alternatives}))")
+        groups.append(_WordGroup(gate, group, rests))
+    return tuple(groups)
 
 
-_STEMS = _stems(_WORDS)
+_GROUPS = _groups(_WORDS)
 
 
 def _present(text: str) -> tuple[str, ...]:
-    return tuple(word for stem, group in _STEMS if stem in text for word in group if word in text)
+    found: list[str] = []
+    for gate, group, rests in _GROUPS:
+        if gate not in text:
+            continue
+        if rests is None:
+            found += [word for word in group if word in text]
+            continue
+        reported = set(rests.findall(text))
+        size = len(gate)
+        found += [word for word in group if any(r.startswith(word[size:]) for r in reported)]
+    return tuple(found)
 
 
 #: The legacy words a file's code spells. Cached: scan and fix ask several times about one
