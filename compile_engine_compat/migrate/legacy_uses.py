@@ -28,7 +28,6 @@ import ast
 import bisect
 import functools
 import itertools
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -91,6 +90,14 @@ def _overlaps(text: str) -> bool:
     return any(text[:size] == text[-size:] for size in range(1, len(text)))
 
 
+def _common_prefix(words: tuple[str, ...]) -> str:
+    """The longest string every one of ``words`` starts with."""
+    size = 0
+    while all(len(word) > size and word[size] == words[0][size] for word in words):
+        size += 1
+    return words[0][:size]
+
+
 def _groups(words: tuple[str, ...]) -> tuple[_WordGroup, ...]:
     """The words grouped by their first four characters (63 words, 11 groups).
 
@@ -104,7 +111,7 @@ def _groups(words: tuple[str, ...]) -> tuple[_WordGroup, ...]:
         by_stem.setdefault(word[:4], []).append(word)
     groups = []
     for group in map(tuple, by_stem.values()):
-        gate = os.path.commonprefix(group)
+        gate = _common_prefix(group)
         rests = None
         if len(group) > 1 and not _overlaps(gate):
             longest_first = sorted((word[len(gate) :] for word in group), key=len, reverse=True)
