@@ -287,8 +287,15 @@ def _cached_get_visitors(self: cst.BatchableCSTVisitor) -> dict[str, Any]:
     return {name: getattr(self, name) for name in names}
 
 
-# Only the providers scan and fix use, and only where they do not define their own.
-for _provider in (md.ScopeProvider, md.QualifiedNameProvider, md.PositionProvider):
+# Only the providers scan and fix use (ScopeProvider's own dependency, ExpressionContextProvider,
+# included), and only where they do not define their own.
+for _provider in (
+    md.ScopeProvider,
+    md.ExpressionContextProvider,
+    md.QualifiedNameProvider,
+    md.PositionProvider,
+    md.ParentNodeProvider,
+):
     if "get_visitors" not in vars(_provider):
         _provider.get_visitors = _cached_get_visitors  # type: ignore[method-assign, union-attr]
 
@@ -730,6 +737,23 @@ def _held_roots(value: ast.expr) -> tuple[bool, set[str]] | None:
     return False, identifiers
 
 
+#: ``\bimport\b``, written to start with its letters (see :func:`_aliases`).
+_IMPORT_WORD = re.compile(r"import\b(?<!\wimport)")
+_WORD_START = re.compile(r"\w")
+
+
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    r"""``\b(?:name|...)\b`` for identifiers, written to start with their letters: ``\b`` before
+    a word character is "no word character before it", checked behind the name."""
+    alternatives = [
+        f"{re.escape(name)}(?<!\\w{re.escape(name)})"
+        if _WORD_START.match(name)
+        else rf"\b{re.escape(name)}"
+        for name in names
+    ]
+    return re.compile("(?:" + "|".join(alternatives) + r")\b")
+
+
 def _aliases(tree: ast.Module, code: str | None = None) -> set[str]:
     """Names bound to something legacy, followed to a fixed point.
 
@@ -744,15 +768,20 @@ def _aliases(tree: ast.Module, code: str | None = None) -> set[str]:
     """
     names: set[str] = set()
     starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", code))] if code else []
-    present = words_in(code) if code else ""
+    present = re.compile(words_in(code)) if code else None
     while True:
         wanted: list[int] | None = None
         if code is not None:
-            words = [present, r"\bimport\b"]
+            # The lines holding a word, an ``import`` or a name. Every match lies within one
+            # line, so the lines of each pattern's matches, joined, are those of one alternation
+            # of all three; apart, each pattern starts with its letters and is searched in C.
+            patterns = [present, _IMPORT_WORD] if present is not None else [_IMPORT_WORD]
             if names:
-                words.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
-            found = re.finditer("|".join(words), code)
-            wanted = sorted({bisect.bisect_right(starts, m.start()) for m in found})
+                patterns.append(_names_pattern(tuple(sorted(names))))
+            lines = {
+                bisect.bisect_right(starts, m.start()) for p in patterns for m in p.finditer(code)
+            }
+            wanted = sorted(lines)
         more = _bindings(tree, wanted, names)
         if more <= names:
             return names
@@ -975,6 +1004,14 @@ class _Resolver(cst.CSTVisitor):
         #: Modules star-imported (``from X import *``), absolute: their rows' names are bound.
         self.stars: list[str] = []
         self._classes: list[cst.ClassDef] = []
+
+    # No ``visit_<Node>_<field>`` hooks here: skip libcst's lookup of one per field of every
+    # node (a tenth of a traversal).
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        """Nothing: this visitor has no per-field hooks."""
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        """Nothing: this visitor has no per-field hooks."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
