@@ -82,6 +82,7 @@ from compile_engine_compat.migrate.sources import (
     call_with_deep_stack,
     cell_text,
     check_nesting,
+    forget_folders,
     is_magic,
     read_source,
     write_source,
@@ -903,6 +904,7 @@ def plan_paths(
     ConfigError
         If a ``pyproject.toml`` on the way has a bad section.
     """
+    forget_folders()
     discovery = Discovery(configs)
     files = list(discovery.files(paths))
     plan_one = functools.partial(_plan_one, unsafe=unsafe, use_cache=use_cache)

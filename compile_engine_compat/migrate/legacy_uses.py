@@ -217,7 +217,7 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
     # Only the statements and expressions around a line that spells a key are walked (a key must
     # be spelled whole on one line, as the full path's statement filter also requires).
     if code.count("\r") == code.count("\r\n"):  # "\n" ends every line: one C search
-        wanted = sorted({code.count("\n", 0, m.start()) + 1 for m in _LITERAL_RE.finditer(code)})
+        wanted = sorted(_lines_of(_LITERAL_RE.finditer(code), code))
     else:  # old Mac line ends ("\r" alone): test line by line
         wanted = [n for n, line in enumerate(lines, 1) if _LITERAL_RE.search(line)]
     if not wanted:  # a key split over lines ("tir." "noalias"): walk everything
@@ -244,6 +244,18 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
         inner = guarded or (isinstance(node, ast.Try) and _guards(node))
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     return sorted(found, key=lambda use: (use.line, use.col))
+
+
+def _lines_of(matches: Iterator[re.Match[str]], code: str) -> set[int]:
+    """The 1-based lines (ended by ``"\\n"``) that matches in order start on, counting the line
+    breaks from one match to the next rather than from the start each time."""
+    lines: set[int] = set()
+    line, counted = 1, 0
+    for match in matches:
+        line += code.count("\n", counted, match.start())
+        counted = match.start()
+        lines.add(line)
+    return lines
 
 
 def split_lines(code: str) -> list[str]:

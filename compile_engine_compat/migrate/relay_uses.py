@@ -86,6 +86,7 @@ class RelayUse(NamedTuple):
     detail: str
 
 
+@functools.lru_cache(maxsize=8)  # asked of one file's code up to three times in a scan
 def spells_relay_word(code: str) -> bool:
     """Can ``code`` hold a Relay-era use at all? (Substring tests: most files end here.)"""
     return any(word in code for word in _WORDS)

@@ -92,6 +92,7 @@ from compile_engine_compat.migrate.sources import (
     SourceFile,
     call_with_deep_stack,
     check_nesting,
+    forget_folders,
     read_source,
     write_source,
 )
@@ -345,6 +346,7 @@ def run_scan(
     ConfigError
         If a ``pyproject.toml`` on the way has a bad section.
     """
+    forget_folders()
     discovery = Discovery(configs)
     files = list(discovery.files(paths))
     scan_one = functools.partial(_scan_one, use_cache=use_cache)
