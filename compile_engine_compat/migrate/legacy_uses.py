@@ -217,7 +217,8 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
     # Only the statements and expressions around a line that spells a key are walked (a key must
     # be spelled whole on one line, as the full path's statement filter also requires).
     if code.count("\r") == code.count("\r\n"):  # "\n" ends every line: one C search
-        wanted = sorted(_lines_of(_LITERAL_RE.finditer(code), code))
+        # (Only the keys it spells: the alternation of all of them starts with common letters.)
+        wanted = sorted(_lines_of(re.finditer(words_in(code), code), code))
     else:  # old Mac line ends ("\r" alone): test line by line
         wanted = [n for n, line in enumerate(lines, 1) if _LITERAL_RE.search(line)]
     if not wanted:  # a key split over lines ("tir." "noalias"): walk everything
