@@ -209,10 +209,13 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
         hit = classify(name)
         if hit is None:
             return
+        row, fix, detail = hit
+        if fix == "served" and not guarded and row.name in plain:
+            plain_count[row.name] += 1  # only counted: where it is does not matter
+            return
         line, col = where.locate(offset)
         if line in guarded:
             return
-        row, fix, detail = hit
         if fix == "served":  # runs as written: one finding per row and file, counting the rest
             plain_count[row.name] = plain_count.get(row.name, 0) + 1
             plain.setdefault(row.name, (line, col, name))
