@@ -70,8 +70,6 @@ Kind = Literal["import", "reference", "method", "string", "dynamic"]
 
 
 _WORDS = legacy_words()
-#: The same words as one pattern, for searching statements.
-LEGACY_WORDS = re.compile("|".join(re.escape(word) for word in _WORDS))
 
 
 class _WordGroup(NamedTuple):
@@ -162,8 +160,6 @@ def spells_word(text: str) -> bool:
 #: Words that are whole string keys (TVM <=0.19 pass-config keys) and nothing else: a file that
 #: spells only these needs no name resolution, so :func:`literal_uses` finds them on the ``ast``.
 _LITERAL_ONLY = string_rows()
-_LITERAL_WORDS = tuple(word for word in _WORDS if word in _LITERAL_ONLY)
-_LITERAL_RE = re.compile("|".join(re.escape(word) for word in _LITERAL_WORDS) or r"(?!)")
 _RESOLVED_WORDS = tuple(word for word in _WORDS if word not in _LITERAL_ONLY)
 
 
@@ -220,7 +216,8 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
         # (Only the keys it spells: the alternation of all of them starts with common letters.)
         wanted = sorted(_lines_of(re.finditer(words_in(code), code), code))
     else:  # old Mac line ends ("\r" alone): test line by line
-        wanted = [n for n, line in enumerate(lines, 1) if _LITERAL_RE.search(line)]
+        spelled = re.compile(words_in(code))
+        wanted = [n for n, line in enumerate(lines, 1) if spelled.search(line)]
     if not wanted:  # a key split over lines ("tir." "noalias"): walk everything
         wanted = list(range(1, len(lines) + 1))
     found: list[LiteralUse] = []
@@ -276,8 +273,6 @@ def _ast_column(lines: list[str], node: ast.expr | ast.stmt) -> int:
 _identifier_spells_word = functools.lru_cache(maxsize=8192)(lambda text: bool(_present(text)))
 
 
-# A top-level statement is kept when it spells a legacy word or imports (its bindings matter).
-_KEEP = re.compile("|".join([*(re.escape(word) for word in legacy_words()), r"\bimport\b"]))
 # Lines as Python counts them: \r\n, \r or \n (str.splitlines also splits on \f, \v, ...).
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
