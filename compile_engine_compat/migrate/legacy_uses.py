@@ -488,6 +488,7 @@ def _parseable(lines: list[str], starts: list[int], first: int, end: int) -> tup
     raise SkipFile(f"failed to parse: invalid syntax near line {first + 1}")
 
 
+@functools.lru_cache(maxsize=8)  # scan and fix of one file share the work
 def relevant_part(code: str) -> Relevant | None:
     """What libcst is given of a module: :func:`relevant_code` (after :func:`cut_statements` for
     a module larger than :data:`WHOLE_PARSE_LIMIT`), mapped to the module's lines.
