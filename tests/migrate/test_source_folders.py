@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from compile_engine_compat.migrate.config import Configs
+from compile_engine_compat.migrate.scan import run_scan
 from compile_engine_compat.migrate.sources import forget_folders, read_source
 
 
@@ -67,3 +69,17 @@ def test_a_run_sees_a_tree_changed_since_the_last(tmp_path: Path) -> None:
     link.symlink_to(tmp_path / "b", target_is_directory=True)
     forget_folders()  # as run_scan and plan_paths do first
     assert read_source(link / "pkg" / "mod.py", "mod.py").package == "pkg"
+
+
+def test_a_scan_sees_init_files_added_since_the_last_scan(tmp_path: Path) -> None:
+    # TVM's own definition of the API is not reported; without the __init__.py files that make
+    # it ``tvm.relay.backend.compile_engine``, it is code like any other.
+    backend = tmp_path / "tvm" / "relay" / "backend"
+    backend.mkdir(parents=True)
+    (backend / "compile_engine.py").write_text(
+        "import tvm.relay.backend.compile_engine as ce\nce.get()\n"
+    )
+    assert run_scan([str(tmp_path)], Configs(isolated=True)).findings
+    for folder in (tmp_path / "tvm", tmp_path / "tvm" / "relay", backend):
+        (folder / "__init__.py").write_text("")
+    assert not run_scan([str(tmp_path)], Configs(isolated=True)).findings
