@@ -41,6 +41,16 @@ GEMM_CASES: dict[str, tuple[Callable[[], Any], list[tuple[int, ...]], Callable[.
         lambda: _mm((100, 72), (72, 40)), [(100, 72), (72, 40)], _mm_ref),
     "bias_relu_epilogue": (
         lambda: _mm((64, 300), (300, 96), epilogue=True), [(64, 300), (300, 96), (96,)], _mm_ref),
+    "gemv_batch1_bias_relu_1x200x1000": (
+        lambda: _mm((1, 200), (200, 1000), epilogue=True),
+        [(1, 200), (200, 1000), (1000,)],
+        _mm_ref,
+    ),
+    "gemv_dense_transposed_1x96x48": (
+        lambda: _mm((1, 96), (48, 96), transpose_b=True),
+        [(1, 96), (48, 96)],
+        functools.partial(_mm_ref, transpose_b=True),
+    ),
     "batch_matmul": (lambda: _mm((3, 40, 64), (3, 64, 48)), [(3, 40, 64), (3, 64, 48)], _mm_ref),
     "dense_transposed_b": (
         lambda: _mm((64, 96), (48, 96), transpose_b=True),
@@ -99,6 +109,14 @@ def test_packed_gemm_applies_to_a_512_matmul(engine, target):
     assert any(r.source.same_as(packed.source) for r in blocks["matmul_update"].reads)
     script = cached.funcs.script()
     assert 'scope="local"' in script and "T.parallel" in script and "T.vectorized" in script
+
+
+def test_a_batch_1_dense_reads_its_weights_as_packed_panels(engine):
+    # One row: the weights are streamed panel by panel, not a column tile per row a page apart.
+    cached = engine.lower(_mm((1, 512), (512, 1000)), HOST)
+    (packed,) = _blocks(cached)["b_global"].writes
+    panels, k, cols = (int(d) for d in packed.source.shape)
+    assert k == 512 and panels * cols == 1000
 
 
 def test_packed_gemm_leaves_integer_and_symbolic_matmuls_to_the_other_rules(engine):

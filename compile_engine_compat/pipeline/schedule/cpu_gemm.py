@@ -67,6 +67,12 @@ _MICRO_KERNELS = {
     16: ((6, 2), (4, 3), (4, 2), (3, 3), (2, 3), (7, 1), (2, 2), (4, 1), (2, 1)),
 }
 
+# A single row (a matrix-vector product: a classifier's dense layer at batch 1) is bound by
+# reading the weights: any number of column vectors per tile, the weights packed at build time
+# into panels read front to back (the unpacked [K, N] layout read a column tile per row, one
+# page apart: ResNet-18's 512x1000 fc at 16 GB/s).
+_VECTOR_KERNELS = ((1, 8), (1, 5), (1, 4), (1, 3), (1, 2), (1, 1))
+
 _PACK_DTYPES = frozenset({"float32", "float64"})
 
 # The packed operand's micro-panel (reduction chunk x one column tile) is kept within this many
@@ -171,13 +177,14 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
     # Tiles within one row of the innermost axis first (a tile straddling two rows of a conv's
     # image reads pixels from two rows: 128-channel 28x28 convs ran 30% slower so).
     inner_extent = info.extents[row] or 1
+    micro_kernels = _VECTOR_KERNELS if row_extent == 1 else _MICRO_KERNELS[isa.registers]
     kernel = next(
         (
             (rows, vectors, lanes)
             for within in (inner_extent, row_extent)
             for lanes in (full, full // 2)
             if lanes >= 4 or lanes == full
-            for rows, vectors in _MICRO_KERNELS[isa.registers]
+            for rows, vectors in micro_kernels
             if col_extent % (vectors * lanes) == 0 and within % rows == 0
         ),
         None,
