@@ -29,7 +29,7 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -999,7 +999,9 @@ _MODULE_PREFIXES = frozenset(LEGACY_MODULES.values()) | frozenset(SHIM_MODULES.v
 class _Resolver(cst.CSTVisitor):
     """What both passes share: relative names, the enclosing class, and alias bindings."""
 
-    METADATA_DEPENDENCIES = (md.QualifiedNameProvider, md.ScopeProvider, md.PositionProvider)
+    # Not QualifiedNameProvider: its pass over every node of the module cost a quarter of a
+    # file's libcst time; :meth:`_qualified` asks the scopes about the nodes that matter only.
+    METADATA_DEPENDENCIES = (md.ScopeProvider, md.PositionProvider)
 
     def __init__(self, package: str | None, local: LocalModules | None = None) -> None:
         super().__init__()
@@ -1013,6 +1015,7 @@ class _Resolver(cst.CSTVisitor):
         #: Modules star-imported (``from X import *``), absolute: their rows' names are bound.
         self.stars: list[str] = []
         self._classes: list[cst.ClassDef] = []
+        self._qualified_names: dict[cst.CSTNode, Collection[md.QualifiedName]] = {}
 
     # No ``visit_<Node>_<field>`` hooks here: skip libcst's lookup of one per field of every
     # node (a tenth of a traversal).
@@ -1032,6 +1035,16 @@ class _Resolver(cst.CSTVisitor):
     def _class(self) -> cst.ClassDef | None:
         return self._classes[-1] if self._classes else None
 
+    def _qualified(self, node: cst.CSTNode) -> Collection[md.QualifiedName]:
+        """What ``QualifiedNameProvider`` gives ``node``: its scope's qualified names for it,
+        none if it has no scope (computed once per node)."""
+        names = self._qualified_names.get(node)
+        if names is None:
+            scope = self.get_metadata(md.ScopeProvider, node, None)
+            names = scope.get_qualified_names_for(node) if scope else set()
+            self._qualified_names[node] = names
+        return names
+
     def _absolute(self, name: str) -> str | None:
         return absolute(name, self.package, self.local)
 
@@ -1041,7 +1054,7 @@ class _Resolver(cst.CSTVisitor):
 
     def _resolve(self, node: cst.CSTNode) -> Resolved | None:
         """The row name and origin of a Name/Attribute, if all its meanings are legacy or shim."""
-        qualified = self.get_metadata(md.QualifiedNameProvider, node, set())
+        qualified = self._qualified(node)
         if not qualified:
             return self._star(node) if self.stars else None
         splits = [self._split(q.name) for q in qualified]
@@ -1125,7 +1138,7 @@ class _Resolver(cst.CSTVisitor):
         """``importlib.import_module("tvm.relay.backend.compile_engine")``: that module's row."""
         if not call.args or call.args[0].keyword is not None:
             return None
-        names = {q.name for q in self.get_metadata(md.QualifiedNameProvider, call.func, set())}
+        names = {q.name for q in self._qualified(call.func)}
         literal = self._literal(call.args[0].value)
         if not names & _IMPORTERS or literal is None:
             return None
@@ -1269,7 +1282,7 @@ class _Finder(_Resolver):
 
     def _module_node(self, node: cst.CSTNode) -> cst.CSTNode | None:
         while isinstance(node, cst.Attribute | cst.Name):
-            for qualified in self.get_metadata(md.QualifiedNameProvider, node, set()):
+            for qualified in self._qualified(node):
                 name = self._absolute(qualified.name)
                 if name in LEGACY_MODULES or name in SHIM_MODULES:
                     return node
@@ -1329,7 +1342,7 @@ class _Finder(_Resolver):
                 self._add(node, "dynamic", row, held.origin)
             return
         # getattr(relay.backend, "compile_engine"): the literal completes a legacy module's name.
-        for qualified in self.get_metadata(md.QualifiedNameProvider, holder, set()):
+        for qualified in self._qualified(holder):
             base = self._absolute(qualified.name)
             split = _split(f"{base}.{member}") if base else None
             if split and split[1] in API_TABLE:
