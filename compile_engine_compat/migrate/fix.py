@@ -67,6 +67,7 @@ from compile_engine_compat.migrate.legacy_uses import (
     dotted,
     find_uses,
     literal_uses,
+    parsed,
     relevant_part,
     spells_word,
     split_lines,
@@ -589,7 +590,7 @@ def _fix_code(
     wanted: Wanted,
     outside: frozenset[str] = frozenset(),
 ) -> tuple[str, list[Change], list[Change]]:
-    wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+    wrapper = parsed(code)
     found = [use for use in find_uses(wrapper, package, local) if not use.guarded]
     uses = [use for use in found if wanted(use.line, use.row.rule_id)]
     # An import statement with a use left alone (noqa, not selected) is left alone whole.
