@@ -1209,6 +1209,11 @@ class _EngineTargets(_Resolver):
     """First pass: star imports, and names and ``self.`` attributes bound to an engine or a
     legacy module."""
 
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # What this pass reads are statements (imports, assignments, classes), and no statement
+        # lies inside an expression: its subtrees, most of the module's nodes, are not walked.
+        return not isinstance(node, cst.BaseExpression) and super().on_visit(node)
+
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if isinstance(node.names, cst.ImportStar):
             relative = "." * len(node.relative)
