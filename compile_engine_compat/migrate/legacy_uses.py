@@ -341,7 +341,9 @@ class LeanMetadataWrapper(md.MetadataWrapper):
             for visitor in visitors:
                 stack.enter_context(visitor.resolve(self))
             for visitor in visitors:
-                visitor.get_visitors()["visit_Module"](self.module)
+                visit_module = visitor.get_visitors().get("visit_Module")
+                if visit_module is not None:
+                    visit_module(self.module)
         return self.module
 
 
