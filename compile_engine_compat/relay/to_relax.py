@@ -210,6 +210,10 @@ class _Emitter:
         if isinstance(node.op, tvm.ir.GlobalVar):
             return self.lower_global_call(node.op, args)
         op: RelayOp = node.op
+        if getattr(op, "custom", False):
+            # A program's own op: its type relation's errors are the program's, unwrapped.
+            # Relay handed the relation the call's own attrs: None when it has none.
+            return self.bb.normalize(op.row.emit(self.bb, args, node.attrs))  # type: ignore[arg-type]
         try:
             attrs = node.attrs if node.attrs is not None else op.row.default_attrs()
             # Normalizing runs Relax's type inference here, so a shape error names the Relay op.

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from . import algorithm, annotation, image, nn, reduce, tensor, transform, vision
+from . import algorithm, annotation, custom, image, nn, reduce, tensor, transform, vision
 from .op_strategy import (
     OpImplementation,
     OpSpecialization,
@@ -24,11 +24,15 @@ from .registry import OpRow, RelayOp, UnsupportedRelayError, refused_message, re
 
 __all__ = [
     "OpImplementation",
+    "OpPattern",
     "OpSpecialization",
     "OpStrategy",
     "RelayAttrsView",
     "SpecializedCondition",
     "get",
+    "register",
+    "register_pattern",
+    "register_stateful",
     "register_strategy",
     "strategy_function",
 ]
@@ -85,6 +89,8 @@ def get(op_name: str) -> RelayOp:
     ValueError
         For an unknown name.
     """
+    if custom.custom_op(op_name) is not None:  # registered by the program (relay.op.register)
+        return custom.custom_op(op_name)  # type: ignore[return-value]
     if op_name in OP_TABLE:
         return relay_op(OP_TABLE[op_name])
     if op_name in REFUSED_OPS:
@@ -143,3 +149,24 @@ def register_strategy(
         return fn
 
     return register(fstrategy) if fstrategy is not None else register
+
+
+# -- upstream Relay test files (test_type_infer): ops a program registers itself -----------------
+OpPattern = custom.OpPattern
+register_pattern = custom.register_pattern
+register_stateful = custom.register_stateful
+
+
+def register(op_name: str, describe: str = "") -> custom.CustomOp:
+    """``relay.op.op.register(op_name, describe="")``: an op the program defines itself (see
+    :mod:`.custom`: its type relation types its calls; in Relax it is a ``call_dps_packed`` of
+    the packed function of its name).
+
+    Raises
+    ------
+    RuntimeError
+        (``tvm.error.TVMError`` under ``install()``) if the name is taken, as Relay's did.
+    """
+    if op_name in OP_TABLE or op_name in REFUSED_OPS:
+        raise RuntimeError(f"Operator {op_name} is registered before")
+    return custom.register(op_name, describe)
