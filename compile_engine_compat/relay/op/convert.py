@@ -37,14 +37,18 @@ __all__ = [
     "group_norm",
     "identity",
     "instance_norm",
+    "last_index",
     "layout_transform",
     "log_base",
+    "logsumexp",
     "matmul",
+    "mean_and",
     "norm_axes",
     "normalized_axes",
     "one_hot",
     "pad",
     "reduce",
+    "reduced_axes",
     "relax_fn",
     "reshape",
     "reshape_like",
@@ -55,10 +59,13 @@ __all__ = [
     "split",
     "split_outputs",
     "static_shape",
+    "std_reduce",
     "strided_slice",
     "take",
     "unset_to_none",
     "upsampling",
+    "variance",
+    "variance_reduce",
 ]
 
 
@@ -118,17 +125,73 @@ def reduce(relax_op: str) -> Emit:
     fn = relax_fn(relax_op)
 
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-        axes = normalized_axes(args[0], attrs.axis)
-        if attrs.exclude:
-            ndim = len(static_shape(args[0]))
-            axes = [a for a in range(ndim) if a not in (axes or [])]
-        return fn(args[0], axes, bool(attrs.keepdims))
+        return fn(args[0], reduced_axes(args[0], attrs), bool(attrs.keepdims))
 
     return emit
 
 
+def reduced_axes(value: Any, attrs: Attrs) -> list[int] | None:
+    """The axes a Relay reduction reduces over (``axis``, or its complement with ``exclude``)."""
+    axes = normalized_axes(value, attrs.axis)
+    if "exclude" in attrs and attrs.exclude:
+        ndim = len(static_shape(value))
+        axes = [a for a in range(ndim) if a not in (axes or [])]
+    return axes
+
+
+def variance(bb: relax.BlockBuilder, data: Any, attrs: Attrs, keepdims: bool) -> Any:
+    """Relay's ``_variance``: ``relax.variance``, or with ``unbiased`` the sum of squared
+    deviations over ``n - 1`` (``n`` counted as a sum of ones, so symbolic axes work too)."""
+    axes = reduced_axes(data, attrs)
+    if not ("unbiased" in attrs and attrs.unbiased):
+        return relax.op.variance(data, axes, keepdims)
+    mean = bb.emit(relax.op.mean(data, axes, keepdims=True))
+    deviation = bb.emit(relax.op.subtract(data, mean))
+    squares = bb.emit(relax.op.sum(relax.op.multiply(deviation, deviation), axes, keepdims))
+    count = bb.emit(relax.op.sum(relax.op.ones_like(data), axes, keepdims))
+    one = relax.const(1, data.ty.dtype)
+    return relax.op.divide(squares, relax.op.subtract(count, one))
+
+
+def variance_reduce(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``variance``: Relay's, biased or (``unbiased=True``) not."""
+    return variance(bb, args[0], attrs, bool(attrs.keepdims))
+
+
+def std_reduce(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``std``: the square root of Relay's variance."""
+    return relax.op.sqrt(variance(bb, args[0], attrs, bool(attrs.keepdims)))
+
+
+def mean_and(spread: str) -> Emit:
+    """``mean_variance``/``mean_std``: the tuple ``(mean, variance or std)``, as Relay made."""
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        keepdims = bool(attrs.keepdims)
+        mean = bb.emit(relax.op.mean(args[0], reduced_axes(args[0], attrs), keepdims))
+        second = variance(bb, args[0], attrs, keepdims)
+        if spread == "std":
+            second = relax.op.sqrt(second)
+        return relax.Tuple([mean, bb.emit(second)])
+
+    return emit
+
+
+def logsumexp(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``logsumexp``: ``log(sum(exp(x - max))) + max``, Relay's composition."""
+    data = args[0]
+    axes = normalized_axes(data, attrs.axis)
+    top = bb.emit(relax.op.max(data, axes, keepdims=True))
+    total = bb.emit(relax.op.sum(relax.op.exp(relax.op.subtract(data, top)), axes, keepdims=True))
+    out = relax.op.add(relax.op.log(total), top)
+    if attrs.keepdims:
+        return out
+    ndim = len(static_shape(data))
+    return relax.op.squeeze(bb.emit(out), list(range(ndim)) if axes is None else axes)
+
+
 def argreduce(relax_op: str) -> Emit:
-    """``argmax``/``argmin``: Relax takes one axis (or none)."""
+    """``argmax``/``argmin``: Relax takes one axis (or none) and returns int64; Relay, int32."""
     fn = relax_fn(relax_op)
 
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
@@ -137,9 +200,37 @@ def argreduce(relax_op: str) -> Emit:
             raise UnsupportedRelayError(
                 f"relax.op.{relax_op} takes one axis, got {attrs.axis!r}: reshape first"
             )
-        return fn(args[0], None if axes is None else axes[0], bool(attrs.keepdims))
+        axis = None if axes is None else axes[0]
+        if attrs.select_last_index:
+            index = last_index(bb, fn, args[0], axis, attrs)
+        else:
+            index = fn(args[0], axis, bool(attrs.keepdims))
+        return relax.op.astype(bb.emit(index), "int32")  # Relay's indices were int32
 
     return emit
+
+
+def last_index(bb: relax.BlockBuilder, fn: Any, data: Any, axis: int | None, attrs: Attrs) -> Any:
+    """``select_last_index=True``: ``n - 1 - arg(flip(x))`` along the axis (static length)."""
+    shape = static_shape(data)
+    if axis is None:
+        data, axis = bb.emit(relax.op.reshape(data, [-1])), 0
+        length = int(np.prod([d for d in shape if isinstance(d, int)]))
+        if not all(isinstance(d, int) for d in shape):
+            length = -1
+    else:
+        length = shape[axis] if isinstance(shape[axis], int) else -1
+    if length < 0:
+        raise UnsupportedRelayError(
+            "select_last_index=True needs a static length on the reduced axis here: compute "
+            "n - 1 - relax.op.argmax(relax.op.flip(x, axis), axis) with a known n"
+        )
+    flat = attrs.axis is None  # reduced over the flattened data
+    index = bb.emit(fn(relax.op.flip(data, axis), axis, bool(attrs.keepdims) and not flat))
+    last = relax.op.subtract(relax.const(length - 1, index.ty.dtype), index)
+    if attrs.keepdims and flat:
+        return relax.op.reshape(bb.emit(last), [1] * len(shape))
+    return last
 
 
 def reshape_shape(in_shape: list[Any], newshape: Sequence[int], allowzero: bool) -> list[Any]:

@@ -34,6 +34,7 @@ __all__ = [
     "searchsorted",
     "shape_of",
     "slice_like",
+    "strided_set",
     "te_reduce",
     "topi_call",
     "trilu",
@@ -166,6 +167,41 @@ def _deformable_conv2d(attrs: Attrs, t: list[Any]) -> Any:
 
 
 deformable_conv2d = topi_call("deformable_conv2d", _deformable_conv2d)
+
+
+def _strided_set(attrs: Attrs, t: list[Any]) -> Any:
+    """``strided_set``: TOPI's rule, in the data's int64 index type.
+
+    ``topi.strided_set`` mixes its int32 ``begin``/``end``/``strides`` with the shape, which is
+    int64 in Relax, and TIR refuses the mix; the same selection, with the indices cast.
+    """
+    from tvm.topi.utils import make_idx, within_index
+
+    data, value, begin, end, strides = t
+    one, zero = tirx.const(1, "int64"), tirx.const(0, "int64")
+
+    def entry(tensor: Any, i: int, default: Any) -> Any:
+        return tirx.if_then_else(tensor.shape[0] > i, tirx.Cast("int64", tensor[i]), default)
+
+    dims = [tirx.Cast("int64", d) for d in data.shape]
+    step = [entry(strides, i, one) for i in range(len(dims))]
+    first = [entry(begin, i, tirx.Select(step[i] > 0, zero, dims[i])) for i in range(len(dims))]
+    last = [
+        entry(end, i, tirx.Select(step[i] > 0, dims[i] + 1, -(dims[i] + 1)))
+        for i in range(len(dims))
+    ]
+    first = [tirx.if_then_else(b < 0, b + d, b) for b, d in zip(first, dims)]
+    last = [tirx.if_then_else(e < 0, e + d, e) for e, d in zip(last, dims)]
+
+    def select(*index: Any) -> Any:
+        inside = [within_index(b, e, s, i) for b, e, s, i in zip(first, last, step, index)]
+        source = [make_idx(b, e, s, d, i) for b, e, s, d, i in zip(first, last, step, dims, index)]
+        return tirx.if_then_else(tirx.all(*inside), value(*source), data(*index))
+
+    return te.compute(data.shape, select, name="strided_set")
+
+
+strided_set = topi_call("strided_set", _strided_set)
 
 
 def te_reduce(name: str) -> Emit:

@@ -6,8 +6,11 @@ Reshapes, slices, gathers and scatters, casts and fills (``relay.reshape``,
 
 from __future__ import annotations
 
+from typing import Any
+
 from tvm import topi
 
+from ..expr import Expr, const
 from . import convert, convert_te, normalize
 from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
@@ -387,6 +390,13 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.ReverseSequenceAttrs",
     ),
     OpRow(
+        "strided_set",
+        ("data", "v", "begin", "end", "strides"),
+        (),
+        "topi.strided_set",
+        convert_te.strided_set,
+    ),
+    OpRow(
         "scatter_nd",
         ("data", "indices", "updates"),
         (("mode", "update"),),
@@ -401,6 +411,15 @@ ROWS: tuple[OpRow, ...] = (
 REFUSED: dict[str, str] = {}
 
 BUILDERS = builders(ROWS, REFUSED)
+_strided_set = BUILDERS["strided_set"]
+
+
+def strided_set(data: Expr, v: Expr, begin: Expr, end: Expr, strides: Expr | None = None) -> Any:
+    """Relay's ``strided_set``: ``strides`` default to ones (``const([1])``, as Relay's did)."""
+    return _strided_set(data, v, begin, end, const([1], "int32") if strides is None else strides)
+
+
+BUILDERS["strided_set"] = strided_set
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 

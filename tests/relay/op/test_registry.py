@@ -45,8 +45,8 @@ def test_builders_have_relays_signatures():
 
 def test_attribute_without_relax_equivalent_raises_at_the_builder():
     x = relay.var("x", shape=(2, 3))
-    with pytest.raises(UnsupportedRelayError, match=r"select_last_index.*relax\.op\.flip"):
-        relay.argmax(x, axis=1, select_last_index=True)
+    with pytest.raises(UnsupportedRelayError, match=r"exclude.*one axis"):
+        relay.argmax(x, axis=1, exclude=True)
     with pytest.raises(UnsupportedRelayError, match=r"batch_dims.*gather_nd"):
         relay.take(x, relay.var("i", shape=(2,), dtype="int32"), axis=1, batch_dims=1)
     with pytest.raises(UnsupportedRelayError, match=r"dyn\.\*"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import tvm.topi.testing as ref
 
+from compile_engine_compat import relay
 from compile_engine_compat.relay.op import transform
 
 from .cases import X4, Case, F, data, family_tests
@@ -123,7 +124,38 @@ CASES: dict[str, Case] = {
         {},
         lambda x, i, u: _scatter_nd(x, i, u),
     ),
+    # Rows 0 and 2 of x, every other column from the last, backwards: x[0:3:2, 3::-2] = v.
+    "strided_set": Case(
+        [
+            data((3, 4)),
+            data((2, 2)),
+            np.array([0, 3], "int32"),
+            np.array([3, -5], "int32"),
+            np.array([2, -2], "int32"),
+        ],
+        {},
+        lambda x, v, b, e, s: _strided_set(x, v),
+    ),
 }
+
+
+def _strided_set(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    out[0:3:2, 3::-2] = v
+    return out
+
+
+def test_strided_set_strides_default_to_one_and_short_begin_end_cover_the_rest():
+    x, v = data((3, 4, 3)), data((2, 3, 3))
+    xv, vv = relay.var("x", shape=x.shape), relay.var("v", shape=v.shape)
+    body = relay.strided_set(xv, vv, relay.const([1, 1], "int32"), relay.const([4, 4], "int32"))
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv, vv], body))(
+        x, v
+    )
+    want = x.copy()
+    want[1:, 1:] = v
+    np.testing.assert_allclose(got.numpy(), want)
+
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(transform, CASES)
 
