@@ -30,6 +30,7 @@ __all__ = [
     "relax_scalar",
     "resize1d",
     "reverse_reshape",
+    "scatter_elements",
     "scatter_nd",
     "searchsorted",
     "shape_of",
@@ -202,6 +203,78 @@ def _strided_set(attrs: Attrs, t: list[Any]) -> Any:
 
 
 strided_set = topi_call("strided_set", _strided_set)
+
+
+#: Relay's ``scatter_elements`` reductions: ``combine(old, update) -> new``.
+SCATTER_REDUCTIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "update": lambda old, new: new,
+    "add": lambda old, new: old + new,
+    "mul": lambda old, new: old * new,
+    "mean": lambda old, new: (old + new) / 2,
+    "min": tirx.min,
+    "max": tirx.max,
+}
+
+
+def _nested_loops(extents: list[Any]) -> Any:
+    """Enter one serial loop per extent (innermost last); the loop variables and the frames."""
+    from tvm.script.ir_builder import tirx as T
+
+    frames = [T.serial(0, extent) for extent in extents]
+    return [frame.__enter__() for frame in frames], frames
+
+
+def _scatter_elements_loops(data: Any, indices: Any, updates: Any, attrs: Attrs) -> Any:
+    """``scatter_elements`` as two loop nests, one loop per axis: copy, then scatter in order.
+
+    TOPI's kernel flattens the indices into one loop and recovers each position with ``//`` and
+    ``%`` by the shape; on symbolic shapes of rank 4 and up, TVM 0.27's simplifier spends minutes
+    on those expressions (it did not finish ``(?, ?, ?, ?)`` in 5 minutes). One loop per axis
+    needs no division, and keeps the sequential order (the last duplicate index wins).
+    """
+    from tvm.script.ir_builder import IRBuilder
+    from tvm.script.ir_builder import tirx as T
+
+    axis = int(attrs.axis) % len(data.shape)
+    combine = SCATTER_REDUCTIONS[str(attrs.reduction)]
+
+    def body(ins: Any, outs: Any) -> Any:
+        src, index, update = (T.buffer_proxy(b) for b in ins)
+        out = T.buffer_proxy(outs[0])
+        with IRBuilder() as ib:
+            with T.seq_scope():
+                position, frames = _nested_loops(list(data.shape))
+                out[tuple(position)] = src[tuple(position)]
+                for frame in reversed(frames):
+                    frame.__exit__(None, None, None)
+                position, frames = _nested_loops(list(indices.shape))
+                k = tirx.Cast("int64", index[tuple(position)])
+                target = list(position)
+                target[axis] = tirx.if_then_else(k < 0, k + data.shape[axis], k)
+                out[tuple(target)] = combine(out[tuple(target)], update[tuple(position)])
+                for frame in reversed(frames):
+                    frame.__exit__(None, None, None)
+        return ib.get()
+
+    return te.extern(
+        [data.shape], [data, indices, updates], body, dtype=[data.dtype], name="scatter_elements"
+    )
+
+
+def scatter_elements(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``scatter_elements``: ``relax.scatter_elements`` on static shapes; on symbolic ones the
+    loop-per-axis kernel of :func:`_scatter_elements_loops` (TOPI's does not compile in time)."""
+    if attrs.reduction not in SCATTER_REDUCTIONS:
+        raise UnsupportedRelayError(
+            f"scatter_elements reduction {attrs.reduction!r} is not one of Relay's "
+            f"{sorted(SCATTER_REDUCTIONS)}"
+        )
+    if all(isinstance(d, int) for a in args for d in static_shape(a)):
+        return relax.op.scatter_elements(*args, axis=attrs.axis, reduction=attrs.reduction)
+    kernel = topi_call(
+        "scatter_elements", lambda a, t: _scatter_elements_loops(t[0], t[1], t[2], a)
+    )
+    return kernel(bb, args, attrs)
 
 
 def te_reduce(name: str) -> Emit:

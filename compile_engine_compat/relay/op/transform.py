@@ -202,7 +202,7 @@ ROWS: tuple[OpRow, ...] = (
         ("data", "indices", "updates"),
         (("axis", 0), ("reduction", "update")),
         "relax.scatter_elements",
-        convert.direct("relax.scatter_elements", axis="axis", reduction="reduction"),
+        convert_te.scatter_elements,
         "relay.attrs.ScatterElementsAttrs",
     ),
     OpRow(

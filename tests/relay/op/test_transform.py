@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import tvm
 import tvm.topi.testing as ref
 
 from compile_engine_compat import relay
@@ -164,3 +166,33 @@ def _scatter_nd(x: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.n
     out = x.copy()
     out[tuple(indices)] = updates
     return out
+
+
+@pytest.mark.parametrize(("reduction", "axis"), [("update", 1), ("add", -1), ("max", 0)])
+def test_scatter_elements_on_symbolic_rank4_shapes_builds_and_matches_numpy(reduction, axis):
+    # TOPI's kernel does not compile in minutes on (?, ?, ?, ?): the loop-per-axis one serves.
+    x, u = data((6, 3, 4, 5)), data((2, 3, 4, 5))
+    rng = np.random.default_rng(1)
+    i = rng.integers(-x.shape[axis], x.shape[axis], u.shape).astype("int64")
+    xv, iv, uv = (
+        relay.var(n, relay.TensorType([relay.Any()] * 4, d))
+        for n, d in (("x", "float32"), ("i", "int64"), ("u", "float32"))
+    )
+    body = relay.scatter_elements(xv, iv, uv, axis, reduction)
+    func = relay.Function([xv, iv, uv], body)
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(x, i, u).numpy()
+    want = x.copy()
+    combine = {"update": lambda o, n: n, "add": np.add, "max": np.maximum}[reduction]
+    for index in np.ndindex(*i.shape):
+        target = list(index)
+        target[axis] = i[index] % x.shape[axis]
+        want[tuple(target)] = combine(want[tuple(target)], u[index])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_scatter_elements_refuses_an_unknown_reduction():
+    xv = relay.var("x", relay.TensorType([relay.Any()], "float32"))
+    iv = relay.var("i", relay.TensorType([relay.Any()], "int64"))
+    body = relay.scatter_elements(xv, iv, xv, 0, "median")
+    with pytest.raises(relay.UnsupportedRelayError, match="reduction 'median'"):
+        tvm.IRModule.from_expr(relay.Function([xv, iv], body))
