@@ -37,6 +37,7 @@ __all__ = [
     "group_norm",
     "identity",
     "instance_norm",
+    "l2_normalize",
     "last_index",
     "layout_transform",
     "log_base",
@@ -188,6 +189,15 @@ def logsumexp(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         return out
     ndim = len(static_shape(data))
     return relax.op.squeeze(bb.emit(out), list(range(ndim)) if axes is None else axes)
+
+
+def l2_normalize(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.l2_normalize``: ``x / sqrt(max(sum(x * x, axis, keepdims=True), eps))``, Relay's."""
+    data = args[0]
+    axes = normalized_axes(data, attrs.axis)
+    squares = bb.emit(relax.op.sum(relax.op.multiply(data, data), axes, keepdims=True))
+    floor = relax.const(float(attrs.eps), data.ty.dtype)
+    return relax.op.divide(data, relax.op.sqrt(relax.op.maximum(squares, floor)))
 
 
 def argreduce(relax_op: str) -> Emit:

@@ -434,17 +434,58 @@ ROWS: tuple[OpRow, ...] = (
         ),
         "relay.attrs.SpaceToBatchNDAttrs",
     ),
+    OpRow(
+        "nn.lrn",
+        ("data",),
+        (("size", 5), ("axis", 1), ("bias", 2), ("alpha", 0.00001), ("beta", 0.75)),
+        "topi.nn.lrn",
+        convert_te.topi_call(
+            "lrn",
+            lambda a, t: topi.nn.lrn(
+                t[0], int(a.size), int(a.axis), float(a.alpha), float(a.beta), float(a.bias)
+            ),
+        ),
+        "relay.attrs.LRNAttrs",
+    ),
+    OpRow(
+        "nn.l2_normalize",
+        ("data",),
+        (("eps", REQUIRED), ("axis", None)),
+        "relax.sqrt",
+        convert.l2_normalize,
+        "relay.attrs.L2NormalizeAttrs",
+    ),
+    *(
+        OpRow(
+            f"nn.{name}",
+            ("data",),
+            (("block_size", REQUIRED), ("layout", "NCHW"), *extra),
+            f"topi.nn.{name}",
+            convert_te.topi_call(name, compute),
+            "relay.attrs.SubPixelAttrs",
+        )
+        for name, extra, compute in (
+            (
+                "depth_to_space",
+                (("mode", "DCR"),),
+                lambda a, t: topi.nn.depth_to_space(
+                    t[0], int(a.block_size), str(a.layout), str(a.mode)
+                ),
+            ),
+            (
+                "space_to_depth",
+                (),
+                lambda a, t: topi.nn.space_to_depth(t[0], int(a.block_size), str(a.layout)),
+            ),
+        )
+    ),
 )
 
 
 #: This family's ops with no Relax equivalent -> what to write instead.
 REFUSED: dict[str, str] = {
     "nn.conv3d_transpose": "use relax.op.nn.conv3d_transpose with a relax.BlockBuilder",
-    "nn.lrn": "Relax has no lrn: compose it from relax.op.power, relax.op.sum and relax.op.divide",
-    "nn.l2_normalize": "compose relax.op.sqrt(relax.op.sum(x * x, axis)) and relax.op.divide",
     "nn.fifo_buffer": "no Relax equivalent: keep the buffer in the host program",
-    "nn.space_to_depth": "use relax.op.reshape and relax.op.permute_dims",
-    "nn.depth_to_space": "use relax.op.reshape and relax.op.permute_dims",
     "nn.contrib_conv2d_winograd_without_weight_transform": "use relax.op.nn.conv2d",
     # TVM 0.27's topi.nn.batch_to_space_nd kills the interpreter on any input (an FFI type
     # error inside TVM), so it is refused rather than called.

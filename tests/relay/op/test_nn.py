@@ -189,6 +189,27 @@ CASES: dict[str, Case] = {
         # (TVM's space_to_batch_nd_python calls NumPy 2's removed reshape(newshape=).)
         lambda x: x.reshape(1, 2, 2, 2, 2, 2).transpose(2, 4, 0, 1, 3, 5).reshape(4, 2, 2, 2),
     ),
+    "nn.lrn": Case(
+        [data((1, 6, 3, 3))],
+        {"size": 3, "axis": 1, "bias": 1.5, "alpha": 0.01, "beta": 0.75},
+        lambda x: ref.lrn_python(x, 3, 1, 1.5, 0.01, 0.75),
+    ),
+    "nn.l2_normalize": Case(
+        [data((2, 3, 4))],
+        {"eps": 1e-3, "axis": [1, 2]},
+        lambda x: x / np.sqrt(np.maximum((x * x).sum((1, 2), keepdims=True), 1e-3)),
+    ),
+    "nn.depth_to_space": Case(
+        [data((1, 8, 2, 3))],
+        {"block_size": 2, "mode": "CRD"},
+        # (TVM's depth_to_space_python calls NumPy 2's removed reshape(newshape=).)
+        lambda x: x.reshape(1, 2, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 6),
+    ),
+    "nn.space_to_depth": Case(
+        [data((1, 2, 4, 6))],
+        {"block_size": 2},
+        lambda x: x.reshape(1, 2, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3),
+    ),
 }
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(nn, CASES)
