@@ -7,13 +7,13 @@ give it an apache/tvm checkout (or a tree extracted from one), for instance::
     PYTHONPATH=$PWD python tests/upstream/run_relay_tests.py /tmp/tvm019
 
 Each named file is copied, byte for byte, into its own scratch directory beside a ``conftest.py``
-holding only ``import compile_engine_compat; compile_engine_compat.install()`` (and the folder's
-``utils/`` helpers, which some files import), and run by ``python -m pytest`` in its own subprocess
-under a timeout. A file that kills the interpreter or runs out of time is a row that says so.
-The table counts collected, passed, failed, skipped and errored test instances per file (from
-pytest's JUnit XML), and the total pass rate over the collected instances that did not skip.
-``--top N`` lists the N most frequent first error lines, to show which missing piece blocks the
-most tests.
+holding only ``import compile_engine_compat; compile_engine_compat.install()`` (with upstream's
+helper package ``utils/`` beside it, which ``test_any.py`` imports), and run by
+``python -m pytest`` in its own subprocess under a timeout. A file that kills the interpreter or
+runs out of time is a row that says so. The table counts collected, passed, failed, skipped and
+errored test instances per file (from pytest's JUnit XML), and the total pass rate over the
+collected instances that did not skip. ``--top N`` lists the N most frequent first error lines,
+to show which missing piece blocks the most tests.
 """
 
 from __future__ import annotations
@@ -51,9 +51,6 @@ DEFAULT_FILES = (
 
 #: The whole conftest each copied file runs beside.
 CONFTEST = "import compile_engine_compat; compile_engine_compat.install()\n"
-
-#: The helper folder beside the files (``tests/python/relay/utils``), copied with each one.
-HELPERS = "utils"
 
 #: Where the files sit inside an apache/tvm checkout.
 RELAY_TESTS = Path("tests") / "python" / "relay"
@@ -126,11 +123,11 @@ def run_file(source: Path, scratch: Path, timeout_s: float, extra: list[str]) ->
     work = scratch / source.stem
     work.mkdir(parents=True)
     shutil.copy2(source, work / source.name)
-    # The files import their folder's helpers (``from utils import ref_funcs``): upstream test
-    # code too, copied as it is, beside the file the way pytest finds it in the checkout.
-    helpers = source.parent / HELPERS
+    # Upstream's helper package (``from utils import ref_funcs``), importable as it is from the
+    # tests' own folder.
+    helpers = source.parent / "utils"
     if helpers.is_dir():
-        shutil.copytree(helpers, work / HELPERS)
+        shutil.copytree(helpers, work / "utils")
     (work / "conftest.py").write_text(CONFTEST)
     junit = work / "junit.xml"
     env = dict(os.environ)
