@@ -56,6 +56,7 @@ __all__ = [
     "reshape_shape",
     "resize2d",
     "scalar",
+    "sparse_reshape",
     "spatial_axes",
     "split",
     "split_outputs",
@@ -198,6 +199,63 @@ def l2_normalize(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     squares = bb.emit(relax.op.sum(relax.op.multiply(data, data), axes, keepdims=True))
     floor = relax.const(float(attrs.eps), data.ty.dtype)
     return relax.op.divide(data, relax.op.sqrt(relax.op.maximum(squares, floor)))
+
+
+def _row_major_strides(bb: relax.BlockBuilder, shape: Any) -> Any:
+    """The row-major strides of a shape held in a 1-D int64 tensor: ``prod(shape[j + 1:])``.
+
+    A product over the strict upper triangle of a ``(rank, rank)`` mask rather than a scan:
+    the rank is a handful, and a scan of symbolic length does not build here.
+    """
+    rank = static_shape(shape)[0]
+    ones = relax.op.ones(relax.ShapeExpr([rank, rank]), "int64")
+    later = bb.emit(relax.op.triu(ones, 1))  # later[j, k] = 1 where k > j
+    one = relax.const(1, "int64")
+    factors = relax.op.where(relax.op.equal(later, one), relax.op.expand_dims(shape, 0), one)
+    return bb.emit(relax.op.prod(factors, 1))
+
+
+def sparse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``sparse_reshape``: the COO indices of ``prev_shape`` as indices of ``new_shape``.
+
+    Relax ops on the shape tensors (TVM 0.27's ``topi.sparse_reshape`` fails to build): the one
+    ``-1`` of ``new_shape`` becomes ``prod(prev_shape) / prod(the others)``, each index is
+    flattened with ``prev_shape``'s strides and unflattened with the new ones. Returns
+    ``(new_indices, new_shape)`` in the dtypes of ``sparse_indices`` and ``new_shape``.
+    """
+    indices, prev_shape, new_shape = args
+    wide = "int64"
+    columns = static_shape(indices)[1]
+    # prev_shape has one entry per index column: say so, or Relax cannot type the products
+    # (and TVM does not legalize an op of unknown shape).
+    prev = bb.emit(relax.op.astype(prev_shape, wide))
+    if not (isinstance(columns, int) and static_shape(prev_shape) == [columns]):
+        prev = bb.match_cast(prev, relax.TensorType([columns], wide))
+    new = bb.emit(relax.op.astype(new_shape, wide))
+    unknown = bb.emit(relax.op.equal(new, relax.const(-1, wide)))
+    known = bb.emit(relax.op.prod(relax.op.where(unknown, relax.const(1, wide), new), 0, True))
+    missing = bb.emit(relax.op.floor_divide(relax.op.prod(prev, 0, True), known))
+    out_shape = bb.emit(relax.op.where(unknown, missing, new))
+    flat = bb.emit(
+        relax.op.sum(
+            relax.op.multiply(
+                relax.op.astype(indices, wide),
+                relax.op.expand_dims(_row_major_strides(bb, prev), 0),
+            ),
+            1,
+            keepdims=True,
+        )
+    )
+    new_indices = relax.op.floor_mod(
+        relax.op.floor_divide(flat, relax.op.expand_dims(_row_major_strides(bb, out_shape), 0)),
+        relax.op.expand_dims(out_shape, 0),
+    )
+    return relax.Tuple(
+        [
+            bb.emit(relax.op.astype(new_indices, indices.ty.dtype)),
+            bb.emit(relax.op.astype(out_shape, new_shape.ty.dtype)),
+        ]
+    )
 
 
 def argreduce(relax_op: str) -> Emit:

@@ -390,6 +390,14 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.ReverseSequenceAttrs",
     ),
     OpRow(
+        "sparse_reshape",
+        ("sparse_indices", "prev_shape", "new_shape"),
+        (),
+        "topi.sparse_reshape",
+        convert.sparse_reshape,
+        outputs=lambda attrs: 2,
+    ),
+    OpRow(
         "strided_set",
         ("data", "v", "begin", "end", "strides"),
         (),

@@ -126,6 +126,16 @@ CASES: dict[str, Case] = {
         {},
         lambda x, i, u: _scatter_nd(x, i, u),
     ),
+    # COO indices of a (2, 3, 6) tensor as indices of (9, -1) = (9, 4).
+    "sparse_reshape": Case(
+        [
+            np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 2, 3]], "int64"),
+            np.array([2, 3, 6], "int64"),
+            np.array([9, -1], "int64"),
+        ],
+        {},
+        lambda i, p, n: (_sparse_reshape(i, p, n), np.array([9, 4])),
+    ),
     # Rows 0 and 2 of x, every other column from the last, backwards: x[0:3:2, 3::-2] = v.
     "strided_set": Case(
         [
@@ -139,6 +149,28 @@ CASES: dict[str, Case] = {
         lambda x, v, b, e, s: _strided_set(x, v),
     ),
 }
+
+
+def _sparse_reshape(indices: np.ndarray, prev: np.ndarray, new: np.ndarray) -> np.ndarray:
+    new = new.copy()
+    new[new == -1] = prev.prod() // new[new != -1].prod()
+    flat = np.ravel_multi_index(tuple(indices.T), prev)
+    return np.stack(np.unravel_index(flat, new), axis=1)
+
+
+def test_sparse_reshape_on_symbolic_shapes_keeps_the_input_dtypes():
+    indices = np.array([[0, 1], [2, 3], [3, 0]], "int32")
+    prev, new = np.array([4, 4], "int32"), np.array([-1, 2, 2], "int32")
+    iv = relay.var("i", shape=[relay.Any(), relay.Any()], dtype="int32")
+    pv, nv = (relay.var(n, shape=[relay.Any()], dtype="int32") for n in ("p", "n"))
+    body = relay.op.sparse_reshape(iv, pv, nv).astuple()
+    func = relay.Function([iv, pv, nv], body)
+    got_indices, got_shape = relay.create_executor("vm", target="llvm").evaluate(func)(
+        indices, prev, new
+    )
+    assert got_indices.numpy().dtype == np.int32 and got_shape.numpy().dtype == np.int32
+    np.testing.assert_array_equal(got_shape.numpy(), [4, 2, 2])
+    np.testing.assert_array_equal(got_indices.numpy(), _sparse_reshape(indices, prev, new))
 
 
 def _strided_set(x: np.ndarray, v: np.ndarray) -> np.ndarray:
