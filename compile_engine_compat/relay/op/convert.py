@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import tvm
-from tvm import relax, tirx
+from tvm import relax, tirx, topi
 
 from ..expr import Attrs
 from .registry import Emit, UnsupportedRelayError
@@ -44,6 +44,7 @@ __all__ = [
     "logsumexp",
     "matmul",
     "mean_and",
+    "meshgrid",
     "norm_axes",
     "normalized_axes",
     "one_hot",
@@ -258,6 +259,15 @@ def sparse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any
     )
 
 
+def meshgrid(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``meshgrid``: a 0-d input counts as one element, as in Relay (and NumPy)."""
+    vectors = [
+        relax.op.reshape(a, [1]) if not static_shape(a) else a
+        for a in (args[0].fields if isinstance(args[0], relax.Tuple) else [args[0]])
+    ]
+    return relax.op.meshgrid(relax.Tuple([bb.emit(v) for v in vectors]), str(attrs.indexing))
+
+
 def argreduce(relax_op: str) -> Emit:
     """``argmax``/``argmin``: Relax takes one axis (or none) and returns int64; Relay, int32."""
     fn = relax_fn(relax_op)
@@ -265,9 +275,12 @@ def argreduce(relax_op: str) -> Emit:
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         axes = normalized_axes(args[0], attrs.axis)
         if axes is not None and len(axes) != 1:
-            raise UnsupportedRelayError(
-                f"relax.op.{relax_op} takes one axis, got {attrs.axis!r}: reshape first"
+            # Several axes: Relay's TOPI kernel, the index into the reduced axes flattened.
+            topi_fn = getattr(topi, relax_op.removeprefix("relax."))
+            index = bb.emit_te(
+                topi_fn, args[0], axes, bool(attrs.keepdims), bool(attrs.select_last_index)
             )
+            return relax.op.astype(index, "int32")
         axis = None if axes is None else axes[0]
         if attrs.select_last_index:
             index = last_index(bb, fn, args[0], axis, attrs)

@@ -35,6 +35,7 @@ __all__ = [
     "searchsorted",
     "shape_of",
     "slice_like",
+    "stft",
     "strided_set",
     "te_reduce",
     "topi_call",
@@ -275,6 +276,34 @@ def scatter_elements(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> A
         "scatter_elements", lambda a, t: _scatter_elements_loops(t[0], t[1], t[2], a)
     )
     return kernel(bb, args, attrs)
+
+
+def _stft(attrs: Attrs, t: list[Any]) -> Any:
+    """``stft``: Relay's short-time Fourier transform, ``(batch, rows, frames, 2)``.
+
+    TOPI's arithmetic, which Relay ran (the window's first ``win_length`` samples from the
+    frame's start, angles over ``win_length``), as a TE reduction: TOPI's kernel vectorizes
+    the frame loop, which fails to build when the frame count is symbolic. ``[..., 0]`` is the
+    real part, ``[..., 1]`` the imaginary one.
+    """
+    data, window = t
+    n_fft, hop, width = int(attrs.n_fft), int(attrs.hop_length), int(attrs.win_length)
+    rows = n_fft // 2 + 1 if attrs.onesided else n_fft
+    frames = (data.shape[-1] - n_fft) // hop + 1
+    dtype = data.dtype
+    scale = 1.0 / float(np.sqrt(n_fft)) if attrs.normalized else 1.0
+    k = te.reduce_axis((0, width), name="k")
+
+    def term(b: Any, r: Any, m: Any, part: Any) -> Any:
+        angle = tirx.const(2 * np.pi / width, dtype) * tirx.Cast(dtype, r) * tirx.Cast(dtype, k)
+        wave = tirx.Select(part == 0, tirx.cos(angle), -tirx.sin(angle))
+        sample = data[b, m * hop + k]
+        return te.sum(tirx.Cast(dtype, window[k]) * sample * wave * tirx.const(scale, dtype), k)
+
+    return te.compute((data.shape[0], rows, frames, 2), term, name="stft")
+
+
+stft = topi_call("stft", _stft)
 
 
 def te_reduce(name: str) -> Emit:

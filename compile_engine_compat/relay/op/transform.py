@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from tvm import topi
 
-from ..expr import Expr, const
+from ..expr import Expr, TupleWrapper, const
 from . import convert, convert_te, normalize
 from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
@@ -398,6 +399,30 @@ ROWS: tuple[OpRow, ...] = (
         outputs=lambda attrs: 2,
     ),
     OpRow(
+        "meshgrid",
+        ("data",),
+        (("indexing", "ij"),),
+        "relax.meshgrid",
+        convert.meshgrid,
+        "relay.attrs.MeshgridAttrs",
+        tuple_input=True,
+    ),
+    OpRow(
+        "stft",
+        ("data", "window"),
+        (
+            ("n_fft", REQUIRED),
+            ("hop_length", REQUIRED),
+            ("win_length", REQUIRED),
+            ("normalized", False),
+            ("onesided", True),
+        ),
+        "topi.stft",
+        convert_te.stft,
+        "relay.attrs.StftAttrs",
+        order=("data", "n_fft", "hop_length", "win_length", "window", "normalized", "onesided"),
+    ),
+    OpRow(
         "strided_set",
         ("data", "v", "begin", "end", "strides"),
         (),
@@ -428,6 +453,36 @@ def strided_set(data: Expr, v: Expr, begin: Expr, end: Expr, strides: Expr | Non
 
 
 BUILDERS["strided_set"] = strided_set
+_meshgrid = BUILDERS["meshgrid"]
+
+
+def meshgrid(data: Any, indexing: str = "ij") -> Any:
+    """Relay's ``meshgrid``: one grid per input (a ``TupleWrapper`` of ``len(data)``)."""
+    return TupleWrapper(_meshgrid(data, indexing), len(data))
+
+
+BUILDERS["meshgrid"] = meshgrid
+_stft = BUILDERS["stft"]
+
+
+def stft(
+    data: Expr,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Expr | None = None,
+    normalized: bool = False,
+    onesided: bool = True,
+) -> Any:
+    """Relay's ``stft``: ``hop_length`` defaults to ``n_fft // 4``, ``win_length`` to ``n_fft``
+    and ``window`` to ones of ``n_fft``, as Relay's did."""
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    window = const(np.ones([n_fft], "int32")) if window is None else window
+    return _stft(data, n_fft, hop_length, win_length, window, normalized, onesided)
+
+
+BUILDERS["stft"] = stft
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 

@@ -101,3 +101,12 @@ def test_select_last_index_on_a_symbolic_axis_is_refused_at_the_build():
     xv = relay.var("x", relay.TensorType((tvm.te.var("n"), 4), "float32"))
     with pytest.raises(relay.UnsupportedRelayError, match="static length"):
         tvm.IRModule.from_expr(relay.Function([xv], relay.argmax(xv, 0, select_last_index=True)))
+
+
+def test_argmax_over_several_axes_indexes_the_flattened_reduced_axes():
+    x = data((3, 4, 5))
+    xv = relay.var("x", shape=x.shape)
+    body = relay.argmax(xv, (0, 2), True)
+    assert relay.testing.run_infer_type(body).checked_type == relay.TensorType((1, 4, 1), "int32")
+    got = _run(xv, body, x)
+    np.testing.assert_array_equal(got.ravel(), x.transpose(1, 0, 2).reshape(4, 15).argmax(1))

@@ -33,6 +33,19 @@ CASES: dict[str, Case] = {
         None,
         tuple_input=True,
     ),
+    "meshgrid": Case(
+        [data((3,)), data((4,)), data(())],
+        {"indexing": "xy"},
+        lambda *xs: np.meshgrid(*xs, indexing="xy"),
+        None,
+        tuple_input=True,
+    ),
+    "stft": Case(
+        [data((2, 12)), np.hanning(4).astype("float32")],
+        {"n_fft": 4, "hop_length": 2, "win_length": 4, "normalized": True},
+        lambda x, w: _stft(x, w, 4, 2, True),
+        rtol=1e-4,
+    ),
     "split": Case([data((6, 3))], {"indices_or_sections": 3}, lambda x: np.split(x, 3, axis=0)),
     "take": Case([data((4, 3)), np.array([2, 0, 3], "int32")], {"axis": 0}, lambda x, i: x[i]),
     "strided_slice": Case(
@@ -171,6 +184,23 @@ def test_sparse_reshape_on_symbolic_shapes_keeps_the_input_dtypes():
     assert got_indices.numpy().dtype == np.int32 and got_shape.numpy().dtype == np.int32
     np.testing.assert_array_equal(got_shape.numpy(), [4, 2, 2])
     np.testing.assert_array_equal(got_indices.numpy(), _sparse_reshape(indices, prev, new))
+
+
+def _stft(x: np.ndarray, window: np.ndarray, n_fft: int, hop: int, normalized: bool):
+    frames = (x.shape[-1] - n_fft) // hop + 1
+    segments = np.stack([x[:, m * hop : m * hop + n_fft] * window for m in range(frames)], 1)
+    spectrum = np.fft.rfft(segments, axis=-1).transpose(0, 2, 1)  # (batch, rows, frames)
+    out = np.stack([spectrum.real, spectrum.imag], -1)
+    return out / np.sqrt(n_fft) if normalized else out
+
+
+def test_stft_on_symbolic_shapes_takes_relays_defaults():
+    x = data((2, 20))
+    dv = relay.var("d", relay.TensorType([relay.Any(), relay.Any()], "float32"))
+    body = relay.op.stft(dv, 8)  # hop n_fft // 4, window ones(n_fft)
+    func = relay.Function([dv], body)
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(x).numpy()
+    np.testing.assert_allclose(got, _stft(x, np.ones(8), 8, 2, False), rtol=1e-4, atol=1e-4)
 
 
 def _strided_set(x: np.ndarray, v: np.ndarray) -> np.ndarray:
