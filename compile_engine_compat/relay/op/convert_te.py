@@ -33,6 +33,7 @@ __all__ = [
     "scatter_elements",
     "scatter_nd",
     "searchsorted",
+    "segment_sum",
     "shape_of",
     "slice_like",
     "stft",
@@ -304,6 +305,36 @@ def _stft(attrs: Attrs, t: list[Any]) -> Any:
 
 
 stft = topi_call("stft", _stft)
+
+
+def segment_sum(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``segment_sum``: rows of ``data`` added into row ``segment_ids[i]`` of a zero tensor.
+
+    Relay's composition (a ``scatter_elements`` add into zeros); without ``num_segments`` the
+    row count is ``max(segment_ids) + 1``, known only at run time, which Relax carries as a
+    shape variable (``tensor_to_shape`` and a ``match_cast``).
+    """
+    data, ids = args
+    shape = static_shape(data)
+    count = attrs.num_segments
+    if count is None:
+        top = bb.emit(relax.op.max(relax.op.astype(ids, "int64"), keepdims=True))
+        size = bb.emit(relax.op.tensor_to_shape(relax.op.add(top, relax.const(1, "int64"))))
+        count = tirx.Var("num_segments", "int64")
+        bb.match_cast(size, relax.ShapeType([count]))
+    elif not isinstance(count, int | np.integer):
+        raise UnsupportedRelayError(
+            "segment_sum takes num_segments as an int (or None: max(segment_ids) + 1); for a "
+            "tensor, read it on the host first"
+        )
+    zeros = bb.emit(relax.op.zeros(relax.ShapeExpr([count, *shape[1:]]), data.ty.dtype))
+    column = relax.op.reshape(ids, [-1] + [1] * (len(shape) - 1))
+    # One index per element of the rows that segment_ids covers (the first len(ids) rows).
+    rows = relax.ShapeExpr([static_shape(ids)[0], *shape[1:]])
+    index = bb.emit(relax.op.broadcast_to(column, rows))
+    add = Attrs("relay.attrs.ScatterElementsAttrs", {"axis": 0, "reduction": "add"})
+    kernel = topi_call("segment_sum", lambda a, t: _scatter_elements_loops(t[0], t[1], t[2], add))
+    return kernel(bb, [zeros, index, data], attrs)
 
 
 def te_reduce(name: str) -> Emit:

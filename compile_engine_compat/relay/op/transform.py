@@ -423,6 +423,13 @@ ROWS: tuple[OpRow, ...] = (
         order=("data", "n_fft", "hop_length", "win_length", "window", "normalized", "onesided"),
     ),
     OpRow(
+        "segment_sum",
+        ("data", "segment_ids"),
+        (("num_segments", None),),
+        "(scatter_elements add into zeros)",
+        convert_te.segment_sum,
+    ),
+    OpRow(
         "strided_set",
         ("data", "v", "begin", "end", "strides"),
         (),

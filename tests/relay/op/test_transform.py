@@ -46,6 +46,11 @@ CASES: dict[str, Case] = {
         lambda x, w: _stft(x, w, 4, 2, True),
         rtol=1e-4,
     ),
+    "segment_sum": Case(
+        [data((4, 3)), np.array([2, 0, 2], "int32")],
+        {"num_segments": 4},
+        lambda x, i: _segment_sum(x, i, 4),
+    ),
     "split": Case([data((6, 3))], {"indices_or_sections": 3}, lambda x: np.split(x, 3, axis=0)),
     "take": Case([data((4, 3)), np.array([2, 0, 3], "int32")], {"axis": 0}, lambda x, i: x[i]),
     "strided_slice": Case(
@@ -201,6 +206,22 @@ def test_stft_on_symbolic_shapes_takes_relays_defaults():
     func = relay.Function([dv], body)
     got = relay.create_executor("vm", target="llvm").evaluate(func)(x).numpy()
     np.testing.assert_allclose(got, _stft(x, np.ones(8), 8, 2, False), rtol=1e-4, atol=1e-4)
+
+
+def _segment_sum(x: np.ndarray, ids: np.ndarray, count: int) -> np.ndarray:
+    out = np.zeros((count, *x.shape[1:]), x.dtype)
+    for row, segment in enumerate(ids):
+        out[segment] += x[row]
+    return out
+
+
+def test_segment_sum_without_num_segments_sizes_its_output_at_run_time():
+    x, ids = data((6, 4, 5)), np.array([2, 0, 1, 0, 3, 2], "int64")
+    xv = relay.var("x", shape=[relay.Any()] * 3)
+    iv = relay.var("i", shape=[relay.Any()], dtype="int64")
+    func = relay.Function([xv, iv], relay.op.segment_sum(xv, iv))
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(x, ids).numpy()
+    np.testing.assert_allclose(got, _segment_sum(x, ids, 4), rtol=1e-6)
 
 
 def _strided_set(x: np.ndarray, v: np.ndarray) -> np.ndarray:
