@@ -56,6 +56,7 @@ __all__ = [
     "reshape_like",
     "reshape_shape",
     "resize2d",
+    "rounding_method",
     "scalar",
     "sparse_reshape",
     "spatial_axes",
@@ -517,6 +518,14 @@ def upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     )
 
 
+def rounding_method(attrs: Attrs) -> str:
+    """Relay's unset ``rounding_method`` (``""``) as TOPI resolved it for ``nearest_neighbor``:
+    ``"round"`` with ``align_corners``, else ``"floor"`` (Relax's default is ``"round"``)."""
+    if attrs.rounding_method:
+        return str(attrs.rounding_method)
+    return "round" if attrs.coordinate_transformation_mode == "align_corners" else "floor"
+
+
 def resize2d(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``image.resize2d``."""
     size = attrs.size
@@ -527,7 +536,7 @@ def resize2d(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         layout=attrs.layout,
         method=attrs.method,
         coordinate_transformation_mode=attrs.coordinate_transformation_mode,
-        rounding_method=attrs.rounding_method or "round",
+        rounding_method=rounding_method(attrs),
         cubic_alpha=float(attrs.cubic_alpha),
         cubic_exclude=int(attrs.cubic_exclude),
         extrapolation_value=float(attrs.extrapolation_value),
