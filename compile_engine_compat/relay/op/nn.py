@@ -402,6 +402,7 @@ ROWS: tuple[OpRow, ...] = (
         "topi.nn.deformable_conv2d",
         convert_te.deformable_conv2d,
         "relay.attrs.DeformableConv2DAttrs",
+        infer_inputs=type_relations.deformable_conv_inputs,
         normalize={
             "strides": normalize.ntuple(2),
             "padding": normalize.padding(2),

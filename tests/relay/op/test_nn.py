@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tvm.topi.testing as ref
 from tvm import relax
 
+from compile_engine_compat import relay
 from compile_engine_compat.relay.op import nn
 
 from .cases import X4, Case, data, family_tests, unary
@@ -213,3 +215,30 @@ CASES: dict[str, Case] = {
 }
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(nn, CASES)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_deformable_conv2d_infers_untyped_offset_and_weight_as_relay_did(layout):
+    shape = (2, 4, 9, 9) if layout == "NCHW" else (2, 9, 9, 4)
+    x = relay.var("x", shape=shape)
+    offset, weight = relay.var("offset"), relay.var("weight")
+    call = relay.nn.deformable_conv2d(
+        x,
+        offset,
+        weight,
+        strides=(2, 2),
+        padding=(1, 1),
+        data_layout=layout,
+        kernel_layout="OIHW" if layout == "NCHW" else "HWIO",
+        kernel_size=(3, 3),
+        deformable_groups=2,
+        channels=6,
+    )
+    typed = relay.testing.run_infer_type(call)
+    taps = 2 * 3 * 3 * 2  # (y, x) per tap per deformable group
+    if layout == "NCHW":
+        want = [(2, taps, 5, 5), (6, 4, 3, 3), (2, 6, 5, 5)]
+    else:
+        want = [(2, 5, 5, taps), (3, 3, 4, 6), (2, 5, 5, 6)]
+    got = [typed.args[1].checked_type, typed.args[2].checked_type, typed.checked_type]
+    assert got == [relay.TensorType(s) for s in want]
