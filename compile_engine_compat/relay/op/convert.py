@@ -409,10 +409,17 @@ def matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``nn.matmul`` with Relay's ``transpose_a``/``transpose_b``."""
     a, b = args
     if attrs.transpose_a:
-        a = bb.emit(relax.op.permute_dims(a))
+        a = bb.emit(_swap_last_two(a))
     if attrs.transpose_b:
-        b = bb.emit(relax.op.permute_dims(b))
+        b = bb.emit(_swap_last_two(b))
     return relax.op.matmul(a, b, unset_to_none(attrs.out_dtype))
+
+
+def _swap_last_two(value: Any) -> Any:
+    """Relay's matmul transposes: the last two axes swap, the leading ones stay."""
+    axes = list(range(len(static_shape(value))))
+    axes[-2:] = axes[:-3:-1]
+    return relax.op.permute_dims(value, axes)
 
 
 def batch_matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:

@@ -242,3 +242,12 @@ def test_deformable_conv2d_infers_untyped_offset_and_weight_as_relay_did(layout)
         want = [(2, 5, 5, taps), (3, 3, 4, 6), (2, 5, 5, 6)]
     got = [typed.args[1].checked_type, typed.args[2].checked_type, typed.checked_type]
     assert got == [relay.TensorType(s) for s in want]
+
+
+def test_matmul_transposes_swap_the_last_two_axes_of_an_nd_operand():
+    a, b = data((2, 3, 5, 4)), data((6, 5))
+    x, w = relay.var("x", shape=a.shape), relay.var("w", shape=b.shape)
+    y = relay.nn.matmul(x, w, transpose_a=True, transpose_b=True)
+    assert relay.testing.run_infer_type(y).checked_type == relay.TensorType((2, 3, 4, 6))
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([x, w], y))(a, b)
+    np.testing.assert_allclose(got.numpy(), np.swapaxes(a, -1, -2) @ b.T, rtol=1e-4)
