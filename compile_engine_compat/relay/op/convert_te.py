@@ -385,7 +385,11 @@ def slice_like(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     axes = normalized_axes(args[1], attrs.axes)
     if axes is None:
         axes = list(range(min(len(like), len(static_shape(args[0])))))
-    return relax.op.strided_slice(args[0], axes, [0] * len(axes), [like[a] for a in axes])
+    # Relay's type is shape_like's extents on those axes: the slice is in bounds by contract
+    # (unprovable on a symbolic data shape without saying so).
+    return relax.op.strided_slice(
+        args[0], axes, [0] * len(axes), [like[a] for a in axes], assume_inbound=True
+    )
 
 
 def reverse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:

@@ -279,3 +279,13 @@ def test_scatter_elements_refuses_an_unknown_reduction():
     body = relay.scatter_elements(xv, iv, xv, 0, "median")
     with pytest.raises(relay.UnsupportedRelayError, match="reduction 'median'"):
         tvm.IRModule.from_expr(relay.Function([xv, iv], body))
+
+
+def test_slice_like_on_a_symbolic_data_shape_has_the_like_extents():
+    d = [tvm.te.var(f"d{i}") for i in range(3)]
+    x = relay.var("x", relay.TensorType(d, "float32"))
+    like = relay.var("like", relay.TensorType((1, 2, 3), "float32"))
+    typed = relay.testing.run_infer_type(relay.slice_like(x, like, None))
+    assert typed.checked_type == relay.TensorType((1, 2, 3), "float32")
+    narrow = relay.testing.run_infer_type(relay.slice_like(x, like, (1,)))
+    assert narrow.checked_type == relay.TensorType((d[0], 2, d[2]), "float32")
