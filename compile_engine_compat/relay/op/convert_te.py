@@ -41,6 +41,7 @@ __all__ = [
     "te_reduce",
     "topi_call",
     "trilu",
+    "yolo_reorg",
 ]
 
 
@@ -335,6 +336,32 @@ def segment_sum(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     add = Attrs("relay.attrs.ScatterElementsAttrs", {"axis": 0, "reduction": "add"})
     kernel = topi_call("segment_sum", lambda a, t: _scatter_elements_loops(t[0], t[1], t[2], add))
     return kernel(bb, [zeros, index, data], attrs)
+
+
+def _yolo_reorg(attrs: Attrs, t: list[Any]) -> Any:
+    """``vision.yolo_reorg``: darknet's reorg, ``(b, c, h, w) -> (b, c * s * s, h / s, w / s)``.
+
+    TVM 0.27 dropped TOPI's kernel; this is its gather (the input read as
+    ``(b, c / s**2, h * s, w * s)``, as ``tvm.topi.testing.reorg_python`` spells it), then the
+    reshape.
+    """
+    data = t[0]
+    s = int(attrs.stride)
+    batch, channels, height, width = data.shape
+    groups = channels // (s * s)
+    flat = topi.reshape(data, [batch * channels * height * width])
+
+    def gather(b: Any, k: Any, j: Any, i: Any) -> Any:
+        offset = k // groups
+        column = i * s + offset % s
+        row = j * s + offset // s
+        return flat[column + width * s * (row + height * s * (k % groups + groups * b))]
+
+    spread = te.compute(data.shape, gather, name="reorg")
+    return topi.reshape(spread, [batch, channels * (s * s), height // s, width // s])
+
+
+yolo_reorg = topi_call("yolo_reorg", _yolo_reorg)
 
 
 def te_reduce(name: str) -> Emit:
