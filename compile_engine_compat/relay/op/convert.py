@@ -10,6 +10,7 @@ reductions, ``bias_add``...).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -577,10 +578,24 @@ def split_outputs(attrs: Attrs) -> int:
 
 
 def split(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``split``."""
+    """``split``; on a symbolic shape, Relay's part shapes (Relax leaves them unknown)."""
     ios = attrs.indices_or_sections
     ios = int(ios) if isinstance(ios, int | np.integer) else [int(i) for i in ios]
-    return relax.op.split(args[0], ios, int(attrs.axis))
+    parts = relax.op.split(args[0], ios, int(attrs.axis))
+    shape = static_shape(args[0])
+    if all(isinstance(d, int) for d in shape):
+        return parts
+    axis = int(attrs.axis) % len(shape)
+    if isinstance(ios, int):
+        extents = [tirx.floordiv(shape[axis], ios)] * ios
+    else:
+        bounds = [0, *ios, shape[axis]]
+        extents = [hi - lo for lo, hi in itertools.pairwise(bounds)]
+    fields = [
+        relax.TensorType([*shape[:axis], extent, *shape[axis + 1 :]], args[0].ty.dtype)
+        for extent in extents
+    ]
+    return bb.match_cast(bb.emit(parts), relax.TupleType(fields))
 
 
 def log_base(base: float) -> Emit:

@@ -289,3 +289,20 @@ def test_slice_like_on_a_symbolic_data_shape_has_the_like_extents():
     assert typed.checked_type == relay.TensorType((1, 2, 3), "float32")
     narrow = relay.testing.run_infer_type(relay.slice_like(x, like, (1,)))
     assert narrow.checked_type == relay.TensorType((d[0], 2, d[2]), "float32")
+
+
+def test_split_of_a_symbolic_shape_has_relays_part_shapes():
+    d = [tvm.te.var(f"d{i}") for i in range(3)]
+    x = relay.var("x", relay.TensorType(d, "float32"))
+    halves = relay.testing.run_infer_type(relay.split(x, 2, axis=1).astuple())
+    assert halves.checked_type == relay.TupleType([relay.TensorType((d[0], d[1] // 2, d[2]))] * 2)
+    cuts = relay.testing.run_infer_type(relay.split(x, (2, 5), axis=2).astuple())
+    want = [(d[0], d[1], 2), (d[0], d[1], 3), (d[0], d[1], d[2] - 5)]
+    assert cuts.checked_type == relay.TupleType([relay.TensorType(s) for s in want])
+    n = tvm.te.var("n")
+    xv = relay.var("x", relay.TensorType((n, 4), "float32"))
+    func = relay.Function([xv], relay.split(xv, (1, 3), axis=0).astuple())
+    data = np.arange(20, dtype="float32").reshape(5, 4)
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(data)
+    for part, want_part in zip(got, np.split(data, (1, 3))):
+        np.testing.assert_array_equal(part.numpy(), want_part)
