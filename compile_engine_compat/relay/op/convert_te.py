@@ -21,6 +21,7 @@ from .registry import Emit, UnsupportedRelayError
 
 __all__ = [
     "adaptive_max_pool",
+    "adv_index",
     "broadcast_to_like",
     "crop_and_resize",
     "deformable_conv2d",
@@ -36,6 +37,7 @@ __all__ = [
     "segment_sum",
     "shape_of",
     "slice_like",
+    "sparse_to_dense",
     "stft",
     "strided_set",
     "te_reduce",
@@ -362,6 +364,30 @@ def _yolo_reorg(attrs: Attrs, t: list[Any]) -> Any:
 
 
 yolo_reorg = topi_call("yolo_reorg", _yolo_reorg)
+
+
+def sparse_to_dense(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``sparse_to_dense``: TOPI's, the default value in the values' dtype (Relay's rule)."""
+    indices, values, default = args
+    default = bb.emit(relax.op.astype(default, values.ty.dtype))
+    shape = [int(d) for d in attrs.output_shape]
+    return bb.call_te(
+        lambda i, v, d: topi.sparse_to_dense(i, shape, v, d),
+        indices,
+        values,
+        default,
+        primfunc_name_hint="sparse_to_dense",
+    )
+
+
+def adv_index(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``adv_index``: NumPy's ``data[tuple(indices)]`` (TOPI's), the inputs one tuple."""
+    inputs = args[0].fields if isinstance(args[0], relax.Tuple) else [args[0]]
+    return bb.call_te(
+        lambda data, *indices: topi.adv_index(data, list(indices)),
+        *inputs,
+        primfunc_name_hint="adv_index",
+    )
 
 
 def te_reduce(name: str) -> Emit:

@@ -430,6 +430,57 @@ ROWS: tuple[OpRow, ...] = (
         convert_te.segment_sum,
     ),
     OpRow(
+        "sparse_to_dense",
+        ("sparse_indices", "sparse_values", "default_value"),
+        (("output_shape", REQUIRED),),
+        "topi.sparse_to_dense",
+        convert_te.sparse_to_dense,
+        "relay.attrs.SparseToDenseAttrs",
+        order=("sparse_indices", "output_shape", "sparse_values", "default_value"),
+        normalize={"output_shape": normalize.static_ints("output_shape")},
+    ),
+    OpRow(
+        "adv_index",
+        ("inputs",),
+        (),
+        "topi.adv_index",
+        convert_te.adv_index,
+        tuple_input=True,
+    ),
+    OpRow(
+        "sliding_window",
+        ("data",),
+        (("axis", REQUIRED), ("window_shape", REQUIRED), ("strides", REQUIRED)),
+        "topi.sliding_window",
+        convert_te.topi_call(
+            "sliding_window",
+            lambda a, t: topi.sliding_window(
+                t[0], int(a.axis), [int(w) for w in a.window_shape], [int(s) for s in a.strides]
+            ),
+        ),
+        "relay.attrs.SlidingWindowAttrs",
+    ),
+    OpRow(
+        "fixed_point_multiply",
+        ("data",),
+        (("multiplier", REQUIRED), ("shift", REQUIRED)),
+        "topi.fixed_point_multiply",
+        convert_te.topi_call(
+            "fixed_point_multiply",
+            lambda a, t: topi.fixed_point_multiply(t[0], int(a.multiplier), int(a.shift)),
+        ),
+        "relay.attrs.FixedPointMultiplyAttrs",
+    ),
+    OpRow(
+        "reinterpret",
+        ("data",),
+        (("dtype", REQUIRED),),
+        "topi.reinterpret",
+        convert_te.topi_call("reinterpret", lambda a, t: topi.reinterpret(t[0], str(a.dtype))),
+        "relay.attrs.CastAttrs",
+        normalize={"dtype": normalize.dtype},
+    ),
+    OpRow(
         "strided_set",
         ("data", "v", "begin", "end", "strides"),
         (),
@@ -490,6 +541,17 @@ def stft(
 
 
 BUILDERS["stft"] = stft
+_sparse_to_dense = BUILDERS["sparse_to_dense"]
+
+
+def sparse_to_dense(
+    sparse_indices: Expr, output_shape: Any, sparse_values: Expr, default_value: Any = 0
+) -> Any:
+    """Relay's ``sparse_to_dense``: ``default_value`` a number or a 0-d tensor (0 by default)."""
+    return _sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
+
+
+BUILDERS["sparse_to_dense"] = sparse_to_dense
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 

@@ -51,6 +51,34 @@ CASES: dict[str, Case] = {
         {"num_segments": 4},
         lambda x, i: _segment_sum(x, i, 4),
     ),
+    "sparse_to_dense": Case(
+        [np.array([[0, 1], [2, 3]], "int64"), np.array([5.0, 7.0], "float32"), np.array(-1.0)],
+        {"output_shape": (3, 4)},
+        lambda i, v, d: _sparse_to_dense(i, v, -1.0, (3, 4)),
+    ),
+    "adv_index": Case(
+        [data((5, 4)), np.array([[0, 4], [2, 2]], "int64"), np.array([[1], [3]], "int64")],
+        {},
+        lambda x, i, j: x[i, j],
+        tuple_input=True,
+    ),
+    "sliding_window": Case(
+        [data((2, 6, 5))],
+        {"axis": 1, "window_shape": (3, 2), "strides": (2, 3)},
+        lambda x: np.stack(
+            [np.stack([x[:, r : r + 3, c : c + 2] for c in (0, 3)], axis=1) for r in (0, 2)],
+            axis=1,
+        ),
+    ),
+    # x * 2**30 / 2**31 (a Q31 multiplier of 0.5), then a right shift by 3: x / 16, rounded.
+    "fixed_point_multiply": Case(
+        [np.array([[16, 40, -24, 100]], "int32")],
+        {"multiplier": 1073741824, "shift": -3},
+        lambda x: np.array([[1, 3, -1, 6]], "int32"),
+    ),
+    "reinterpret": Case(
+        [np.array([1.0, -2.5], "float32")], {"dtype": "int32"}, lambda x: x.view("int32")
+    ),
     "split": Case([data((6, 3))], {"indices_or_sections": 3}, lambda x: np.split(x, 3, axis=0)),
     "take": Case([data((4, 3)), np.array([2, 0, 3], "int32")], {"axis": 0}, lambda x, i: x[i]),
     "strided_slice": Case(
@@ -222,6 +250,22 @@ def test_segment_sum_without_num_segments_sizes_its_output_at_run_time():
     func = relay.Function([xv, iv], relay.op.segment_sum(xv, iv))
     got = relay.create_executor("vm", target="llvm").evaluate(func)(x, ids).numpy()
     np.testing.assert_allclose(got, _segment_sum(x, ids, 4), rtol=1e-6)
+
+
+def _sparse_to_dense(indices, values, default, shape):
+    out = np.full(shape, default, values.dtype)
+    out[tuple(indices.T)] = values
+    return out
+
+
+def test_sparse_to_dense_default_value_defaults_to_zero():
+    iv = relay.var("i", shape=(2,), dtype="int32")
+    vv = relay.var("v", shape=(2,), dtype="float32")
+    func = relay.Function([iv, vv], relay.sparse_to_dense(iv, (4,), vv))
+    got = relay.create_executor("graph", target="llvm").evaluate(func)(
+        np.array([3, 0], "int32"), np.array([1.5, 2.5], "float32")
+    )
+    np.testing.assert_array_equal(got.numpy(), [2.5, 0, 0, 1.5])
 
 
 def _strided_set(x: np.ndarray, v: np.ndarray) -> np.ndarray:
