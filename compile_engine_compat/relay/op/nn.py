@@ -436,6 +436,32 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.SpaceToBatchNDAttrs",
     ),
     OpRow(
+        "nn.upsampling3d",
+        ("data",),
+        (
+            ("scale_d", 1),
+            ("scale_h", 1),
+            ("scale_w", 1),
+            ("layout", "NCDHW"),
+            ("method", "nearest_neighbor"),
+            ("coordinate_transformation_mode", "half_pixel"),
+        ),
+        "topi.nn.upsampling3d",
+        convert_te.topi_call(
+            "upsampling3d",
+            lambda a, t: topi.nn.upsampling3d(
+                t[0],
+                float(a.scale_d),
+                float(a.scale_h),
+                float(a.scale_w),
+                str(a.layout),
+                str(a.method),
+                str(a.coordinate_transformation_mode),
+            ),
+        ),
+        "relay.attrs.UpSampling3DAttrs",
+    ),
+    OpRow(
         "nn.lrn",
         ("data",),
         (("size", 5), ("axis", 1), ("bias", 2), ("alpha", 0.00001), ("beta", 0.75)),

@@ -191,6 +191,11 @@ CASES: dict[str, Case] = {
         # (TVM's space_to_batch_nd_python calls NumPy 2's removed reshape(newshape=).)
         lambda x: x.reshape(1, 2, 2, 2, 2, 2).transpose(2, 4, 0, 1, 3, 5).reshape(4, 2, 2, 2),
     ),
+    "nn.upsampling3d": Case(
+        [data((1, 2, 2, 3, 2))],
+        {"scale_d": 2, "scale_h": 2, "scale_w": 3, "coordinate_transformation_mode": "asymmetric"},
+        lambda x: x.repeat(2, 2).repeat(2, 3).repeat(3, 4),
+    ),
     "nn.lrn": Case(
         [data((1, 6, 3, 3))],
         {"size": 3, "axis": 1, "bias": 1.5, "alpha": 0.01, "beta": 0.75},
