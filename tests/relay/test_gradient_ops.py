@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 import tvm
@@ -15,7 +18,7 @@ from compile_engine_compat.relay.gradient import (
 )
 
 #: Relay op -> (NumPy derivative, input range the op is defined on).
-DERIVATIVES = {
+DERIVATIVES: dict[str, tuple[Callable[[Any], Any], tuple[float, float]]] = {
     "erf": (lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x), (-2.0, 2.0)),
     "tan": (lambda x: 1 / np.cos(x) ** 2, (-1.0, 1.0)),
     "atan": (lambda x: 1 / (1 + x * x), (-3.0, 3.0)),

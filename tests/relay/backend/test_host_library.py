@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import tvm
@@ -11,7 +13,7 @@ from compile_engine_compat import relay
 from compile_engine_compat.relay.backend.host_library import HostLibrary
 
 
-def _build() -> object:
+def _build() -> Any:
     x = relay.var("x", shape=(4, 8))
     return relay.build(relay.Function([x], relay.exp(x)), target="llvm")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import tvm
@@ -309,7 +311,8 @@ def test_scatter_elements_on_symbolic_rank4_shapes_builds_and_matches_numpy(redu
     func = relay.Function([xv, iv, uv], body)
     got = relay.create_executor("vm", target="llvm").evaluate(func)(x, i, u).numpy()
     want = x.copy()
-    combine = {"update": lambda o, n: n, "add": np.add, "max": np.maximum}[reduction]
+    combines: dict[str, Any] = {"update": lambda o, n: n, "add": np.add, "max": np.maximum}
+    combine = combines[reduction]
     for index in np.ndindex(*i.shape):
         target = list(index)
         target[axis] = i[index] % x.shape[axis]
