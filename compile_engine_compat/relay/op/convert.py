@@ -28,6 +28,7 @@ __all__ = [
     "batch_matmul",
     "bias_add",
     "clip",
+    "conv_transpose",
     "dense",
     "direct",
     "einsum",
@@ -268,6 +269,46 @@ def meshgrid(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         for a in (args[0].fields if isinstance(args[0], relax.Tuple) else [args[0]])
     ]
     return relax.op.meshgrid(relax.Tuple([bb.emit(v) for v in vectors]), str(attrs.indexing))
+
+
+def _to_layout(bb: relax.BlockBuilder, value: Any, source: str, target: str) -> Any:
+    """``value`` laid out as ``source`` permuted to ``target`` (itself when they agree)."""
+    if source == target:
+        return value
+    return bb.emit(relax.op.permute_dims(value, [source.index(c) for c in target]))
+
+
+def conv_transpose(nd: int) -> Emit:
+    """``nn.conv{nd}d_transpose`` in any of Relay's layouts.
+
+    TVM 0.27 lowers Relax's transposed convolutions only in the channels-first layouts
+    (``NCHW`` data, ``IOHW`` weight); the others reach the VM unlowered. The data and weight
+    are permuted into those, and the result into ``out_layout``.
+    """
+    fn = relax_fn(f"relax.nn.conv{nd}d_transpose")
+    spatial = "DHW"[3 - nd :]
+    data_first, weight_first = "NC" + spatial, "IO" + spatial
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        data_layout, kernel_layout = str(attrs.data_layout), str(attrs.kernel_layout)
+        out_layout = unset_to_none(attrs.out_layout) or data_layout
+        out = fn(
+            _to_layout(bb, args[0], data_layout, data_first),
+            _to_layout(bb, args[1], kernel_layout, weight_first),
+            strides=attrs.strides,
+            padding=attrs.padding,
+            output_padding=attrs.output_padding,
+            dilation=attrs.dilation,
+            groups=attrs.groups,
+            data_layout=data_first,
+            kernel_layout=weight_first,
+            out_dtype=unset_to_none(attrs.out_dtype),
+        )
+        if out_layout == data_first:
+            return out
+        return relax.op.permute_dims(bb.emit(out), [data_first.index(c) for c in str(out_layout)])
+
+    return emit
 
 
 def argreduce(relax_op: str) -> Emit:

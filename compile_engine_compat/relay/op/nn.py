@@ -17,7 +17,7 @@ from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
 
 def _convolutions() -> list[OpRow]:
-    """``nn.conv1d``-``conv3d`` and ``nn.conv1d_transpose``/``conv2d_transpose``."""
+    """``nn.conv1d``-``conv3d`` and ``nn.conv1d_transpose``-``conv3d_transpose``."""
     rows = []
     conv_common = (
         ("groups", 1),
@@ -62,7 +62,11 @@ def _convolutions() -> list[OpRow]:
                 normalize=normalize.conv_normalize(nd),
             )
         )
-    for nd, layout, kernel_layout in ((1, "NCW", "IOW"), (2, "NCHW", "IOHW")):
+    for nd, layout, kernel_layout in (
+        (1, "NCW", "IOW"),
+        (2, "NCHW", "IOHW"),
+        (3, "NCDHW", "IODHW"),
+    ):
         rows.append(
             OpRow(
                 f"nn.conv{nd}d_transpose",
@@ -79,18 +83,7 @@ def _convolutions() -> list[OpRow]:
                     ("out_dtype", ""),
                 ),
                 f"relax.nn.conv{nd}d_transpose",
-                convert.direct(
-                    f"relax.nn.conv{nd}d_transpose",
-                    strides="strides",
-                    padding="padding",
-                    output_padding="output_padding",
-                    dilation="dilation",
-                    groups="groups",
-                    data_layout="data_layout",
-                    kernel_layout="kernel_layout",
-                    out_layout=lambda a, _: convert.unset_to_none(a.out_layout),
-                    out_dtype=lambda a, _: convert.unset_to_none(a.out_dtype),
-                ),
+                convert.conv_transpose(nd),
                 f"relay.attrs.Conv{nd}DTransposeAttrs",
                 infer_inputs=type_relations.conv_weight(True),
                 normalize={**normalize.conv_normalize(nd), "output_padding": normalize.ntuple(nd)},
@@ -511,7 +504,6 @@ ROWS: tuple[OpRow, ...] = (
 
 #: This family's ops with no Relax equivalent -> what to write instead.
 REFUSED: dict[str, str] = {
-    "nn.conv3d_transpose": "use relax.op.nn.conv3d_transpose with a relax.BlockBuilder",
     "nn.fifo_buffer": "no Relax equivalent: keep the buffer in the host program",
     "nn.contrib_conv2d_winograd_without_weight_transform": "use relax.op.nn.conv2d",
     # TVM 0.27's topi.nn.batch_to_space_nd kills the interpreter on any input (an FFI type

@@ -49,6 +49,14 @@ CASES: dict[str, Case] = {
         ),
         rtol=1e-4,
     ),
+    "nn.conv3d_transpose": Case(
+        [data((1, 2, 3, 3, 3)), data((2, 4, 3, 3, 3))],
+        {"strides": (2, 2, 2), "padding": (1, 1, 1), "output_padding": (1, 1, 1)},
+        relax_ref=lambda x, w: R.nn.conv3d_transpose(
+            x, w, strides=2, padding=(1, 1, 1, 1, 1, 1), output_padding=1
+        ),
+        rtol=1e-4,
+    ),
     "nn.max_pool1d": Case(
         [data((1, 2, 8))], {"pool_size": 2, "strides": 2}, lambda x: x.reshape(1, 2, 4, 2).max(-1)
     ),
@@ -256,3 +264,29 @@ def test_matmul_transposes_swap_the_last_two_axes_of_an_nd_operand():
     assert relay.testing.run_infer_type(y).checked_type == relay.TensorType((2, 3, 4, 6))
     got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([x, w], y))(a, b)
     np.testing.assert_allclose(got.numpy(), np.swapaxes(a, -1, -2) @ b.T, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("data_layout", "kernel_layout"), [("NCHW", "OIHW"), ("NHWC", "HWOI"), ("NHWC", "IOHW")]
+)
+def test_conv2d_transpose_in_any_relay_layout_builds_and_matches(data_layout, kernel_layout):
+    # TVM 0.27 lowers only NCHW/IOHW: the other layouts are permuted into those and back.
+    x_nchw, w_iohw = data((1, 3, 4, 5)), data((3, 2, 3, 3))
+    x = x_nchw.transpose(["NCHW".index(c) for c in data_layout])
+    w = w_iohw.transpose(["IOHW".index(c) for c in kernel_layout])
+    xv, wv = relay.var("x", shape=x.shape), relay.var("w", shape=w.shape)
+    y = relay.nn.conv2d_transpose(
+        xv,
+        wv,
+        strides=(2, 2),
+        padding=(1, 1),
+        output_padding=(1, 1),
+        channels=2,
+        kernel_size=(3, 3),
+        data_layout=data_layout,
+        kernel_layout=kernel_layout,
+    )
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv, wv], y))(x, w)
+    want = ref.conv2d_transpose_nchw_python(x_nchw, w_iohw, 2, 1, (1, 1))
+    got_nchw = got.numpy().transpose([data_layout.index(c) for c in "NCHW"])
+    np.testing.assert_allclose(got_nchw, want, rtol=1e-4, atol=1e-5)
