@@ -23,6 +23,7 @@ __all__ = [
     "adaptive_max_pool",
     "adv_index",
     "broadcast_to_like",
+    "correlation",
     "crop_and_resize",
     "deformable_conv2d",
     "dilation2d",
@@ -388,6 +389,25 @@ def adv_index(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         *inputs,
         primfunc_name_hint="adv_index",
     )
+
+
+def _correlation(attrs: Attrs, t: list[Any]) -> Any:
+    """``nn.correlation`` (FlowNet's), TOPI's NCHW compute; ``padding`` one int, as Relay's."""
+    padding = attrs.padding
+    pad = int(padding) if isinstance(padding, int | np.integer) else int(padding[0])
+    return topi.nn.correlation_nchw(
+        t[0],
+        t[1],
+        int(attrs.kernel_size),
+        int(attrs.max_displacement),
+        int(attrs.stride1),
+        int(attrs.stride2),
+        pad,
+        bool(attrs.is_multiply),
+    )
+
+
+correlation = topi_call("correlation", _correlation)
 
 
 def te_reduce(name: str) -> Emit:

@@ -455,6 +455,23 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.UpSampling3DAttrs",
     ),
     OpRow(
+        "nn.correlation",
+        ("data1", "data2"),
+        (
+            ("kernel_size", 1),
+            ("max_displacement", 1),
+            ("stride1", 1),
+            ("stride2", 1),
+            ("padding", 0),
+            ("is_multiply", True),
+            ("layout", "NCHW"),
+        ),
+        "topi.nn.correlation_nchw",
+        convert_te.correlation,
+        "relay.attrs.CorrelationAttrs",
+        refusals=(Refusal("layout", lambda v: v == "NCHW", "TOPI's correlation is NCHW"),),
+    ),
+    OpRow(
         "nn.lrn",
         ("data",),
         (("size", 5), ("axis", 1), ("bias", 2), ("alpha", 0.00001), ("beta", 0.75)),

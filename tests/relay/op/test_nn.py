@@ -204,6 +204,12 @@ CASES: dict[str, Case] = {
         {"scale_d": 2, "scale_h": 2, "scale_w": 3, "coordinate_transformation_mode": "asymmetric"},
         lambda x: x.repeat(2, 2).repeat(2, 3).repeat(3, 4),
     ),
+    "nn.correlation": Case(
+        [data((1, 3, 6, 6)), data((1, 3, 6, 6))],
+        {"kernel_size": 3, "max_displacement": 1, "stride1": 1, "stride2": 1, "padding": 2},
+        lambda a, b: ref.correlation_nchw_python(a, b, 3, 1, 1, 1, 2, True),
+        rtol=1e-4,
+    ),
     "nn.lrn": Case(
         [data((1, 6, 3, 3))],
         {"size": 3, "axis": 1, "bias": 1.5, "alpha": 0.01, "beta": 0.75},
