@@ -2,8 +2,9 @@
 
 ResNet-18 and MobileNetV2 follow torchvision's definitions layer for layer (torchvision is not
 needed); the encoder is two ``nn.TransformerEncoderLayer`` (d 256, 4 heads, GELU, seq 128). Each
-model is exported with ``torch.onnx.export`` into bytes and imported with TVM's Relax ONNX frontend
-(``relay.frontend.from_onnx`` does not exist yet), its weights detached as parameters.
+model is exported with ``torch.onnx.export`` into bytes; :func:`relax_module` imports it with TVM's
+Relax ONNX frontend, its weights detached as parameters (the new path the benchmark compares with;
+the shim's side imports the same bytes with ``relay.frontend.from_onnx``).
 
 torch, onnx and onnxruntime are benchmark and test extras (``pip install
 compile-engine-compat[bench]``), never runtime dependencies of the package.
@@ -220,9 +221,8 @@ def onnx_bytes(model: Any, example: np.ndarray) -> bytes:
 def relax_module(data: bytes, input_shape: tuple[int, ...]) -> tuple[Any, dict[str, Any]]:
     """The ONNX model as a Relax module and its weights: ``(module, {name: array})``.
 
-    Through ``tvm.relax.frontend.onnx.from_onnx`` (the shim's ``relay.frontend.from_onnx`` does
-    not exist yet), the weights kept as inputs of ``main`` and detached, as Relay's frontends
-    returned ``(mod, params)``.
+    Through ``tvm.relax.frontend.onnx.from_onnx``, the weights kept as inputs of ``main`` and
+    detached, as Relay's frontends returned ``(mod, params)`` with ``freeze_params=False``.
     """
     import onnx
     from tvm import relax

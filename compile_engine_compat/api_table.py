@@ -1336,7 +1336,10 @@ _RELAY_ROWS = (
         old_paths=("tvm.relay.build",),
         shim="compile_engine_compat.relay.build",
         note=(
-            "Compiles with tvm.compile for the Relax VM. `lib['default'](dev)` feeds "
+            "Builds for the Relax VM on the shim's schedules, the kernels `jit` builds (weights "
+            "packed once at build time; whole builds cached like kernels): for the same speed "
+            "from tvm.compile pass relax_pipeline=compile_engine_compat.schedules."
+            "relax_pipeline(target). `lib['default'](dev)` feeds "
             "graph_executor.GraphModule, and graph, lib, params = relay.build(...) still unpacks, "
             "but there is no executor graph: get_graph_json() describes the inputs only. "
             "target_host, executor and runtime are ignored. " + _RELAY_NOTE
@@ -1350,7 +1353,10 @@ _RELAY_ROWS = (
         fix="served",
         old_paths=("tvm.relay.create_executor",),
         shim="compile_engine_compat.relay.create_executor",
-        note="Every kind (debug, graph, vm, aot) runs on the Relax VM. " + _RELAY_NOTE,
+        note=(
+            "Every kind (debug, graph, vm, aot) runs on the Relax VM, built as relay.build "
+            "builds. " + _RELAY_NOTE
+        ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
     _row(

@@ -67,6 +67,7 @@ from compile_engine_compat.migrate.legacy_uses import (
     dotted,
     find_uses,
     literal_uses,
+    parsed,
     relevant_part,
     spells_word,
     split_lines,
@@ -82,6 +83,7 @@ from compile_engine_compat.migrate.sources import (
     call_with_deep_stack,
     cell_text,
     check_nesting,
+    forget_folders,
     is_magic,
     read_source,
     write_source,
@@ -588,7 +590,7 @@ def _fix_code(
     wanted: Wanted,
     outside: frozenset[str] = frozenset(),
 ) -> tuple[str, list[Change], list[Change]]:
-    wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+    wrapper = parsed(code)
     found = [use for use in find_uses(wrapper, package, local) if not use.guarded]
     uses = [use for use in found if wanted(use.line, use.row.rule_id)]
     # An import statement with a use left alone (noqa, not selected) is left alone whole.
@@ -903,6 +905,7 @@ def plan_paths(
     ConfigError
         If a ``pyproject.toml`` on the way has a bad section.
     """
+    forget_folders()
     discovery = Discovery(configs)
     files = list(discovery.files(paths))
     plan_one = functools.partial(_plan_one, unsafe=unsafe, use_cache=use_cache)

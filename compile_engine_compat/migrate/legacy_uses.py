@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -51,6 +52,7 @@ from compile_engine_compat.migrate.sources import SkipFile
 __all__ = [
     "PARSE_LIMIT",
     "WHOLE_PARSE_LIMIT",
+    "LeanMetadataWrapper",
     "LiteralUse",
     "Relevant",
     "Use",
@@ -59,6 +61,7 @@ __all__ = [
     "guards_import",
     "literal_uses",
     "module_of_node",
+    "parsed",
     "relevant_code",
     "relevant_part",
     "spells_word",
@@ -70,24 +73,70 @@ Kind = Literal["import", "reference", "method", "string", "dynamic"]
 
 
 _WORDS = legacy_words()
-#: The same words as one pattern, for searching statements.
-LEGACY_WORDS = re.compile("|".join(re.escape(word) for word in _WORDS))
 
 
-def _stems(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The words grouped by their first four characters: one search per group, and the words
-    of a group only in the text that holds its stem (63 words, 11 stems)."""
-    groups: dict[str, list[str]] = {}
+class _WordGroup(NamedTuple):
+    """Legacy words that share their first four characters, searched together."""
+
+    #: The group's longest common prefix: a text without it spells none of the words.
+    gate: str
+    words: tuple[str, ...]
+    #: ``gate`` followed by a lookahead capturing the longest word's rest that follows each
+    #: occurrence (None for a single word, or a gate whose occurrences could overlap).
+    rests: re.Pattern[str] | None
+
+
+def _overlaps(text: str) -> bool:
+    """Can two occurrences of ``text`` overlap (does a proper prefix equal a suffix)?"""
+    return any(text[:size] == text[-size:] for size in range(1, len(text)))
+
+
+def _common_prefix(words: tuple[str, ...]) -> str:
+    """The longest string every one of ``words`` starts with."""
+    size = 0
+    while all(len(word) > size and word[size] == words[0][size] for word in words):
+        size += 1
+    return words[0][:size]
+
+
+def _groups(words: tuple[str, ...]) -> tuple[_WordGroup, ...]:
+    """The words grouped by their first four characters (63 words, 11 groups).
+
+    A group of many words whose gate is common in TVM code (``tir.``: 32 pass-config keys, and
+    every ``tvm.tir`` call spells it) is searched once, with a regular expression anchored on the
+    gate, rather than once per word: each occurrence of the gate reports the longest word that
+    continues it, and a word is present when it begins such a report.
+    """
+    by_stem: dict[str, list[str]] = {}
     for word in words:
-        groups.setdefault(word[:4], []).append(word)
-    return tuple((stem, tuple(group)) for stem, group in groups.items())
+        by_stem.setdefault(word[:4], []).append(word)
+    groups = []
+    for group in map(tuple, by_stem.values()):
+        gate = _common_prefix(group)
+        rests = None
+        if len(group) > 1 and not _overlaps(gate):
+            longest_first = sorted((word[len(gate) :] for word in group), key=len, reverse=True)
+            alternatives = "|".join(map(re.escape, longest_first))
+            rests = re.compile(f"{re.escape(gate)}(?=({alternatives}))")
+        groups.append(_WordGroup(gate, group, rests))
+    return tuple(groups)
 
 
-_STEMS = _stems(_WORDS)
+_GROUPS = _groups(_WORDS)
 
 
 def _present(text: str) -> tuple[str, ...]:
-    return tuple(word for stem, group in _STEMS if stem in text for word in group if word in text)
+    found: list[str] = []
+    for gate, group, rests in _GROUPS:
+        if gate not in text:
+            continue
+        if rests is None:
+            found += [word for word in group if word in text]
+            continue
+        reported = set(rests.findall(text))
+        size = len(gate)
+        found += [word for word in group if any(r.startswith(word[size:]) for r in reported)]
+    return tuple(found)
 
 
 #: The legacy words a file's code spells. Cached: scan and fix ask several times about one
@@ -114,8 +163,6 @@ def spells_word(text: str) -> bool:
 #: Words that are whole string keys (TVM <=0.19 pass-config keys) and nothing else: a file that
 #: spells only these needs no name resolution, so :func:`literal_uses` finds them on the ``ast``.
 _LITERAL_ONLY = string_rows()
-_LITERAL_WORDS = tuple(word for word in _WORDS if word in _LITERAL_ONLY)
-_LITERAL_RE = re.compile("|".join(re.escape(word) for word in _LITERAL_WORDS) or r"(?!)")
 _RESOLVED_WORDS = tuple(word for word in _WORDS if word not in _LITERAL_ONLY)
 
 
@@ -169,9 +216,11 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
     # Only the statements and expressions around a line that spells a key are walked (a key must
     # be spelled whole on one line, as the full path's statement filter also requires).
     if code.count("\r") == code.count("\r\n"):  # "\n" ends every line: one C search
-        wanted = sorted({code.count("\n", 0, m.start()) + 1 for m in _LITERAL_RE.finditer(code)})
+        # (Only the keys it spells: the alternation of all of them starts with common letters.)
+        wanted = sorted(_lines_of(re.finditer(words_in(code), code), code))
     else:  # old Mac line ends ("\r" alone): test line by line
-        wanted = [n for n, line in enumerate(lines, 1) if _LITERAL_RE.search(line)]
+        spelled = re.compile(words_in(code))
+        wanted = [n for n, line in enumerate(lines, 1) if spelled.search(line)]
     if not wanted:  # a key split over lines ("tir." "noalias"): walk everything
         wanted = list(range(1, len(lines) + 1))
     found: list[LiteralUse] = []
@@ -198,6 +247,18 @@ def literal_uses(code: str) -> list[LiteralUse] | None:
     return sorted(found, key=lambda use: (use.line, use.col))
 
 
+def _lines_of(matches: Iterator[re.Match[str]], code: str) -> set[int]:
+    """The 1-based lines (ended by ``"\\n"``) that matches in order start on, counting the line
+    breaks from one match to the next rather than from the start each time."""
+    lines: set[int] = set()
+    line, counted = 1, 0
+    for match in matches:
+        line += code.count("\n", counted, match.start())
+        counted = match.start()
+        lines.add(line)
+    return lines
+
+
 def split_lines(code: str) -> list[str]:
     """The lines of ``code`` as Python numbers them, each with its line break (``str.splitlines``
     also splits at form feeds and Unicode separators, which would shift every line after one)."""
@@ -215,8 +276,6 @@ def _ast_column(lines: list[str], node: ast.expr | ast.stmt) -> int:
 _identifier_spells_word = functools.lru_cache(maxsize=8192)(lambda text: bool(_present(text)))
 
 
-# A top-level statement is kept when it spells a legacy word or imports (its bindings matter).
-_KEEP = re.compile("|".join([*(re.escape(word) for word in legacy_words()), r"\bimport\b"]))
 # Lines as Python counts them: \r\n, \r or \n (str.splitlines also splits on \f, \v, ...).
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -239,10 +298,59 @@ def _cached_get_visitors(self: cst.BatchableCSTVisitor) -> dict[str, Any]:
     return {name: getattr(self, name) for name in names}
 
 
-# Only the providers scan and fix use, and only where they do not define their own.
-for _provider in (md.ScopeProvider, md.QualifiedNameProvider, md.PositionProvider):
+# Only the providers scan and fix use (ScopeProvider's own dependency, ExpressionContextProvider,
+# included), and only where they do not define their own.
+for _provider in (
+    md.ScopeProvider,
+    md.ExpressionContextProvider,
+    md.QualifiedNameProvider,
+    md.PositionProvider,
+    md.ParentNodeProvider,
+):
     if "get_visitors" not in vars(_provider):
         _provider.get_visitors = _cached_get_visitors  # type: ignore[method-assign, union-attr]
+
+
+class LeanMetadataWrapper(md.MetadataWrapper):
+    """A ``MetadataWrapper`` that skips the empty walks of providers that work in ``visit_Module``.
+
+    libcst resolves its batchable providers (``ExpressionContextProvider``, ``ScopeProvider``)
+    with a batched walk over every node, calling each provider's ``visit_<Node>`` methods. Those
+    two define ``visit_Module`` only, which walks the module with a visitor of its own: the
+    batched walk then visits every other node for nothing (a fifth of a file's libcst time). For a
+    batch whose providers define no other method, this calls ``visit_Module`` alone, with the
+    same metadata resolved; any other batch is walked as libcst walks it.
+    """
+
+    def visit_batched(
+        self,
+        visitors: Iterable[cst.BatchableCSTVisitor],
+        before_visit: Callable[[cst.CSTNode], None] | None = None,
+        after_leave: Callable[[cst.CSTNode], None] | None = None,
+    ) -> cst.CSTNode:
+        """``MetadataWrapper.visit_batched``, without the walk when it would call nothing but
+        ``visit_Module``."""
+        visitors = list(visitors)
+        if (
+            before_visit is not None
+            or after_leave is not None
+            or any(set(visitor.get_visitors()) - {"visit_Module"} for visitor in visitors)
+        ):
+            return super().visit_batched(visitors, before_visit, after_leave)
+        with contextlib.ExitStack() as stack:
+            for visitor in visitors:
+                stack.enter_context(visitor.resolve(self))
+            for visitor in visitors:
+                visit_module = visitor.get_visitors().get("visit_Module")
+                if visit_module is not None:
+                    visit_module(self.module)
+        return self.module
+
+
+def parsed(code: str) -> LeanMetadataWrapper:
+    """``code`` parsed by libcst and wrapped for metadata; the module is the wrapper's own, not a
+    deep copy (which cost a tenth of a scan)."""
+    return LeanMetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
 
 
 @dataclass(frozen=True)
@@ -425,6 +533,7 @@ def _parseable(lines: list[str], starts: list[int], first: int, end: int) -> tup
     raise SkipFile(f"failed to parse: invalid syntax near line {first + 1}")
 
 
+@functools.lru_cache(maxsize=8)  # scan and fix of one file share the work
 def relevant_part(code: str) -> Relevant | None:
     """What libcst is given of a module: :func:`relevant_code` (after :func:`cut_statements` for
     a module larger than :data:`WHOLE_PARSE_LIMIT`), mapped to the module's lines.
@@ -682,6 +791,23 @@ def _held_roots(value: ast.expr) -> tuple[bool, set[str]] | None:
     return False, identifiers
 
 
+#: ``\bimport\b``, written to start with its letters (see :func:`_aliases`).
+_IMPORT_WORD = re.compile(r"import\b(?<!\wimport)")
+_WORD_START = re.compile(r"\w")
+
+
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    r"""``\b(?:name|...)\b`` for identifiers, written to start with their letters: ``\b`` before
+    a word character is "no word character before it", checked behind the name."""
+    alternatives = [
+        f"{re.escape(name)}(?<!\\w{re.escape(name)})"
+        if _WORD_START.match(name)
+        else rf"\b{re.escape(name)}"
+        for name in names
+    ]
+    return re.compile("(?:" + "|".join(alternatives) + r")\b")
+
+
 def _aliases(tree: ast.Module, code: str | None = None) -> set[str]:
     """Names bound to something legacy, followed to a fixed point.
 
@@ -696,15 +822,20 @@ def _aliases(tree: ast.Module, code: str | None = None) -> set[str]:
     """
     names: set[str] = set()
     starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", code))] if code else []
-    present = words_in(code) if code else ""
+    present = re.compile(words_in(code)) if code else None
     while True:
         wanted: list[int] | None = None
         if code is not None:
-            words = [present, r"\bimport\b"]
+            # The lines holding a word, an ``import`` or a name. Every match lies within one
+            # line, so the lines of each pattern's matches, joined, are those of one alternation
+            # of all three; apart, each pattern starts with its letters and is searched in C.
+            patterns = [present, _IMPORT_WORD] if present is not None else [_IMPORT_WORD]
             if names:
-                words.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
-            found = re.finditer("|".join(words), code)
-            wanted = sorted({bisect.bisect_right(starts, m.start()) for m in found})
+                patterns.append(_names_pattern(tuple(sorted(names))))
+            lines = {
+                bisect.bisect_right(starts, m.start()) for p in patterns for m in p.finditer(code)
+            }
+            wanted = sorted(lines)
         more = _bindings(tree, wanted, names)
         if more <= names:
             return names
@@ -913,7 +1044,9 @@ _MODULE_PREFIXES = frozenset(LEGACY_MODULES.values()) | frozenset(SHIM_MODULES.v
 class _Resolver(cst.CSTVisitor):
     """What both passes share: relative names, the enclosing class, and alias bindings."""
 
-    METADATA_DEPENDENCIES = (md.QualifiedNameProvider, md.ScopeProvider, md.PositionProvider)
+    # Not QualifiedNameProvider: its pass over every node of the module cost a quarter of a
+    # file's libcst time; :meth:`_qualified` asks the scopes about the nodes that matter only.
+    METADATA_DEPENDENCIES = (md.ScopeProvider, md.PositionProvider)
 
     def __init__(self, package: str | None, local: LocalModules | None = None) -> None:
         super().__init__()
@@ -927,6 +1060,15 @@ class _Resolver(cst.CSTVisitor):
         #: Modules star-imported (``from X import *``), absolute: their rows' names are bound.
         self.stars: list[str] = []
         self._classes: list[cst.ClassDef] = []
+        self._qualified_names: dict[cst.CSTNode, Collection[md.QualifiedName]] = {}
+
+    # No ``visit_<Node>_<field>`` hooks here: skip libcst's lookup of one per field of every
+    # node (a tenth of a traversal).
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        """Nothing: this visitor has no per-field hooks."""
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        """Nothing: this visitor has no per-field hooks."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
@@ -938,6 +1080,16 @@ class _Resolver(cst.CSTVisitor):
     def _class(self) -> cst.ClassDef | None:
         return self._classes[-1] if self._classes else None
 
+    def _qualified(self, node: cst.CSTNode) -> Collection[md.QualifiedName]:
+        """What ``QualifiedNameProvider`` gives ``node``: its scope's qualified names for it,
+        none if it has no scope (computed once per node)."""
+        names = self._qualified_names.get(node)
+        if names is None:
+            scope = self.get_metadata(md.ScopeProvider, node, None)
+            names = scope.get_qualified_names_for(node) if scope else set()
+            self._qualified_names[node] = names
+        return names
+
     def _absolute(self, name: str) -> str | None:
         return absolute(name, self.package, self.local)
 
@@ -947,7 +1099,7 @@ class _Resolver(cst.CSTVisitor):
 
     def _resolve(self, node: cst.CSTNode) -> Resolved | None:
         """The row name and origin of a Name/Attribute, if all its meanings are legacy or shim."""
-        qualified = self.get_metadata(md.QualifiedNameProvider, node, set())
+        qualified = self._qualified(node)
         if not qualified:
             return self._star(node) if self.stars else None
         splits = [self._split(q.name) for q in qualified]
@@ -1031,7 +1183,7 @@ class _Resolver(cst.CSTVisitor):
         """``importlib.import_module("tvm.relay.backend.compile_engine")``: that module's row."""
         if not call.args or call.args[0].keyword is not None:
             return None
-        names = {q.name for q in self.get_metadata(md.QualifiedNameProvider, call.func, set())}
+        names = {q.name for q in self._qualified(call.func)}
         literal = self._literal(call.args[0].value)
         if not names & _IMPORTERS or literal is None:
             return None
@@ -1058,6 +1210,11 @@ class _Resolver(cst.CSTVisitor):
 class _EngineTargets(_Resolver):
     """First pass: star imports, and names and ``self.`` attributes bound to an engine or a
     legacy module."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # What this pass reads are statements (imports, assignments, classes), and no statement
+        # lies inside an expression: its subtrees, most of the module's nodes, are not walked.
+        return not isinstance(node, cst.BaseExpression) and super().on_visit(node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if isinstance(node.names, cst.ImportStar):
@@ -1175,7 +1332,7 @@ class _Finder(_Resolver):
 
     def _module_node(self, node: cst.CSTNode) -> cst.CSTNode | None:
         while isinstance(node, cst.Attribute | cst.Name):
-            for qualified in self.get_metadata(md.QualifiedNameProvider, node, set()):
+            for qualified in self._qualified(node):
                 name = self._absolute(qualified.name)
                 if name in LEGACY_MODULES or name in SHIM_MODULES:
                     return node
@@ -1235,7 +1392,7 @@ class _Finder(_Resolver):
                 self._add(node, "dynamic", row, held.origin)
             return
         # getattr(relay.backend, "compile_engine"): the literal completes a legacy module's name.
-        for qualified in self.get_metadata(md.QualifiedNameProvider, holder, set()):
+        for qualified in self._qualified(holder):
             base = self._absolute(qualified.name)
             split = _split(f"{base}.{member}") if base else None
             if split and split[1] in API_TABLE:

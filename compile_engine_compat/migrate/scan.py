@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-import libcst.metadata as md
 
 from compile_engine_compat.api_table import API_TABLE, DEFINITION_MODULES, RULES, Fix, LegacyApi
 from compile_engine_compat.migrate.baseline import (
@@ -79,6 +78,7 @@ from compile_engine_compat.migrate.legacy_uses import (
     Use,
     find_uses,
     literal_uses,
+    parsed,
     relevant_part,
     spells_word,
 )
@@ -92,6 +92,7 @@ from compile_engine_compat.migrate.sources import (
     SourceFile,
     call_with_deep_stack,
     check_nesting,
+    forget_folders,
     read_source,
     write_source,
 )
@@ -213,8 +214,7 @@ def _engine_hits(source: Source, include_shim: bool) -> list[_Hit]:
 
 
 def _parse_and_find(code: str, source: Source) -> list[Use]:
-    # unsafe_skip_copy: the module is ours alone; the default deep copy costs a tenth of the scan.
-    wrapper = md.MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+    wrapper = parsed(code)  # (no deep copy: the module is ours alone)
     return find_uses(wrapper, source.package, source.local_module)
 
 
@@ -345,6 +345,7 @@ def run_scan(
     ConfigError
         If a ``pyproject.toml`` on the way has a bad section.
     """
+    forget_folders()
     discovery = Discovery(configs)
     files = list(discovery.files(paths))
     scan_one = functools.partial(_scan_one, use_cache=use_cache)

@@ -50,6 +50,7 @@ __all__ = [
     "SourceFile",
     "call_with_deep_stack",
     "cell_text",
+    "forget_folders",
     "is_magic",
     "module_exists",
     "nesting_depth",
@@ -477,7 +478,29 @@ def notebook_code(notebook: dict[str, Any]) -> tuple[str, list[tuple[int, int]]]
 
 def package_of(path: Path) -> str | None:
     """The dotted package of a module file, from the ``__init__.py`` files above it."""
-    return _package_of_folder(str(path.resolve().parent))[0]
+    return _package_of_folder(_real_folder_of(path))[0]
+
+
+def _real_folder_of(path: Path) -> str:
+    """``str(path.resolve().parent)``, resolving each folder once: ``resolve`` asks the file
+    system about every folder on the way, which cost as much as reading the file."""
+    if os.path.islink(path):  # the folder of its target
+        return str(path.resolve().parent)
+    # Not abspath: it would fold ``link/..`` before the link is resolved.
+    folder = os.path.dirname(path)
+    return _real_folder(folder if os.path.isabs(folder) else os.path.join(os.getcwd(), folder))
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def forget_folders() -> None:
+    """Forget what was learnt about folders (their real paths and packages): a run calls it
+    first, so that a long-lived process sees a tree changed between runs."""
+    _real_folder.cache_clear()
+    _package_of_folder.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)  # every file of a folder shares the walk up
@@ -517,7 +540,7 @@ def read_source(path: Path, display: str) -> Source:
         code, starts = notebook_code(notebook)
         return Source(path, display, code, starts, notebook=notebook, raw=data)
     text, encoding, bom = decode_python(data)
-    package, root = _package_of_folder(str(path.resolve().parent))
+    package, root = _package_of_folder(_real_folder_of(path))
     return Source(
         path, display, text, encoding=encoding, bom=bom, package=package, package_root=root
     )
