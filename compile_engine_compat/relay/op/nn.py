@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from tvm import topi
 
-from . import convert, convert_te, normalize, type_relations
+from ..expr import Constant, Expr
+from . import convert, convert_te, normalize, tensor, transform, type_relations
 from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
 
@@ -530,6 +531,22 @@ REFUSED: dict[str, str] = {
 }
 
 BUILDERS = builders(ROWS, REFUSED)
+_pad = BUILDERS["pad"]
+
+
+def pad(data: Any, pad_width: Any, pad_value: Any = 0, pad_mode: str = "constant") -> Any:
+    """Relay's ``nn.pad``; a tensor-valued ``pad_value`` (a 0-d variable) pads as Relay's did.
+
+    Relax pads with a number only: a tensor value is the zero-padded data where a padded
+    mask of ones is set, ``pad_value`` elsewhere (``where``, Relay ops of the same table).
+    """
+    if pad_mode != "constant" or not isinstance(pad_value, Expr) or isinstance(pad_value, Constant):
+        return _pad(data, pad_width, pad_value, pad_mode)
+    inside = transform.BUILDERS["cast"](_pad(tensor.BUILDERS["ones_like"](data), pad_width), "bool")
+    return transform.BUILDERS["where"](inside, _pad(data, pad_width), pad_value)
+
+
+BUILDERS["pad"] = pad
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 

@@ -296,3 +296,15 @@ def test_conv2d_transpose_in_any_relay_layout_builds_and_matches(data_layout, ke
     want = ref.conv2d_transpose_nchw_python(x_nchw, w_iohw, 2, 1, (1, 1))
     got_nchw = got.numpy().transpose([data_layout.index(c) for c in "NCHW"])
     np.testing.assert_allclose(got_nchw, want, rtol=1e-4, atol=1e-5)
+
+
+def test_pad_with_a_tensor_pad_value_pads_with_its_value():
+    x = data((2, 3))
+    xv = relay.var("x", shape=x.shape)
+    value = relay.var("value", shape=(), dtype="float32")
+    body = relay.nn.pad(xv, ((1, 0), (2, 1)), pad_value=value)
+    typed = relay.testing.run_infer_type(body)
+    assert typed.checked_type == relay.TensorType((3, 6), "float32")
+    func = relay.Function([xv, value], body)
+    got = relay.create_executor("graph", target="llvm").evaluate(func)(x, np.array(-7, "float32"))
+    np.testing.assert_array_equal(got.numpy(), np.pad(x, ((1, 0), (2, 1)), constant_values=-7))
