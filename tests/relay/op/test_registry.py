@@ -76,3 +76,14 @@ def test_strategies_that_cannot_apply_are_refused():
     with TempOpAttr("nn.conv2d", "TOpPattern", 4):  # described Relay's fusion only
         assert relay.op.get("nn.conv2d").get_attr("TOpPattern") == 4
     assert relay.op.get("nn.conv2d").get_attr("TOpPattern") is None
+
+
+def test_a_tensor_valued_attribute_is_refused_naming_the_op_and_attribute():
+    x = relay.var("x", shape=(1, 5, 6))
+    counts = relay.var("c", shape=(1,), dtype="int32")
+    indices = relay.var("i", shape=(1, 5), dtype="int32")
+    limit = relay.var("m", shape=(), dtype="int32")
+    with pytest.raises(
+        UnsupportedRelayError, match=r"vision\.non_max_suppression, max_output_size: .*%m"
+    ):
+        relay.vision.non_max_suppression(x, counts, indices, limit)
