@@ -49,6 +49,7 @@ __all__ = [
     "pass_context_params",
     "patch_attribute",
     "patched",
+    "register_op_attr_if_absent",
     "remove_meta_path_finder",
     "resolve",
     "restore_attribute",
@@ -376,6 +377,26 @@ def _tvm_save_json(tvm: Any) -> Any:
     return importlib.import_module("tvm.ir.base").save_json if tvm else None
 
 
+# -- op attributes the package adds to TVM's registry (relay.transform.gradient) -----------------
+def register_op_attr_if_absent(op_name: str, attr_name: str, value: Any) -> bool:
+    """Set TVM op ``op_name``'s attribute ``attr_name`` to ``value`` unless it has one already.
+
+    TVM's op registry is process-wide and an attribute cannot be removed once set, so this
+    only fills gaps: an attribute TVM (or the user) registered wins.
+
+    Returns
+    -------
+    bool
+        True when this call set it.
+    """
+    import tvm
+
+    if tvm.ir.Op.get(op_name).get_attr(attr_name) is not None:
+        return False
+    tvm.ir.register_op_attr(op_name, attr_name, value)
+    return True
+
+
 # -- the process patches --------------------------------------------------------------------------
 
 _patch_lock = threading.RLock()
@@ -586,6 +607,15 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "threads, facade.engine, deprecations, migrate.ledger_io, cache.stats, cache.remote",
         "none needed: they only act in a forked child",
         "tests/test_threads_fork.py, tests/test_deprecations_ledger.py, tests/cache/test_remote.py",
+    ),
+    # -- relay.transform.gradient: Relax gradients of elementwise ops TVM 0.27 leaves out -----
+    ProcessPatch(
+        "FPrimalGradient registered on relax.erf, tan, atan, sinh, cosh, asin, acos, asinh, "
+        "acosh, atanh (their derivatives), only where TVM has none",
+        "relay.gradient (through register_op_attr_if_absent)",
+        "registered on the first relay.transform.gradient / check_grad call; never replaces "
+        "an attribute TVM (or the user) set",
+        "tests/relay/test_gradient_ops.py",
     ),
     ProcessPatch(
         "a kernel hook around jit's kernels (shadow mode)",

@@ -116,7 +116,7 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
     return [
         *cpu.library_dispatch_passes(target),
         raise_calls.RaiseElementwiseCalls(),
-        relax.transform.ConvertLayout(MODULE_LAYOUTS),
+        _convert_layout_where_used,
         fold.FoldConstantOps(),
         relax.transform.LegalizeOps(customize_legalize_map=MODULE_LEGALIZATIONS),
         relax.transform.AnnotateTIROpPattern(),
@@ -129,6 +129,27 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
         *cpu.dataflow_lower_passes(target),
         *cpu.finalize_passes(target),
     ]
+
+
+@tvm.transform.module_pass(opt_level=0, name="ConvertLayoutWhereUsed")
+def _convert_layout_where_used(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
+    """``ConvertLayout(MODULE_LAYOUTS)``, only on a module that calls one of those ops.
+
+    Elsewhere it would change nothing, and TVM 0.27's pass raises on some ops it only walks past
+    (``relax.stack`` of function parameters: "Index -1 out of bounds").
+    """
+    called: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, relax.Call) and isinstance(node.op, tvm.ir.Op):
+            called.add(node.op.name)
+
+    for func in mod.functions.values():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, visit)
+    if called.isdisjoint(MODULE_LAYOUTS):
+        return mod
+    return relax.transform.ConvertLayout(MODULE_LAYOUTS)(mod)
 
 
 @tvm.transform.module_pass(opt_level=0, name="SplitLayoutRewritePreprocIfMarked")

@@ -10,6 +10,7 @@ the ``gradient`` call, naming TVM's reason.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,11 +18,76 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from compile_engine_compat.boundary import register_op_attr_if_absent
+
 from .function import Function
 from .op.registry import UnsupportedRelayError
 from .ty import TensorType
 
-__all__ = ["GradientFunction", "check_grad", "gradient"]
+__all__ = [
+    "ELEMENTWISE_DERIVATIVES",
+    "GradientFunction",
+    "check_grad",
+    "gradient",
+    "register_elementwise_gradients",
+]
+
+
+def _squared(x: Any) -> Any:
+    return relax.op.multiply(x, x)
+
+
+def _one(x: Any) -> Any:
+    return relax.const(1.0, x.ty.dtype)
+
+
+def _half_of(x: Any, op: Any) -> Any:
+    """``(exp(x) op exp(-x)) / 2``: ``cosh`` with ``add``, ``sinh`` with ``subtract``."""
+    both = op(relax.op.exp(x), relax.op.exp(relax.op.negative(x)))
+    return relax.op.multiply(relax.const(0.5, x.ty.dtype), both)
+
+
+#: Relax op -> ``d op(x) / dx`` as a Relax expression of ``x``: the elementwise ops whose
+#: gradient Relay had and TVM 0.27's Relax leaves out.
+ELEMENTWISE_DERIVATIVES: dict[str, Any] = {
+    "relax.erf": lambda x: relax.op.multiply(
+        relax.const(2.0 / np.sqrt(np.pi), x.ty.dtype), relax.op.exp(relax.op.negative(_squared(x)))
+    ),
+    "relax.tan": lambda x: relax.op.divide(_one(x), _squared(relax.op.cos(x))),
+    "relax.atan": lambda x: relax.op.divide(_one(x), relax.op.add(_one(x), _squared(x))),
+    # (exp compositions: TVM 0.27's LLVM codegen has no tirx.sinh/cosh intrinsic)
+    "relax.sinh": lambda x: _half_of(x, relax.op.add),
+    "relax.cosh": lambda x: _half_of(x, relax.op.subtract),
+    "relax.asin": lambda x: relax.op.rsqrt(relax.op.subtract(_one(x), _squared(x))),
+    "relax.acos": lambda x: relax.op.negative(
+        relax.op.rsqrt(relax.op.subtract(_one(x), _squared(x)))
+    ),
+    "relax.asinh": lambda x: relax.op.rsqrt(relax.op.add(_squared(x), _one(x))),
+    "relax.acosh": lambda x: relax.op.rsqrt(relax.op.subtract(_squared(x), _one(x))),
+    "relax.atanh": lambda x: relax.op.divide(_one(x), relax.op.subtract(_one(x), _squared(x))),
+}
+
+
+def _chain_rule(derivative: Any) -> Any:
+    """An ``FPrimalGradient``: ``output_grad * derivative(x)``."""
+
+    def grad(orig_var: Any, orig_call: Any, output_grad: Any, ctx: Any) -> list[Any]:
+        return [relax.op.multiply(output_grad, derivative(orig_call.args[0]))]
+
+    return grad
+
+
+@functools.cache
+def register_elementwise_gradients() -> tuple[str, ...]:
+    """Give Relax the gradients of :data:`ELEMENTWISE_DERIVATIVES` where TVM has none (once).
+
+    Returns the ops this call registered.
+    """
+    return tuple(
+        name
+        for name, derivative in ELEMENTWISE_DERIVATIVES.items()
+        if register_op_attr_if_absent(name, "FPrimalGradient", _chain_rule(derivative))
+    )
 
 
 def _loss_module(forward: relax.Function) -> tvm.IRModule:
@@ -95,6 +161,7 @@ def gradient(expr: Any, mod: Any = None, mode: str = "higher_order") -> Gradient
         raise ValueError(f"gradient mode must be 'higher_order' or 'first_order', got {mode!r}")
     if not isinstance(expr, Function):
         raise TypeError(f"relay.transform.gradient takes a relay.Function, got {expr!r}")
+    register_elementwise_gradients()
     loss = _loss_module(expr.__relax_function__())
     try:
         adjoint = relax.transform.Gradient("main", target_index=0)(loss)["main_adjoint"]

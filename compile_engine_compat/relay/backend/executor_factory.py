@@ -24,6 +24,8 @@ from tvm import relax
 
 from compile_engine_compat.facade import modules
 
+from .host_library import HostLibrary, host_library
+
 __all__ = [
     "MARKER_SUFFIX",
     "BuildResult",
@@ -145,10 +147,11 @@ class BuildResult:
         params: dict[str, Any],
         library: Path | None = None,
     ) -> None:
-        self.executable = executable
+        # Relay's lib printed its kernels (get_source): the executable, with that added.
+        self.executable = host_library(executable)
         #: The persistent cache's library the executable was loaded from (a cache hit), or None.
         self.library = library
-        self.lib = executable
+        self.lib = self.executable
         self.ir_mod = mod
         self.params = params
         self.input_names = [p.name for p in mod["main"].params]
@@ -161,6 +164,22 @@ class BuildResult:
     def get_lib(self) -> Any:
         """The compiled executable (``tvm.compile``'s result)."""
         return self.executable
+
+    def get_source(self, fmt: str = "") -> str:
+        """The kernels' code in ``fmt`` (``"asm"``, ``"ll"``), as Relay's module printed it.
+
+        Raises
+        ------
+        ValueError
+            For a build loaded from the persistent compile cache: a loaded library keeps no
+            source.
+        """
+        if isinstance(self.executable, HostLibrary):
+            return self.executable.get_source(fmt)
+        raise ValueError(
+            f"this build was loaded from the compile cache ({self.library}), and a loaded "
+            "library keeps no source: build without COMPILE_ENGINE_COMPAT_CACHE_DIR to read it"
+        )
 
     def get_params(self) -> dict[str, Any]:
         """The parameters given to ``build`` (bound into the executable)."""

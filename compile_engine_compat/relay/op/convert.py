@@ -10,12 +10,13 @@ reductions, ``bias_add``...).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import tvm
-from tvm import relax, tirx
+from tvm import relax, tirx, topi
 
 from ..expr import Attrs
 from .dynamic import dynamic_batch_matmul, shape_known
@@ -28,6 +29,7 @@ __all__ = [
     "batch_matmul",
     "bias_add",
     "clip",
+    "conv_transpose",
     "dense",
     "direct",
     "einsum",
@@ -38,28 +40,39 @@ __all__ = [
     "group_norm",
     "identity",
     "instance_norm",
+    "l2_normalize",
+    "last_index",
     "layout_transform",
     "log_base",
+    "logsumexp",
     "matmul",
+    "mean_and",
+    "meshgrid",
     "norm_axes",
     "normalized_axes",
     "one_hot",
     "pad",
     "reduce",
+    "reduced_axes",
     "relax_fn",
     "reshape",
     "reshape_like",
     "reshape_shape",
     "resize2d",
+    "rounding_method",
     "scalar",
+    "sparse_reshape",
     "spatial_axes",
     "split",
     "split_outputs",
     "static_shape",
+    "std_reduce",
     "strided_slice",
     "take",
     "unset_to_none",
     "upsampling",
+    "variance",
+    "variance_reduce",
 ]
 
 
@@ -119,28 +132,230 @@ def reduce(relax_op: str) -> Emit:
     fn = relax_fn(relax_op)
 
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-        axes = normalized_axes(args[0], attrs.axis)
-        if attrs.exclude:
-            ndim = len(static_shape(args[0]))
-            axes = [a for a in range(ndim) if a not in (axes or [])]
-        return fn(args[0], axes, bool(attrs.keepdims))
+        return fn(args[0], reduced_axes(args[0], attrs), bool(attrs.keepdims))
+
+    return emit
+
+
+def reduced_axes(value: Any, attrs: Attrs) -> list[int] | None:
+    """The axes a Relay reduction reduces over (``axis``, or its complement with ``exclude``)."""
+    axes = normalized_axes(value, attrs.axis)
+    if "exclude" in attrs and attrs.exclude:
+        ndim = len(static_shape(value))
+        axes = [a for a in range(ndim) if a not in (axes or [])]
+    return axes
+
+
+def variance(bb: relax.BlockBuilder, data: Any, attrs: Attrs, keepdims: bool) -> Any:
+    """Relay's ``_variance``: ``relax.variance``, or with ``unbiased`` the sum of squared
+    deviations over ``n - 1`` (``n`` counted as a sum of ones, so symbolic axes work too)."""
+    axes = reduced_axes(data, attrs)
+    if not ("unbiased" in attrs and attrs.unbiased):
+        return relax.op.variance(data, axes, keepdims)
+    mean = bb.emit(relax.op.mean(data, axes, keepdims=True))
+    deviation = bb.emit(relax.op.subtract(data, mean))
+    squares = bb.emit(relax.op.sum(relax.op.multiply(deviation, deviation), axes, keepdims))
+    count = bb.emit(relax.op.sum(relax.op.ones_like(data), axes, keepdims))
+    one = relax.const(1, data.ty.dtype)
+    return relax.op.divide(squares, relax.op.subtract(count, one))
+
+
+def variance_reduce(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``variance``: Relay's, biased or (``unbiased=True``) not."""
+    return variance(bb, args[0], attrs, bool(attrs.keepdims))
+
+
+def std_reduce(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``std``: the square root of Relay's variance."""
+    return relax.op.sqrt(variance(bb, args[0], attrs, bool(attrs.keepdims)))
+
+
+def mean_and(spread: str) -> Emit:
+    """``mean_variance``/``mean_std``: the tuple ``(mean, variance or std)``, as Relay made."""
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        keepdims = bool(attrs.keepdims)
+        mean = bb.emit(relax.op.mean(args[0], reduced_axes(args[0], attrs), keepdims))
+        second = variance(bb, args[0], attrs, keepdims)
+        if spread == "std":
+            second = relax.op.sqrt(second)
+        return relax.Tuple([mean, bb.emit(second)])
+
+    return emit
+
+
+def logsumexp(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``logsumexp``: ``log(sum(exp(x - max))) + max``, Relay's composition."""
+    data = args[0]
+    axes = normalized_axes(data, attrs.axis)
+    top = bb.emit(relax.op.max(data, axes, keepdims=True))
+    total = bb.emit(relax.op.sum(relax.op.exp(relax.op.subtract(data, top)), axes, keepdims=True))
+    out = relax.op.add(relax.op.log(total), top)
+    if attrs.keepdims:
+        return out
+    ndim = len(static_shape(data))
+    return relax.op.squeeze(bb.emit(out), list(range(ndim)) if axes is None else axes)
+
+
+def l2_normalize(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``nn.l2_normalize``: ``x / sqrt(max(sum(x * x, axis, keepdims=True), eps))``, Relay's."""
+    data = args[0]
+    axes = normalized_axes(data, attrs.axis)
+    squares = bb.emit(relax.op.sum(relax.op.multiply(data, data), axes, keepdims=True))
+    floor = relax.const(float(attrs.eps), data.ty.dtype)
+    return relax.op.divide(data, relax.op.sqrt(relax.op.maximum(squares, floor)))
+
+
+def _row_major_strides(bb: relax.BlockBuilder, shape: Any) -> Any:
+    """The row-major strides of a shape held in a 1-D int64 tensor: ``prod(shape[j + 1:])``.
+
+    A product over the strict upper triangle of a ``(rank, rank)`` mask rather than a scan:
+    the rank is a handful, and a scan of symbolic length does not build here.
+    """
+    rank = static_shape(shape)[0]
+    ones = relax.op.ones(relax.ShapeExpr([rank, rank]), "int64")
+    later = bb.emit(relax.op.triu(ones, 1))  # later[j, k] = 1 where k > j
+    one = relax.const(1, "int64")
+    factors = relax.op.where(relax.op.equal(later, one), relax.op.expand_dims(shape, 0), one)
+    return bb.emit(relax.op.prod(factors, 1))
+
+
+def sparse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``sparse_reshape``: the COO indices of ``prev_shape`` as indices of ``new_shape``.
+
+    Relax ops on the shape tensors (TVM 0.27's ``topi.sparse_reshape`` fails to build): the one
+    ``-1`` of ``new_shape`` becomes ``prod(prev_shape) / prod(the others)``, each index is
+    flattened with ``prev_shape``'s strides and unflattened with the new ones. Returns
+    ``(new_indices, new_shape)`` in the dtypes of ``sparse_indices`` and ``new_shape``.
+    """
+    indices, prev_shape, new_shape = args
+    wide = "int64"
+    columns = static_shape(indices)[1]
+    # prev_shape has one entry per index column: say so, or Relax cannot type the products
+    # (and TVM does not legalize an op of unknown shape).
+    prev = bb.emit(relax.op.astype(prev_shape, wide))
+    if not (isinstance(columns, int) and static_shape(prev_shape) == [columns]):
+        prev = bb.match_cast(prev, relax.TensorType([columns], wide))
+    new = bb.emit(relax.op.astype(new_shape, wide))
+    unknown = bb.emit(relax.op.equal(new, relax.const(-1, wide)))
+    known = bb.emit(relax.op.prod(relax.op.where(unknown, relax.const(1, wide), new), 0, True))
+    missing = bb.emit(relax.op.floor_divide(relax.op.prod(prev, 0, True), known))
+    out_shape = bb.emit(relax.op.where(unknown, missing, new))
+    flat = bb.emit(
+        relax.op.sum(
+            relax.op.multiply(
+                relax.op.astype(indices, wide),
+                relax.op.expand_dims(_row_major_strides(bb, prev), 0),
+            ),
+            1,
+            keepdims=True,
+        )
+    )
+    new_indices = relax.op.floor_mod(
+        relax.op.floor_divide(flat, relax.op.expand_dims(_row_major_strides(bb, out_shape), 0)),
+        relax.op.expand_dims(out_shape, 0),
+    )
+    return relax.Tuple(
+        [
+            bb.emit(relax.op.astype(new_indices, indices.ty.dtype)),
+            bb.emit(relax.op.astype(out_shape, new_shape.ty.dtype)),
+        ]
+    )
+
+
+def meshgrid(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``meshgrid``: a 0-d input counts as one element, as in Relay (and NumPy)."""
+    vectors = [
+        relax.op.reshape(a, [1]) if not static_shape(a) else a
+        for a in (args[0].fields if isinstance(args[0], relax.Tuple) else [args[0]])
+    ]
+    return relax.op.meshgrid(relax.Tuple([bb.emit(v) for v in vectors]), str(attrs.indexing))
+
+
+def _to_layout(bb: relax.BlockBuilder, value: Any, source: str, target: str) -> Any:
+    """``value`` laid out as ``source`` permuted to ``target`` (itself when they agree)."""
+    if source == target:
+        return value
+    return bb.emit(relax.op.permute_dims(value, [source.index(c) for c in target]))
+
+
+def conv_transpose(nd: int) -> Emit:
+    """``nn.conv{nd}d_transpose`` in any of Relay's layouts.
+
+    TVM 0.27 lowers Relax's transposed convolutions only in the channels-first layouts
+    (``NCHW`` data, ``IOHW`` weight); the others reach the VM unlowered. The data and weight
+    are permuted into those, and the result into ``out_layout``.
+    """
+    fn = relax_fn(f"relax.nn.conv{nd}d_transpose")
+    spatial = "DHW"[3 - nd :]
+    data_first, weight_first = "NC" + spatial, "IO" + spatial
+
+    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        data_layout, kernel_layout = str(attrs.data_layout), str(attrs.kernel_layout)
+        out_layout = unset_to_none(attrs.out_layout) or data_layout
+        out = fn(
+            _to_layout(bb, args[0], data_layout, data_first),
+            _to_layout(bb, args[1], kernel_layout, weight_first),
+            strides=attrs.strides,
+            padding=attrs.padding,
+            output_padding=attrs.output_padding,
+            dilation=attrs.dilation,
+            groups=attrs.groups,
+            data_layout=data_first,
+            kernel_layout=weight_first,
+            out_dtype=unset_to_none(attrs.out_dtype),
+        )
+        if out_layout == data_first:
+            return out
+        return relax.op.permute_dims(bb.emit(out), [data_first.index(c) for c in str(out_layout)])
 
     return emit
 
 
 def argreduce(relax_op: str) -> Emit:
-    """``argmax``/``argmin``: Relax takes one axis (or none)."""
+    """``argmax``/``argmin``: Relax takes one axis (or none) and returns int64; Relay, int32."""
     fn = relax_fn(relax_op)
 
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         axes = normalized_axes(args[0], attrs.axis)
         if axes is not None and len(axes) != 1:
-            raise UnsupportedRelayError(
-                f"relax.op.{relax_op} takes one axis, got {attrs.axis!r}: reshape first"
+            # Several axes: Relay's TOPI kernel, the index into the reduced axes flattened.
+            topi_fn = getattr(topi, relax_op.removeprefix("relax."))
+            index = bb.emit_te(
+                topi_fn, args[0], axes, bool(attrs.keepdims), bool(attrs.select_last_index)
             )
-        return fn(args[0], None if axes is None else axes[0], bool(attrs.keepdims))
+            return relax.op.astype(index, "int32")
+        axis = None if axes is None else axes[0]
+        if attrs.select_last_index:
+            index = last_index(bb, fn, args[0], axis, attrs)
+        else:
+            index = fn(args[0], axis, bool(attrs.keepdims))
+        return relax.op.astype(bb.emit(index), "int32")  # Relay's indices were int32
 
     return emit
+
+
+def last_index(bb: relax.BlockBuilder, fn: Any, data: Any, axis: int | None, attrs: Attrs) -> Any:
+    """``select_last_index=True``: ``n - 1 - arg(flip(x))`` along the axis (static length)."""
+    shape = static_shape(data)
+    if axis is None:
+        data, axis = bb.emit(relax.op.reshape(data, [-1])), 0
+        length = int(np.prod([d for d in shape if isinstance(d, int)]))
+        if not all(isinstance(d, int) for d in shape):
+            length = -1
+    else:
+        length = shape[axis] if isinstance(shape[axis], int) else -1
+    if length < 0:
+        raise UnsupportedRelayError(
+            "select_last_index=True needs a static length on the reduced axis here: compute "
+            "n - 1 - relax.op.argmax(relax.op.flip(x, axis), axis) with a known n"
+        )
+    flat = attrs.axis is None  # reduced over the flattened data
+    index = bb.emit(fn(relax.op.flip(data, axis), axis, bool(attrs.keepdims) and not flat))
+    last = relax.op.subtract(relax.const(length - 1, index.ty.dtype), index)
+    if attrs.keepdims and flat:
+        return relax.op.reshape(bb.emit(last), [1] * len(shape))
+    return last
 
 
 def reshape_shape(in_shape: list[Any], newshape: Sequence[int], allowzero: bool) -> list[Any]:
@@ -237,10 +452,17 @@ def matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``nn.matmul`` with Relay's ``transpose_a``/``transpose_b``."""
     a, b = args
     if attrs.transpose_a:
-        a = bb.emit(relax.op.permute_dims(a))
+        a = bb.emit(_swap_last_two(a))
     if attrs.transpose_b:
-        b = bb.emit(relax.op.permute_dims(b))
+        b = bb.emit(_swap_last_two(b))
     return relax.op.matmul(a, b, unset_to_none(attrs.out_dtype))
+
+
+def _swap_last_two(value: Any) -> Any:
+    """Relay's matmul transposes: the last two axes swap, the leading ones stay."""
+    axes = list(range(len(static_shape(value))))
+    axes[-2:] = axes[:-3:-1]
+    return relax.op.permute_dims(value, axes)
 
 
 def batch_matmul(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
@@ -354,6 +576,14 @@ def upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     )
 
 
+def rounding_method(attrs: Attrs) -> str:
+    """Relay's unset ``rounding_method`` (``""``) as TOPI resolved it for ``nearest_neighbor``:
+    ``"round"`` with ``align_corners``, else ``"floor"`` (Relax's default is ``"round"``)."""
+    if attrs.rounding_method:
+        return str(attrs.rounding_method)
+    return "round" if attrs.coordinate_transformation_mode == "align_corners" else "floor"
+
+
 def resize2d(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``image.resize2d``."""
     size = attrs.size
@@ -364,7 +594,7 @@ def resize2d(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         layout=attrs.layout,
         method=attrs.method,
         coordinate_transformation_mode=attrs.coordinate_transformation_mode,
-        rounding_method=attrs.rounding_method or "round",
+        rounding_method=rounding_method(attrs),
         cubic_alpha=float(attrs.cubic_alpha),
         cubic_exclude=int(attrs.cubic_exclude),
         extrapolation_value=float(attrs.extrapolation_value),
@@ -398,10 +628,24 @@ def split_outputs(attrs: Attrs) -> int:
 
 
 def split(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``split``."""
+    """``split``; on a symbolic shape, Relay's part shapes (Relax leaves them unknown)."""
     ios = attrs.indices_or_sections
     ios = int(ios) if isinstance(ios, int | np.integer) else [int(i) for i in ios]
-    return relax.op.split(args[0], ios, int(attrs.axis))
+    parts = relax.op.split(args[0], ios, int(attrs.axis))
+    shape = static_shape(args[0])
+    if all(isinstance(d, int) for d in shape):
+        return parts
+    axis = int(attrs.axis) % len(shape)
+    if isinstance(ios, int):
+        extents = [tirx.floordiv(shape[axis], ios)] * ios
+    else:
+        bounds = [0, *ios, shape[axis]]
+        extents = [hi - lo for lo, hi in itertools.pairwise(bounds)]
+    fields = [
+        relax.TensorType([*shape[:axis], extent, *shape[axis + 1 :]], args[0].ty.dtype)
+        for extent in extents
+    ]
+    return bb.match_cast(bb.emit(parts), relax.TupleType(fields))
 
 
 def log_base(base: float) -> Emit:

@@ -21,7 +21,9 @@ from .registry import Emit, UnsupportedRelayError
 
 __all__ = [
     "adaptive_max_pool",
+    "adv_index",
     "broadcast_to_like",
+    "correlation",
     "crop_and_resize",
     "deformable_conv2d",
     "dilation2d",
@@ -30,13 +32,19 @@ __all__ = [
     "relax_scalar",
     "resize1d",
     "reverse_reshape",
+    "scatter_elements",
     "scatter_nd",
     "searchsorted",
+    "segment_sum",
     "shape_of",
     "slice_like",
+    "sparse_to_dense",
+    "stft",
+    "strided_set",
     "te_reduce",
     "topi_call",
     "trilu",
+    "yolo_reorg",
 ]
 
 
@@ -168,6 +176,240 @@ def _deformable_conv2d(attrs: Attrs, t: list[Any]) -> Any:
 deformable_conv2d = topi_call("deformable_conv2d", _deformable_conv2d)
 
 
+def _strided_set(attrs: Attrs, t: list[Any]) -> Any:
+    """``strided_set``: TOPI's rule, in the data's int64 index type.
+
+    ``topi.strided_set`` mixes its int32 ``begin``/``end``/``strides`` with the shape, which is
+    int64 in Relax, and TIR refuses the mix; the same selection, with the indices cast.
+    """
+    from tvm.topi.utils import make_idx, within_index
+
+    data, value, begin, end, strides = t
+    one, zero = tirx.const(1, "int64"), tirx.const(0, "int64")
+
+    def entry(tensor: Any, i: int, default: Any) -> Any:
+        return tirx.if_then_else(tensor.shape[0] > i, tirx.Cast("int64", tensor[i]), default)
+
+    dims = [tirx.Cast("int64", d) for d in data.shape]
+    step = [entry(strides, i, one) for i in range(len(dims))]
+    first = [entry(begin, i, tirx.Select(step[i] > 0, zero, dims[i])) for i in range(len(dims))]
+    last = [
+        entry(end, i, tirx.Select(step[i] > 0, dims[i] + 1, -(dims[i] + 1)))
+        for i in range(len(dims))
+    ]
+    first = [tirx.if_then_else(b < 0, b + d, b) for b, d in zip(first, dims)]
+    last = [tirx.if_then_else(e < 0, e + d, e) for e, d in zip(last, dims)]
+
+    def select(*index: Any) -> Any:
+        inside = [within_index(b, e, s, i) for b, e, s, i in zip(first, last, step, index)]
+        source = [make_idx(b, e, s, d, i) for b, e, s, d, i in zip(first, last, step, dims, index)]
+        return tirx.if_then_else(tirx.all(*inside), value(*source), data(*index))
+
+    return te.compute(data.shape, select, name="strided_set")
+
+
+strided_set = topi_call("strided_set", _strided_set)
+
+
+#: Relay's ``scatter_elements`` reductions: ``combine(old, update) -> new``.
+SCATTER_REDUCTIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "update": lambda old, new: new,
+    "add": lambda old, new: old + new,
+    "mul": lambda old, new: old * new,
+    "mean": lambda old, new: (old + new) / 2,
+    "min": tirx.min,
+    "max": tirx.max,
+}
+
+
+def _nested_loops(extents: list[Any]) -> Any:
+    """Enter one serial loop per extent (innermost last); the loop variables and the frames."""
+    from tvm.script.ir_builder import tirx as T
+
+    frames = [T.serial(0, extent) for extent in extents]
+    return [frame.__enter__() for frame in frames], frames
+
+
+def _scatter_elements_loops(data: Any, indices: Any, updates: Any, attrs: Attrs) -> Any:
+    """``scatter_elements`` as two loop nests, one loop per axis: copy, then scatter in order.
+
+    TOPI's kernel flattens the indices into one loop and recovers each position with ``//`` and
+    ``%`` by the shape; on symbolic shapes of rank 4 and up, TVM 0.27's simplifier spends minutes
+    on those expressions (it did not finish ``(?, ?, ?, ?)`` in 5 minutes). One loop per axis
+    needs no division, and keeps the sequential order (the last duplicate index wins).
+    """
+    from tvm.script.ir_builder import IRBuilder
+    from tvm.script.ir_builder import tirx as T
+
+    axis = int(attrs.axis) % len(data.shape)
+    combine = SCATTER_REDUCTIONS[str(attrs.reduction)]
+
+    def body(ins: Any, outs: Any) -> Any:
+        src, index, update = (T.buffer_proxy(b) for b in ins)
+        out = T.buffer_proxy(outs[0])
+        with IRBuilder() as ib:
+            with T.seq_scope():
+                position, frames = _nested_loops(list(data.shape))
+                out[tuple(position)] = src[tuple(position)]
+                for frame in reversed(frames):
+                    frame.__exit__(None, None, None)
+                position, frames = _nested_loops(list(indices.shape))
+                k = tirx.Cast("int64", index[tuple(position)])
+                target = list(position)
+                target[axis] = tirx.if_then_else(k < 0, k + data.shape[axis], k)
+                out[tuple(target)] = combine(out[tuple(target)], update[tuple(position)])
+                for frame in reversed(frames):
+                    frame.__exit__(None, None, None)
+        return ib.get()
+
+    return te.extern(
+        [data.shape], [data, indices, updates], body, dtype=[data.dtype], name="scatter_elements"
+    )
+
+
+def scatter_elements(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``scatter_elements``: ``relax.scatter_elements`` on static shapes; on symbolic ones the
+    loop-per-axis kernel of :func:`_scatter_elements_loops` (TOPI's does not compile in time)."""
+    if attrs.reduction not in SCATTER_REDUCTIONS:
+        raise UnsupportedRelayError(
+            f"scatter_elements reduction {attrs.reduction!r} is not one of Relay's "
+            f"{sorted(SCATTER_REDUCTIONS)}"
+        )
+    if all(isinstance(d, int) for a in args for d in static_shape(a)):
+        return relax.op.scatter_elements(*args, axis=attrs.axis, reduction=attrs.reduction)
+    kernel = topi_call(
+        "scatter_elements", lambda a, t: _scatter_elements_loops(t[0], t[1], t[2], a)
+    )
+    return kernel(bb, args, attrs)
+
+
+def _stft(attrs: Attrs, t: list[Any]) -> Any:
+    """``stft``: Relay's short-time Fourier transform, ``(batch, rows, frames, 2)``.
+
+    TOPI's arithmetic, which Relay ran (the window's first ``win_length`` samples from the
+    frame's start, angles over ``win_length``), as a TE reduction: TOPI's kernel vectorizes
+    the frame loop, which fails to build when the frame count is symbolic. ``[..., 0]`` is the
+    real part, ``[..., 1]`` the imaginary one.
+    """
+    data, window = t
+    n_fft, hop, width = int(attrs.n_fft), int(attrs.hop_length), int(attrs.win_length)
+    rows = n_fft // 2 + 1 if attrs.onesided else n_fft
+    frames = (data.shape[-1] - n_fft) // hop + 1
+    dtype = data.dtype
+    scale = 1.0 / float(np.sqrt(n_fft)) if attrs.normalized else 1.0
+    k = te.reduce_axis((0, width), name="k")
+
+    def term(b: Any, r: Any, m: Any, part: Any) -> Any:
+        angle = tirx.const(2 * np.pi / width, dtype) * tirx.Cast(dtype, r) * tirx.Cast(dtype, k)
+        wave = tirx.Select(part == 0, tirx.cos(angle), -tirx.sin(angle))
+        sample = data[b, m * hop + k]
+        return te.sum(tirx.Cast(dtype, window[k]) * sample * wave * tirx.const(scale, dtype), k)
+
+    return te.compute((data.shape[0], rows, frames, 2), term, name="stft")
+
+
+stft = topi_call("stft", _stft)
+
+
+def segment_sum(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``segment_sum``: rows of ``data`` added into row ``segment_ids[i]`` of a zero tensor.
+
+    Relay's composition (a ``scatter_elements`` add into zeros); without ``num_segments`` the
+    row count is ``max(segment_ids) + 1``, known only at run time, which Relax carries as a
+    shape variable (``tensor_to_shape`` and a ``match_cast``).
+    """
+    data, ids = args
+    shape = static_shape(data)
+    count = attrs.num_segments
+    if count is None:
+        top = bb.emit(relax.op.max(relax.op.astype(ids, "int64"), keepdims=True))
+        size = bb.emit(relax.op.tensor_to_shape(relax.op.add(top, relax.const(1, "int64"))))
+        count = tirx.Var("num_segments", "int64")
+        bb.match_cast(size, relax.ShapeType([count]))
+    elif not isinstance(count, int | np.integer):
+        raise UnsupportedRelayError(
+            "segment_sum takes num_segments as an int (or None: max(segment_ids) + 1); for a "
+            "tensor, read it on the host first"
+        )
+    zeros = bb.emit(relax.op.zeros(relax.ShapeExpr([count, *shape[1:]]), data.ty.dtype))
+    column = relax.op.reshape(ids, [-1] + [1] * (len(shape) - 1))
+    # One index per element of the rows that segment_ids covers (the first len(ids) rows).
+    rows = relax.ShapeExpr([static_shape(ids)[0], *shape[1:]])
+    index = bb.emit(relax.op.broadcast_to(column, rows))
+    add = Attrs("relay.attrs.ScatterElementsAttrs", {"axis": 0, "reduction": "add"})
+    kernel = topi_call("segment_sum", lambda a, t: _scatter_elements_loops(t[0], t[1], t[2], add))
+    return kernel(bb, [zeros, index, data], attrs)
+
+
+def _yolo_reorg(attrs: Attrs, t: list[Any]) -> Any:
+    """``vision.yolo_reorg``: darknet's reorg, ``(b, c, h, w) -> (b, c * s * s, h / s, w / s)``.
+
+    TVM 0.27 dropped TOPI's kernel; this is its gather (the input read as
+    ``(b, c / s**2, h * s, w * s)``, as ``tvm.topi.testing.reorg_python`` spells it), then the
+    reshape.
+    """
+    data = t[0]
+    s = int(attrs.stride)
+    batch, channels, height, width = data.shape
+    groups = channels // (s * s)
+    flat = topi.reshape(data, [batch * channels * height * width])
+
+    def gather(b: Any, k: Any, j: Any, i: Any) -> Any:
+        offset = k // groups
+        column = i * s + offset % s
+        row = j * s + offset // s
+        return flat[column + width * s * (row + height * s * (k % groups + groups * b))]
+
+    spread = te.compute(data.shape, gather, name="reorg")
+    return topi.reshape(spread, [batch, channels * (s * s), height // s, width // s])
+
+
+yolo_reorg = topi_call("yolo_reorg", _yolo_reorg)
+
+
+def sparse_to_dense(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``sparse_to_dense``: TOPI's, the default value in the values' dtype (Relay's rule)."""
+    indices, values, default = args
+    default = bb.emit(relax.op.astype(default, values.ty.dtype))
+    shape = [int(d) for d in attrs.output_shape]
+    return bb.call_te(
+        lambda i, v, d: topi.sparse_to_dense(i, shape, v, d),
+        indices,
+        values,
+        default,
+        primfunc_name_hint="sparse_to_dense",
+    )
+
+
+def adv_index(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``adv_index``: NumPy's ``data[tuple(indices)]`` (TOPI's), the inputs one tuple."""
+    inputs = args[0].fields if isinstance(args[0], relax.Tuple) else [args[0]]
+    return bb.call_te(
+        lambda data, *indices: topi.adv_index(data, list(indices)),
+        *inputs,
+        primfunc_name_hint="adv_index",
+    )
+
+
+def _correlation(attrs: Attrs, t: list[Any]) -> Any:
+    """``nn.correlation`` (FlowNet's), TOPI's NCHW compute; ``padding`` one int, as Relay's."""
+    padding = attrs.padding
+    pad = int(padding) if isinstance(padding, int | np.integer) else int(padding[0])
+    return topi.nn.correlation_nchw(
+        t[0],
+        t[1],
+        int(attrs.kernel_size),
+        int(attrs.max_displacement),
+        int(attrs.stride1),
+        int(attrs.stride2),
+        pad,
+        bool(attrs.is_multiply),
+    )
+
+
+correlation = topi_call("correlation", _correlation)
+
+
 def te_reduce(name: str) -> Emit:
     """``all``/``any``: TOPI's reductions, with Relay's ``exclude``."""
     fn = getattr(topi, name)
@@ -216,7 +458,11 @@ def slice_like(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     axes = normalized_axes(args[1], attrs.axes)
     if axes is None:
         axes = list(range(min(len(like), len(static_shape(args[0])))))
-    return relax.op.strided_slice(args[0], axes, [0] * len(axes), [like[a] for a in axes])
+    # Relay's type is shape_like's extents on those axes: the slice is in bounds by contract
+    # (unprovable on a symbolic data shape without saying so).
+    return relax.op.strided_slice(
+        args[0], axes, [0] * len(axes), [like[a] for a in axes], assume_inbound=True
+    )
 
 
 def reverse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from tvm import topi
 
-from . import convert, convert_te, normalize, type_relations
+from ..expr import Constant, Expr
+from . import convert, convert_te, normalize, tensor, transform, type_relations
 from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
 
 def _convolutions() -> list[OpRow]:
-    """``nn.conv1d``-``conv3d`` and ``nn.conv1d_transpose``/``conv2d_transpose``."""
+    """``nn.conv1d``-``conv3d`` and ``nn.conv1d_transpose``-``conv3d_transpose``."""
     rows = []
     conv_common = (
         ("groups", 1),
@@ -62,7 +63,11 @@ def _convolutions() -> list[OpRow]:
                 normalize=normalize.conv_normalize(nd),
             )
         )
-    for nd, layout, kernel_layout in ((1, "NCW", "IOW"), (2, "NCHW", "IOHW")):
+    for nd, layout, kernel_layout in (
+        (1, "NCW", "IOW"),
+        (2, "NCHW", "IOHW"),
+        (3, "NCDHW", "IODHW"),
+    ):
         rows.append(
             OpRow(
                 f"nn.conv{nd}d_transpose",
@@ -79,18 +84,7 @@ def _convolutions() -> list[OpRow]:
                     ("out_dtype", ""),
                 ),
                 f"relax.nn.conv{nd}d_transpose",
-                convert.direct(
-                    f"relax.nn.conv{nd}d_transpose",
-                    strides="strides",
-                    padding="padding",
-                    output_padding="output_padding",
-                    dilation="dilation",
-                    groups="groups",
-                    data_layout="data_layout",
-                    kernel_layout="kernel_layout",
-                    out_layout=lambda a, _: convert.unset_to_none(a.out_layout),
-                    out_dtype=lambda a, _: convert.unset_to_none(a.out_dtype),
-                ),
+                convert.conv_transpose(nd),
                 f"relay.attrs.Conv{nd}DTransposeAttrs",
                 infer_inputs=type_relations.conv_weight(True),
                 normalize={**normalize.conv_normalize(nd), "output_padding": normalize.ntuple(nd)},
@@ -402,6 +396,7 @@ ROWS: tuple[OpRow, ...] = (
         "topi.nn.deformable_conv2d",
         convert_te.deformable_conv2d,
         "relay.attrs.DeformableConv2DAttrs",
+        infer_inputs=type_relations.deformable_conv_inputs,
         normalize={
             "strides": normalize.ntuple(2),
             "padding": normalize.padding(2),
@@ -434,17 +429,100 @@ ROWS: tuple[OpRow, ...] = (
         ),
         "relay.attrs.SpaceToBatchNDAttrs",
     ),
+    OpRow(
+        "nn.upsampling3d",
+        ("data",),
+        (
+            ("scale_d", 1),
+            ("scale_h", 1),
+            ("scale_w", 1),
+            ("layout", "NCDHW"),
+            ("method", "nearest_neighbor"),
+            ("coordinate_transformation_mode", "half_pixel"),
+        ),
+        "topi.nn.upsampling3d",
+        convert_te.topi_call(
+            "upsampling3d",
+            lambda a, t: topi.nn.upsampling3d(
+                t[0],
+                float(a.scale_d),
+                float(a.scale_h),
+                float(a.scale_w),
+                str(a.layout),
+                str(a.method),
+                str(a.coordinate_transformation_mode),
+            ),
+        ),
+        "relay.attrs.UpSampling3DAttrs",
+    ),
+    OpRow(
+        "nn.correlation",
+        ("data1", "data2"),
+        (
+            ("kernel_size", 1),
+            ("max_displacement", 1),
+            ("stride1", 1),
+            ("stride2", 1),
+            ("padding", 0),
+            ("is_multiply", True),
+            ("layout", "NCHW"),
+        ),
+        "topi.nn.correlation_nchw",
+        convert_te.correlation,
+        "relay.attrs.CorrelationAttrs",
+        refusals=(Refusal("layout", lambda v: v == "NCHW", "TOPI's correlation is NCHW"),),
+    ),
+    OpRow(
+        "nn.lrn",
+        ("data",),
+        (("size", 5), ("axis", 1), ("bias", 2), ("alpha", 0.00001), ("beta", 0.75)),
+        "topi.nn.lrn",
+        convert_te.topi_call(
+            "lrn",
+            lambda a, t: topi.nn.lrn(
+                t[0], int(a.size), int(a.axis), float(a.alpha), float(a.beta), float(a.bias)
+            ),
+        ),
+        "relay.attrs.LRNAttrs",
+    ),
+    OpRow(
+        "nn.l2_normalize",
+        ("data",),
+        (("eps", REQUIRED), ("axis", None)),
+        "relax.sqrt",
+        convert.l2_normalize,
+        "relay.attrs.L2NormalizeAttrs",
+    ),
+    *(
+        OpRow(
+            f"nn.{name}",
+            ("data",),
+            (("block_size", REQUIRED), ("layout", "NCHW"), *extra),
+            f"topi.nn.{name}",
+            convert_te.topi_call(name, compute),
+            "relay.attrs.SubPixelAttrs",
+        )
+        for name, extra, compute in (
+            (
+                "depth_to_space",
+                (("mode", "DCR"),),
+                lambda a, t: topi.nn.depth_to_space(
+                    t[0], int(a.block_size), str(a.layout), str(a.mode)
+                ),
+            ),
+            (
+                "space_to_depth",
+                (),
+                lambda a, t: topi.nn.space_to_depth(t[0], int(a.block_size), str(a.layout)),
+            ),
+        )
+    ),
 )
 
 
 #: This family's ops with no Relax equivalent -> what to write instead.
 REFUSED: dict[str, str] = {
-    "nn.conv3d_transpose": "use relax.op.nn.conv3d_transpose with a relax.BlockBuilder",
-    "nn.lrn": "Relax has no lrn: compose it from relax.op.power, relax.op.sum and relax.op.divide",
-    "nn.l2_normalize": "compose relax.op.sqrt(relax.op.sum(x * x, axis)) and relax.op.divide",
     "nn.fifo_buffer": "no Relax equivalent: keep the buffer in the host program",
-    "nn.space_to_depth": "use relax.op.reshape and relax.op.permute_dims",
-    "nn.depth_to_space": "use relax.op.reshape and relax.op.permute_dims",
     "nn.contrib_conv2d_winograd_without_weight_transform": "use relax.op.nn.conv2d",
     # TVM 0.27's topi.nn.batch_to_space_nd kills the interpreter on any input (an FFI type
     # error inside TVM), so it is refused rather than called.
@@ -453,6 +531,22 @@ REFUSED: dict[str, str] = {
 }
 
 BUILDERS = builders(ROWS, REFUSED)
+_pad = BUILDERS["pad"]
+
+
+def pad(data: Any, pad_width: Any, pad_value: Any = 0, pad_mode: str = "constant") -> Any:
+    """Relay's ``nn.pad``; a tensor-valued ``pad_value`` (a 0-d variable) pads as Relay's did.
+
+    Relax pads with a number only: a tensor value is the zero-padded data where a padded
+    mask of ones is set, ``pad_value`` elsewhere (``where``, Relay ops of the same table).
+    """
+    if pad_mode != "constant" or not isinstance(pad_value, Expr) or isinstance(pad_value, Constant):
+        return _pad(data, pad_width, pad_value, pad_mode)
+    inside = transform.BUILDERS["cast"](_pad(tensor.BUILDERS["ones_like"](data), pad_width), "bool")
+    return transform.BUILDERS["where"](inside, _pad(data, pad_width), pad_value)
+
+
+BUILDERS["pad"] = pad
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 

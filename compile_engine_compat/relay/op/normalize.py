@@ -86,7 +86,8 @@ def scalar_value(value: Any) -> Any:
         return value.data.numpy().item()
     if isinstance(value, Expr):
         raise UnsupportedRelayError(
-            "a tensor-valued pad_value has no Relax equivalent: relax.op.nn.pad takes a number"
+            f"a tensor-valued attribute ({value!r}) has no Relax equivalent here: the Relax op "
+            "takes a number (a Python number or relay.const)"
         )
     return value
 

@@ -16,20 +16,40 @@ REDUCE_ATTRS: tuple[tuple[str, Any], ...] = (
     ("keepdims", False),
     ("exclude", False),
 )
-_BIASED = Refusal("unbiased", lambda v: not v, "relax variance/std are biased")
+_REDUCE = "relay.attrs.ReduceAttrs"
+
+#: Relay's ``variance``/``std`` (and ``mean_variance``/``mean_std``) take ``unbiased`` too.
+VARIANCE_ATTRS = (*REDUCE_ATTRS, ("unbiased", False))
 
 ROWS: tuple[OpRow, ...] = (
     *(
+        OpRow(n, ("data",), REDUCE_ATTRS, f"relax.{n}", convert.reduce(f"relax.{n}"), _REDUCE)
+        for n in ("sum", "mean", "max", "min", "prod")
+    ),
+    OpRow(
+        "variance", ("data",), VARIANCE_ATTRS, "relax.variance", convert.variance_reduce, _REDUCE
+    ),
+    OpRow("std", ("data",), VARIANCE_ATTRS, "relax.std", convert.std_reduce, _REDUCE),
+    *(
         OpRow(
-            n,
+            f"mean_{spread}",
             ("data",),
-            REDUCE_ATTRS + ((("unbiased", False),) if n in ("variance", "std") else ()),
-            f"relax.{n}",
-            convert.reduce(f"relax.{n}"),
-            "relay.attrs.ReduceAttrs",
-            refusals=(_BIASED,) if n in ("variance", "std") else (),
+            VARIANCE_ATTRS,
+            "relax.mean",
+            convert.mean_and(spread),
+            _REDUCE,
+            outputs=lambda attrs: 2,
         )
-        for n in ("sum", "mean", "max", "min", "prod", "variance", "std")
+        for spread in ("variance", "std")
+    ),
+    # Relay composed it in Python from max, exp, sum and log; here it is one row.
+    OpRow(
+        "logsumexp",
+        ("data",),
+        (("axis", None), ("keepdims", False)),
+        "relax.sum",
+        convert.logsumexp,
+        _REDUCE,
     ),
     *(
         OpRow(
@@ -44,12 +64,6 @@ ROWS: tuple[OpRow, ...] = (
                     "exclude",
                     lambda v: not v,
                     "relax.op.argmax/argmin take one axis: pass it directly",
-                ),
-                Refusal(
-                    "select_last_index",
-                    lambda v: not v,
-                    "relax.op.argmax/argmin return the first index; flip the axis "
-                    "(relax.op.flip) to find the last",
                 ),
             ),
         )

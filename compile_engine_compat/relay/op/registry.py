@@ -150,7 +150,10 @@ class OpRow:
         for name, _ in self.attrs:
             value = values[name]
             if name in self.normalize:
-                value = self.normalize[name](value)
+                try:
+                    value = self.normalize[name](value)
+                except UnsupportedRelayError as err:
+                    raise UnsupportedRelayError(f"relay.{self.name}, {name}: {err}") from None
             fields[name] = value
         for refusal in self.refusals:
             if not refusal.allowed(fields[refusal.attr]):

@@ -6,8 +6,12 @@ Reshapes, slices, gathers and scatters, casts and fills (``relay.reshape``,
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 from tvm import topi
 
+from ..expr import Expr, TupleWrapper, const
 from . import convert, convert_te, normalize
 from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
@@ -199,7 +203,7 @@ ROWS: tuple[OpRow, ...] = (
         ("data", "indices", "updates"),
         (("axis", 0), ("reduction", "update")),
         "relax.scatter_elements",
-        convert.direct("relax.scatter_elements", axis="axis", reduction="reduction"),
+        convert_te.scatter_elements,
         "relay.attrs.ScatterElementsAttrs",
     ),
     OpRow(
@@ -387,6 +391,103 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.ReverseSequenceAttrs",
     ),
     OpRow(
+        "sparse_reshape",
+        ("sparse_indices", "prev_shape", "new_shape"),
+        (),
+        "topi.sparse_reshape",
+        convert.sparse_reshape,
+        outputs=lambda attrs: 2,
+    ),
+    OpRow(
+        "meshgrid",
+        ("data",),
+        (("indexing", "ij"),),
+        "relax.meshgrid",
+        convert.meshgrid,
+        "relay.attrs.MeshgridAttrs",
+        tuple_input=True,
+    ),
+    OpRow(
+        "stft",
+        ("data", "window"),
+        (
+            ("n_fft", REQUIRED),
+            ("hop_length", REQUIRED),
+            ("win_length", REQUIRED),
+            ("normalized", False),
+            ("onesided", True),
+        ),
+        "topi.stft",
+        convert_te.stft,
+        "relay.attrs.StftAttrs",
+        order=("data", "n_fft", "hop_length", "win_length", "window", "normalized", "onesided"),
+    ),
+    OpRow(
+        "segment_sum",
+        ("data", "segment_ids"),
+        (("num_segments", None),),
+        "(scatter_elements add into zeros)",
+        convert_te.segment_sum,
+    ),
+    OpRow(
+        "sparse_to_dense",
+        ("sparse_indices", "sparse_values", "default_value"),
+        (("output_shape", REQUIRED),),
+        "topi.sparse_to_dense",
+        convert_te.sparse_to_dense,
+        "relay.attrs.SparseToDenseAttrs",
+        order=("sparse_indices", "output_shape", "sparse_values", "default_value"),
+        normalize={"output_shape": normalize.static_ints("output_shape")},
+    ),
+    OpRow(
+        "adv_index",
+        ("inputs",),
+        (),
+        "topi.adv_index",
+        convert_te.adv_index,
+        tuple_input=True,
+    ),
+    OpRow(
+        "sliding_window",
+        ("data",),
+        (("axis", REQUIRED), ("window_shape", REQUIRED), ("strides", REQUIRED)),
+        "topi.sliding_window",
+        convert_te.topi_call(
+            "sliding_window",
+            lambda a, t: topi.sliding_window(
+                t[0], int(a.axis), [int(w) for w in a.window_shape], [int(s) for s in a.strides]
+            ),
+        ),
+        "relay.attrs.SlidingWindowAttrs",
+    ),
+    OpRow(
+        "fixed_point_multiply",
+        ("data",),
+        (("multiplier", REQUIRED), ("shift", REQUIRED)),
+        "topi.fixed_point_multiply",
+        convert_te.topi_call(
+            "fixed_point_multiply",
+            lambda a, t: topi.fixed_point_multiply(t[0], int(a.multiplier), int(a.shift)),
+        ),
+        "relay.attrs.FixedPointMultiplyAttrs",
+    ),
+    OpRow(
+        "reinterpret",
+        ("data",),
+        (("dtype", REQUIRED),),
+        "topi.reinterpret",
+        convert_te.topi_call("reinterpret", lambda a, t: topi.reinterpret(t[0], str(a.dtype))),
+        "relay.attrs.CastAttrs",
+        normalize={"dtype": normalize.dtype},
+    ),
+    OpRow(
+        "strided_set",
+        ("data", "v", "begin", "end", "strides"),
+        (),
+        "topi.strided_set",
+        convert_te.strided_set,
+    ),
+    OpRow(
         "scatter_nd",
         ("data", "indices", "updates"),
         (("mode", "update"),),
@@ -401,6 +502,56 @@ ROWS: tuple[OpRow, ...] = (
 REFUSED: dict[str, str] = {}
 
 BUILDERS = builders(ROWS, REFUSED)
+_strided_set = BUILDERS["strided_set"]
+
+
+def strided_set(data: Expr, v: Expr, begin: Expr, end: Expr, strides: Expr | None = None) -> Any:
+    """Relay's ``strided_set``: ``strides`` default to ones (``const([1])``, as Relay's did)."""
+    return _strided_set(data, v, begin, end, const([1], "int32") if strides is None else strides)
+
+
+BUILDERS["strided_set"] = strided_set
+_meshgrid = BUILDERS["meshgrid"]
+
+
+def meshgrid(data: Any, indexing: str = "ij") -> Any:
+    """Relay's ``meshgrid``: one grid per input (a ``TupleWrapper`` of ``len(data)``)."""
+    return TupleWrapper(_meshgrid(data, indexing), len(data))
+
+
+BUILDERS["meshgrid"] = meshgrid
+_stft = BUILDERS["stft"]
+
+
+def stft(
+    data: Expr,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Expr | None = None,
+    normalized: bool = False,
+    onesided: bool = True,
+) -> Any:
+    """Relay's ``stft``: ``hop_length`` defaults to ``n_fft // 4``, ``win_length`` to ``n_fft``
+    and ``window`` to ones of ``n_fft``, as Relay's did."""
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    window = const(np.ones([n_fft], "int32")) if window is None else window
+    return _stft(data, n_fft, hop_length, win_length, window, normalized, onesided)
+
+
+BUILDERS["stft"] = stft
+_sparse_to_dense = BUILDERS["sparse_to_dense"]
+
+
+def sparse_to_dense(
+    sparse_indices: Expr, output_shape: Any, sparse_values: Expr, default_value: Any = 0
+) -> Any:
+    """Relay's ``sparse_to_dense``: ``default_value`` a number or a 0-d tensor (0 by default)."""
+    return _sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
+
+
+BUILDERS["sparse_to_dense"] = sparse_to_dense
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..expr import Attrs
 from ..ty import TensorType
 
-__all__ = ["conv_weight", "dense_weight", "per_channel"]
+__all__ = ["conv_weight", "deformable_conv_inputs", "dense_weight", "per_channel"]
 
 
 def _need(attrs: Attrs, *names: str) -> list[Any]:
@@ -53,3 +53,24 @@ def per_channel(types: list[Any], attrs: Attrs) -> list[Any]:
     data = types[0]
     channel = data.shape[int(attrs.axis)]
     return [data] + [TensorType((channel,), data.dtype) for _ in types[1:]]
+
+
+def deformable_conv_inputs(types: list[Any], attrs: Attrs) -> list[Any]:
+    """``nn.deformable_conv2d``'s offset and weight: the offset holds ``(y, x)`` for each kernel
+    tap of each deformable group at each output pixel, laid out as the data."""
+    data = types[0]
+    layout = str(attrs.data_layout)
+    kernel = [int(k) for k in _need(attrs, "kernel_size")[0]]
+    top, left, bottom, right = (int(p) for p in attrs.padding)
+    pads = ((top, bottom), (left, right))
+    out = []
+    for axis, k, stride, dilation, (low, high) in zip(
+        (layout.index("H"), layout.index("W")), kernel, attrs.strides, attrs.dilation, pads
+    ):
+        size = int(data.shape[axis]) + low + high - int(dilation) * (k - 1) - 1
+        out.append(size // int(stride) + 1)
+    taps = 2 * kernel[0] * kernel[1] * int(attrs.deformable_groups)
+    sizes = {"N": data.shape[layout.index("N")], "C": taps, "H": out[0], "W": out[1]}
+    offset = TensorType([sizes[c] for c in layout], data.dtype)
+    weight = conv_weight(False)(types, attrs)[1]
+    return [data, offset, weight]

@@ -1,7 +1,7 @@
 """``relay.vision`` (also ``relay.op.vision``): Relay's detection ops, as rows of the op table.
 
 Served by Relax's ``relax.op.vision`` ops (TOPI's computes, as Relay's were). ``multibox_prior``,
-``proposal`` and ``yolo_reorg`` have no compute in TVM 0.27, and Relax's
+``proposal`` have no compute in TVM 0.27, and Relax's
 ``multibox_transform_loc`` returns other outputs than Relay's: they are refused at the call.
 ``all_class_non_max_suppression`` (ONNX format) returns only the selected rows of the indices,
 where Relay padded them to ``batch * classes * boxes`` rows: the first ``num_total_detection``
@@ -118,6 +118,14 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.ROIPoolAttrs",
         normalize={"pooled_size": normalize.ntuple(2)},
     ),
+    OpRow(
+        "vision.yolo_reorg",
+        ("data",),
+        (("stride", REQUIRED),),
+        "(a TE gather: darknet's reorg)",
+        convert_te.yolo_reorg,
+        "relay.attrs.YoloReorgAttrs",
+    ),
 )
 
 _NO_TOPI = "TVM 0.27 has no TOPI or Relax compute for it: write it with relax.op or te and call_te"
@@ -129,8 +137,6 @@ REFUSED: dict[str, str] = {
     "vision.multibox_transform_loc": "Relax's multibox_transform_loc returns (boxes, scores), "
     "not Relay's (batch, anchors, 6) detections and valid count: call "
     "relax.op.vision.multibox_transform_loc and relax.op.vision.non_max_suppression",
-    "vision.yolo_reorg": "TVM 0.27 has no reorg compute: write it as relax.op.reshape and "
-    "permute_dims",
 }
 
 BUILDERS = builders(ROWS, REFUSED)

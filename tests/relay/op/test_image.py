@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tvm.topi.testing as ref
 from tvm import relax
 
+from compile_engine_compat import relay
 from compile_engine_compat.relay.op import image
 
 from .cases import X4, Case, data, family_tests
@@ -64,12 +66,25 @@ CASES: dict[str, Case] = {
     "image.resize2d": Case(
         [X4],
         {"size": (9, 9)},
-        relax_ref=lambda x: R.image.resize2d(x, (9, 9), rounding_method="round", cubic_alpha=-0.5),
+        relax_ref=lambda x: R.image.resize2d(x, (9, 9), rounding_method="floor", cubic_alpha=-0.5),
         rtol=1e-4,
     ),
 }
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(image, CASES)
+
+
+@pytest.mark.parametrize("mode", ["asymmetric", "align_corners", "half_pixel"])
+def test_nearest_resize_rounds_as_relay_did(mode):
+    # Relay left rounding_method unset (""): TOPI floors, or rounds with align_corners.
+    x = data((1, 2, 4, 4))
+    xv = relay.var("x", shape=x.shape)
+    body = relay.image.resize2d(
+        xv, (8, 7), None, "NCHW", "nearest_neighbor", coordinate_transformation_mode=mode
+    )
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv], body))(x)
+    want = ref.resize2d_python(x, (2.0, 1.75), "NCHW", "nearest_neighbor", mode)
+    np.testing.assert_array_equal(got.numpy(), want)
 
 
 def _dilation2d_ref(x: np.ndarray, w: np.ndarray) -> np.ndarray:

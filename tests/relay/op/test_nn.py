@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tvm.topi.testing as ref
 from tvm import relax
 
+from compile_engine_compat import relay
 from compile_engine_compat.relay.op import nn
 
 from .cases import X4, Case, data, family_tests, unary
@@ -44,6 +46,14 @@ CASES: dict[str, Case] = {
         {"strides": (2, 2), "padding": (1, 1), "output_padding": (1, 1)},
         relax_ref=lambda x, w: R.nn.conv2d_transpose(
             x, w, strides=(2, 2), padding=(1, 1, 1, 1), output_padding=(1, 1)
+        ),
+        rtol=1e-4,
+    ),
+    "nn.conv3d_transpose": Case(
+        [data((1, 2, 3, 3, 3)), data((2, 4, 3, 3, 3))],
+        {"strides": (2, 2, 2), "padding": (1, 1, 1), "output_padding": (1, 1, 1)},
+        relax_ref=lambda x, w: R.nn.conv3d_transpose(
+            x, w, strides=2, padding=(1, 1, 1, 1, 1, 1), output_padding=1
         ),
         rtol=1e-4,
     ),
@@ -189,6 +199,112 @@ CASES: dict[str, Case] = {
         # (TVM's space_to_batch_nd_python calls NumPy 2's removed reshape(newshape=).)
         lambda x: x.reshape(1, 2, 2, 2, 2, 2).transpose(2, 4, 0, 1, 3, 5).reshape(4, 2, 2, 2),
     ),
+    "nn.upsampling3d": Case(
+        [data((1, 2, 2, 3, 2))],
+        {"scale_d": 2, "scale_h": 2, "scale_w": 3, "coordinate_transformation_mode": "asymmetric"},
+        lambda x: x.repeat(2, 2).repeat(2, 3).repeat(3, 4),
+    ),
+    "nn.correlation": Case(
+        [data((1, 3, 6, 6)), data((1, 3, 6, 6))],
+        {"kernel_size": 3, "max_displacement": 1, "stride1": 1, "stride2": 1, "padding": 2},
+        lambda a, b: ref.correlation_nchw_python(a, b, 3, 1, 1, 1, 2, True),
+        rtol=1e-4,
+    ),
+    "nn.lrn": Case(
+        [data((1, 6, 3, 3))],
+        {"size": 3, "axis": 1, "bias": 1.5, "alpha": 0.01, "beta": 0.75},
+        lambda x: ref.lrn_python(x, 3, 1, 1.5, 0.01, 0.75),
+    ),
+    "nn.l2_normalize": Case(
+        [data((2, 3, 4))],
+        {"eps": 1e-3, "axis": [1, 2]},
+        lambda x: x / np.sqrt(np.maximum((x * x).sum((1, 2), keepdims=True), 1e-3)),
+    ),
+    "nn.depth_to_space": Case(
+        [data((1, 8, 2, 3))],
+        {"block_size": 2, "mode": "CRD"},
+        # (TVM's depth_to_space_python calls NumPy 2's removed reshape(newshape=).)
+        lambda x: x.reshape(1, 2, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 6),
+    ),
+    "nn.space_to_depth": Case(
+        [data((1, 2, 4, 6))],
+        {"block_size": 2},
+        lambda x: x.reshape(1, 2, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3),
+    ),
 }
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(nn, CASES)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_deformable_conv2d_infers_untyped_offset_and_weight_as_relay_did(layout):
+    shape = (2, 4, 9, 9) if layout == "NCHW" else (2, 9, 9, 4)
+    x = relay.var("x", shape=shape)
+    offset, weight = relay.var("offset"), relay.var("weight")
+    call = relay.nn.deformable_conv2d(
+        x,
+        offset,
+        weight,
+        strides=(2, 2),
+        padding=(1, 1),
+        data_layout=layout,
+        kernel_layout="OIHW" if layout == "NCHW" else "HWIO",
+        kernel_size=(3, 3),
+        deformable_groups=2,
+        channels=6,
+    )
+    typed = relay.testing.run_infer_type(call)
+    taps = 2 * 3 * 3 * 2  # (y, x) per tap per deformable group
+    if layout == "NCHW":
+        want = [(2, taps, 5, 5), (6, 4, 3, 3), (2, 6, 5, 5)]
+    else:
+        want = [(2, 5, 5, taps), (3, 3, 4, 6), (2, 5, 5, 6)]
+    got = [typed.args[1].checked_type, typed.args[2].checked_type, typed.checked_type]
+    assert got == [relay.TensorType(s) for s in want]
+
+
+def test_matmul_transposes_swap_the_last_two_axes_of_an_nd_operand():
+    a, b = data((2, 3, 5, 4)), data((6, 5))
+    x, w = relay.var("x", shape=a.shape), relay.var("w", shape=b.shape)
+    y = relay.nn.matmul(x, w, transpose_a=True, transpose_b=True)
+    assert relay.testing.run_infer_type(y).checked_type == relay.TensorType((2, 3, 4, 6))
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([x, w], y))(a, b)
+    np.testing.assert_allclose(got.numpy(), np.swapaxes(a, -1, -2) @ b.T, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("data_layout", "kernel_layout"), [("NCHW", "OIHW"), ("NHWC", "HWOI"), ("NHWC", "IOHW")]
+)
+def test_conv2d_transpose_in_any_relay_layout_builds_and_matches(data_layout, kernel_layout):
+    # TVM 0.27 lowers only NCHW/IOHW: the other layouts are permuted into those and back.
+    x_nchw, w_iohw = data((1, 3, 4, 5)), data((3, 2, 3, 3))
+    x = x_nchw.transpose(["NCHW".index(c) for c in data_layout])
+    w = w_iohw.transpose(["IOHW".index(c) for c in kernel_layout])
+    xv, wv = relay.var("x", shape=x.shape), relay.var("w", shape=w.shape)
+    y = relay.nn.conv2d_transpose(
+        xv,
+        wv,
+        strides=(2, 2),
+        padding=(1, 1),
+        output_padding=(1, 1),
+        channels=2,
+        kernel_size=(3, 3),
+        data_layout=data_layout,
+        kernel_layout=kernel_layout,
+    )
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv, wv], y))(x, w)
+    want = ref.conv2d_transpose_nchw_python(x_nchw, w_iohw, 2, 1, (1, 1))
+    got_nchw = got.numpy().transpose([data_layout.index(c) for c in "NCHW"])
+    np.testing.assert_allclose(got_nchw, want, rtol=1e-4, atol=1e-5)
+
+
+def test_pad_with_a_tensor_pad_value_pads_with_its_value():
+    x = data((2, 3))
+    xv = relay.var("x", shape=x.shape)
+    value = relay.var("value", shape=(), dtype="float32")
+    body = relay.nn.pad(xv, ((1, 0), (2, 1)), pad_value=value)
+    typed = relay.testing.run_infer_type(body)
+    assert typed.checked_type == relay.TensorType((3, 6), "float32")
+    func = relay.Function([xv, value], body)
+    got = relay.create_executor("graph", target="llvm").evaluate(func)(x, np.array(-7, "float32"))
+    np.testing.assert_array_equal(got.numpy(), np.pad(x, ((1, 0), (2, 1)), constant_values=-7))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import tvm
 
+from compile_engine_compat import relay
 from compile_engine_compat.relay.op import reduce
 
 from .cases import Case, data, family_tests
@@ -18,6 +21,17 @@ CASES: dict[str, Case] = {
     "prod": Case([data((2, 3))], {"axis": -1}, lambda x: x.prod(-1)),
     "variance": Case([data((2, 3))], {"axis": 1}, lambda x: x.var(1)),
     "std": Case([data((2, 3))], {"axis": 0, "keepdims": True}, lambda x: x.std(0, keepdims=True)),
+    "mean_variance": Case(
+        [data((2, 3, 4))],
+        {"axis": 1, "exclude": True, "unbiased": True},
+        lambda x: (x.mean((0, 2)), x.var((0, 2), ddof=1)),
+    ),
+    "mean_std": Case(
+        [data((2, 3))],
+        {"axis": 1, "keepdims": True},
+        lambda x: (x.mean(1, keepdims=True), x.std(1, keepdims=True)),
+    ),
+    "logsumexp": Case([data((2, 3, 4))], {"axis": [0, 2]}, lambda x: np.log(np.exp(x).sum((0, 2)))),
     "argmax": Case([data((2, 5))], {"axis": 1}, lambda x: x.argmax(1).astype("int32")),
     "argmin": Case([data((2, 5))], {"axis": [0]}, lambda x: x.argmin(0).astype("int32")),
     **{
@@ -27,3 +41,72 @@ CASES: dict[str, Case] = {
 }
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(reduce, CASES)
+
+
+@pytest.mark.parametrize(
+    ("axis", "keepdims", "unbiased"),
+    [(None, False, True), (1, True, True), ((0, 2), False, False)],
+)
+def test_variance_std_and_logsumexp_follow_numpy(axis, keepdims, unbiased):
+    x = data((3, 4, 5))
+    xv = relay.var("x", shape=x.shape)
+    ddof = 1 if unbiased else 0
+    for build, want in (
+        (
+            relay.variance(xv, axis, keepdims, False, unbiased),
+            x.var(axis, keepdims=keepdims, ddof=ddof),
+        ),
+        (relay.std(xv, axis, keepdims, False, unbiased), x.std(axis, keepdims=keepdims, ddof=ddof)),
+        (relay.logsumexp(xv, axis, keepdims), _logsumexp(x, axis, keepdims)),
+    ):
+        np.testing.assert_allclose(_run(xv, build, x), want, rtol=1e-5, atol=1e-6)
+
+
+def _logsumexp(x, axis, keepdims):
+    top = x.max(axis, keepdims=True)
+    out = np.log(np.exp(x - top).sum(axis, keepdims=True)) + top
+    return out if keepdims else np.squeeze(out, axis)
+
+
+def _run(xv, body, *arrays):
+    ex = relay.create_executor("graph", target="llvm")
+    return ex.evaluate(relay.Function([xv], body))(*arrays).numpy()
+
+
+def test_unbiased_variance_keeps_symbolic_axes_in_its_type():
+    n = tvm.te.var("n")
+    xv = relay.var("x", relay.TensorType((n, 4), "float32"))
+    typed = relay.testing.run_infer_type(relay.variance(xv, 1, unbiased=True))
+    assert typed.checked_type == relay.TensorType((n,), "float32")
+
+
+@pytest.mark.parametrize(
+    ("name", "axis", "keepdims", "want"),
+    [
+        ("argmax", 1, False, [2, 3]),
+        ("argmax", None, True, [[7]]),
+        ("argmin", 0, True, [[0, 0, 1, 0]]),
+        ("argmax", None, False, 7),
+    ],
+)
+def test_select_last_index_finds_the_last_extreme_as_int32(name, axis, keepdims, want):
+    x = np.array([[1, 3, 3, 0], [5, 5, 2, 5]], "float32")
+    xv = relay.var("x", shape=x.shape)
+    got = _run(xv, getattr(relay, name)(xv, axis, keepdims, False, True), x)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.array(want))
+
+
+def test_select_last_index_on_a_symbolic_axis_is_refused_at_the_build():
+    xv = relay.var("x", relay.TensorType((tvm.te.var("n"), 4), "float32"))
+    with pytest.raises(relay.UnsupportedRelayError, match="static length"):
+        tvm.IRModule.from_expr(relay.Function([xv], relay.argmax(xv, 0, select_last_index=True)))
+
+
+def test_argmax_over_several_axes_indexes_the_flattened_reduced_axes():
+    x = data((3, 4, 5))
+    xv = relay.var("x", shape=x.shape)
+    body = relay.argmax(xv, (0, 2), True)
+    assert relay.testing.run_infer_type(body).checked_type == relay.TensorType((1, 4, 1), "int32")
+    got = _run(xv, body, x)
+    np.testing.assert_array_equal(got.ravel(), x.transpose(1, 0, 2).reshape(4, 15).argmax(1))

@@ -45,8 +45,8 @@ def test_builders_have_relays_signatures():
 
 def test_attribute_without_relax_equivalent_raises_at_the_builder():
     x = relay.var("x", shape=(2, 3))
-    with pytest.raises(UnsupportedRelayError, match=r"select_last_index.*relax\.op\.flip"):
-        relay.argmax(x, axis=1, select_last_index=True)
+    with pytest.raises(UnsupportedRelayError, match=r"exclude.*one axis"):
+        relay.argmax(x, axis=1, exclude=True)
     with pytest.raises(UnsupportedRelayError, match=r"batch_dims.*gather_nd"):
         relay.take(x, relay.var("i", shape=(2,), dtype="int32"), axis=1, batch_dims=1)
     with pytest.raises(UnsupportedRelayError, match=r"dyn\.\*"):
@@ -76,3 +76,14 @@ def test_strategies_that_cannot_apply_are_refused():
     with TempOpAttr("nn.conv2d", "TOpPattern", 4):  # described Relay's fusion only
         assert relay.op.get("nn.conv2d").get_attr("TOpPattern") == 4
     assert relay.op.get("nn.conv2d").get_attr("TOpPattern") is None
+
+
+def test_a_tensor_valued_attribute_is_refused_naming_the_op_and_attribute():
+    x = relay.var("x", shape=(1, 5, 6))
+    counts = relay.var("c", shape=(1,), dtype="int32")
+    indices = relay.var("i", shape=(1, 5), dtype="int32")
+    limit = relay.var("m", shape=(), dtype="int32")
+    with pytest.raises(
+        UnsupportedRelayError, match=r"vision\.non_max_suppression, max_output_size: .*%m"
+    ):
+        relay.vision.non_max_suppression(x, counts, indices, limit)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
+import tvm
 import tvm.topi.testing as ref
 
+from compile_engine_compat import relay
 from compile_engine_compat.relay.op import transform
 
 from .cases import X4, Case, F, data, family_tests
@@ -29,6 +34,52 @@ CASES: dict[str, Case] = {
         lambda a, b: np.stack([a, b], 1),
         None,
         tuple_input=True,
+    ),
+    "meshgrid": Case(
+        [data((3,)), data((4,)), data(())],
+        {"indexing": "xy"},
+        lambda *xs: np.meshgrid(*xs, indexing="xy"),
+        None,
+        tuple_input=True,
+    ),
+    "stft": Case(
+        [data((2, 12)), np.hanning(4).astype("float32")],
+        {"n_fft": 4, "hop_length": 2, "win_length": 4, "normalized": True},
+        lambda x, w: _stft(x, w, 4, 2, True),
+        rtol=1e-4,
+    ),
+    "segment_sum": Case(
+        [data((4, 3)), np.array([2, 0, 2], "int32")],
+        {"num_segments": 4},
+        lambda x, i: _segment_sum(x, i, 4),
+    ),
+    "sparse_to_dense": Case(
+        [np.array([[0, 1], [2, 3]], "int64"), np.array([5.0, 7.0], "float32"), np.array(-1.0)],
+        {"output_shape": (3, 4)},
+        lambda i, v, d: _sparse_to_dense(i, v, -1.0, (3, 4)),
+    ),
+    "adv_index": Case(
+        [data((5, 4)), np.array([[0, 4], [2, 2]], "int64"), np.array([[1], [3]], "int64")],
+        {},
+        lambda x, i, j: x[i, j],
+        tuple_input=True,
+    ),
+    "sliding_window": Case(
+        [data((2, 6, 5))],
+        {"axis": 1, "window_shape": (3, 2), "strides": (2, 3)},
+        lambda x: np.stack(
+            [np.stack([x[:, r : r + 3, c : c + 2] for c in (0, 3)], axis=1) for r in (0, 2)],
+            axis=1,
+        ),
+    ),
+    # x * 2**30 / 2**31 (a Q31 multiplier of 0.5), then a right shift by 3: x / 16, rounded.
+    "fixed_point_multiply": Case(
+        [np.array([[16, 40, -24, 100]], "int32")],
+        {"multiplier": 1073741824, "shift": -3},
+        lambda x: np.array([[1, 3, -1, 6]], "int32"),
+    ),
+    "reinterpret": Case(
+        [np.array([1.0, -2.5], "float32")], {"dtype": "int32"}, lambda x: x.view("int32")
     ),
     "split": Case([data((6, 3))], {"indices_or_sections": 3}, lambda x: np.split(x, 3, axis=0)),
     "take": Case([data((4, 3)), np.array([2, 0, 3], "int32")], {"axis": 0}, lambda x, i: x[i]),
@@ -123,7 +174,119 @@ CASES: dict[str, Case] = {
         {},
         lambda x, i, u: _scatter_nd(x, i, u),
     ),
+    # COO indices of a (2, 3, 6) tensor as indices of (9, -1) = (9, 4).
+    "sparse_reshape": Case(
+        [
+            np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 2, 3]], "int64"),
+            np.array([2, 3, 6], "int64"),
+            np.array([9, -1], "int64"),
+        ],
+        {},
+        lambda i, p, n: (_sparse_reshape(i, p, n), np.array([9, 4])),
+    ),
+    # Rows 0 and 2 of x, every other column from the last, backwards: x[0:3:2, 3::-2] = v.
+    "strided_set": Case(
+        [
+            data((3, 4)),
+            data((2, 2)),
+            np.array([0, 3], "int32"),
+            np.array([3, -5], "int32"),
+            np.array([2, -2], "int32"),
+        ],
+        {},
+        lambda x, v, b, e, s: _strided_set(x, v),
+    ),
 }
+
+
+def _sparse_reshape(indices: np.ndarray, prev: np.ndarray, new: np.ndarray) -> np.ndarray:
+    new = new.copy()
+    new[new == -1] = prev.prod() // new[new != -1].prod()
+    flat = np.ravel_multi_index(tuple(indices.T), prev)
+    return np.stack(np.unravel_index(flat, new), axis=1)
+
+
+def test_sparse_reshape_on_symbolic_shapes_keeps_the_input_dtypes():
+    indices = np.array([[0, 1], [2, 3], [3, 0]], "int32")
+    prev, new = np.array([4, 4], "int32"), np.array([-1, 2, 2], "int32")
+    iv = relay.var("i", shape=[relay.Any(), relay.Any()], dtype="int32")
+    pv, nv = (relay.var(n, shape=[relay.Any()], dtype="int32") for n in ("p", "n"))
+    body = relay.op.sparse_reshape(iv, pv, nv).astuple()
+    func = relay.Function([iv, pv, nv], body)
+    got_indices, got_shape = relay.create_executor("vm", target="llvm").evaluate(func)(
+        indices, prev, new
+    )
+    assert got_indices.numpy().dtype == np.int32 and got_shape.numpy().dtype == np.int32
+    np.testing.assert_array_equal(got_shape.numpy(), [4, 2, 2])
+    np.testing.assert_array_equal(got_indices.numpy(), _sparse_reshape(indices, prev, new))
+
+
+def _stft(x: np.ndarray, window: np.ndarray, n_fft: int, hop: int, normalized: bool):
+    frames = (x.shape[-1] - n_fft) // hop + 1
+    segments = np.stack([x[:, m * hop : m * hop + n_fft] * window for m in range(frames)], 1)
+    spectrum = np.fft.rfft(segments, axis=-1).transpose(0, 2, 1)  # (batch, rows, frames)
+    out = np.stack([spectrum.real, spectrum.imag], -1)
+    return out / np.sqrt(n_fft) if normalized else out
+
+
+def test_stft_on_symbolic_shapes_takes_relays_defaults():
+    x = data((2, 20))
+    dv = relay.var("d", relay.TensorType([relay.Any(), relay.Any()], "float32"))
+    body = relay.op.stft(dv, 8)  # hop n_fft // 4, window ones(n_fft)
+    func = relay.Function([dv], body)
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(x).numpy()
+    np.testing.assert_allclose(got, _stft(x, np.ones(8), 8, 2, False), rtol=1e-4, atol=1e-4)
+
+
+def _segment_sum(x: np.ndarray, ids: np.ndarray, count: int) -> np.ndarray:
+    out = np.zeros((count, *x.shape[1:]), x.dtype)
+    for row, segment in enumerate(ids):
+        out[segment] += x[row]
+    return out
+
+
+def test_segment_sum_without_num_segments_sizes_its_output_at_run_time():
+    x, ids = data((6, 4, 5)), np.array([2, 0, 1, 0, 3, 2], "int64")
+    xv = relay.var("x", shape=[relay.Any()] * 3)
+    iv = relay.var("i", shape=[relay.Any()], dtype="int64")
+    func = relay.Function([xv, iv], relay.op.segment_sum(xv, iv))
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(x, ids).numpy()
+    np.testing.assert_allclose(got, _segment_sum(x, ids, 4), rtol=1e-6)
+
+
+def _sparse_to_dense(indices, values, default, shape):
+    out = np.full(shape, default, values.dtype)
+    out[tuple(indices.T)] = values
+    return out
+
+
+def test_sparse_to_dense_default_value_defaults_to_zero():
+    iv = relay.var("i", shape=(2,), dtype="int32")
+    vv = relay.var("v", shape=(2,), dtype="float32")
+    func = relay.Function([iv, vv], relay.sparse_to_dense(iv, (4,), vv))
+    got = relay.create_executor("graph", target="llvm").evaluate(func)(
+        np.array([3, 0], "int32"), np.array([1.5, 2.5], "float32")
+    )
+    np.testing.assert_array_equal(got.numpy(), [2.5, 0, 0, 1.5])
+
+
+def _strided_set(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    out[0:3:2, 3::-2] = v
+    return out
+
+
+def test_strided_set_strides_default_to_one_and_short_begin_end_cover_the_rest():
+    x, v = data((3, 4, 3)), data((2, 3, 3))
+    xv, vv = relay.var("x", shape=x.shape), relay.var("v", shape=v.shape)
+    body = relay.strided_set(xv, vv, relay.const([1, 1], "int32"), relay.const([4, 4], "int32"))
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv, vv], body))(
+        x, v
+    )
+    want = x.copy()
+    want[1:, 1:] = v
+    np.testing.assert_allclose(got.numpy(), want)
+
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(transform, CASES)
 
@@ -132,3 +295,61 @@ def _scatter_nd(x: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.n
     out = x.copy()
     out[tuple(indices)] = updates
     return out
+
+
+@pytest.mark.parametrize(("reduction", "axis"), [("update", 1), ("add", -1), ("max", 0)])
+def test_scatter_elements_on_symbolic_rank4_shapes_builds_and_matches_numpy(reduction, axis):
+    # TOPI's kernel does not compile in minutes on (?, ?, ?, ?): the loop-per-axis one serves.
+    x, u = data((6, 3, 4, 5)), data((2, 3, 4, 5))
+    rng = np.random.default_rng(1)
+    i = rng.integers(-x.shape[axis], x.shape[axis], u.shape).astype("int64")
+    xv, iv, uv = (
+        relay.var(n, relay.TensorType([relay.Any()] * 4, d))
+        for n, d in (("x", "float32"), ("i", "int64"), ("u", "float32"))
+    )
+    body = relay.scatter_elements(xv, iv, uv, axis, reduction)
+    func = relay.Function([xv, iv, uv], body)
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(x, i, u).numpy()
+    want = x.copy()
+    combines: dict[str, Any] = {"update": lambda o, n: n, "add": np.add, "max": np.maximum}
+    combine = combines[reduction]
+    for index in np.ndindex(*i.shape):
+        target = list(index)
+        target[axis] = i[index] % x.shape[axis]
+        want[tuple(target)] = combine(want[tuple(target)], u[index])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_scatter_elements_refuses_an_unknown_reduction():
+    xv = relay.var("x", relay.TensorType([relay.Any()], "float32"))
+    iv = relay.var("i", relay.TensorType([relay.Any()], "int64"))
+    body = relay.scatter_elements(xv, iv, xv, 0, "median")
+    with pytest.raises(relay.UnsupportedRelayError, match="reduction 'median'"):
+        tvm.IRModule.from_expr(relay.Function([xv, iv], body))
+
+
+def test_slice_like_on_a_symbolic_data_shape_has_the_like_extents():
+    d = [tvm.te.var(f"d{i}") for i in range(3)]
+    x = relay.var("x", relay.TensorType(d, "float32"))
+    like = relay.var("like", relay.TensorType((1, 2, 3), "float32"))
+    typed = relay.testing.run_infer_type(relay.slice_like(x, like, None))
+    assert typed.checked_type == relay.TensorType((1, 2, 3), "float32")
+    narrow = relay.testing.run_infer_type(relay.slice_like(x, like, (1,)))
+    assert narrow.checked_type == relay.TensorType((d[0], 2, d[2]), "float32")
+
+
+def test_split_of_a_symbolic_shape_has_relays_part_shapes():
+    d = [tvm.te.var(f"d{i}") for i in range(3)]
+    x = relay.var("x", relay.TensorType(d, "float32"))
+    halves = relay.testing.run_infer_type(relay.split(x, 2, axis=1).astuple())
+    assert halves.checked_type == relay.TupleType([relay.TensorType((d[0], d[1] // 2, d[2]))] * 2)
+    cuts = relay.testing.run_infer_type(relay.split(x, (2, 5), axis=2).astuple())
+    want = [(d[0], d[1], 2), (d[0], d[1], 3), (d[0], d[1], d[2] - 5)]
+    assert cuts.checked_type == relay.TupleType([relay.TensorType(s) for s in want])
+    n = tvm.te.var("n")
+    xv = relay.var("x", relay.TensorType((n, 4), "float32"))
+    func = relay.Function([xv], relay.split(xv, (1, 3), axis=0).astuple())
+    data = np.arange(20, dtype="float32").reshape(5, 4)
+    got = relay.create_executor("vm", target="llvm").evaluate(func)(data)
+    for part, want_part in zip(got, np.split(data, (1, 3))):
+        np.testing.assert_array_equal(part.numpy(), want_part)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import tvm
 import tvm.topi.testing as ref
 
 from compile_engine_compat import relay
@@ -47,7 +48,20 @@ CASES: dict[str, Case] = {
         {"score_threshold": 0.1},
         lambda b: list(ref.get_valid_counts_python(b, 0.1, 0, 1)),
     ),
+    # Two images: the gather must stay inside each one.
+    "vision.yolo_reorg": Case(
+        [np.arange(2 * 8 * 4 * 6, dtype="float32").reshape(2, 8, 4, 6)],
+        {"stride": 2},
+        lambda x: ref.reorg_python(x, 2),
+    ),
 }
+
+
+def test_yolo_reorg_type_on_symbolic_shapes_is_relays():
+    n, c, h, w = (tvm.te.var(v) for v in "nchw")
+    x = relay.var("x", relay.TensorType((n, c, h, w), "float32"))
+    typed = relay.testing.run_infer_type(relay.vision.yolo_reorg(x, stride=2))
+    assert typed.checked_type == relay.TensorType((n, c * 4, h // 2, w // 2), "float32")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
