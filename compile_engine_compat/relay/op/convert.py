@@ -255,6 +255,12 @@ def sparse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any
         relax.op.floor_divide(flat, relax.op.expand_dims(_row_major_strides(bb, out_shape), 0)),
         relax.op.expand_dims(out_shape, 0),
     )
+    if static_shape(new_shape) == [columns]:
+        # An unchanged shape returns the indices as they are, out-of-range ones included (TOPI's
+        # sparse_reshape, which Relay ran, copies them then).
+        differing = relax.op.sum(relax.op.astype(relax.op.not_equal(prev, out_shape), wide))
+        unchanged = bb.emit(relax.op.equal(differing, relax.const(0, wide)))
+        new_indices = relax.op.where(unchanged, relax.op.astype(indices, wide), new_indices)
     return relax.Tuple(
         [
             bb.emit(relax.op.astype(new_indices, indices.ty.dtype)),

@@ -221,6 +221,20 @@ def test_sparse_reshape_on_symbolic_shapes_keeps_the_input_dtypes():
     np.testing.assert_array_equal(got_indices.numpy(), _sparse_reshape(indices, prev, new))
 
 
+def test_sparse_reshape_to_the_same_shape_returns_the_indices_as_they_are():
+    # Relay (TOPI's kernel) copied them, out-of-range ones included: column 100 of a (500, 20).
+    indices = np.array([[0, 100], [200, 100], [3, 4]], "int64")
+    iv = relay.var("i", shape=(3, 2), dtype="int64")
+    pv, nv = (relay.var(n, shape=(2,), dtype="int64") for n in ("p", "n"))
+    func = relay.Function([iv, pv, nv], relay.op.sparse_reshape(iv, pv, nv).astuple())
+    run = relay.create_executor("vm", target="llvm").evaluate(func)
+    same, shape = run(indices, np.array([500, 20]), np.array([500, -1]))
+    np.testing.assert_array_equal(same.numpy(), indices)
+    np.testing.assert_array_equal(shape.numpy(), [500, 20])
+    moved, _ = run(indices[2:].repeat(3, 0), np.array([500, 20]), np.array([250, 40]))
+    np.testing.assert_array_equal(moved.numpy(), [[1, 24]] * 3)  # 3 * 20 + 4 = 64 = 1 * 40 + 24
+
+
 def _stft(x: np.ndarray, window: np.ndarray, n_fft: int, hop: int, normalized: bool):
     frames = (x.shape[-1] - n_fft) // hop + 1
     segments = np.stack([x[:, m * hop : m * hop + n_fft] * window for m in range(frames)], 1)
