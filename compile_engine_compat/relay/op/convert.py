@@ -132,9 +132,24 @@ def reduce(relax_op: str) -> Emit:
     fn = relax_fn(relax_op)
 
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        if relax_op == "relax.mean":
+            return mean(bb, args[0], reduced_axes(args[0], attrs), bool(attrs.keepdims))
         return fn(args[0], reduced_axes(args[0], attrs), bool(attrs.keepdims))
 
     return emit
+
+
+def _is_half(value: Any) -> bool:
+    return str(getattr(value.ty, "dtype", "")) == "float16"
+
+
+def mean(bb: relax.BlockBuilder, data: Any, axes: list[int] | None, keepdims: bool) -> Any:
+    """Relay's ``mean``: a float16 input is summed in float32 and the mean cast back (a float16
+    sum of 16K halves stops growing at 2048: their mean came out 0.125)."""
+    if not _is_half(data):
+        return relax.op.mean(data, axes, keepdims)
+    wide = bb.emit(relax.op.mean(relax.op.astype(data, "float32"), axes, keepdims))
+    return relax.op.astype(wide, "float16")
 
 
 def reduced_axes(value: Any, attrs: Attrs) -> list[int] | None:
@@ -150,14 +165,20 @@ def variance(bb: relax.BlockBuilder, data: Any, attrs: Attrs, keepdims: bool) ->
     """Relay's ``_variance``: ``relax.variance``, or with ``unbiased`` the sum of squared
     deviations over ``n - 1`` (``n`` counted as a sum of ones, so symbolic axes work too)."""
     axes = reduced_axes(data, attrs)
-    if not ("unbiased" in attrs and attrs.unbiased):
+    unbiased = "unbiased" in attrs and bool(attrs.unbiased)
+    if not unbiased and not _is_half(data):
         return relax.op.variance(data, axes, keepdims)
-    mean = bb.emit(relax.op.mean(data, axes, keepdims=True))
-    deviation = bb.emit(relax.op.subtract(data, mean))
-    squares = bb.emit(relax.op.sum(relax.op.multiply(deviation, deviation), axes, keepdims))
-    count = bb.emit(relax.op.sum(relax.op.ones_like(data), axes, keepdims))
-    one = relax.const(1, data.ty.dtype)
-    return relax.op.divide(squares, relax.op.subtract(count, one))
+    # As Relay's VarianceCompute: deviations in the input's dtype, their squares summed in
+    # float32 for float16 input, the variance cast back.
+    centre = bb.emit(mean(bb, data, axes, keepdims=True))
+    deviation = bb.emit(relax.op.subtract(data, centre))
+    squares = bb.emit(relax.op.multiply(deviation, deviation))
+    dtype = "float32" if _is_half(data) else str(data.ty.dtype)
+    total = bb.emit(relax.op.sum(relax.op.astype(squares, dtype), axes, keepdims))
+    count = bb.emit(relax.op.sum(relax.op.ones_like(relax.op.astype(data, dtype)), axes, keepdims))
+    if unbiased:
+        count = bb.emit(relax.op.subtract(count, relax.const(1, dtype)))
+    return relax.op.astype(relax.op.divide(total, count), str(data.ty.dtype))
 
 
 def variance_reduce(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
@@ -175,11 +196,11 @@ def mean_and(spread: str) -> Emit:
 
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         keepdims = bool(attrs.keepdims)
-        mean = bb.emit(relax.op.mean(args[0], reduced_axes(args[0], attrs), keepdims))
+        centre = bb.emit(mean(bb, args[0], reduced_axes(args[0], attrs), keepdims))
         second = variance(bb, args[0], attrs, keepdims)
         if spread == "std":
             second = relax.op.sqrt(second)
-        return relax.Tuple([mean, bb.emit(second)])
+        return relax.Tuple([centre, bb.emit(second)])
 
     return emit
 

@@ -110,3 +110,19 @@ def test_argmax_over_several_axes_indexes_the_flattened_reduced_axes():
     assert relay.testing.run_infer_type(body).checked_type == relay.TensorType((1, 4, 1), "int32")
     got = _run(xv, body, x)
     np.testing.assert_array_equal(got.ravel(), x.transpose(1, 0, 2).reshape(4, 15).argmax(1))
+
+
+def test_float16_mean_and_variance_sum_in_float32_as_relay_did():
+    # 16K halves of ~0.5: a float16 sum stops at 2048, which made the mean 0.125.
+    x = np.random.default_rng(0).uniform(0.45, 0.55, (64, 4, 64)).astype("float16")
+    xv = relay.var("x", shape=x.shape, dtype="float16")
+    wide = x.astype("float64")
+    ex = relay.create_executor("graph", target="llvm")
+    mean, var = (
+        out.numpy()
+        for out in ex.evaluate(relay.Function([xv], relay.mean_variance(xv, (0, 2)).astuple()))(x)
+    )
+    np.testing.assert_allclose(mean, wide.mean((0, 2)), rtol=2e-3)
+    np.testing.assert_allclose(var, wide.var((0, 2)), rtol=2e-2)
+    assert mean.dtype == var.dtype == np.float16
+    np.testing.assert_allclose(_run(xv, relay.mean(xv), x), wide.mean(), rtol=2e-3)
