@@ -29,7 +29,10 @@ from .scope_builder import ScopeBuilder
 __all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_executor"]
 
 
-def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
+def bind_module_params(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
+    """``mod`` (a module or a ``relay.Function``) as a Relax module, ``params`` bound to
+    ``main``'s parameters by name (a name ``main`` lacks is skipped, as Relay's
+    ``bind_params_by_name``)."""
     if isinstance(mod, Function):
         mod = mod.__relax_function__()
     elif isinstance(mod, Expr):
@@ -45,13 +48,6 @@ def _relax_module(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRMo
         names = {var.name for var in mod["main"].params} if "main" in mod else set()
         mod = bind_params(mod, {k: v for k, v in params.items() if k in names})
     return mod
-
-
-def bind_module_params(mod: Any, params: Mapping[str, Any] | None) -> tvm.IRModule:
-    """``mod`` (a module or a ``relay.Function``) as a Relax module, ``params`` bound to
-    ``main``'s parameters by name (a name ``main`` lacks is skipped, as Relay's
-    ``bind_params_by_name``)."""
-    return _relax_module(mod, params)
 
 
 def _target(target: Any) -> Any:
@@ -101,7 +97,7 @@ def build(
     """
     if target is None:
         target = tvm.target.Target.current(allow_none=True) or "llvm"
-    mod = _relax_module(ir_mod, params)
+    mod = bind_module_params(ir_mod, params)
     built = build_whole_module(mod, _target(target))
     return BuildResult(built.executable, mod, dict(params or {}), built.library)
 
@@ -141,12 +137,12 @@ class _Executor:
         if isinstance(expr, tvm.ir.GlobalVar):
             entry, expr = expr.name_hint, None
         if expr is None:
-            mod = _relax_module(self.mod, self.params)
+            mod = bind_module_params(self.mod, self.params)
         elif isinstance(self.mod, tvm.IRModule):
             # The function runs beside the module's own functions (it may call them).
-            mod = _relax_module(_with_main(self.mod, expr), self.params)
+            mod = bind_module_params(_with_main(self.mod, expr), self.params)
         else:
-            mod = _relax_module(expr, self.params)
+            mod = bind_module_params(expr, self.params)
         executable = build_module(mod, _target(self.target))
         vm = relax.VirtualMachine(executable, self.device)
         names = [p.name for p in mod[entry].params]

@@ -24,8 +24,9 @@ VARIANCE_ATTRS = (*REDUCE_ATTRS, ("unbiased", False))
 ROWS: tuple[OpRow, ...] = (
     *(
         OpRow(n, ("data",), REDUCE_ATTRS, f"relax.{n}", convert.reduce(f"relax.{n}"), _REDUCE)
-        for n in ("sum", "mean", "max", "min", "prod")
+        for n in ("sum", "max", "min", "prod")
     ),
+    OpRow("mean", ("data",), REDUCE_ATTRS, "relax.mean", convert.mean_reduce, _REDUCE),
     OpRow(
         "variance", ("data",), VARIANCE_ATTRS, "relax.variance", convert.variance_reduce, _REDUCE
     ),
