@@ -455,13 +455,13 @@ def _child_time(child: str, cache: str | None, field: str) -> float:
     return float(json.loads(out.strip().splitlines()[-1])[field])
 
 
-# A plain "llvm" is the host CPU in jit (here rocketlake: AVX-512 and FMA, with LLVM's 256-bit
-# preference cleared); GENERIC is what TVM alone builds for "llvm" (x86-64, SSE2); NARROW is the
-# host CPU keeping LLVM's 256-bit preference (what an explicit mcpu gets).
+# A plain "llvm" is the host CPU in jit (on AVX-512 hosts, 512-bit vectors: LLVM's 256-bit
+# preference cleared where the CPU has one); GENERIC is what TVM alone builds for "llvm" (x86-64,
+# SSE2); NARROW is the host CPU held to 256-bit vectors.
 HOST = "llvm"
 GENERIC = {"kind": "llvm", "mcpu": "x86-64"}
 _NARROW_ATTRS = [a for a in map(str, HOST_TARGET.attrs.get("mattr", [])) if a != "-prefer-256-bit"]
-NARROW = {**dict(HOST_TARGET.export()), "mattr": _NARROW_ATTRS or ["+sse2"]}
+NARROW = {**dict(HOST_TARGET.export()), "mattr": [*_NARROW_ATTRS, "+prefer-256-bit"]}
 _CPU_TARGETS = (
     (f"llvm (host: {HOST_TARGET.attrs.get('mcpu', 'generic')})", HOST),
     ("generic x86-64", GENERIC),

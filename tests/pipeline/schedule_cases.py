@@ -100,10 +100,17 @@ CASES = {
 
 
 HOST = {"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu()}
-HOST_TARGETS = ["llvm", HOST]
+HOST_TARGETS: list[object] = ["llvm", HOST]
+HOST_IDS = ["generic", "host"]
 if tvm.target.codegen.llvm_cpu_has_features(["avx512f"], tvm.target.Target(HOST)):
-    HOST_TARGETS.append({**HOST, "mattr": ["-prefer-256-bit"]})  # 512-bit vectors
-HOST_IDS = ["generic", "host", "host512"][: len(HOST_TARGETS)]
+    # The other vector width of this AVX-512 host: 512 bits where its CPU prefers 256 (Intel),
+    # 256 bits where it does not (AMD Zen 4 and 5).
+    if tvm.target.codegen.llvm_cpu_has_features(["prefer-256-bit"], tvm.target.Target(HOST)):
+        HOST_TARGETS.append({**HOST, "mattr": ["-prefer-256-bit"]})
+        HOST_IDS.append("host512")
+    else:
+        HOST_TARGETS.append({**HOST, "mattr": ["+prefer-256-bit"]})
+        HOST_IDS.append("host256")
 
 
 def np_conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:

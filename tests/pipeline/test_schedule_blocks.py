@@ -15,6 +15,8 @@ from compile_engine_compat.pipeline.schedule.blocks import target_isa
         ({"kind": "llvm", "mcpu": "x86-64-v3"}, 256, 16),
         ({"kind": "llvm", "mcpu": "rocketlake"}, 256, 32),
         ({"kind": "llvm", "mcpu": "rocketlake", "mattr": ["-prefer-256-bit"]}, 512, 32),
+        ({"kind": "llvm", "mcpu": "znver5"}, 512, 32),  # AVX-512 with no 256-bit preference
+        ({"kind": "llvm", "mcpu": "znver5", "mattr": ["+prefer-256-bit"]}, 256, 32),
         ({"kind": "llvm", "mtriple": "aarch64-linux-gnu"}, 128, 16),
     ],
 )

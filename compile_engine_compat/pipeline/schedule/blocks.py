@@ -305,10 +305,11 @@ def target_isa(target: tvm.target.Target) -> Isa:
     has = tvm.target.codegen.llvm_cpu_has_features
     try:
         if has(["avx512f"], target):
-            mattr = {str(attr) for attr in target.attrs.get("mattr", [])}
             # LLVM splits 512-bit vectors on CPUs that prefer 256 bits (rocketlake, icelake,
-            # skylake-avx512...) unless the user cleared the preference; 32 registers either way.
-            return Isa(512 if "-prefer-256-bit" in mattr else 256, 32)
+            # skylake-avx512...) unless the user cleared the preference; AMD's Zen 4 and 5 have
+            # no such preference, and 256-bit kernels there ran at half of what the CPU does.
+            # 32 registers either way.
+            return Isa(256 if has(["prefer-256-bit"], target) else 512, 32)
         if has(["avx"], target):
             return Isa(256, 16)
     except RULE_ERRORS:
