@@ -785,7 +785,8 @@ def header(load_before: str) -> str:
         f"- Python {platform.python_version()}, TVM {tvm.__version__}, NumPy {np.__version__}",
         f"- TVM threads: {tvm.runtime.num_threads()} (TVM_NUM_THREADS="
         f"{os.environ.get('TVM_NUM_THREADS', 'unset')}, TVM_THREAD_POOL_SPIN_COUNT="
-        f"{os.environ.get('TVM_THREAD_POOL_SPIN_COUNT', 'unset')}); NumPy threads: "
+        f"{os.environ.get('TVM_THREAD_POOL_SPIN_COUNT', 'unset')}, TVM_BIND_THREADS="
+        f"{os.environ.get('TVM_BIND_THREADS', 'unset')}); NumPy threads: "
         f"{_numpy_threads()}",
         f"- CPU affinity of this process after TVM started: {sorted(os.sched_getaffinity(0))}",
     ]

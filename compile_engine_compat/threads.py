@@ -1,4 +1,4 @@
-"""Kernel threads: every physical core by default, workers that sleep between kernels.
+"""Kernel threads: every physical core by default, unpinned workers that sleep between kernels.
 
 TVM's runtime sizes its thread pool to half the logical CPUs on x86 (it assumes two hardware
 threads per core). On a VM without SMT that is half the machine: 1 thread of 2 here. Worse, a
@@ -18,6 +18,15 @@ wake-up preference instead, a few microseconds per parallel kernel: the pair the
 1.1-1.3x its parts. Any spin at all brings the collapse back (30 yields already did: a yield
 next to a non-yielding spinner can cost a whole time slice), so it is 0, not a smaller spin.
 
+Pool workers are not pinned to cores: unless the user set ``TVM_BIND_THREADS``, the shim sets it
+to 0 before the pool starts. TVM pins worker *i* to core *i*; next to another library's threads
+that guarantees collisions the OS cannot undo. After a NumPy call, OpenBLAS leaves a worker
+spinning on one core for ~100 ms; a TVM worker pinned to that same core waits there behind it
+while the other core idles (3% of kernel calls waited a whole 4 ms time slice). Unpinned, the
+scheduler places it on whichever core is free. NumPy 256x256 matmul then a 256x256 matmul
+kernel, looped: 1.37-1.43x the two alone pinned, 1.07x unpinned; models and back-to-back kernels
+unchanged (2-vCPU AMD EPYC VM, bench/RESULTS.md).
+
 After ``os.fork()`` the child runs kernels on one thread. TVM's pool belongs to the thread that
 first ran a parallel kernel; a child forked from it inherits the pool's state but none of its
 worker threads, and its first parallel kernel waits for them forever. TVM exposes no way to
@@ -34,11 +43,13 @@ from typing import Any, TypeVar
 
 from compile_engine_compat.boundary import at_fork_in_child, set_environ
 
-__all__ = ["SPIN_COUNT_ENV", "configure", "fork_safe", "physical_cores", "reset_lock"]
+__all__ = ["BIND_ENV", "SPIN_COUNT_ENV", "configure", "fork_safe", "physical_cores", "reset_lock"]
 
 _USER_KNOBS = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
 #: TVM's pool reads it once, when its first worker starts: how long workers spin for work.
 SPIN_COUNT_ENV = "TVM_THREAD_POOL_SPIN_COUNT"
+#: TVM's pool reads it when it starts: whether worker *i* is pinned to core *i* (unset: pinned).
+BIND_ENV = "TVM_BIND_THREADS"
 
 
 def physical_cores() -> int:
@@ -60,11 +71,12 @@ def configure() -> None:
     """Set TVM's pool up before it starts, leaving what the user set alone.
 
     ``TVM_NUM_THREADS`` becomes :func:`physical_cores` unless the user set a thread count
-    (``TVM_NUM_THREADS`` or ``OMP_NUM_THREADS``); ``TVM_THREAD_POOL_SPIN_COUNT`` becomes 0
-    unless the user set it (see the module doc).
+    (``TVM_NUM_THREADS`` or ``OMP_NUM_THREADS``); ``TVM_THREAD_POOL_SPIN_COUNT`` and
+    ``TVM_BIND_THREADS`` become 0 unless the user set them (see the module doc).
     """
-    if SPIN_COUNT_ENV not in os.environ:
-        set_environ(SPIN_COUNT_ENV, "0")
+    for knob in (SPIN_COUNT_ENV, BIND_ENV):
+        if knob not in os.environ:
+            set_environ(knob, "0")
     if any(os.environ.get(knob) for knob in _USER_KNOBS):
         return
     set_environ("TVM_NUM_THREADS", str(physical_cores()))

@@ -1,7 +1,9 @@
-"""TVM's pool workers sleep between kernels (spin count 0), unless the user chose a spin count.
+"""TVM's pool workers sleep between kernels (spin count 0) and are not pinned to cores, unless
+the user chose a spin count or ``TVM_BIND_THREADS``.
 
-The probe runs in fresh processes (TVM reads the spin count once, when its pool starts): after a
-parallel kernel, a worker that spins keeps a core busy for ~50 ms; one that sleeps uses none.
+The probe runs in fresh processes (TVM reads both when its pool starts): after a parallel kernel,
+a worker that spins keeps a core busy for ~50 ms, one that sleeps uses none; a pinned worker may
+run on one CPU only.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from compile_engine_compat import threads
 
@@ -41,7 +45,10 @@ kernel(a, a, out)
 before = cpu()
 time.sleep(0.2)
 spin = os.environ.get("TVM_THREAD_POOL_SPIN_COUNT")
-print(json.dumps({{"idle_cpu_s": cpu() - before, "spin": spin, "ok": bool(out[0, 0] == 256)}}))
+# The CPUs each thread of the process (main, NumPy's, TVM's workers) may run on.
+cpus = [len(os.sched_getaffinity(int(tid))) for tid in os.listdir("/proc/self/task")]
+print(json.dumps({{"idle_cpu_s": cpu() - before, "spin": spin, "ok": bool(out[0, 0] == 256),
+                  "bind": os.environ.get("TVM_BIND_THREADS"), "thread_cpus": cpus}}))
 """
 
 
@@ -77,3 +84,29 @@ def test_configure_sets_spin_count_zero_unless_the_user_set_one(monkeypatch) -> 
     monkeypatch.setenv(threads.SPIN_COUNT_ENV, "1000")
     threads.configure()
     assert os.environ[threads.SPIN_COUNT_ENV] == "1000"
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,
+    reason="needs Linux's /proc and at least 2 CPUs to tell a pinned thread",
+)
+def test_workers_float_across_cores_by_default_and_are_pinned_when_the_user_says_so() -> None:
+    allowed = len(os.sched_getaffinity(0))
+    floating = _probe(TVM_NUM_THREADS="2")
+    pinned = _probe(TVM_NUM_THREADS="2", TVM_BIND_THREADS="1")
+    assert floating["ok"] and pinned["ok"]
+    assert floating["bind"] == "0"
+    assert pinned["bind"] == "1"  # the user's value is left alone
+    # The probe of the boundary: TVM still reads TVM_BIND_THREADS (its worker is pinned to one
+    # CPU when asked, and no thread is when not).
+    assert all(n == allowed for n in floating["thread_cpus"])  # type: ignore[union-attr]
+    assert 1 in pinned["thread_cpus"]  # type: ignore[operator]
+
+
+def test_configure_leaves_workers_unpinned_unless_the_user_set_a_binding(monkeypatch) -> None:
+    monkeypatch.delenv(threads.BIND_ENV, raising=False)
+    threads.configure()
+    assert os.environ[threads.BIND_ENV] == "0"
+    monkeypatch.setenv(threads.BIND_ENV, "1")
+    threads.configure()
+    assert os.environ[threads.BIND_ENV] == "1"
