@@ -14,6 +14,10 @@ transformer encoder, random weights) to ONNX in memory. The shim's side is a Rel
 and ``graph_executor.GraphModule``; against onnxruntime and PyTorch eager in this process, and for
 the build time against ``tvm.compile`` of TVM's own Relax ONNX import with the same weights bound.
 
+The last step runs the model and interleaved rows again in a child process whose TVM workers
+spin between kernels (``TVM_THREAD_POOL_SPIN_COUNT``, read once per process): the other side of
+the shim's sleeping-workers policy, each row compared within that child.
+
 PyTorch, onnx and onnxruntime are benchmark extras (``pip install compile-engine-compat[bench]``);
 the rows that need them are skipped without them.
 """
@@ -455,6 +459,41 @@ def _child_time(child: str, cache: str | None, field: str) -> float:
     return float(json.loads(out.strip().splitlines()[-1])[field])
 
 
+#: The spin count of the spinning-pool rows: long enough for a worker to stay awake from one
+#: kernel of a model to the next (2-vCPU VM: 300 was not), far shorter than TVM's 300,000.
+SPIN_FOR_MODELS = "3000"
+
+
+def bench_spinning_pool() -> None:
+    """The model and interleaved rows again in a child whose TVM workers spin between kernels.
+
+    The shim's workers sleep between kernels (``threads``); TVM reads its spin count once per
+    process, so the other policy needs another process. Each child row compares within the child.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rows.json"
+        env = {**os.environ, "TVM_THREAD_POOL_SPIN_COUNT": SPIN_FOR_MODELS}
+        command = [sys.executable, __file__, "--only", "bench_models", "bench_interleaved",
+                   "--json", str(out), *(["--quick"] if QUICK else [])]  # fmt: skip
+        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+        for what, shim, against, other, goal in json.loads(out.read_text()):
+            row(f"{what} [spin {SPIN_FOR_MODELS}]", _timing(shim), against, _timing(other), goal)
+
+
+def _timing(value: list[float]) -> Timing:
+    """A :class:`Timing` from ``[median, fastest, slowest]`` (as ``--json`` writes it)."""
+    median, best, worst = value
+    timing = Timing([median])
+    timing.best, timing.worst = best, worst
+    return timing
+
+
+def _as_json(value: float) -> list[float]:
+    if isinstance(value, Timing):
+        return [float(value), value.best, value.worst]
+    return [float(value)] * 3
+
+
 # A plain "llvm" is the host CPU in jit (on AVX-512 hosts, 512-bit vectors: LLVM's 256-bit
 # preference cleared where the CPU has one); GENERIC is what TVM alone builds for "llvm" (x86-64,
 # SSE2); NARROW is the host CPU held to 256-bit vectors.
@@ -853,6 +892,7 @@ def main() -> None:
         metavar="NAME",
         help="run only the steps whose name contains one of these (e.g. jit_many persistent)",
     )
+    parser.add_argument("--json", metavar="PATH", help="also write the rows to PATH as JSON")
     args = parser.parse_args()
     QUICK = args.quick
     engine = compile_engine.get()
@@ -862,6 +902,7 @@ def main() -> None:
         *(functools.partial(step, engine) for step in _ENGINE_STEPS),
         bench_persistent_cache,
         bench_model_cache,
+        bench_spinning_pool,
     ]
     for step in steps:
         name = getattr(step, "func", step).__name__
@@ -872,6 +913,9 @@ def main() -> None:
     print(header(load_before))
     print(f"- total benchmark time: {time.perf_counter() - started:.0f} s\n")
     print(table())
+    if args.json:
+        rows = [(w, _as_json(shim), a, _as_json(other), g) for w, shim, a, other, g in ROWS]
+        Path(args.json).write_text(json.dumps(rows))
 
 
 if __name__ == "__main__":

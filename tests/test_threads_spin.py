@@ -99,8 +99,10 @@ def test_workers_float_across_cores_by_default_and_are_pinned_when_the_user_says
     assert pinned["bind"] == "1"  # the user's value is left alone
     # The probe of the boundary: TVM still reads TVM_BIND_THREADS (its worker is pinned to one
     # CPU when asked, and no thread is when not).
-    assert all(n == allowed for n in floating["thread_cpus"])  # type: ignore[union-attr]
-    assert 1 in pinned["thread_cpus"]  # type: ignore[operator]
+    floating_cpus, pinned_cpus = floating["thread_cpus"], pinned["thread_cpus"]
+    assert isinstance(floating_cpus, list) and isinstance(pinned_cpus, list)
+    assert all(n == allowed for n in floating_cpus)
+    assert 1 in pinned_cpus
 
 
 def test_configure_leaves_workers_unpinned_unless_the_user_set_a_binding(monkeypatch) -> None:
