@@ -24,8 +24,8 @@ that guarantees collisions the OS cannot undo. After a NumPy call, OpenBLAS leav
 spinning on one core for ~100 ms; a TVM worker pinned to that same core waits there behind it
 while the other core idles (3% of kernel calls waited a whole 4 ms time slice). Unpinned, the
 scheduler places it on whichever core is free. NumPy 256x256 matmul then a 256x256 matmul
-kernel, looped: 1.37-1.43x the two alone pinned, 1.07x unpinned; models and back-to-back kernels
-unchanged (2-vCPU AMD EPYC VM, bench/RESULTS.md).
+kernel, looped: 1.35-1.42x the two alone pinned, 1.02-1.09x unpinned; models and back-to-back
+kernels unchanged (2-vCPU AMD EPYC VM, bench/RESULTS.md).
 
 After ``os.fork()`` the child runs kernels on one thread. TVM's pool belongs to the thread that
 first ran a parallel kernel; a child forked from it inherits the pool's state but none of its
