@@ -45,6 +45,27 @@ def test_a_pooling_window_reads_through_its_pad_without_a_padded_copy(engine, na
     assert "T.if_then_else" in scheduled
 
 
+@pytest.mark.parametrize(
+    ("shape", "tiles"),
+    [
+        ((1, 112, 112, 64), 56 * 56),  # ResNet-18's: one tile per output pixel, all 64 channels
+        ((1, 12, 12, 64), 6 * 6 * 2),  # 36 pixels: too few for 64-channel tiles, 32 each
+    ],
+)
+def test_a_pooling_tile_takes_more_channels_while_enough_parallel_tiles_remain(
+    engine, shape, tiles
+):
+    func = build(
+        "main",
+        [("x", shape, F32)],
+        lambda bb, x: R.nn.max_pool2d(x, (3, 3), (2, 2), (1, 1, 1, 1), layout="NHWC"),
+    )
+    script = engine.lower(func, "llvm").funcs.script()
+    assert f"T.parallel(T.int64({tiles}))" in script
+    x = f32(*shape)
+    assert_matches_new_path(func, x)
+
+
 def test_symbolic_shapes_are_scheduled_and_correct(engine):
     n = sym()
     func = build(
