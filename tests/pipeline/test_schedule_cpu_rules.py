@@ -12,7 +12,9 @@ from pipeline.schedule_cases import CASES, F32, R, f32, matmul_bias_relu
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_scheduled_kernels_match_the_new_path_and_the_unscheduled_kernel(engine, name):
+def test_scheduled_kernels_match_the_new_path_and_the_unscheduled_kernel(
+    engine, parallel_rules, name
+):
     make, inputs, shows = CASES[name]
     func, arrays = make(), inputs()
     cached = engine.lower(func, "llvm")
@@ -53,7 +55,7 @@ def test_a_pooling_window_reads_through_its_pad_without_a_padded_copy(engine, na
     ],
 )
 def test_a_pooling_tile_takes_more_channels_while_enough_parallel_tiles_remain(
-    engine, shape, tiles
+    engine, parallel_rules, shape, tiles
 ):
     func = build(
         "main",
@@ -93,6 +95,33 @@ def test_avx2_target_is_scheduled_and_correct(engine):
 def test_small_kernels_stay_single_threaded(engine):
     func = build("main", [("x", (3, 4), F32)], lambda bb, x: R.exp(x))
     assert "T.parallel" not in engine.lower(func, "llvm").funcs.script()
+
+
+def _matmul(bb, a, b):
+    return R.matmul(a, b)
+
+
+def _relu(bb, x):
+    return R.nn.relu(x)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "body", "parallel"),
+    [
+        # 64 x 128 x 96 = 786K multiply-adds: scheduled (a packed GEMM), on the calling thread.
+        ([(64, 128), (128, 96)], _matmul, False),
+        ([(128, 128), (128, 96)], _matmul, True),
+        # 32K elements: vectorized, on the calling thread; 128K: on the pool.
+        ([(128, 256)], _relu, False),
+        ([(512, 256)], _relu, True),
+    ],
+)
+def test_blocks_below_a_pool_wake_up_keep_their_rule_on_one_thread(engine, shapes, body, parallel):
+    func = build("main", [(f"x{i}", shape, F32) for i, shape in enumerate(shapes)], body)
+    script = engine.lower(func, "llvm").funcs.script()
+    assert "T.vectorized" in script  # the rule applied either way
+    assert ("T.parallel" in script) is parallel
+    assert_matches_new_path(func, *[f32(*shape) for shape in shapes])
 
 
 def _loop_extents(cached) -> list[int]:

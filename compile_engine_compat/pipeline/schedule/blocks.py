@@ -7,8 +7,10 @@ Shared by the rules of :mod:`.cpu_rules` and :mod:`.cpu_gemm` and by the driver'
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +34,11 @@ __all__ = [
     "innermost_is",
     "is_padding",
     "loop_iterations",
+    "parallelize",
     "plain_index_vars",
     "region_vars",
     "same_count",
+    "single_threaded",
     "static",
     "target_isa",
 ]
@@ -46,6 +50,28 @@ NamedRule = tuple[str, Rule]
 
 # ScheduleError and TVM's FFI errors are RuntimeError/ValueError/TypeError/IndexError subclasses.
 RULE_ERRORS = (RuntimeError, ValueError, TypeError, IndexError)
+
+_SINGLE_THREADED = contextvars.ContextVar("single_threaded", default=False)
+
+
+@contextlib.contextmanager
+def single_threaded(on: bool = True) -> Iterator[None]:
+    """Within the block, :func:`parallelize` only fuses: the rules' kernels run on one thread."""
+    token = _SINGLE_THREADED.set(on)
+    try:
+        yield
+    finally:
+        _SINGLE_THREADED.reset(token)
+
+
+def parallelize(sch: s_tir.Schedule, loops: Sequence[Any]) -> Any:
+    """Fuse ``loops`` into one and run it on the thread pool (on one thread within
+    :func:`single_threaded`); return the fused loop."""
+    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    if not _SINGLE_THREADED.get():
+        sch.parallel(fused)
+    return fused
+
 
 # Vector widths of the epilogue a register tile computes per tile: the first dividing its extent.
 _EPILOGUE_VECTOR_EXTENTS = (16, 8, 4)

@@ -33,6 +33,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     BlockInfo,
     Isa,
     fuse_epilogue,
+    parallelize,
     plain_index_vars,
     region_vars,
     static,
@@ -152,7 +153,7 @@ def depthwise_conv(sch: s_tir.Schedule, name: str, plan: DepthwisePlan) -> None:
     sch.vectorize(sch.get_loops(write_back)[-1])
     fuse_epilogue(sch, write_back, chan_out)
     parallel = [*outer, row_out]
-    sch.parallel(sch.fuse(*parallel) if len(parallel) > 1 else parallel[0])
+    parallelize(sch, parallel)
     sch.vectorize(chan_lane)
     sch.unroll(chan_vec)
     sch.unroll(row_in)

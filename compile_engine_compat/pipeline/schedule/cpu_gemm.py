@@ -20,6 +20,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     contains,
     dtype_bytes,
     fuse_epilogue,
+    parallelize,
     plain_index_vars,
     region_vars,
 )
@@ -290,7 +291,7 @@ def packed_gemm(sch: s_tir.Schedule, name: str, plan: GemmPlan) -> None:
     _columns_last(sch, block, info, plan)
     sch.reverse_compute_at(write_back, outer[-1])
     fuse_epilogue(sch, write_back, outer[-1])
-    sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
+    parallelize(sch, outer)
     sch.vectorize(col_lane)
     sch.unroll(col_vec)
     sch.unroll(row_in)
@@ -341,7 +342,7 @@ def _pack_operand(sch: s_tir.Schedule, block: Any, plan: GemmPlan, info: BlockIn
     col_outer, col_inner = sch.split(loops[col_axis], [None, cols])
     order = [loops[i] for i in other_axes] + [col_outer] + [loops[i] for i in reduction_axes]
     sch.reorder(*order, col_inner)
-    sch.parallel(sch.fuse(*order) if len(order) > 1 else order[0])
+    parallelize(sch, order)
 
 
 def mark_weight_packing(sch: s_tir.Schedule, pack: Any) -> None:
@@ -364,7 +365,7 @@ def mark_weight_packing(sch: s_tir.Schedule, pack: Any) -> None:
 
 def _parallel_copy(sch: s_tir.Schedule, block: Any) -> None:
     loops = sch.get_loops(block)
-    sch.parallel(sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0])
+    parallelize(sch, loops[:-1] if len(loops) > 1 else loops)
 
 
 def _columns_last(sch: s_tir.Schedule, block: Any, info: BlockInfo, plan: GemmPlan) -> None:

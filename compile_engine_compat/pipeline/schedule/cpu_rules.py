@@ -24,6 +24,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     BlockInfo,
     Isa,
     NamedRule,
+    Rule,
     calls_a_library,
     contains,
     divisor,
@@ -31,7 +32,9 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     fuse_epilogue,
     inline_padding,
     innermost_is,
+    parallelize,
     region_vars,
+    single_threaded,
     static,
 )
 from compile_engine_compat.pipeline.schedule.cpu_conv import depthwise_conv, depthwise_plan
@@ -39,12 +42,22 @@ from compile_engine_compat.pipeline.schedule.cpu_gemm import gemm_plan, packed_g
 
 __all__ = [
     "MIN_PARALLEL_WORK",
+    "SINGLE_THREAD_ELEMENTS",
+    "SINGLE_THREAD_PRODUCT_SUMS",
     "choose_cpu_rule",
 ]
 
 # Below this many loop iterations a kernel runs single-threaded and unvectorized-by-rule: the
 # thread-pool launch (~5-20 us) would cost more than it saves, and tiny tests stay tiny.
 MIN_PARALLEL_WORK = 1 << 14
+
+# Between that and these, a block gets its rule but runs on the calling thread: a parallel launch
+# wakes a sleeping pool worker (``threads``), a few microseconds on bare metal and 20-35 us on a
+# 2-vCPU VM, more than one thread's share of a product-sum of fewer multiply-adds, or of an
+# elementwise or injective stage of fewer elements. On that VM, at the shim's default pool
+# settings: MobileNetV2 3.20 -> 2.90 ms, the 2-layer encoder 2.01 -> 1.58 ms (bench/RESULTS.md).
+SINGLE_THREAD_PRODUCT_SUMS = 1 << 20
+SINGLE_THREAD_ELEMENTS = 1 << 16
 _VECTOR_WIDTHS = (16, 8, 4)
 
 # Narrower vectors for small elementwise blocks that call a math library function (exp, log,
@@ -77,6 +90,25 @@ def choose_cpu_rule(sch: s_tir.Schedule, name: str, isa: Isa) -> NamedRule | Non
         return None
     if not info.trivial or not info.loops:
         return None
+    named = _rule_for(info, isa)
+    if named is None or not _single_threaded_work(info):
+        return named
+    return named[0], functools.partial(_on_one_thread, rule=named[1])
+
+
+def _single_threaded_work(info: BlockInfo) -> bool:
+    work = info.work()
+    if work is None:
+        return False
+    return work < (SINGLE_THREAD_PRODUCT_SUMS if info.is_reduction else SINGLE_THREAD_ELEMENTS)
+
+
+def _on_one_thread(sch: s_tir.Schedule, name: str, rule: Rule) -> None:
+    with single_threaded():
+        rule(sch, name)
+
+
+def _rule_for(info: BlockInfo, isa: Isa) -> NamedRule | None:
     work = info.work()
     if work is not None and work < MIN_PARALLEL_WORK:
         if not info.is_elementwise():
@@ -115,7 +147,7 @@ def _injective(sch: s_tir.Schedule, name: str) -> None:
         outer.append(rest)
     elif not outer:
         outer.append(inner)
-    sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
+    parallelize(sch, outer)
 
 
 def _fuse_loops(sch: s_tir.Schedule, name: str) -> None:
@@ -145,7 +177,7 @@ def _parallel_reduction(sch: s_tir.Schedule, name: str) -> None:
     spatial = [loop for loop, s in zip(info.loops, info.spatial) if s]
     if len(spatial) != info.spatial.index(False) or not spatial:
         raise ValueError("spatial loops are not outermost")
-    sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
+    parallelize(sch, spatial)
 
 
 class _TilePlan:
@@ -252,7 +284,7 @@ def _tiled_reduction(sch: s_tir.Schedule, name: str) -> None:
     sch.reverse_compute_at(write_back, outer_spatial[-1])
     sch.vectorize(sch.get_loops(write_back)[-1])
     fuse_epilogue(sch, write_back, outer_spatial[-1])
-    sch.parallel(sch.fuse(*outer_spatial) if len(outer_spatial) > 1 else outer_spatial[0])
+    parallelize(sch, outer_spatial)
     sch.vectorize(col_lanes)
     sch.unroll(col_lanes_outer)
     for loop in tile_loops:
