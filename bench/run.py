@@ -477,15 +477,8 @@ def bench_spinning_pool() -> None:
                    "--json", str(out), *(["--quick"] if QUICK else [])]  # fmt: skip
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
         for what, shim, against, other, goal in json.loads(out.read_text()):
-            row(f"{what} [spin {SPIN_FOR_MODELS}]", _timing(shim), against, _timing(other), goal)
-
-
-def _timing(value: list[float]) -> Timing:
-    """A :class:`Timing` from ``[median, fastest, slowest]`` (as ``--json`` writes it)."""
-    median, best, worst = value
-    timing = Timing([median])
-    timing.best, timing.worst = best, worst
-    return timing
+            # [median, fastest, slowest] as rounds: a Timing's median, fastest and slowest again
+            row(f"{what} [spin {SPIN_FOR_MODELS}]", Timing(shim), against, Timing(other), goal)
 
 
 def _as_json(value: float) -> list[float]:

@@ -65,10 +65,18 @@ def _probe(**env: str) -> dict[str, object]:
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
-def test_workers_sleep_between_kernels_by_default_and_spin_when_the_user_says_so() -> None:
+@pytest.fixture(scope="module")
+def default_probe() -> dict[str, object]:
+    """The probe with the shim's defaults (2 threads), shared by the tests of both knobs."""
+    return _probe(TVM_NUM_THREADS="2")
+
+
+def test_workers_sleep_between_kernels_by_default_and_spin_when_the_user_says_so(
+    default_probe: dict[str, object],
+) -> None:
     # The probe of the boundary: TVM's pool still reads TVM_THREAD_POOL_SPIN_COUNT. If a TVM
     # release stops reading it, the default run spins too and this fails.
-    quiet = _probe(TVM_NUM_THREADS="2")
+    quiet = default_probe
     spinning = _probe(TVM_NUM_THREADS="2", TVM_THREAD_POOL_SPIN_COUNT="300000")
     assert quiet["ok"] and spinning["ok"]
     assert quiet["spin"] == "0"
@@ -77,22 +85,28 @@ def test_workers_sleep_between_kernels_by_default_and_spin_when_the_user_says_so
     assert float(spinning["idle_cpu_s"]) > 0.02  # type: ignore[arg-type]
 
 
-def test_configure_sets_spin_count_zero_unless_the_user_set_one(monkeypatch) -> None:
-    monkeypatch.delenv(threads.SPIN_COUNT_ENV, raising=False)
+@pytest.mark.parametrize(("knob", "user_value"), [(threads.SPIN_COUNT_ENV, "1000"),
+                                                   (threads.BIND_ENV, "1")])  # fmt: skip
+def test_configure_sets_a_pool_knob_to_zero_unless_the_user_set_it(
+    monkeypatch, knob, user_value
+) -> None:
+    monkeypatch.delenv(knob, raising=False)
     threads.configure()
-    assert os.environ[threads.SPIN_COUNT_ENV] == "0"
-    monkeypatch.setenv(threads.SPIN_COUNT_ENV, "1000")
+    assert os.environ[knob] == "0"
+    monkeypatch.setenv(knob, user_value)
     threads.configure()
-    assert os.environ[threads.SPIN_COUNT_ENV] == "1000"
+    assert os.environ[knob] == user_value
 
 
 @pytest.mark.skipif(
     not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,
     reason="needs Linux's /proc and at least 2 CPUs to tell a pinned thread",
 )
-def test_workers_float_across_cores_by_default_and_are_pinned_when_the_user_says_so() -> None:
+def test_workers_float_across_cores_by_default_and_are_pinned_when_the_user_says_so(
+    default_probe: dict[str, object],
+) -> None:
     allowed = len(os.sched_getaffinity(0))
-    floating = _probe(TVM_NUM_THREADS="2")
+    floating = default_probe
     pinned = _probe(TVM_NUM_THREADS="2", TVM_BIND_THREADS="1")
     assert floating["ok"] and pinned["ok"]
     assert floating["bind"] == "0"
@@ -103,12 +117,3 @@ def test_workers_float_across_cores_by_default_and_are_pinned_when_the_user_says
     assert isinstance(floating_cpus, list) and isinstance(pinned_cpus, list)
     assert all(n == allowed for n in floating_cpus)
     assert 1 in pinned_cpus
-
-
-def test_configure_leaves_workers_unpinned_unless_the_user_set_a_binding(monkeypatch) -> None:
-    monkeypatch.delenv(threads.BIND_ENV, raising=False)
-    threads.configure()
-    assert os.environ[threads.BIND_ENV] == "0"
-    monkeypatch.setenv(threads.BIND_ENV, "1")
-    threads.configure()
-    assert os.environ[threads.BIND_ENV] == "1"

@@ -55,9 +55,9 @@ _SINGLE_THREADED = contextvars.ContextVar("single_threaded", default=False)
 
 
 @contextlib.contextmanager
-def single_threaded(on: bool = True) -> Iterator[None]:
+def single_threaded() -> Iterator[None]:
     """Within the block, :func:`parallelize` only fuses: the rules' kernels run on one thread."""
-    token = _SINGLE_THREADED.set(on)
+    token = _SINGLE_THREADED.set(True)
     try:
         yield
     finally:

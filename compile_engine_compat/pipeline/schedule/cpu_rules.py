@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -224,9 +225,7 @@ def _tile_plan(info: BlockInfo) -> _TilePlan | None:
         rows = divisor(info.extents[row], _TILE_ROWS) or 1
     if rows == 1:
         col_extent = info.extents[col] or 1
-        others = 1
-        for extent in info.extents[:col]:
-            others *= extent or 1
+        others = math.prod(extent or 1 for extent in info.extents[:col])
         cols = next(
             (
                 wide
