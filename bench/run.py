@@ -14,9 +14,10 @@ transformer encoder, random weights) to ONNX in memory. The shim's side is a Rel
 and ``graph_executor.GraphModule``; against onnxruntime and PyTorch eager in this process, and for
 the build time against ``tvm.compile`` of TVM's own Relax ONNX import with the same weights bound.
 
-The last step runs the model and interleaved rows again in a child process whose TVM workers
-spin between kernels (``TVM_THREAD_POOL_SPIN_COUNT``, read once per process): the other side of
-the shim's sleeping-workers policy, each row compared within that child.
+Parallel kernels run on the shim's pool (``compile_engine_compat.thread_pool``). The last step
+runs the model and interleaved rows again in a child process on TVM's own pool
+(``COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm``; the pool is chosen once per process), each row
+compared within that child: the ``[TVM pool]`` rows.
 
 PyTorch, onnx and onnxruntime are benchmark extras (``pip install compile-engine-compat[bench]``);
 the rows that need them are skipped without them.
@@ -43,9 +44,14 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-# Importing the shim sets TVM_NUM_THREADS (all physical cores) unless the user did, before TVM
-# starts its thread pool: the shim rows and the bare-TVM rows share that pool.
-from compile_engine_compat import CompileEngineDeprecationWarning, compile_engine, schedules
+# Importing the shim starts its thread pool (all physical cores unless the user chose), before TVM
+# builds anything: the shim rows and the bare-TVM rows share that pool.
+from compile_engine_compat import (
+    CompileEngineDeprecationWarning,
+    compile_engine,
+    schedules,
+    thread_pool,
+)
 
 warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
 R = relax.op
@@ -459,26 +465,25 @@ def _child_time(child: str, cache: str | None, field: str) -> float:
     return float(json.loads(out.strip().splitlines()[-1])[field])
 
 
-#: The spin count of the spinning-pool rows: long enough for a worker to stay awake from one
-#: kernel of a model to the next (2-vCPU VM: 300 was not), far shorter than TVM's 300,000.
-SPIN_FOR_MODELS = "3000"
+#: The child's setting: TVM's own pool (workers asleep between kernels, as the shim sets it).
+TVM_POOL = {"COMPILE_ENGINE_COMPAT_THREAD_POOL": "tvm"}
 
 
-def bench_spinning_pool() -> None:
-    """The model and interleaved rows again in a child whose TVM workers spin between kernels.
+def bench_tvm_pool() -> None:
+    """The model and interleaved rows again in a child whose kernels run on TVM's own pool.
 
-    The shim's workers sleep between kernels (``threads``); TVM reads its spin count once per
-    process, so the other policy needs another process. Each child row compares within the child.
+    The pool is chosen once per process (``thread_pool.start``), so TVM's needs another process.
+    Each child row compares within the child.
     """
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rows.json"
-        env = {**os.environ, "TVM_THREAD_POOL_SPIN_COUNT": SPIN_FOR_MODELS}
         command = [sys.executable, __file__, "--only", "bench_models", "bench_interleaved",
                    "--json", str(out), *(["--quick"] if QUICK else [])]  # fmt: skip
+        env = {**os.environ, **TVM_POOL}
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
         for what, shim, against, other, goal in json.loads(out.read_text()):
             # [median, fastest, slowest] as rounds: a Timing's median, fastest and slowest again
-            row(f"{what} [spin {SPIN_FOR_MODELS}]", Timing(shim), against, Timing(other), goal)
+            row(f"{what} [TVM pool]", Timing(shim), against, Timing(other), goal)
 
 
 def _as_json(value: float) -> list[float]:
@@ -810,12 +815,20 @@ def _load() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
 
 
+def _pool_text() -> str:
+    pool = thread_pool.status()
+    if pool.kind == "shim":
+        return f"the shim's pool, {pool.threads} threads"
+    return f"TVM's pool ({pool.reason})"
+
+
 def header(load_before: str) -> str:
     lines = [
         f"- machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, {platform.platform()}",
         f"- load average: {load_before} before, {_load()} after the run",
         f"- Python {platform.python_version()}, TVM {tvm.__version__}, NumPy {np.__version__}",
-        f"- TVM threads: {tvm.runtime.num_threads()} (TVM_NUM_THREADS="
+        f"- kernel threads: {_pool_text()}",
+        f"- TVM's pool: {tvm.runtime.num_threads()} threads (TVM_NUM_THREADS="
         f"{os.environ.get('TVM_NUM_THREADS', 'unset')}, TVM_THREAD_POOL_SPIN_COUNT="
         f"{os.environ.get('TVM_THREAD_POOL_SPIN_COUNT', 'unset')}, TVM_BIND_THREADS="
         f"{os.environ.get('TVM_BIND_THREADS', 'unset')}); NumPy threads: "
@@ -895,7 +908,7 @@ def main() -> None:
         *(functools.partial(step, engine) for step in _ENGINE_STEPS),
         bench_persistent_cache,
         bench_model_cache,
-        bench_spinning_pool,
+        bench_tvm_pool,
     ]
     for step in steps:
         name = getattr(step, "func", step).__name__

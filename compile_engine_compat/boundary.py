@@ -10,13 +10,15 @@ Every change the package makes to the process beyond its own modules goes throug
 too: attributes set on TVM's classes and modules (:func:`patch_attribute`, :func:`patched`),
 the import finder (:func:`add_meta_path_finder`), the warnings filter
 (:func:`insert_warnings_filter`), environment variables (:func:`set_environ`) and at-fork
-handlers (:func:`at_fork_in_child`). :func:`active_patches` says what is patched right now, and
+handlers (:func:`at_fork_in_child`) and the functions TVM's libraries call back into
+(:func:`register_context_symbol`). :func:`active_patches` says what is patched right now, and
 :data:`PROCESS_PATCHES` lists each patch with its off switch and its test.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import importlib
 import inspect
@@ -42,6 +44,7 @@ __all__ = [
     "caller_frame",
     "dataflow_block",
     "env_raw",
+    "ffi_function_address",
     "give_type",
     "guarded_save_json",
     "handle_of",
@@ -49,6 +52,7 @@ __all__ = [
     "pass_context_params",
     "patch_attribute",
     "patched",
+    "register_context_symbol",
     "register_op_attr_if_absent",
     "remove_meta_path_finder",
     "resolve",
@@ -503,6 +507,49 @@ def set_environ(name: str, value: str) -> None:
     os.environ[name] = value
 
 
+@functools.cache
+def _ffi_library() -> ctypes.CDLL:
+    import tvm_ffi.libinfo  # the library tvm_ffi itself loaded: dlopen returns the same handle
+
+    return ctypes.CDLL(tvm_ffi.libinfo.find_libtvm_ffi())
+
+
+def ffi_function_address(name: str) -> int:
+    """The address of TVM-FFI's C function ``name`` (``TVMFFIErrorSetRaised``, ...).
+
+    Raises
+    ------
+    ImportError
+        When the loaded TVM-FFI library has no such function.
+    """
+    function = getattr(_ffi_library(), name, None)
+    if function is None:
+        raise ImportError(f"the TVM-FFI library has no C function {name}")
+    return ctypes.cast(function, ctypes.c_void_p).value or 0
+
+
+def register_context_symbol(name: str, address: int) -> None:
+    """Make ``address`` the value of context symbol ``name`` in every TVM library loaded or
+    JIT-compiled from now on (``__TVMBackendParallelLaunch``: the function its parallel loops call).
+
+    TVM-FFI's public ``TVMFFIEnvModRegisterContextSymbol``: a library's context pointers are set
+    from its registry, in registration order, when the library is loaded or its JIT starts, so
+    this registration overrides TVM's own. Libraries already loaded keep what they had.
+
+    Raises
+    ------
+    ImportError
+        When TVM-FFI has no such registry (``TVMFFIEnvModRegisterContextSymbol``).
+    RuntimeError
+        When the registration fails.
+    """
+    register = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)(
+        ffi_function_address("TVMFFIEnvModRegisterContextSymbol")
+    )
+    if register(name.encode(), address) != 0:
+        raise RuntimeError(f"TVMFFIEnvModRegisterContextSymbol({name!r}) failed")
+
+
 def at_fork_in_child(
     handler: Callable[[], object],
     before: Callable[[], object] | None = None,
@@ -592,6 +639,15 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "threads",
         "set TVM_NUM_THREADS (or OMP_NUM_THREADS) yourself",
         "tests/test_threads.py, tests/test_threads_fork.py",
+    ),
+    ProcessPatch(
+        "__TVMBackendParallelLaunch registered as thread_pool.c's launcher (TVM-FFI's "
+        "TVMFFIEnvModRegisterContextSymbol): the parallel loops of every library TVM loads or "
+        "JIT-compiles afterwards run on the shim's pool",
+        "thread_pool (through register_context_symbol), started by threads.configure",
+        "COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm, or set TVM_THREAD_POOL_SPIN_COUNT or "
+        "TVM_BIND_THREADS (settings of TVM's pool)",
+        "tests/test_thread_pool.py",
     ),
     ProcessPatch(
         "TVM_THREAD_POOL_SPIN_COUNT set to 0 before TVM's pool starts: its workers sleep between "

@@ -1,4 +1,4 @@
-"""Kernel threads: every physical core by default, unpinned workers that sleep between kernels.
+"""Kernel threads: every physical core, on the shim's pool (or TVM's, set up to cooperate).
 
 TVM's runtime sizes its thread pool to half the logical CPUs on x86 (it assumes two hardware
 threads per core). On a VM without SMT that is half the machine: 1 thread of 2 here. Worse, a
@@ -7,16 +7,21 @@ pool included) inherits that pin. So, unless the user chose (``TVM_NUM_THREADS``
 ``OMP_NUM_THREADS`` set), the shim sets ``TVM_NUM_THREADS`` to the number of physical cores this
 process may run on, before TVM's pool starts. A pool TVM already started is left as it is.
 
-Between kernels TVM's pool workers do not spin: unless the user set
+Parallel kernels run on the shim's own pool (:mod:`.thread_pool`): the calling thread takes
+the tasks no worker has claimed, and workers spin with ``pause`` for at most 50 us, only while
+kernels follow each other that closely. :func:`configure` starts it, before TVM builds or loads a
+library, unless the user set ``COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm`` or one of TVM's pool
+settings below.
+
+For TVM's own pool (still behind those settings, TVM's runtime functions, and libraries loaded
+before the shim's first use), workers do not spin between kernels: unless the user set
 ``TVM_THREAD_POOL_SPIN_COUNT``, the shim sets it to 0 before the pool starts. TVM's default
 (300,000 ``sched_yield`` calls, ~50 ms of a core after every kernel) collapses when another
 library's threads spin too: NumPy's OpenBLAS keeps a worker busy for ~120 ms after each call, and
 with three busy threads on two cores each kernel waited for the other spinner's time slice. A
 NumPy 256x256 matmul followed by a 256x256 matmul kernel, looped, took 5-7 ms a pair against
-0.28 ms for the two alone (2-core machine). A sleeping worker is woken with the scheduler's
-wake-up preference instead, a few microseconds per parallel kernel: the pair then costs
-1.1-1.3x its parts. Any spin at all brings the collapse back (30 yields already did: a yield
-next to a non-yielding spinner can cost a whole time slice), so it is 0, not a smaller spin.
+0.28 ms for the two alone (2-core machine). Any spin at all brings the collapse back (30 yields
+already did: a yield next to a non-yielding spinner can cost a whole time slice).
 
 Pool workers are not pinned to cores: unless the user set ``TVM_BIND_THREADS``, the shim sets it
 to 0 before the pool starts. TVM pins worker *i* to core *i*; next to another library's threads
@@ -27,12 +32,14 @@ scheduler places it on whichever core is free. NumPy 256x256 matmul then a 256x2
 kernel, looped: 1.35-1.42x the two alone pinned, 1.02-1.09x unpinned; models and back-to-back
 kernels unchanged (2-vCPU AMD EPYC VM, bench/RESULTS.md).
 
-After ``os.fork()`` the child runs kernels on one thread. TVM's pool belongs to the thread that
-first ran a parallel kernel; a child forked from it inherits the pool's state but none of its
-worker threads, and its first parallel kernel waits for them forever. TVM exposes no way to
-rebuild a pool (``runtime.config_threadpool`` reconfigures the same, dead workers), but it reads
-``TVM_NUM_THREADS`` at every parallel launch and, at 1, runs the work inline in the caller. So
-the child gets ``TVM_NUM_THREADS=1``, as PyTorch and OpenBLAS children fall back to one thread.
+After ``os.fork()`` the shim's pool starts new workers in the child at its first parallel kernel
+(:mod:`.thread_pool`); on TVM's pool, the child runs kernels on one thread. TVM's pool belongs to
+the thread that first ran a parallel kernel; a child forked from it inherits the pool's state
+but none of its worker threads, and its first parallel kernel waits for them forever. TVM exposes
+no way to rebuild a pool (``runtime.config_threadpool`` reconfigures the same, dead workers), but
+it reads ``TVM_NUM_THREADS`` at every parallel launch and, at 1, runs the work inline in the
+caller. So the child gets ``TVM_NUM_THREADS=1``, as PyTorch and OpenBLAS children fall back to
+one thread.
 """
 
 from __future__ import annotations
@@ -41,9 +48,18 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
+from compile_engine_compat import thread_pool
 from compile_engine_compat.boundary import at_fork_in_child, set_environ
 
-__all__ = ["BIND_ENV", "SPIN_COUNT_ENV", "configure", "fork_safe", "physical_cores", "reset_lock"]
+__all__ = [
+    "BIND_ENV",
+    "SPIN_COUNT_ENV",
+    "configure",
+    "fork_safe",
+    "physical_cores",
+    "reset_lock",
+    "thread_count",
+]
 
 _USER_KNOBS = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
 #: TVM's pool reads it once, when its first worker starts: how long workers spin for work.
@@ -68,18 +84,30 @@ def physical_cores() -> int:
 
 
 def configure() -> None:
-    """Set TVM's pool up before it starts, leaving what the user set alone.
+    """Start the shim's pool and set TVM's up before either runs, leaving what the user set alone.
 
-    ``TVM_NUM_THREADS`` becomes :func:`physical_cores` unless the user set a thread count
-    (``TVM_NUM_THREADS`` or ``OMP_NUM_THREADS``); ``TVM_THREAD_POOL_SPIN_COUNT`` and
-    ``TVM_BIND_THREADS`` become 0 unless the user set them (see the module doc).
+    The shim's pool (:func:`.thread_pool.start`) gets :func:`thread_count` threads, unless the
+    user chose TVM's pool. ``TVM_NUM_THREADS`` becomes :func:`physical_cores` unless the user set
+    a thread count (``TVM_NUM_THREADS`` or ``OMP_NUM_THREADS``); ``TVM_THREAD_POOL_SPIN_COUNT``
+    and ``TVM_BIND_THREADS`` become 0 unless the user set them (see the module doc).
     """
+    thread_pool.start(thread_count())  # first: it reads which of TVM's settings the user set
     for knob in (SPIN_COUNT_ENV, BIND_ENV):
         if knob not in os.environ:
             set_environ(knob, "0")
     if any(os.environ.get(knob) for knob in _USER_KNOBS):
         return
     set_environ("TVM_NUM_THREADS", str(physical_cores()))
+
+
+def thread_count() -> int:
+    """Threads for parallel kernels: the user's ``TVM_NUM_THREADS`` (else ``OMP_NUM_THREADS``),
+    else :func:`physical_cores`."""
+    for knob in _USER_KNOBS:
+        value = os.environ.get(knob, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return physical_cores()
 
 
 def reset_lock(lock: Any) -> None:

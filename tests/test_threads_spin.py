@@ -1,9 +1,10 @@
 """TVM's pool workers sleep between kernels (spin count 0) and are not pinned to cores, unless
 the user chose a spin count or ``TVM_BIND_THREADS``.
 
-The probe runs in fresh processes (TVM reads both when its pool starts): after a parallel kernel,
-a worker that spins keeps a core busy for ~50 ms, one that sleeps uses none; a pinned worker may
-run on one CPU only.
+The probe runs on TVM's pool (``COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm``; the shim's own pool is
+tests/test_thread_pool.py), in fresh processes (TVM reads both when its pool starts): after a
+parallel kernel, a worker that spins keeps a core busy for ~50 ms, one that sleeps uses none; a
+pinned worker may run on one CPU only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from compile_engine_compat import threads
+from compile_engine_compat import thread_pool, threads
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -55,6 +56,7 @@ print(json.dumps({{"idle_cpu_s": cpu() - before, "spin": spin, "ok": bool(out[0,
 def _probe(**env: str) -> dict[str, object]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TVM_")}
     environ.update(env, PYTHONPATH=str(ROOT))
+    environ[thread_pool.POOL_ENV] = "tvm"
     result = subprocess.run(
         [sys.executable, "-c", PROBE.format(tests=str(TESTS))],
         env=environ,

@@ -1,0 +1,171 @@
+"""The shim's pool runs parallel kernels: every task exactly once, errors raised in the caller,
+concurrent callers served, and TVM's pool kept where the user chose it or no compiler builds it.
+
+The in-process tests use this session's pool (started by the shim's first use). The choice of
+pool is made once per process, so the settings that decline it run in fresh processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tvm
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tvm.script import tirx as T
+
+from compile_engine_compat import thread_pool, threads
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+
+@T.prim_func
+def _checked_accumulate(a: T.handle, b: T.handle) -> None:
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in T.parallel(n):
+        assert A[i] >= T.float32(0), "negative input"
+        B[i] = B[i] + A[i]  # a task run twice doubles its part, one skipped leaves zeros
+
+
+@pytest.fixture(scope="module")
+def accumulate():
+    """A parallel kernel built after the pool started (the session's first use started it)."""
+    threads.configure()
+    lib = tvm.compile(tvm.IRModule({"main": _checked_accumulate}), target="llvm")
+    return lib["main"]
+
+
+def _run(kernel, a: np.ndarray) -> np.ndarray:
+    out = tvm.runtime.tensor(np.zeros(a.shape, "float32"))
+    kernel(tvm.runtime.tensor(a), out)
+    return out.numpy()
+
+
+def test_the_shims_pool_runs_parallel_kernels_by_default(accumulate) -> None:
+    assert thread_pool.status().kind == "shim", thread_pool.status().reason
+    assert thread_pool.status().threads == threads.thread_count()
+    before = thread_pool.launches()
+    a = np.arange(1, 1001, dtype="float32")
+    assert np.array_equal(_run(accumulate, a), a)
+    assert thread_pool.launches() == before + 1  # TVM's pool would leave the count alone
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 3000))
+def test_every_task_runs_exactly_once(accumulate, n: int) -> None:
+    a = np.arange(1, n + 1, dtype="float32")
+    assert np.array_equal(_run(accumulate, a), a)
+
+
+@pytest.mark.parametrize("bad", [3, 990], ids=["first-task", "last-task"])
+def test_a_tasks_error_is_raised_in_the_caller_and_the_pool_goes_on(accumulate, bad) -> None:
+    a = np.arange(1, 1001, dtype="float32")
+    a[bad] = -1.0
+    with pytest.raises(RuntimeError, match="negative input"):
+        _run(accumulate, a)
+    a[bad] = 1.0
+    assert np.array_equal(_run(accumulate, a), a)
+
+
+def test_concurrent_callers_each_get_their_own_result(accumulate) -> None:
+    failures: list[str] = []
+
+    def call(seed: int) -> None:
+        a = np.full(4096, float(seed), "float32")
+        for _ in range(200):
+            out = _run(accumulate, a)
+            if not np.array_equal(out, a):
+                failures.append(f"caller {seed}: {out[:4]}")
+                return
+
+    callers = [threading.Thread(target=call, args=(seed,)) for seed in range(1, 5)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(timeout=60)
+    assert not any(caller.is_alive() for caller in callers), "a caller hung"
+    assert failures == []
+
+
+# A burst of back-to-back parallel kernels, then 0.2 s asleep: the CPU time the process spends
+# meanwhile is its pool's (workers still spinning); and the names of its threads.
+PROBE = """
+import json, os, resource, sys, time, warnings
+sys.path.insert(0, {tests!r})
+warnings.simplefilter("ignore")
+import numpy as np
+from _builders import build
+from tvm import relax
+from compile_engine_compat import compile_engine, thread_pool
+func = build("main", [("a", (256, 256), "float32"), ("b", (256, 256), "float32")],
+             lambda bb, a, b: relax.op.matmul(a, b))
+kernel = compile_engine.get().jit(func, "llvm")
+a = np.ones((256, 256), "float32")
+out = np.empty((256, 256), "float32")
+for _ in range(50):
+    kernel(a, a, out)
+
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+before = cpu()
+time.sleep(0.2)
+tasks = os.listdir("/proc/self/task")
+names = [open(f"/proc/self/task/{{tid}}/comm").read().strip() for tid in tasks]
+status = thread_pool.status()
+print(json.dumps({{"idle_cpu_s": cpu() - before, "ok": bool((out == 256).all()),
+                  "kind": status.kind, "reason": status.reason, "launches": thread_pool.launches(),
+                  "pool_threads": names.count("cec-pool")}}))
+"""
+
+
+def _probe(tmp_path: Path, **env: str) -> dict[str, object]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TVM_")}
+    environ.pop(thread_pool.POOL_ENV, None)
+    environ.update(env, PYTHONPATH=str(ROOT), TVM_NUM_THREADS="2")
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(tests=str(TESTS))],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads thread names in /proc")
+def test_workers_stop_spinning_once_kernels_stop(tmp_path) -> None:
+    default = _probe(tmp_path)
+    assert default["ok"] and default["kind"] == "shim"
+    assert isinstance(default["launches"], int) and default["launches"] >= 50
+    assert default["pool_threads"] == 1  # 2 threads: caller + 1
+    assert float(default["idle_cpu_s"]) < 0.02  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({thread_pool.POOL_ENV: "tvm"}, f"{thread_pool.POOL_ENV}=tvm"),
+        ({"TVM_THREAD_POOL_SPIN_COUNT": "0"}, "TVM_THREAD_POOL_SPIN_COUNT is set"),
+        ({"CC": "/nonexistent/cc", "XDG_CACHE_HOME": "{tmp}"}, "no C compiler '/nonexistent/cc'"),
+    ],
+    ids=["user-chose-tvm", "user-set-a-tvm-pool-knob", "no-compiler"],
+)
+def test_tvms_pool_runs_the_kernels_where_the_shims_is_declined(tmp_path, env, reason) -> None:
+    env = {name: value.format(tmp=tmp_path) for name, value in env.items()}
+    result = _probe(tmp_path, **env)
+    assert result["ok"]
+    assert result["kind"] == "tvm" and result["launches"] == 0 and result["pool_threads"] == 0
+    assert reason in str(result["reason"])
