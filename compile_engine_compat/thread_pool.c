@@ -75,6 +75,7 @@ static struct {
   _Atomic(void*) error; /* the first task error of the current launch (an owned handle) */
   _Atomic int failed;
   _Atomic uint64_t launches; /* calls, inline ones included (tests read it) */
+  _Atomic uint64_t worker_tasks; /* tasks the workers ran (tests read it) */
   _Alignas(64) _Atomic int sync[MAX_THREADS * SYNC_STRIDE];
   int threads;
   int workers_started;
@@ -90,6 +91,7 @@ static struct {
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .threads = 1};
 
 static __thread int in_task;
+static __thread int is_worker;
 
 static long now_ns(void) {
   struct timespec ts;
@@ -123,6 +125,7 @@ static void run_tasks(uint32_t generation) {
     if (!atomic_compare_exchange_weak_explicit(&pool.claim, &claim, claim + 1,
                                                memory_order_acq_rel, memory_order_acquire))
       continue;
+    if (is_worker) atomic_fetch_add_explicit(&pool.worker_tasks, 1, memory_order_relaxed);
     in_task = 1;
     int status = pool.flambda((int)next, &pool.env, pool.cdata);
     in_task = 0;
@@ -152,6 +155,7 @@ static void wait_while_equal(_Atomic uint32_t* word, uint32_t expected, long bud
 }
 
 static void* worker(void* arg) {
+  is_worker = 1;
   uint32_t seen = (uint32_t)(uintptr_t)arg;
   for (;;) {
     long window = atomic_load_explicit(&pool.window_ns, memory_order_relaxed);
@@ -270,3 +274,5 @@ int cec_pool_init(int threads, long spin_ns, long wait_ns, void* move_from_raise
 int cec_pool_threads(void) { return pool.threads; }
 
 uint64_t cec_pool_launches(void) { return atomic_load(&pool.launches); }
+
+uint64_t cec_pool_worker_tasks(void) { return atomic_load(&pool.worker_tasks); }

@@ -49,6 +49,7 @@ __all__ = [
     "launches",
     "start",
     "status",
+    "worker_tasks",
 ]
 
 #: ``tvm`` keeps TVM's own pool; unset (or ``shim``) starts the shim's.
@@ -129,6 +130,14 @@ def launches() -> int:
     return int(_library.cec_pool_launches())
 
 
+def worker_tasks() -> int:
+    """How many tasks the shim pool's workers (not the calling threads) have run (0 if not
+    started)."""
+    if _library is None:
+        return 0
+    return int(_library.cec_pool_worker_tasks())
+
+
 def _declined() -> str | None:
     """Why TVM's pool stays (a user's choice, this platform), or None."""
     choice = os.environ.get(POOL_ENV, "shim").strip().lower()
@@ -150,6 +159,7 @@ def _initialize(library: ctypes.CDLL, threads: int) -> None:
         ctypes.c_void_p
     ] * 4
     library.cec_pool_launches.restype = ctypes.c_uint64
+    library.cec_pool_worker_tasks.restype = ctypes.c_uint64
     errors = [
         boundary.ffi_function_address(name)
         for name in (
@@ -203,8 +213,9 @@ def _compile(compiler: str, library: Path) -> Path:
             command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S, check=False
         )
         if done.returncode != 0:
-            first = next((line for line in done.stderr.splitlines() if line.strip()), "")
-            raise OSError(f"{compiler} could not build {SOURCE.name}: {first}")
+            lines = [line for line in done.stderr.splitlines() if line.strip()]
+            first = next((line for line in lines if "error" in line), lines[0] if lines else "")
+            raise OSError(f"{compiler} could not build {SOURCE.name}: {first.strip()}")
         os.replace(staging, library)  # atomic: a concurrent process sees all of it or nothing
     finally:
         staging.unlink(missing_ok=True)

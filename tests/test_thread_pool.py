@@ -60,6 +60,16 @@ def test_the_shims_pool_runs_parallel_kernels_by_default(accumulate) -> None:
     assert thread_pool.launches() == before + 1  # TVM's pool would leave the count alone
 
 
+def test_workers_share_the_tasks_of_back_to_back_kernels(accumulate) -> None:
+    if thread_pool.status().threads < 2:
+        pytest.skip("a pool of one thread has no workers")
+    a = np.arange(1, 1 << 20, dtype="float32")  # ~1 ms a call: long enough for a worker to join
+    before = thread_pool.worker_tasks()
+    for _ in range(50):
+        assert np.array_equal(_run(accumulate, a), a)
+    assert thread_pool.worker_tasks() > before
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 3000))
 def test_every_task_runs_exactly_once(accumulate, n: int) -> None:
