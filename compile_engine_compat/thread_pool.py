@@ -30,6 +30,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -204,10 +205,11 @@ def _library_directories() -> list[Path]:
 
 def _compile(compiler: str, library: Path) -> Path:
     """Compile :data:`SOURCE` to ``library`` (written whole or not at all)."""
-    if shutil.which(compiler) is None:
+    words = shlex.split(compiler)  # CC may carry a launcher or flags: "ccache gcc", "gcc -m64"
+    if not words or shutil.which(words[0]) is None:
         raise OSError(f"no C compiler {compiler!r} on PATH (set CC)")
     staging = library.with_name(f"{library.name}.{os.getpid()}.tmp")
-    command = [compiler, "-O2", "-shared", "-fPIC", "-pthread", "-o", str(staging), str(SOURCE)]
+    command = [*words, "-O2", "-shared", "-fPIC", "-pthread", "-o", str(staging), str(SOURCE)]
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S, check=False
