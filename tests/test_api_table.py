@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import string
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,11 @@ from compile_engine_compat.api_table import (
     string_rows,
 )
 from compile_engine_compat.migrate.docs import generate
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path(compile_engine_compat.__file__).parent
@@ -137,8 +143,8 @@ def test_the_installed_package_ships_a_current_migration_guide():
     assert PACKAGED.read_text(encoding="utf-8") == generate(), (
         "run: compile-engine-compat docs -o compile_engine_compat/MIGRATION.md"
     )
-    pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'compile_engine_compat = ["py.typed", "*.pyi", "MIGRATION.md"]' in pyproject
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "MIGRATION.md" in setuptools["package-data"]["compile_engine_compat"]
     for row in API_TABLE.values():
         assert f'<a id="{row.anchor}"></a>' in PACKAGED.read_text(encoding="utf-8")
         assert row.docs.startswith(f"MIGRATION.md#{row.anchor} ")

@@ -51,6 +51,17 @@ def _run(kernel, a: np.ndarray) -> np.ndarray:
     return out.numpy()
 
 
+def test_the_pools_source_ships_with_the_package() -> None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        import tomli as tomllib
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    package_data = pyproject["tool"]["setuptools"]["package-data"]["compile_engine_compat"]
+    assert thread_pool.SOURCE.name in package_data
+    assert thread_pool.SOURCE.is_file()
+
+
 def test_the_shims_pool_runs_parallel_kernels_by_default(accumulate) -> None:
     assert thread_pool.status().kind == "shim", thread_pool.status().reason
     assert thread_pool.status().threads == threads.thread_count()
