@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -176,6 +177,10 @@ static void start_workers(void) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  /* Workers inherit a mask that blocks every signal: Ctrl-C and the like go to Python's threads. */
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &before);
   uintptr_t generation = atomic_load(&pool.generation);
   int running = 1; /* the launching thread */
   for (int i = 1; i < pool.threads; ++i) {
@@ -184,6 +189,7 @@ static void start_workers(void) {
     pthread_setname_np(thread, "cec-pool");
     ++running;
   }
+  pthread_sigmask(SIG_SETMASK, &before, NULL);
   pthread_attr_destroy(&attr);
   pool.threads = running;
   pool.workers_started = 1;

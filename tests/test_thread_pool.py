@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -144,10 +145,16 @@ before = cpu()
 time.sleep(0.2)
 tasks = os.listdir("/proc/self/task")
 names = [open(f"/proc/self/task/{{tid}}/comm").read().strip() for tid in tasks]
+
+def blocked(tid):
+    status = open(f"/proc/self/task/{{tid}}/status").read()
+    return int(status.split("SigBlk:")[1].split()[0], 16)
+
+pool_masks = [blocked(tid) for tid, name in zip(tasks, names) if name == "cec-pool"]
 status = thread_pool.status()
 print(json.dumps({{"idle_cpu_s": cpu() - before, "ok": bool((out == 256).all()),
                   "kind": status.kind, "reason": status.reason, "launches": thread_pool.launches(),
-                  "pool_threads": names.count("cec-pool")}}))
+                  "pool_threads": names.count("cec-pool"), "pool_masks": pool_masks}}))
 """
 
 
@@ -167,12 +174,17 @@ def _probe(tmp_path: Path, **env: str) -> dict[str, object]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads thread names in /proc")
-def test_workers_stop_spinning_once_kernels_stop(tmp_path) -> None:
+def test_workers_stop_spinning_once_kernels_stop_and_block_signals(tmp_path) -> None:
     default = _probe(tmp_path)
     assert default["ok"] and default["kind"] == "shim"
     assert isinstance(default["launches"], int) and default["launches"] >= 50
     assert default["pool_threads"] == 1  # 2 threads: caller + 1
     assert float(default["idle_cpu_s"]) < 0.02  # type: ignore[arg-type]
+    # Workers block signals: SIGINT and SIGTERM reach Python's threads, never a kernel's worker.
+    masks = default["pool_masks"]
+    assert isinstance(masks, list) and len(masks) == 1
+    assert all(mask & (1 << (signal.SIGINT - 1)) and mask & (1 << (signal.SIGTERM - 1))
+               for mask in masks)  # fmt: skip
 
 
 @pytest.mark.parametrize(
