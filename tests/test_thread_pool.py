@@ -1,5 +1,6 @@
 """The shim's pool runs parallel kernels: every task exactly once, errors raised in the caller,
-concurrent callers served, and TVM's pool kept where the user chose it or no compiler builds it.
+concurrent callers served, TVM's barrier kept working, and TVM's pool kept where the user chose
+it or no compiler builds it.
 
 The in-process tests use this session's pool (started by the shim's first use). The choice of
 pool is made once per process, so the settings that decline it run in fresh processes.
@@ -36,6 +37,21 @@ def _checked_accumulate(a: T.handle, b: T.handle) -> None:
     for i in T.parallel(n):
         assert A[i] >= T.float32(0), "negative input"
         B[i] = B[i] + A[i]  # a task run twice doubles its part, one skipped leaves zeros
+
+
+@T.prim_func
+def _reverse_doubled(a: T.handle, b: T.handle) -> None:
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    # One launch, two parallel loops: each task's second half reads what other tasks wrote in
+    # the first half, so every task must reach TVM's barrier before any goes on.
+    with T.attr(0, "pragma_parallel_launch_point", 1):
+        with T.attr(0, "pragma_parallel_barrier_when_finish", 1):
+            for i in T.parallel(n):
+                A[i] = A[i] * T.float32(2)
+        for i in T.parallel(n):
+            B[i] = A[n - 1 - i]
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +133,29 @@ def test_concurrent_callers_each_get_their_own_result(accumulate) -> None:
         caller.join(timeout=60)
     assert not any(caller.is_alive() for caller in callers), "a caller hung"
     assert failures == []
+
+
+def test_kernels_with_a_barrier_run_with_every_task_at_once() -> None:
+    threads.configure()
+    kernel = tvm.compile(tvm.IRModule({"main": _reverse_doubled}), target="llvm")["main"]
+    failures: list[int] = []
+    before = thread_pool.launches()
+
+    def calls() -> None:  # in a thread of its own: a deadlock fails the test, not the run
+        for n in (1, 2, 3, 100, 100_000):
+            for _ in range(50):
+                a = np.arange(n, dtype="float32")
+                out = tvm.runtime.tensor(np.zeros(n, "float32"))
+                kernel(tvm.runtime.tensor(a), out)
+                if not np.array_equal(out.numpy(), (2 * a)[::-1]):
+                    failures.append(n)
+
+    caller = threading.Thread(target=calls)
+    caller.start()
+    caller.join(timeout=120)
+    assert not caller.is_alive(), "a barrier kernel hung on the shim's pool"
+    assert failures == []
+    assert thread_pool.launches() == before + 250
 
 
 # A burst of back-to-back parallel kernels, then 0.2 s asleep: the CPU time the process spends
