@@ -6,7 +6,7 @@ of its library. TVM 0.27's pool behind it forces a choice on a 2-core machine (b
 - workers that spin (``sched_yield``, any ``TVM_THREAD_POOL_SPIN_COUNT`` above ~30) catch a
   model's next kernel at once, but next to NumPy's OpenBLAS, whose idle worker spins too, a
   kernel between NumPy calls lost a whole 4 ms time slice: 3.8-4.8x the two calls alone;
-- workers that sleep (the shim's setting until now) cost a 20-35 us wake-up per parallel kernel:
+- workers that sleep (``TVM_THREAD_POOL_SPIN_COUNT=0``) cost a 20-35 us wake-up per parallel kernel:
   MobileNetV2 ran at 1.65x onnxruntime, back-to-back 256x256 matmul kernels at 145 us where
   spinning workers took 75-115 us.
 
@@ -14,7 +14,7 @@ of its library. TVM 0.27's pool behind it forces a choice on a 2-core machine (b
 are claimed: the calling thread runs whatever no worker took, so a late worker costs its own
 task, not a wait. Workers spin with the CPU's ``pause`` for at most :data:`SPIN_MICROSECONDS`,
 and only while launches follow each other that closely (a model's kernels); otherwise they sleep
-at once (a kernel between NumPy calls). See docs/performance.md, "Threads".
+at once (a kernel between NumPy calls). See docs/performance.md, "Threads: the shim's pool".
 
 :func:`start` builds it and registers it as the ``__TVMBackendParallelLaunch`` of every library
 TVM loads or JIT-compiles from then on (:func:`.boundary.register_context_symbol`). It is not
