@@ -188,19 +188,24 @@ def _built_library() -> Path:
     for directory in _library_directories():
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            return _compile(compiler, directory / name)
-        except PermissionError:
+        except OSError:  # read-only, no permission: the next one
             continue
+        if os.access(directory, os.W_OK):
+            return _compile(compiler, directory / name)
     raise OSError("no writable directory for the compiled thread pool")
 
 
 def _library_directories() -> list[Path]:
-    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    """The per-user cache directory (if there is a home), then a per-user temp directory."""
+    directories = []
+    try:
+        cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        directories.append(Path(cache_home) / "compile-engine-compat")
+    except RuntimeError:  # no home directory (no HOME, no passwd entry)
+        pass
     private = f"compile-engine-compat-{os.getuid()}" if hasattr(os, "getuid") else ""
-    return [
-        Path(cache_home) / "compile-engine-compat",
-        Path(tempfile.gettempdir()) / (private or "compile-engine-compat"),
-    ]
+    directories.append(Path(tempfile.gettempdir()) / (private or "compile-engine-compat"))
+    return directories
 
 
 def _compile(compiler: str, library: Path) -> Path:

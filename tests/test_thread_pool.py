@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -77,6 +79,21 @@ def test_the_pools_source_ships_with_the_package() -> None:
     package_data = pyproject["tool"]["setuptools"]["package-data"]["compile_engine_compat"]
     assert thread_pool.SOURCE.name in package_data
     assert thread_pool.SOURCE.is_file()
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="builds the pool with the C compiler, cc")
+def test_the_pool_is_built_in_the_temp_directory_when_the_cache_is_unwritable(
+    monkeypatch, tmp_path
+) -> None:
+    monkeypatch.delenv("CC", raising=False)
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # its compile-engine-compat/ cannot exist
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    library = thread_pool._built_library()
+    assert library.parent.parent == tmp_path / "tmp" and library.is_file()
+    assert thread_pool._built_library() == library  # built once, then found
 
 
 def test_the_shims_pool_runs_parallel_kernels_by_default(accumulate) -> None:
