@@ -54,6 +54,7 @@ __all__ = [
     "patched",
     "register_context_symbol",
     "register_op_attr_if_absent",
+    "register_tir_pipeline",
     "remove_meta_path_finder",
     "resolve",
     "restore_attribute",
@@ -550,6 +551,15 @@ def register_context_symbol(name: str, address: int) -> None:
         raise RuntimeError(f"TVMFFIEnvModRegisterContextSymbol({name!r}) failed")
 
 
+def register_tir_pipeline(name: str, factory: Callable[..., Any]) -> None:
+    """Register ``factory`` as TVM's TIR pipeline ``name`` (``tvm.compile(tir_pipeline=name)``),
+    once: a name already registered is left as it is."""
+    from tvm.tirx import compilation_pipeline
+
+    if name not in compilation_pipeline.PIPELINE_MAP:
+        compilation_pipeline.register_tir_pipeline(name, factory)
+
+
 def at_fork_in_child(
     handler: Callable[[], object],
     before: Callable[[], object] | None = None,
@@ -648,6 +658,13 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm, or set TVM_THREAD_POOL_SPIN_COUNT or "
         "TVM_BIND_THREADS (settings of TVM's pool)",
         "tests/test_thread_pool.py",
+    ),
+    ProcessPatch(
+        "a TIR pipeline named 'compile_engine_compat' in TVM's registry (TVM's s_tir pipeline, "
+        "then pipeline.prefetch.WeightPrefetch), used by the shim's own CPU builds only",
+        "pipeline.prefetch (through register_tir_pipeline), on the first CPU build",
+        "none needed: only builds that name it use it (the shim's kernels and relay.build)",
+        "tests/pipeline/test_prefetch.py",
     ),
     ProcessPatch(
         "TVM_THREAD_POOL_SPIN_COUNT set to 0 before TVM's pool starts: its workers sleep between "

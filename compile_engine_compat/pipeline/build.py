@@ -10,6 +10,8 @@ import numpy as np
 import tvm
 from tvm import tirx
 
+from compile_engine_compat.pipeline.prefetch import tir_pipeline
+
 logger = logging.getLogger("compile_engine")
 
 __all__ = ["Kernel", "build_kernel", "device_for"]
@@ -356,7 +358,7 @@ def _compile(
     # with uneven windows: "Instruction does not dominate all uses") where the same function
     # with its stages apart builds; the new path then builds too, so the shim must not fail.
     try:
-        return tvm.compile(funcs, target=target)
+        return tvm.compile(funcs, target=target, tir_pipeline=tir_pipeline(target))
     except Exception as err:
         if plain is None:
             raise

@@ -14,7 +14,8 @@ build whole models here. The Relax passes are TVM's CPU pipeline with the shim's
     FoldWeightPacking                    ... and computed once, here, in NumPy
     dataflow lowering, finalization      (TVM's)
 
-then the VM executable is built (``relax.build`` without a pipeline). Kernels equal to one
+then the VM executable is built (``relax.build`` without a Relax pipeline, on the shim's TIR
+pipeline: TVM's, then the weight prefetch of :mod:`.prefetch`). Kernels equal to one
 scheduled before in this process (same PrimFunc, target and rules) reuse that schedule.
 """
 
@@ -30,6 +31,7 @@ from tvm import relax, tirx
 from compile_engine_compat.pipeline import fold, raise_calls
 from compile_engine_compat.pipeline.build_pool import build_threads
 from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
+from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 
 __all__ = ["ScheduleKernels", "build_module", "relax_passes", "scheduled_kernels"]
@@ -231,7 +233,9 @@ def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     shares = [kernels[i :: build_threads()] for i in range(build_threads())]
     away = [share for share in shares[1:] if share]
     if not away:
-        return relax.build(lowered, target=target, relax_pipeline=None)
+        return relax.build(
+            lowered, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
+        )
     context = tvm.transform.PassContext.current()
     with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
         futures = [pool.submit(_compiled, lowered, share, target, context) for share in away]
@@ -240,7 +244,9 @@ def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
         external = list(linked.attrs["external_mods"]) if linked.attrs and \
             "external_mods" in linked.attrs else []  # fmt: skip
         linked = linked.with_attr("external_mods", external + libraries)
-        return relax.build(linked, target=target, relax_pipeline=None)
+        return relax.build(
+            linked, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
+        )
 
 
 def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
@@ -253,7 +259,9 @@ def _compiled(mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, co
     with context:
         funcs = {gvar: mod[gvar].with_attr("global_symbol", _symbol(mod[gvar], gvar))
                  for gvar in share}  # fmt: skip
-        library = tvm.compile(tvm.IRModule(funcs), target=target).mod
+        library = tvm.compile(
+            tvm.IRModule(funcs), target=target, tir_pipeline=tir_pipeline(target)
+        ).mod
         for gvar, func in funcs.items():
             library.get_function(_symbol(func, gvar))  # the JIT compiles on first lookup
     return library
