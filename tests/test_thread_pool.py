@@ -8,11 +8,8 @@ pool is made once per process, so the settings that decline it run in fresh proc
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -21,14 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tvm
+from _pool_probe import probe
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tvm.script import tirx as T
 
 from compile_engine_compat import thread_pool, threads
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @T.prim_func
@@ -175,63 +172,14 @@ def test_kernels_with_a_barrier_run_with_every_task_at_once() -> None:
     assert thread_pool.launches() == before + 250
 
 
-# A burst of back-to-back parallel kernels, then 0.2 s asleep: the CPU time the process spends
-# meanwhile is its pool's (workers still spinning); and the names of its threads.
-PROBE = """
-import json, os, resource, sys, time, warnings
-sys.path.insert(0, {tests!r})
-warnings.simplefilter("ignore")
-import numpy as np
-from _builders import build
-from tvm import relax
-from compile_engine_compat import compile_engine, thread_pool
-func = build("main", [("a", (256, 256), "float32"), ("b", (256, 256), "float32")],
-             lambda bb, a, b: relax.op.matmul(a, b))
-kernel = compile_engine.get().jit(func, "llvm")
-a = np.ones((256, 256), "float32")
-out = np.empty((256, 256), "float32")
-for _ in range(50):
-    kernel(a, a, out)
-
-def cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-before = cpu()
-time.sleep(0.2)
-tasks = os.listdir("/proc/self/task")
-names = [open(f"/proc/self/task/{{tid}}/comm").read().strip() for tid in tasks]
-
-def blocked(tid):
-    status = open(f"/proc/self/task/{{tid}}/status").read()
-    return int(status.split("SigBlk:")[1].split()[0], 16)
-
-pool_masks = [blocked(tid) for tid, name in zip(tasks, names) if name == "cec-pool"]
-status = thread_pool.status()
-print(json.dumps({{"idle_cpu_s": cpu() - before, "ok": bool((out == 256).all()),
-                  "kind": status.kind, "reason": status.reason, "launches": thread_pool.launches(),
-                  "pool_threads": names.count("cec-pool"), "pool_masks": pool_masks}}))
-"""
-
-
-def _probe(tmp_path: Path, **env: str) -> dict[str, object]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("TVM_")}
-    environ.pop(thread_pool.POOL_ENV, None)
-    environ.update(env, PYTHONPATH=str(ROOT), TVM_NUM_THREADS="2")
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE.format(tests=str(TESTS))],
-        env=environ,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-    )
-    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+def _probe(**env: str) -> dict[str, object]:
+    """50 back-to-back kernels with 2 threads, then 0.2 s asleep (tests/_pool_probe.py)."""
+    return probe(50, TVM_NUM_THREADS="2", **env)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads thread names in /proc")
-def test_workers_stop_spinning_once_kernels_stop_and_block_signals(tmp_path) -> None:
-    default = _probe(tmp_path)
+def test_workers_stop_spinning_once_kernels_stop_and_block_signals() -> None:
+    default = _probe()
     assert default["ok"] and default["kind"] == "shim"
     assert isinstance(default["launches"], int) and default["launches"] >= 50
     assert default["pool_threads"] == 1  # 2 threads: caller + 1
@@ -254,7 +202,7 @@ def test_workers_stop_spinning_once_kernels_stop_and_block_signals(tmp_path) -> 
 )
 def test_tvms_pool_runs_the_kernels_where_the_shims_is_declined(tmp_path, env, reason) -> None:
     env = {name: value.format(tmp=tmp_path) for name, value in env.items()}
-    result = _probe(tmp_path, **env)
+    result = _probe(**env)
     assert result["ok"]
     assert result["kind"] == "tvm" and result["launches"] == 0 and result["pool_threads"] == 0
     assert reason in str(result["reason"])

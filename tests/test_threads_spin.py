@@ -9,62 +9,18 @@ pinned worker may run on one CPU only.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _pool_probe import probe
 
 from compile_engine_compat import thread_pool, threads
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
-
-# A parallel kernel, then 0.2 s asleep: the CPU time the process spent meanwhile is its pool's.
-PROBE = """
-import json, os, resource, sys, time, warnings
-sys.path.insert(0, {tests!r})
-warnings.simplefilter("ignore")
-import numpy as np
-from _builders import build
-from tvm import relax
-from compile_engine_compat import compile_engine
-func = build("main", [("a", (256, 256), "float32"), ("b", (256, 256), "float32")],
-             lambda bb, a, b: relax.op.matmul(a, b))
-kernel = compile_engine.get().jit(func, "llvm")
-a = np.ones((256, 256), "float32")
-out = np.empty((256, 256), "float32")
-kernel(a, a, out)
-
-def cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-kernel(a, a, out)
-before = cpu()
-time.sleep(0.2)
-spin = os.environ.get("TVM_THREAD_POOL_SPIN_COUNT")
-# The CPUs each thread of the process (main, NumPy's, TVM's workers) may run on.
-cpus = [len(os.sched_getaffinity(int(tid))) for tid in os.listdir("/proc/self/task")]
-print(json.dumps({{"idle_cpu_s": cpu() - before, "spin": spin, "ok": bool(out[0, 0] == 256),
-                  "bind": os.environ.get("TVM_BIND_THREADS"), "thread_cpus": cpus}}))
-"""
-
 
 def _probe(**env: str) -> dict[str, object]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("TVM_")}
-    environ.update(env, PYTHONPATH=str(ROOT))
-    environ[thread_pool.POOL_ENV] = "tvm"
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE.format(tests=str(TESTS))],
-        env=environ,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+    """Two kernels on TVM's pool, then 0.2 s asleep (tests/_pool_probe.py)."""
+    return probe(2, **env, **{thread_pool.POOL_ENV: "tvm"})
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +48,7 @@ def test_workers_sleep_between_kernels_by_default_and_spin_when_the_user_says_so
 def test_configure_sets_a_pool_knob_to_zero_unless_the_user_set_it(
     monkeypatch, knob, user_value
 ) -> None:
+    threads.configure()  # the session's pool is chosen here, under the session's own settings
     monkeypatch.delenv(knob, raising=False)
     threads.configure()
     assert os.environ[knob] == "0"

@@ -69,13 +69,14 @@ def _substitute(expr: Any, values: list[tuple[Any, Any]]) -> Any:
     return tvm_ffi.structural_mutate(expr, [(tirx.Var, on_var)])
 
 
-def _expanded(expr: Any, binds: list[tuple[Any, Any]]) -> Any:
-    """``expr`` with the variables bound inside the row tile replaced by their values (CSE's)."""
-    for _ in range(len(binds) + 1):
-        if not any(_uses(expr, var) for var, _ in binds):
-            return expr
-        expr = _substitute(expr, binds)
-    return expr
+def _expanded_binds(binds: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Each variable bound inside the row tile (CSE's) with its value in terms of variables bound
+    outside it: binds come in definition order, so each value is expanded once, through those
+    before it."""
+    expanded: list[tuple[Any, Any]] = []
+    for var, value in binds:
+        expanded.append((var, _substitute(value, expanded) if expanded else value))
+    return expanded
 
 
 def _prefetch_plan(loop: Any) -> tuple[Any, Any, int, int] | None:
@@ -84,8 +85,6 @@ def _prefetch_plan(loop: Any) -> tuple[Any, Any, int, int] | None:
     _walk(loop.body, tirx.For, lambda f: inner.append(f) if f.kind == tirx.ForKind.SERIAL else None)
     loads: list[Any] = []
     _walk(loop.body, _LOAD, loads.append)
-    binds: list[tuple[Any, Any]] = []
-    _walk(loop.body, tirx.Bind, lambda b: binds.append((b.var, b.value)))
     # Vector reads of memory (the accumulators' local buffer lives in registers).
     vectors = [
         load for load in loads if load.ty.dtype.lanes > 1 and str(load.source.scope()) == "global"
@@ -98,7 +97,10 @@ def _prefetch_plan(loop: Any) -> tuple[Any, Any, int, int] | None:
         for load in vectors
     ):
         return None
-    bases = [_expanded(load.indices[0].base, binds) for load in vectors]
+    binds: list[tuple[Any, Any]] = []
+    _walk(loop.body, tirx.Bind, lambda b: binds.append((b.var, b.value)))
+    expanded = _expanded_binds(binds)
+    bases = [_substitute(load.indices[0].base, expanded) for load in vectors]
     if any(_uses(base, loop.loop_var) for base in bases) or not all(
         any(_uses(base, f.loop_var) for base in bases) for f in inner
     ):
