@@ -35,6 +35,7 @@ from typing import Any
 __all__ = [
     "PRIVATE_NAMES",
     "PROCESS_PATCHES",
+    "SET_BY_PACKAGE_ENV",
     "PrivateName",
     "ProcessPatch",
     "active_patches",
@@ -59,6 +60,7 @@ __all__ = [
     "resolve",
     "restore_attribute",
     "schedule_ffi",
+    "set_by_user",
     "set_environ",
     "te_ffi",
 ]
@@ -502,10 +504,29 @@ def insert_warnings_filter(position: int, entry: tuple[Any, ...]) -> None:
         mutated()  # invalidates the 'once' registries (filterwarnings does the same)
 
 
+#: The variables :func:`set_environ` set, as ``name=value;...``: child processes inherit both, so
+#: a value the package set in a parent is not taken for the user's choice (:func:`set_by_user`).
+SET_BY_PACKAGE_ENV = "COMPILE_ENGINE_COMPAT_SET_ENV"
+
+
+def _set_by_package() -> dict[str, str]:
+    pairs = os.environ.get(SET_BY_PACKAGE_ENV, "").split(";")
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+
+
 def set_environ(name: str, value: str) -> None:
     """Set an environment variable the package decides (``TVM_NUM_THREADS``,
-    ``TVM_THREAD_POOL_SPIN_COUNT``)."""
+    ``TVM_THREAD_POOL_SPIN_COUNT``), recording that the package set it."""
     os.environ[name] = value
+    recorded = {**_set_by_package(), name: value}
+    os.environ[SET_BY_PACKAGE_ENV] = ";".join(f"{key}={val}" for key, val in recorded.items())
+
+
+def set_by_user(name: str) -> bool:
+    """Whether ``name`` is set to a value of the user's: set, and not to what :func:`set_environ`
+    set it to, in this process or in a parent that passed its environment on."""
+    value = os.environ.get(name)
+    return value is not None and _set_by_package().get(name) != value
 
 
 @functools.cache

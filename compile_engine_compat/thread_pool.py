@@ -147,7 +147,7 @@ def _declined() -> str | None:
     if choice not in ("", "shim"):
         return f"{POOL_ENV}={choice!r} is neither 'shim' nor 'tvm'"
     for knob in _TVM_POOL_KNOBS:
-        if knob in os.environ:
+        if boundary.set_by_user(knob):
             return f"{knob} is set (a setting of TVM's pool)"
     if not sys.platform.startswith("linux"):
         return f"the shim's pool runs on Linux only (this is {sys.platform})"

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from compile_engine_compat import thread_pool
-from compile_engine_compat.boundary import at_fork_in_child, set_environ
+from compile_engine_compat.boundary import at_fork_in_child, set_by_user, set_environ
 
 __all__ = [
     "BIND_ENV",
@@ -93,9 +93,9 @@ def configure() -> None:
     """
     thread_pool.start(thread_count())  # first: it reads which of TVM's settings the user set
     for knob in (SPIN_COUNT_ENV, BIND_ENV):
-        if knob not in os.environ:
+        if not set_by_user(knob):
             set_environ(knob, "0")
-    if any(os.environ.get(knob) for knob in _USER_KNOBS):
+    if any(set_by_user(knob) and os.environ.get(knob) for knob in _USER_KNOBS):
         return
     set_environ("TVM_NUM_THREADS", str(physical_cores()))
 
@@ -104,7 +104,7 @@ def thread_count() -> int:
     """Threads for parallel kernels: the user's ``TVM_NUM_THREADS`` (else ``OMP_NUM_THREADS``),
     else :func:`physical_cores`."""
     for knob in _USER_KNOBS:
-        value = os.environ.get(knob, "").strip()
+        value = os.environ.get(knob, "").strip() if set_by_user(knob) else ""
         if value.isdigit() and int(value) > 0:
             return int(value)
     return physical_cores()

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tvm.script import tirx as T
 
-from compile_engine_compat import thread_pool, threads
+from compile_engine_compat import boundary, thread_pool, threads
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -189,6 +189,15 @@ def test_workers_stop_spinning_once_kernels_stop_and_block_signals() -> None:
     assert isinstance(masks, list) and len(masks) == 1
     assert all(mask & (1 << (signal.SIGINT - 1)) and mask & (1 << (signal.SIGTERM - 1))
                for mask in masks)  # fmt: skip
+
+
+def test_a_child_process_keeps_the_shims_pool_despite_the_settings_its_parent_made() -> None:
+    # What a child started by a process that used the shim inherits: TVM's pool settings, set by
+    # the shim (not by the user), and the record of them.
+    inherited = {"TVM_THREAD_POOL_SPIN_COUNT": "0", "TVM_BIND_THREADS": "0"}
+    record = ";".join(f"{name}={value}" for name, value in inherited.items())
+    child = _probe(**inherited, **{boundary.SET_BY_PACKAGE_ENV: record})
+    assert child["ok"] and child["kind"] == "shim", child["reason"]
 
 
 @pytest.mark.parametrize(
