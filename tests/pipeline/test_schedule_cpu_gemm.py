@@ -10,8 +10,12 @@ import numpy as np
 import pytest
 import tvm
 from _builders import build, run_jit, sym
+from tvm import relax, s_tir
 
-from compile_engine_compat.pipeline.schedule.blocks import target_isa
+from compile_engine_compat.pipeline.op_sources import MODULE_LEGALIZATIONS
+from compile_engine_compat.pipeline.schedule.blocks import BlockInfo, target_isa
+from compile_engine_compat.pipeline.schedule.cpu_gemm import gemm_plan
+from compile_engine_compat.pipeline.schedule.driver import schedule_prim_func
 from compile_engine_compat.testing.oracle import REFERENCE_TOLERANCES, compare
 from pipeline.schedule_cases import F32, HOST, HOST_IDS, HOST_TARGETS, R, f32, np_conv
 
@@ -30,6 +34,12 @@ def _mm(a_shape, b_shape, transpose_b=False, epilogue=False):
 def _mm_ref(a, b, *bias, transpose_b=False):
     out = a.astype(np.float64) @ (b.T if transpose_b else b).astype(np.float64)
     return np.maximum(out + bias[0], 0) if bias else out
+
+
+def _nhwc_conv(channels, size):
+    params = [("x", (1, size, size, channels), F32), ("w", (channels, 3, 3, channels), F32)]
+    return build("main", params, lambda bb, x, w: R.nn.conv2d(
+        x, w, padding=[1, 1], data_layout="NHWC", kernel_layout="OHWI"))  # fmt: skip
 
 
 # name -> (function, input shapes, NumPy reference)
@@ -126,3 +136,44 @@ def test_packed_gemm_leaves_integer_and_symbolic_matmuls_to_the_other_rules(engi
                      lambda bb, a, b: R.matmul(a, b))  # fmt: skip
     for func in (ints, symbolic):
         assert "b_global" not in _blocks(engine.lower(func, HOST))
+
+
+def _module_conv(channels: int, size: int) -> tvm.tirx.PrimFunc:
+    """The NHWC conv a whole-module build schedules: its legalization sums channels first."""
+    mod = relax.transform.LegalizeOps(MODULE_LEGALIZATIONS)(
+        tvm.IRModule({"main": _nhwc_conv(channels, size)})
+    )
+    (func,) = (f for f in mod.functions.values() if isinstance(f, tvm.tirx.PrimFunc))
+    return func.with_attr("global_symbol", "main")
+
+
+@pytest.mark.parametrize(("channels", "spread"), [(256, True), (64, True), (96, False)])
+def test_a_padded_nhwc_input_gets_one_more_cache_line_per_pixel(channels, spread):
+    # 256 or 64 channels put a block's pixels 1 KB or 256 bytes apart, in a few L1 sets; 96
+    # (384 bytes) already spread over many. storage_align pads the pixel stride at lowering.
+    target = tvm.target.Target(HOST)
+    sch = schedule_prim_func(_module_conv(channels, 14), "main", target).schedule
+    blocks = {
+        sch.get(b).name_hint: sch.get(b) for b in sch.get_child_blocks(sch.get_sblock("root"))
+    }
+    assert ("buffer_dim_align" in blocks["pad_temp"].annotations) is spread
+    if channels == 256:  # the padded copy gives the same values
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((1, 14, 14, 256)).astype(F32)
+        w = rng.standard_normal((256, 3, 3, 256)).astype(F32)
+        kernel = tvm.compile(sch.mod, target)
+        out = tvm.runtime.empty((1, 14, 14, 256), F32)
+        kernel(tvm.runtime.tensor(x), tvm.runtime.tensor(w), out)
+        expected = np_conv(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), 1, 1)
+        assert (
+            compare(out.numpy(), expected.transpose(0, 2, 3, 1).astype(F32), REFERENCE_TOLERANCES)
+            == ""
+        )
+
+
+@pytest.mark.parametrize(("channels", "block_cols"), [(256, 32), (64, 64)])
+def test_a_deep_reduction_takes_blocks_whose_weight_slab_fits_l2(channels, block_cols):
+    # 3x3x256 = 2,304 deep: 128 columns of weights are 1.2 MB, more than a Zen 5 core's L2.
+    sch = s_tir.Schedule(tvm.IRModule({"main": _module_conv(channels, 14)}))
+    plan = gemm_plan(BlockInfo(sch, "conv2d_nhwc"), target_isa(tvm.target.Target(HOST)))
+    assert plan is not None and plan.block_cols == block_cols

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "14"
+RULES_VERSION = "15"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
 
