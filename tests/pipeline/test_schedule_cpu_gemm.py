@@ -13,6 +13,7 @@ from _builders import build, run_jit, sym
 from tvm import relax, s_tir
 
 from compile_engine_compat.pipeline.op_sources import MODULE_LEGALIZATIONS
+from compile_engine_compat.pipeline.schedule import cpu_gemm
 from compile_engine_compat.pipeline.schedule.blocks import BlockInfo, target_isa
 from compile_engine_compat.pipeline.schedule.cpu_gemm import gemm_plan
 from compile_engine_compat.pipeline.schedule.driver import schedule_prim_func
@@ -61,6 +62,8 @@ GEMM_CASES: dict[str, tuple[Callable[[], Any], list[tuple[int, ...]], Callable[.
         [(1, 96), (48, 96)],
         functools.partial(_mm_ref, transpose_b=True),
     ),
+    "uneven_blocks_49x960x320": (
+        lambda: _mm((49, 960), (960, 320)), [(49, 960), (960, 320)], _mm_ref),
     "batch_matmul": (lambda: _mm((3, 40, 64), (3, 64, 48)), [(3, 40, 64), (3, 64, 48)], _mm_ref),
     "dense_transposed_b": (
         lambda: _mm((64, 96), (48, 96), transpose_b=True),
@@ -177,3 +180,14 @@ def test_a_deep_reduction_takes_blocks_whose_weight_slab_fits_l2(channels, block
     sch = s_tir.Schedule(tvm.IRModule({"main": _module_conv(channels, 14)}))
     plan = gemm_plan(BlockInfo(sch, "conv2d_nhwc"), target_isa(tvm.target.Target(HOST)))
     assert plan is not None and plan.block_cols == block_cols
+
+
+@pytest.mark.parametrize(("threads", "block_cols"), [(2, 32), (1, 64)])
+def test_blocks_share_out_evenly_over_the_threads(engine, monkeypatch, threads, block_cols):
+    # MobileNetV2's 960 -> 320 projection at 7x7: 64-column blocks make 5, three turns on one of
+    # two threads; 32-column blocks make 10. One thread keeps the larger blocks.
+    monkeypatch.setattr(cpu_gemm, "thread_count", lambda: threads)
+    func = engine.lower(_mm((49, 960), (960, 320)), HOST).prim_func
+    sch = s_tir.Schedule(tvm.IRModule({"main": func}))
+    plan = gemm_plan(BlockInfo(sch, "matmul"), target_isa(tvm.target.Target(HOST)))
+    assert plan is not None and (plan.block_cols, plan.block_rows) == (block_cols, 49)
