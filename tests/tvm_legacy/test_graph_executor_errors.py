@@ -36,6 +36,22 @@ def test_set_input_keywords_skip_names_the_graph_lacks(bound):
     np.testing.assert_array_equal(bound.get_output(0).numpy(), X * W)
 
 
+def test_set_input_copies_into_the_graph_input_as_tvm_019(bound):
+    source = X.copy()
+    bound.set_input("x", source)
+    source[:] = 5.0  # the graph holds a copy, not the caller's array
+    bound.run()
+    np.testing.assert_array_equal(bound.get_output(0).numpy(), X * W)
+    first = bound.get_input("x")
+    given = tvm.runtime.tensor(X * 3)
+    bound.set_input("x", given)  # the same buffer again: copied in, neither replaced nor aliased
+    assert bound.get_input("x") is first and bound.get_input("x") is not given
+    bound.run()
+    np.testing.assert_array_equal(bound.get_output(0).numpy(), X * 3 * W)
+    bound.set_input("x", np.ones((4, 3), "float32"))  # another shape: a new buffer, as Relax
+    assert bound.get_input("x") is not first  # checks the shape at run
+
+
 def test_set_input_unknown_name_or_index(bound):
     with pytest.raises(RuntimeError, match="Could not find 'nope'"):
         bound.set_input("nope", X)
