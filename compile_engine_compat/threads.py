@@ -56,6 +56,7 @@ __all__ = [
     "SPIN_COUNT_ENV",
     "configure",
     "fork_safe",
+    "kernel_threads",
     "physical_cores",
     "reset_lock",
     "thread_count",
@@ -108,6 +109,13 @@ def thread_count() -> int:
         if value.isdigit() and int(value) > 0:
             return int(value)
     return physical_cores()
+
+
+def kernel_threads() -> int:
+    """The threads a parallel kernel's tasks are shared over: the shim pool's own count once it
+    runs (read once, when it started), else :func:`thread_count` (what TVM's pool is given)."""
+    pool = thread_pool.status()
+    return pool.threads if pool.kind == "shim" else thread_count()
 
 
 def reset_lock(lock: Any) -> None:

@@ -186,7 +186,7 @@ def test_a_deep_reduction_takes_blocks_whose_weight_slab_fits_l2(channels, block
 def test_blocks_share_out_evenly_over_the_threads(engine, monkeypatch, threads, block_cols):
     # MobileNetV2's 960 -> 320 projection at 7x7: 64-column blocks make 5, three turns on one of
     # two threads; 32-column blocks make 10. One thread keeps the larger blocks.
-    monkeypatch.setattr(cpu_gemm, "thread_count", lambda: threads)
+    monkeypatch.setattr(cpu_gemm, "kernel_threads", lambda: threads)
     func = engine.lower(_mm((49, 960), (960, 320)), HOST).prim_func
     sch = s_tir.Schedule(tvm.IRModule({"main": func}))
     plan = gemm_plan(BlockInfo(sch, "matmul"), target_isa(tvm.target.Target(HOST)))

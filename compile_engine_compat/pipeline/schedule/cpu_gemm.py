@@ -25,7 +25,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     plain_index_vars,
     region_vars,
 )
-from compile_engine_compat.threads import thread_count
+from compile_engine_compat.threads import kernel_threads
 
 __all__ = [
     "LAYOUT_FREE_ATTR",
@@ -222,6 +222,13 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
             if reduction[0] % c == 0 and c * inner_reduction * cols * item <= _PANEL_BYTES
         ]
         chunk = max(fits) if fits else None
+    block_cols, block_rows = _balanced_blocks(
+        (col_extent, cols, _block_cols_limit(reduction, item)),
+        (row_extent, rows, info.extents[row] or 1),
+        item,
+        chunk,
+        _other_blocks(info, n_spatial, (*spatial_a, col)),
+    )
     return GemmPlan(
         packed=packed,
         col=col,
@@ -230,13 +237,8 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
         lanes=lanes,
         vectors=vectors,
         rows=rows,
-        **_balanced_blocks(
-            (col_extent, cols, _block_cols_limit(reduction, item)),
-            (row_extent, rows, info.extents[row] or 1),
-            item,
-            chunk,
-            _other_blocks(info, n_spatial, (*spatial_a, col)),
-        ),
+        block_cols=block_cols,
+        block_rows=block_rows,
         chunk=chunk,
     )
 
@@ -248,7 +250,7 @@ def _other_blocks(info: BlockInfo, n_spatial: int, cut: tuple[int, ...]) -> int:
 
 def _balanced_blocks(
     col: tuple[int, int, int], row: tuple[int, int, int], item: int, chunk: int | None, other: int
-) -> dict[str, int]:
+) -> tuple[int, int]:
     """The block's columns and rows: the largest block (then the widest) whose blocks share out
     evenly over the kernel threads, at least :data:`_MIN_BALANCE` of the threads' turns busy
     (the largest of all when none does).
@@ -256,25 +258,28 @@ def _balanced_blocks(
     ``col`` is (extent, tile, limit), ``row`` (extent, tile, alignment). Few blocks share out
     badly: MobileNetV2's 960 -> 320 1x1 conv at 7x7 made 5 blocks of 64 columns, 3 turns on one
     thread for 2 on the other; 10 blocks of 32 columns keep both busy (the model ran 2% faster).
-    The split depends on :func:`~compile_engine_compat.threads.thread_count`: a kernel from the
+    The split depends on :func:`~compile_engine_compat.threads.kernel_threads`: a kernel from the
     persistent cache built with another thread count gives the same results, shared out less
     evenly.
     """
-    threads = thread_count()
+    threads = kernel_threads()
     col_extent, col_tile, col_limit = col
     row_extent, row_tile, aligned = row
-    best: tuple[tuple[float, int, int], int, int] | None = None
-    for cols in _block_sizes(col_extent, col_tile, col_limit):
+    sizes = [
+        (cols, rows)
+        for cols in _block_sizes(col_extent, col_tile, col_limit)
         for rows in _block_sizes(
             row_extent, row_tile, _block_rows_limit(cols, item, chunk), aligned
-        ):
-            blocks = other * (col_extent // cols) * (row_extent // rows)
-            balance = blocks / (threads * math.ceil(blocks / threads))
-            score = (min(balance, _MIN_BALANCE), cols * rows, cols)
-            if best is None or score > best[0]:
-                best = (score, cols, rows)
-    assert best is not None  # one tile is always a block
-    return {"block_cols": best[1], "block_rows": best[2]}
+        )
+    ]
+
+    def score(size: tuple[int, int]) -> tuple[float, int, int]:
+        cols, rows = size
+        blocks = other * (col_extent // cols) * (row_extent // rows)
+        balance = blocks / (threads * math.ceil(blocks / threads))
+        return min(balance, _MIN_BALANCE), cols * rows, cols
+
+    return max(sizes, key=score)  # the first of equals, as listed (one tile is always a block)
 
 
 def _block_cols_limit(reduction: list[int], item: int) -> int:
