@@ -14,8 +14,8 @@ transformer encoder, random weights) to ONNX in memory. The shim's side is a Rel
 and ``graph_executor.GraphModule``; against onnxruntime and PyTorch eager in this process, and for
 the build time against ``tvm.compile`` of TVM's own Relax ONNX import with the same weights bound.
 
-Parallel kernels run on the shim's pool (``compile_engine_compat.thread_pool``). The last step
-runs the model and interleaved rows again in a child process on TVM's own pool
+Parallel kernels run on the shim's pool (``compile_engine_compat.runtime.thread_pool``). The last
+step runs the model and interleaved rows again in a child process on TVM's own pool
 (``COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm``; the pool is chosen once per process), each row
 compared within that child: the ``[TVM pool]`` rows.
 

@@ -669,7 +669,7 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "TVM_NUM_THREADS set to the physical cores before TVM's pool starts; 1 in a forked child",
         "threads",
         "set TVM_NUM_THREADS (or OMP_NUM_THREADS) yourself",
-        "tests/test_threads.py, tests/test_threads_fork.py",
+        "tests/runtime/test_threads.py, tests/runtime/test_threads_fork.py",
     ),
     ProcessPatch(
         "__TVMBackendParallelLaunch registered as thread_pool.c's launcher (TVM-FFI's "
@@ -678,7 +678,7 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "thread_pool (through register_context_symbol), started by threads.configure",
         "COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm, or set TVM_THREAD_POOL_SPIN_COUNT or "
         "TVM_BIND_THREADS (settings of TVM's pool)",
-        "tests/test_thread_pool.py",
+        "tests/runtime/test_thread_pool.py",
     ),
     ProcessPatch(
         "a TIR pipeline named 'compile_engine_compat' in TVM's registry (TVM's s_tir pipeline, "
@@ -693,14 +693,15 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "spinning threads (NumPy's OpenBLAS)",
         "threads",
         "set TVM_THREAD_POOL_SPIN_COUNT yourself (TVM's default is 300000)",
-        "tests/test_threads_spin.py",
+        "tests/runtime/test_threads_spin.py",
     ),
     ProcessPatch(
         "at-fork handlers freeing the package's locks in a child, and the ledger writer's; the "
         "compile cache's counters and remote tier start afresh in a child",
         "threads, facade.engine, deprecations, migrate.ledger_io, cache.stats, cache.remote",
         "none needed: they only act in a forked child",
-        "tests/test_threads_fork.py, tests/test_deprecations_ledger.py, tests/cache/test_remote.py",
+        "tests/runtime/test_threads_fork.py, tests/test_deprecations_ledger.py, "
+        "tests/cache/test_remote.py",
     ),
     # -- relay.transform.gradient: Relax gradients of elementwise ops TVM 0.27 leaves out -----
     ProcessPatch(

@@ -28,8 +28,9 @@ import tvm  # noqa: E402
 from _builders import add3, build  # noqa: E402
 from tvm import relax  # noqa: E402
 
-from compile_engine_compat import compile_engine, te_compiler, threads  # noqa: E402
+from compile_engine_compat import compile_engine, te_compiler  # noqa: E402
 from compile_engine_compat.pipeline import trace as _trace  # noqa: E402
+from compile_engine_compat.runtime import threads  # noqa: E402
 
 CHILD_TIMEOUT = 30.0
 N = 256

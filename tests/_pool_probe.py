@@ -56,7 +56,8 @@ def _main(calls: int) -> None:
     from _builders import build
     from tvm import relax
 
-    from compile_engine_compat import compile_engine, thread_pool
+    from compile_engine_compat import compile_engine
+    from compile_engine_compat.runtime import thread_pool
 
     func = build(
         "main",

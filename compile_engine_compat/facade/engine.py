@@ -23,7 +23,7 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from compile_engine_compat import pipeline, threads
+from compile_engine_compat import pipeline
 from compile_engine_compat.boundary import at_fork_in_child
 from compile_engine_compat.cache import disk as _disk_cache
 from compile_engine_compat.deprecations import LegacyObject, legacy_api
@@ -35,6 +35,8 @@ from compile_engine_compat.pipeline import shape_func as _shape_func
 from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.build_pool import ChunkedBuilder
+from compile_engine_compat.runtime import threads
+from compile_engine_compat.runtime.kernel import Kernel
 from compile_engine_compat.surfaces import passconfig as _passconfig
 from compile_engine_compat.targets import (
     LegacyTargetError,
@@ -228,7 +230,7 @@ class CompileEngine(LegacyObject):
         return self._shape_func_value(_get_cache_key(source_func, target)).cached_func
 
     @legacy_api("compile_engine.CompileEngine.jit")
-    def jit(self, source_func: Any, target: Any = None) -> _build.Kernel:
+    def jit(self, source_func: Any, target: Any = None) -> Kernel:
         """JIT a source_func to a callable kernel.
 
         Parameters
@@ -249,7 +251,7 @@ class CompileEngine(LegacyObject):
             return hook(kernel, key.source_func, key.target)
         return kernel
 
-    def kernel_for(self, source_func: Any, target: Any = None) -> _build.Kernel:
+    def kernel_for(self, source_func: Any, target: Any = None) -> Kernel:
         """The un-warned core of :meth:`jit`: the same memoized kernel, never wrapped.
 
         Not a legacy API: it issues no warning, records nothing in the ledger and never runs
@@ -288,7 +290,7 @@ class CompileEngine(LegacyObject):
         return [self._lower_wrapped(f, target, mod_name).cached_func for f in funcs]
 
     @legacy_api("compile_engine.CompileEngine.jit_many")
-    def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[_build.Kernel]:
+    def jit_many(self, funcs: Sequence[Any], target: Any = None) -> list[Kernel]:
         """JIT several functions, building them as IRModules of several functions at once.
 
         Each function fills the cache entry ``jit`` would: a later ``jit`` of one of them returns
@@ -307,9 +309,7 @@ class CompileEngine(LegacyObject):
         list of Kernel
             In the order of ``funcs``.
         """
-        builder: ChunkedBuilder[CCacheValue, _build.Kernel] = ChunkedBuilder(
-            len(funcs), _build_chunk
-        )
+        builder: ChunkedBuilder[CCacheValue, Kernel] = ChunkedBuilder(len(funcs), _build_chunk)
         values: list[CCacheValue] = []
         # Kernels this call builds. Another thread's jit or jit_many of the same functions
         # waits for them (and this one for its claims): each kernel is built once.
@@ -471,7 +471,7 @@ class CompileEngine(LegacyObject):
         if source is not None:
             hit = _disk_cache.load_by_source(source)
             if hit is not None:
-                kernel = _build.Kernel(
+                kernel = Kernel(
                     hit.module,
                     hit.symbol,
                     hit.num_inputs,
@@ -532,7 +532,7 @@ class CompileEngine(LegacyObject):
             llvm_opt_level=lowered.opt_level,
         )
 
-    def _kernel(self, value: CCacheValue) -> _build.Kernel:
+    def _kernel(self, value: CCacheValue) -> Kernel:
         kernel = value._kernel
         if kernel is not None:
             return kernel
@@ -565,7 +565,7 @@ def _lowering_error(source_func: Any) -> LoweringError:
     return LoweringError(message)
 
 
-def _build_chunk(values: list[CCacheValue]) -> list[_build.Kernel]:
+def _build_chunk(values: list[CCacheValue]) -> list[Kernel]:
     """Build the kernels of ``values`` (one target) together; runs on a build-pool thread."""
     cacheds = [v.cached_func for v in values]
     try:
@@ -592,7 +592,7 @@ def _shape_func_entry(key: CCacheKey, name: str) -> CCacheValue:
     )
 
 
-def _set_kernel(value: CCacheValue, kernel: _build.Kernel) -> None:
+def _set_kernel(value: CCacheValue, kernel: Kernel) -> None:
     with value._build_lock:  # a concurrent jit may have built it meanwhile
         if value._kernel is None:
             value._kernel = kernel

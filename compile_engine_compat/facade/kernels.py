@@ -15,9 +15,10 @@ import tvm
 
 from compile_engine_compat.cache import disk
 from compile_engine_compat.facade.objects import CachedFunc
-from compile_engine_compat.pipeline.build import Kernel, build_kernel
+from compile_engine_compat.pipeline.build import build_kernel
 from compile_engine_compat.pipeline.opt_level import without_opt_level
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
+from compile_engine_compat.runtime.kernel import Kernel
 
 __all__ = ["kernel_for", "kernels_for", "source_key"]
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import tvm
 
-from compile_engine_compat import threads
 from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
 from compile_engine_compat.facade import objects, shared
 from compile_engine_compat.facade import strategy as _legacy_strategy
 from compile_engine_compat.facade.engine import CompileEngine, global_engine, legacy_func_name
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import trace as _trace
+from compile_engine_compat.runtime import threads
 from compile_engine_compat.targets import as_target
 
 # The public names are listed once, in te_compiler.py (the surface this module implements).

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from compile_engine_compat import threads
+from compile_engine_compat.runtime import threads
 
 __all__ = [
     "DEEP_STACK_THREAD",

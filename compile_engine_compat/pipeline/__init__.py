@@ -6,7 +6,7 @@
     fuse       injective stages inlined into their consumers, on the TE graph
     lower      -> one PrimFunc (te.create_prim_func), the rest of the inlining on s_tir
     schedule   default rules for the target (CPU tiles and packing, GPU dlight), user schedules
-    build      tvm.compile -> a destination-passing Kernel, at the LLVM opt-level chosen for it
+    build      tvm.compile -> a destination-passing Kernel (runtime/), at the LLVM opt-level chosen
 
 :func:`lower_function` runs the first four in that order; :func:`build_kernel` (:mod:`.build`) is
 the fifth. The facade composes them (:mod:`compile_engine_compat.facade.kernels`): look up the
@@ -27,9 +27,9 @@ import tvm
 from tvm import relax, s_tir, te, tirx
 
 from compile_engine_compat.pipeline import fuse, lower, opt_level, schedule, trace
-from compile_engine_compat.pipeline.build import Kernel, build_kernel
+from compile_engine_compat.pipeline.build import build_kernel
 
-__all__ = ["Kernel", "Lowered", "build_kernel", "lower_function"]
+__all__ = ["Lowered", "build_kernel", "lower_function"]
 
 
 @dataclass(frozen=True)

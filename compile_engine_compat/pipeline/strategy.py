@@ -26,10 +26,10 @@ from typing import Any
 import tvm
 from tvm import relax, te, tirx
 
-from compile_engine_compat import threads
 from compile_engine_compat.pipeline import op_sources
 from compile_engine_compat.pipeline.op_sources import OpSource
 from compile_engine_compat.pipeline.trace import Scheduled, TEValue, flatten, trace_op
+from compile_engine_compat.runtime import threads
 
 __all__ = [
     "LOWER_CALL_GLOBAL",

@@ -46,7 +46,6 @@ import threading
 import types
 from typing import Any
 
-from compile_engine_compat import threads
 from compile_engine_compat.api_table import MODULE_SHIMS
 from compile_engine_compat.boundary import (
     add_meta_path_finder,
@@ -55,6 +54,7 @@ from compile_engine_compat.boundary import (
     restore_attribute,
 )
 from compile_engine_compat.conflicts import require_tvm
+from compile_engine_compat.runtime import threads
 from compile_engine_compat.surfaces import passconfig
 from compile_engine_compat.surfaces.moved_names import MOVED_NAMES, MovedName
 

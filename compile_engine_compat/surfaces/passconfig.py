@@ -35,7 +35,6 @@ from typing import Any
 
 from tvm.ir import transform
 
-from compile_engine_compat import threads
 from compile_engine_compat.api_table import CONFIG_KEYS, LEGACY_CONFIG_KEYS
 from compile_engine_compat.boundary import (
     handle_of,
@@ -44,6 +43,7 @@ from compile_engine_compat.boundary import (
     restore_attribute,
 )
 from compile_engine_compat.deprecations import warn_legacy
+from compile_engine_compat.runtime import threads
 
 __all__ = [
     "DISABLE_COMPILE_ENGINE_CACHE",

@@ -24,8 +24,8 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compile_engine_compat import threads
 from compile_engine_compat.facade.engine import set_kernel_hook
+from compile_engine_compat.runtime import threads
 from compile_engine_compat.testing.oracle import EquivalenceError
 
 __all__ = [

@@ -22,7 +22,7 @@ from compile_engine_compat import cli
 from compile_engine_compat.cache import disk as _disk_cache
 from compile_engine_compat.cache.disk import CacheDirectoryError, CompileCacheWarning
 from compile_engine_compat.facade.engine import CompileEngine
-from compile_engine_compat.pipeline.build import Kernel
+from compile_engine_compat.runtime.kernel import Kernel
 
 R = relax.op
 

@@ -36,7 +36,7 @@ from compile_engine_compat.cache.artifact import (
     fields,
 )
 from compile_engine_compat.facade.engine import CompileEngine
-from compile_engine_compat.pipeline.build import Kernel
+from compile_engine_compat.runtime.kernel import Kernel
 
 R = relax.op
 #: The fleet's signing key in these tests (long enough; the tests never print it).

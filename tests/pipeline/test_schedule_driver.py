@@ -163,7 +163,7 @@ def test_every_rule_keeps_results_on_random_functions_with_symbolic_dims(data):
 
 
 def test_threads_default_to_the_physical_cores_unless_the_user_chose(monkeypatch):
-    from compile_engine_compat import threads
+    from compile_engine_compat.runtime import threads
 
     monkeypatch.delenv("TVM_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)

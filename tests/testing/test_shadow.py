@@ -13,7 +13,7 @@ from _builders import build
 from tvm import relax, topi
 
 from compile_engine_compat import EquivalenceError, ShadowMismatchError, shadow_mode
-from compile_engine_compat.pipeline.build import Kernel
+from compile_engine_compat.runtime.kernel import Kernel
 from compile_engine_compat.testing.shadow import SHADOW_ENV, ShadowKernel, enabled, from_env
 
 R = relax.op

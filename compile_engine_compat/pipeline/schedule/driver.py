@@ -17,7 +17,6 @@ from typing import Any
 import tvm
 from tvm import s_tir, te, tirx
 
-from compile_engine_compat import threads
 from compile_engine_compat.boundary import handle_of
 from compile_engine_compat.pipeline.lower import inline_injective
 from compile_engine_compat.pipeline.schedule.blocks import (
@@ -30,6 +29,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
 from compile_engine_compat.pipeline.schedule.cpu_rules import choose_cpu_rule
 from compile_engine_compat.pipeline.schedule.gpu import schedule_gpu
 from compile_engine_compat.pipeline.trace import UserSchedule
+from compile_engine_compat.runtime import threads
 
 __all__ = [
     "GPU_KINDS",

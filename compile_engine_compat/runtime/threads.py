@@ -48,8 +48,8 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from compile_engine_compat import thread_pool
 from compile_engine_compat.boundary import at_fork_in_child, set_by_user, set_environ
+from compile_engine_compat.runtime import thread_pool
 
 __all__ = [
     "BIND_ENV",

@@ -23,9 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tvm.script import tirx as T
 
-from compile_engine_compat import boundary, thread_pool, threads
+from compile_engine_compat import boundary
+from compile_engine_compat.runtime import thread_pool, threads
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @T.prim_func
@@ -74,7 +75,7 @@ def test_the_pools_source_ships_with_the_package() -> None:
         import tomli as tomllib
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     package_data = pyproject["tool"]["setuptools"]["package-data"]["compile_engine_compat"]
-    assert thread_pool.SOURCE.name in package_data
+    assert f"runtime/{thread_pool.SOURCE.name}" in package_data
     assert thread_pool.SOURCE.is_file()
 
 

@@ -2,8 +2,8 @@
 the user chose a spin count or ``TVM_BIND_THREADS``.
 
 The probe runs on TVM's pool (``COMPILE_ENGINE_COMPAT_THREAD_POOL=tvm``; the shim's own pool is
-tests/test_thread_pool.py), in fresh processes (TVM reads both when its pool starts): after a
-parallel kernel, a worker that spins keeps a core busy for ~50 ms, one that sleeps uses none; a
+tests/runtime/test_thread_pool.py), in fresh processes (TVM reads both when its pool starts): after
+a parallel kernel, a worker that spins keeps a core busy for ~50 ms, one that sleeps uses none; a
 pinned worker may run on one CPU only.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from _pool_probe import probe
 
-from compile_engine_compat import thread_pool, threads
+from compile_engine_compat.runtime import thread_pool, threads
 
 
 def _probe(**env: str) -> dict[str, object]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-PROBE = Path(__file__).with_name("_fork_probe.py")
+PROBE = Path(__file__).resolve().parents[1] / "_fork_probe.py"
 ROOT = PROBE.parent.parent
 
 
