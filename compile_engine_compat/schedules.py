@@ -9,8 +9,8 @@ module is the non-deprecated way to keep the speed after migrating. It applies t
 reductions on ``llvm``; the ``s_tir.dlight`` rules on GPUs) to every PrimFunc that
 ``FuseOps``/``FuseTIR`` produce, through the same function as ``jit``
 (:func:`compile_engine_compat.pipeline.schedule.schedule_prim_func`). It is the pipeline of
-``relay.build`` (:mod:`compile_engine_compat.pipeline.module_build`): constants folded in NumPy,
-weights packed once at build time instead of in every call::
+``relay.build`` (:mod:`compile_engine_compat.pipeline.model.vm_executable`): constants folded in
+NumPy, weights packed once at build time instead of in every call::
 
     from compile_engine_compat import schedules
 
@@ -36,7 +36,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import targets as _host_cpu
-from compile_engine_compat.pipeline import module_build as _module_build
+from compile_engine_compat.pipeline.model import vm_executable as _vm_executable
 
 __all__ = ["DefaultSchedules", "host_target", "relax_pipeline"]
 
@@ -89,14 +89,14 @@ def DefaultSchedules(target: Any = None) -> tvm.transform.Pass:
     tvm.transform.Pass
         Run it after ``relax.transform.FuseTIR`` (the PrimFuncs are then whole kernels).
     """
-    return _module_build.ScheduleKernels(_target(target))
+    return _vm_executable.ScheduleKernels(_target(target))
 
 
 def relax_pipeline(target: Any = None) -> tvm.transform.Pass:
     """``tvm.compile``'s default Relax pipeline for ``target``, with the shim's schedules.
 
     For ``llvm`` it is the CPU pipeline of the shim's module builds
-    (:func:`compile_engine_compat.pipeline.module_build.relax_passes`: library dispatch,
+    (:func:`compile_engine_compat.pipeline.model.vm_executable.relax_passes`: library dispatch,
     constant folding, legalization and fusion, :func:`DefaultSchedules` with the weights'
     packing moved out of the kernels and done once, then dataflow lowering and finalization).
     GPU kinds keep their own default pipeline, whose ``s_tir.dlight`` rules are the ones the
@@ -114,7 +114,7 @@ def relax_pipeline(target: Any = None) -> tvm.transform.Pass:
     resolved = _target(target)
     if resolved.kind.name != "llvm":
         return relax.get_default_pipeline(resolved)
-    passes = _module_build.relax_passes(resolved)
+    passes = _vm_executable.relax_passes(resolved)
 
     @tvm.transform.module_pass(opt_level=0, name="compile_engine_compat.relax_pipeline")
     def pipeline(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:

@@ -24,7 +24,7 @@ import tvm_ffi
 from tvm import relax
 
 from compile_engine_compat.cache import disk
-from compile_engine_compat.pipeline import module_build
+from compile_engine_compat.pipeline.model import vm_executable
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
 from compile_engine_compat.targets import as_target, pass_context_text, target_text
 
@@ -145,13 +145,13 @@ def build(
     resolved = resolve_target(target)
     bound = bind_params(mod, params)
     if not disk.active():
-        return BuiltModule(module_build.build_module(bound, resolved))
+        return BuiltModule(vm_executable.build_module(bound, resolved))
     key = module_key(bound, resolved)
     stored = disk.load_artifact(key)
     if stored is not None and LIBRARY_FILE in stored.files:
         library = stored.path(LIBRARY_FILE)
         return BuiltModule(tvm.runtime.load_module(str(library)), library)
-    executable = module_build.build_module(bound, resolved)
+    executable = vm_executable.build_module(bound, resolved)
     disk.store_quietly(lambda: _store(key, executable), "module")
     return BuiltModule(executable)
 

@@ -13,7 +13,7 @@ The tracer (:mod:`.trace`) asks, for every op call of a function, in this order:
 
 :func:`te_source` answers the question for one op, naming the Python function and file;
 ``compile-engine-compat op relax.sort`` prints it. Beside the TE: :data:`NUMPY_FOLDINGS`, what the
-ops that whole-module builds fold on constants at build time are in NumPy (:mod:`.fold`).
+ops that whole-module builds fold on constants at build time are in NumPy (:mod:`.model.fold`).
 """
 
 from __future__ import annotations

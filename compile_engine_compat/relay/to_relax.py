@@ -19,7 +19,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import binding_block
-from compile_engine_compat.pipeline.module_build import PRIM_FUNCS_ATTR
+from compile_engine_compat.pipeline.model.vm_executable import PRIM_FUNCS_ATTR
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
 from .analysis import free_vars

@@ -48,11 +48,11 @@ def _library_symbols(executable: Any) -> set[str]:
 
 def _kernel_names() -> list[str]:
     target = modules.resolve_target("llvm")
-    from compile_engine_compat.pipeline import module_build
+    from compile_engine_compat.pipeline.model import vm_executable
 
     bound = relax.transform.BindParams("main", mobile_block_weights())(mobile_block())
     with target:
-        lowered = tvm.transform.Sequential(module_build.relax_passes(target))(bound)
+        lowered = tvm.transform.Sequential(vm_executable.relax_passes(target))(bound)
     return [g.name_hint for g, f in lowered.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
 
 

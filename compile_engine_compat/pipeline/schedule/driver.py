@@ -156,8 +156,8 @@ def schedule_prim_func(
     """Schedule one PrimFunc as ``jit`` does: inline injective stages, default rules, user rules.
 
     The one entry point of both ``lower``/``jit`` (:func:`compile_engine_compat.pipeline.
-    lower_function`) and whole-module builds (:mod:`compile_engine_compat.pipeline.
-    module_build`), so that a rule or a fix reaches both.
+    lower_function`) and whole-model builds (:mod:`compile_engine_compat.pipeline.model.
+    vm_executable`), so that a rule or a fix reaches both.
 
     Parameters
     ----------

@@ -19,7 +19,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay
-from compile_engine_compat.pipeline.module_build import PRIM_FUNCS_ATTR
+from compile_engine_compat.pipeline.model.vm_executable import PRIM_FUNCS_ATTR
 from compile_engine_compat.relay import OP_TABLE
 
 RNG = np.random.default_rng(0)

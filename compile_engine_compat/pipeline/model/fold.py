@@ -6,7 +6,7 @@ a call. An ONNX MobileNetV2 has 123 of them (a bias reshape per convolution, an 
 microseconds. Two passes:
 
 * :func:`FoldConstantOps`, before legalization: calls of the Relax ops in
-  :data:`.op_sources.NUMPY_FOLDINGS`
+  :data:`..op_sources.NUMPY_FOLDINGS`
   whose arguments are all constants become constants. Others stay calls (computed at run time,
   inside the fused kernel that uses them: correct, and cheap for the bias reshapes and scalar
   bounds models carry).
@@ -123,7 +123,7 @@ def _fold_op(_mod: tvm.IRModule, call: Any) -> Any:
 
 
 def FoldConstantOps() -> tvm.transform.Pass:
-    """Fold the calls of :data:`.op_sources.NUMPY_FOLDINGS` ops on constants, in NumPy (before
+    """Fold the calls of :data:`..op_sources.NUMPY_FOLDINGS` ops on constants, in NumPy (before
     legalization)."""
     return _fold_with(_fold_op, "compile_engine_compat.FoldConstantOps")
 

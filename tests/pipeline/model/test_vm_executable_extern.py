@@ -8,7 +8,7 @@ import tvm_ffi
 from tvm import relax, topi
 
 from compile_engine_compat import relay
-from compile_engine_compat.pipeline.module_build import PRIM_FUNCS_ATTR, attach_prim_funcs
+from compile_engine_compat.pipeline.model.vm_executable import PRIM_FUNCS_ATTR, attach_prim_funcs
 
 
 def test_an_extern_kernel_builds_in_a_module_without_weights() -> None:

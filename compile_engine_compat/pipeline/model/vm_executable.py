@@ -15,7 +15,7 @@ build whole models here. The Relax passes are TVM's CPU pipeline with the shim's
     dataflow lowering, finalization      (TVM's)
 
 then the VM executable is built (``relax.build`` without a Relax pipeline, on the shim's TIR
-pipeline: TVM's, then the weight prefetch of :mod:`.prefetch`). Kernels equal to one
+pipeline: TVM's, then the weight prefetch of :mod:`..prefetch`). Kernels equal to one
 scheduled before in this process (same PrimFunc, target and rules) reuse that schedule.
 """
 
@@ -28,8 +28,8 @@ from typing import Any
 import tvm
 from tvm import relax, tirx
 
-from compile_engine_compat.pipeline import fold, raise_calls
 from compile_engine_compat.pipeline.build_pool import build_threads
+from compile_engine_compat.pipeline.model import fold, raise_calls
 from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
 from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func

@@ -6,7 +6,7 @@ import numpy as np
 import tvm
 from tvm import relax, te, topi
 
-from compile_engine_compat.pipeline.raise_calls import RaiseElementwiseCalls
+from compile_engine_compat.pipeline.model.raise_calls import RaiseElementwiseCalls
 
 F32 = "float32"
 

@@ -8,7 +8,7 @@ import tvm
 from _builders import build
 from tvm import relax, te
 
-from compile_engine_compat.pipeline import fold, module_build
+from compile_engine_compat.pipeline.model import fold, vm_executable
 
 R = relax.op
 F32 = "float32"
@@ -112,7 +112,7 @@ def _packing_funcs(func: relax.Function, weights: dict[str, np.ndarray]) -> list
     the constant it is called on: ``[(PrimFunc, weight array), ...]``."""
     target = tvm.target.Target("llvm")
     mod = relax.transform.BindParams("main", weights)(tvm.IRModule({"main": func}))
-    passes = module_build.relax_passes(target)
+    passes = vm_executable.relax_passes(target)
     names = [p.info.name for p in passes]
     with target:
         split = tvm.transform.Sequential(
