@@ -8,7 +8,7 @@ import compile_engine_compat.facade.objects
 import compile_engine_compat.facade.shared
 import compile_engine_compat.facade.strategy
 import compile_engine_compat.facade.te_compiler
-import compile_engine_compat.pipeline.build
+import compile_engine_compat.runtime.kernel
 import logging
 import tvm.te.tensor
 import tvm.tirx.function
@@ -36,7 +36,7 @@ class TECompiler(compile_engine_compat.facade.te_compiler.TECompiler):
     @deprecated("te_compiler.TECompiler.lower is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use mod = relax.transform.LegalizeOps()(IRModule({'main': func})); or trace to TE and te.create_prim_func(inputs + outputs). See MIGRATION.md#te-compiler-tecompiler-lower (run `compile-engine-compat docs CEC204`)")
     def lower(self, source_func: Any, target: Any = ..., mod_name: str = ...) -> compile_engine_compat.facade.objects.CachedFunc: ...
     @deprecated("te_compiler.TECompiler.jit is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use ex = tvm.compile(IRModule({'main': func}), target); relax.VirtualMachine(ex, dev)['main'](*args). See MIGRATION.md#te-compiler-tecompiler-jit (run `compile-engine-compat docs CEC205`)")
-    def jit(self, source_func: Any, target: Any = ...) -> compile_engine_compat.pipeline.build.Kernel: ...
+    def jit(self, source_func: Any, target: Any = ...) -> compile_engine_compat.runtime.kernel.Kernel: ...
     @deprecated('te_compiler.TECompiler.clear is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use nothing to clear: tvm.compile keeps no global cache. See MIGRATION.md#te-compiler-tecompiler-clear (run `compile-engine-compat docs CEC206`)')
     def clear(self) -> None: ...
     @deprecated('te_compiler.TECompiler.items is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use keep your own dict of tvm_ffi.StructuralKey(func) -> tvm.compile(...) results. See MIGRATION.md#te-compiler-tecompiler-items (run `compile-engine-compat docs CEC207`)')

@@ -9,7 +9,6 @@ the ``tvm.relay`` module of the same path, so the files sit where Relay kept the
 * the AST: :mod:`.ty` (types), :mod:`.expr` (expressions), :mod:`.function` (``Function``);
 * :mod:`.op`: the op table, one module of rows per op family (``relay.op.nn``...), and the
   strategy API;
-* :mod:`.to_relax`: the emitter, Relay graph -> one Relax function (and ``checked_type``);
 * :mod:`.analysis`, :mod:`.transform` (the passes), :mod:`.testing`, :mod:`.qnn`;
 * :mod:`.build_module` (``relay.build``) and :mod:`.backend` (the engine modules, and what
   ``relay.build`` returns);
@@ -20,6 +19,8 @@ This module only assembles the ``relay`` namespace. The ops come from one table
 (:data:`compile_engine_compat.relay.OP_TABLE`); an op or attribute value with no Relax
 equivalent raises :class:`UnsupportedRelayError` at the builder call, naming what to write
 instead. What the front end does not provide at all (:data:`REMOVED`) is refused on access.
+The machinery behind these modules (the emitter, the op registry and converters, the printer,
+the passes) is :mod:`._impl`, which TVM never had and the import alias never serves.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
+from compile_engine_compat.relay._impl import printer as _printer
+from compile_engine_compat.relay._impl import to_relax as _to_relax
+from compile_engine_compat.relay._impl.printer import fromtext, parse, parse_expr
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
+
 from . import (
     analysis,
     backend,
@@ -38,11 +44,9 @@ from . import (
     frontend,
     function,
     op,
-    printer,
     qnn,
     scope_builder,
     testing,
-    to_relax,
     transform,
     ty,
     vm,
@@ -54,15 +58,13 @@ from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapp
 from .function import Function
 from .op import annotation, image, nn, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
-from .op.registry import UnsupportedRelayError
 from .param_dict import load_param_dict, save_param_dict
-from .printer import fromtext, parse, parse_expr
 from .scope_builder import ScopeBuilder
 from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type, scalar_type
 
 # The expressions reach the op table and the emitter through this one connection.
-expr.connect(op.op.builder, to_relax.to_relax, to_relax.function_to_relax, printer.astext)
+expr.connect(op.op.builder, _to_relax.to_relax, _to_relax.function_to_relax, _printer.astext)
 globals().update(namespace(""))
 
 __all__ = [
@@ -108,7 +110,6 @@ __all__ = [
     "op",
     "parse",
     "parse_expr",
-    "printer",
     "qnn",
     "save_param_dict",
     "scalar_type",

@@ -1,7 +1,7 @@
 """``relay.expr``: Relay's expression nodes, as plain Python objects that know their Relax form.
 
 A Relay program built with these classes is a DAG of immutable nodes. Nothing is checked or
-inferred while building (as in Relay); :func:`compile_engine_compat.relay.to_relax.infer` turns
+inferred while building (as in Relay); :func:`._impl.to_relax.infer` turns
 the graph into one Relax function and fills in ``checked_type`` on every node it visits.
 
 The expressions sit below the op table (:mod:`.op`) and the emitter (:mod:`.to_relax`), which
@@ -422,7 +422,7 @@ class TupleWrapper:
 class BaseOp:
     """What a :class:`Call` applies when it is not a function: an op of the table.
 
-    ``relay.op.get(name)`` returns one (:class:`compile_engine_compat.relay.op.registry.RelayOp`),
+    ``relay.op.get(name)`` returns one (:class:`._impl.registry.RelayOp`),
     as Relay's ``tvm.ir.Op``.
     """
 

@@ -225,6 +225,8 @@ def _target(fullname: str) -> str | None:
         return LEGACY_MODULES[fullname]
     if _refusal(fullname) is not None:
         return None
+    if any(part.startswith("_") for part in fullname.split(".")[2:]):
+        return None  # the front end's machinery (relay._impl): never a tvm.relay module
     name = _FRONT_END + fullname.removeprefix("tvm.relay")
     try:
         found = importlib.util.find_spec(name)

@@ -7,7 +7,7 @@ import pytest
 import tvm
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay.op.registry import UnsupportedRelayError
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 
 
 def test_gradient_gives_the_output_and_the_gradient_of_its_sum():

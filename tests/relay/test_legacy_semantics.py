@@ -10,7 +10,7 @@ from tvm import te
 
 from compile_engine_compat import relay
 from compile_engine_compat.facade.strategy import select_implementation
-from compile_engine_compat.relay.op.registry import UnsupportedRelayError
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 
 
 def test_an_op_is_a_tvm_op_to_tvm():

@@ -10,7 +10,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay.transform.passes import PASS_KINDS
+from compile_engine_compat.relay._impl.passes import PASS_KINDS
 
 T = relay.transform
 

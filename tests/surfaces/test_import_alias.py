@@ -13,7 +13,7 @@ import pytest
 import tvm
 
 import compile_engine_compat
-from compile_engine_compat.relay.op.registry import MissingRelayOpError
+from compile_engine_compat.relay._impl.registry import MissingRelayOpError
 from compile_engine_compat.surfaces import import_alias as _import_alias
 
 PROGRAMS = pathlib.Path(__file__).resolve().parents[1] / "legacy_programs"
@@ -138,6 +138,16 @@ def test_subclassing_a_refused_class_is_refused(alias):
 def test_an_unknown_module_is_refused_at_import(alias):
     with pytest.raises(_import_alias.RelayRemovedImportError, match="does not provide it"):
         exec("from tvm.relay.backend import executor", {})
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["tvm.relay._impl", "tvm.relay._impl.convert", "tvm.relay.op.convert", "tvm.relay.to_relax"],
+)
+def test_the_front_ends_machinery_is_no_tvm_relay_module(alias, module):
+    """relay._impl holds what TVM never had: neither it nor its old paths are served."""
+    with pytest.raises(_import_alias.RelayRemovedImportError, match="does not provide it"):
+        importlib.import_module(module)
 
 
 def test_a_missing_op_names_itself(alias):

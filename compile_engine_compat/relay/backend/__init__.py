@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .runtime_config import Executor, Runtime
+from compile_engine_compat.relay._impl.runtime_config import Executor, Runtime
 
 __all__ = ["Executor", "Runtime", "compile_engine", "te_compiler"]
 _ENGINE_MODULES = ("compile_engine", "te_compiler")

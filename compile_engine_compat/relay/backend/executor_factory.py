@@ -23,8 +23,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.facade import modules
-
-from .host_library import HostLibrary, host_library
+from compile_engine_compat.relay._impl.host_library import HostLibrary, host_library
 
 __all__ = [
     "MARKER_SUFFIX",

@@ -16,12 +16,7 @@ onnx, torch and tflite are optional: a frontend whose framework is missing raise
 
 from __future__ import annotations
 
-from . import common
-from .common import FrontendOptionError, MissingFrontendDependencyError, UnservedFrontendError
-from .onnx import from_onnx
-from .pytorch import from_pytorch
-from .tflite import from_tflite
-from .unserved import (
+from compile_engine_compat.relay._impl.unserved import (
     from_caffe,
     from_caffe2,
     from_coreml,
@@ -32,6 +27,12 @@ from .unserved import (
     from_paddle,
     from_tensorflow,
 )
+
+from . import common
+from .common import FrontendOptionError, MissingFrontendDependencyError, UnservedFrontendError
+from .onnx import from_onnx
+from .pytorch import from_pytorch
+from .tflite import from_tflite
 
 __all__ = [
     "FrontendOptionError",

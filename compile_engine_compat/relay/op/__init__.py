@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError, missing_op
+
 from . import algorithm, annotation, image, nn, op, reduce, strategy, tensor, transform, vision
 from .op import (
     REFUSED_OPS,
@@ -21,7 +23,6 @@ from .op import (
     namespace,
     register_strategy,
 )
-from .registry import RelayOp, UnsupportedRelayError, missing_op
 
 globals().update(namespace(""))
 Op = RelayOp

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import convert
-from .registry import OpRow, Refusal, builders, missing_op
+from compile_engine_compat.relay._impl import convert
+from compile_engine_compat.relay._impl.registry import OpRow, Refusal, builders, missing_op
 
 ROWS: tuple[OpRow, ...] = (
     OpRow(

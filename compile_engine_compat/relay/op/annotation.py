@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import convert
-from .registry import OpRow, builders, missing_op
+from compile_engine_compat.relay._impl import convert
+from compile_engine_compat.relay._impl.registry import OpRow, builders, missing_op
 
 ROWS: tuple[OpRow, ...] = (
     OpRow("annotation.checkpoint", ("data",), (), "identity", convert.identity),

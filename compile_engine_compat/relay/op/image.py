@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import convert, convert_te, normalize
-from .registry import REQUIRED, OpRow, builders, missing_op
+from compile_engine_compat.relay._impl import convert, convert_te, normalize
+from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
 
 
 def _resize_attrs(layout: str) -> tuple[tuple[str, Any], ...]:

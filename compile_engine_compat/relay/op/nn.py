@@ -12,9 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from tvm import topi
 
+from compile_engine_compat.relay._impl import convert, convert_te, normalize, type_relations
+from compile_engine_compat.relay._impl.registry import (
+    REQUIRED,
+    OpRow,
+    Refusal,
+    builders,
+    missing_op,
+)
+
 from ..expr import Constant, Expr
-from . import convert, convert_te, normalize, tensor, transform, type_relations
-from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
+from . import tensor, transform
 
 
 def _convolutions() -> list[OpRow]:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from . import algorithm, annotation, custom, image, nn, reduce, tensor, transform, vision
-from .op_strategy import (
+from compile_engine_compat.relay._impl import custom
+from compile_engine_compat.relay._impl.op_strategy import (
     OpImplementation,
     OpSpecialization,
     OpStrategy,
@@ -20,7 +20,15 @@ from .op_strategy import (
     SpecializedCondition,
     strategy_function,
 )
-from .registry import OpRow, RelayOp, UnsupportedRelayError, refused_message, relay_op
+from compile_engine_compat.relay._impl.registry import (
+    OpRow,
+    RelayOp,
+    UnsupportedRelayError,
+    refused_message,
+    relay_op,
+)
+
+from . import algorithm, annotation, image, nn, reduce, tensor, transform, vision
 
 __all__ = [
     "OpImplementation",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import convert, convert_te
-from .registry import OpRow, Refusal, builders, missing_op
+from compile_engine_compat.relay._impl import convert, convert_te
+from compile_engine_compat.relay._impl.registry import OpRow, Refusal, builders, missing_op
 
 #: What every reduction takes besides its data.
 REDUCE_ATTRS: tuple[tuple[str, Any], ...] = (

@@ -6,8 +6,8 @@ are made from them.
 
 from __future__ import annotations
 
-from . import convert, normalize
-from .registry import REQUIRED, OpRow, builders, missing_op
+from compile_engine_compat.relay._impl import convert, normalize
+from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
 
 #: Relay's binary element-wise ops, each the Relax op of the same name.
 BINARY = (

@@ -11,9 +11,16 @@ from typing import Any
 import numpy as np
 from tvm import topi
 
+from compile_engine_compat.relay._impl import convert, convert_te, normalize
+from compile_engine_compat.relay._impl.registry import (
+    REQUIRED,
+    OpRow,
+    Refusal,
+    builders,
+    missing_op,
+)
+
 from ..expr import Expr, TupleWrapper, const
-from . import convert, convert_te, normalize
-from .registry import REQUIRED, OpRow, Refusal, builders, missing_op
 
 _PLAIN_LAYOUTS_ONLY = (
     "only permutations of plain layouts (NCHW <-> NHWC) map to relax.op.permute_dims; use "

@@ -18,8 +18,11 @@ from typing import Any
 import numpy as np
 import tvm
 
-from ..gradient import check_grad  # over relax.transform.Gradient (relay/gradient.py)
-from ..to_relax import infer
+from compile_engine_compat.relay._impl.gradient import (
+    check_grad,  # over relax.transform.Gradient (relay/_impl/gradient.py)
+)
+from compile_engine_compat.relay._impl.to_relax import infer
+
 from . import (
     dcgan,
     densenet,

@@ -1,8 +1,9 @@
 """``relay.transform``: Relay's passes as ``tvm.transform.Pass`` objects over Relax modules.
 
-The passes are in :mod:`.passes` (each a real Relax transform or a documented identity), the
-user-pass decorators, ``Sequential`` and ``build_config`` in :mod:`.pass_infra`;
-:mod:`.transform` is Relay's module path to both.
+The passes are in :mod:`compile_engine_compat.relay._impl.passes` (each a real Relax transform or
+a documented identity), the user-pass decorators, ``Sequential`` and ``build_config`` in
+:mod:`compile_engine_compat.relay._impl.pass_infra`; :mod:`.transform` is Relay's module path to
+both.
 
 Any other Relay pass is refused on access, naming its Relax counterpart where Relax has one.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..gradient import gradient  # relax.transform.Gradient (relay/gradient.py)
-from . import pass_infra, passes, transform
+from compile_engine_compat.relay._impl.gradient import gradient  # relax.transform.Gradient
+
+from . import transform
 from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
-__all__ = [*transform.__all__, "gradient", "pass_infra", "passes", "transform"]
+__all__ = [*transform.__all__, "gradient", "transform"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,8 +5,14 @@ re-exported it). The passes live in :mod:`.passes`, the pass infrastructure in
 
 from __future__ import annotations
 
-from .pass_infra import PassContext, Sequential, build_config, function_pass, module_pass
-from .passes import (
+from compile_engine_compat.relay._impl.pass_infra import (
+    PassContext,
+    Sequential,
+    build_config,
+    function_pass,
+    module_pass,
+)
+from compile_engine_compat.relay._impl.passes import (
     AnnotateSpans,
     CanonicalizeOps,
     ConvertLayout,

@@ -10,8 +10,8 @@ import tvm
 import tvm.topi.testing as ref
 
 from compile_engine_compat import relay
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 from compile_engine_compat.relay.op import vision
-from compile_engine_compat.relay.op.registry import UnsupportedRelayError
 
 from .cases import X4, Case, check_op
 

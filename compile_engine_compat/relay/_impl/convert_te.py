@@ -15,9 +15,14 @@ from typing import Any
 import numpy as np
 from tvm import relax, te, tirx, topi
 
-from ..expr import Attrs
-from .convert import normalized_axes, reshape_shape, static_shape, unset_to_none
-from .registry import Emit, UnsupportedRelayError
+from compile_engine_compat.relay._impl.convert import (
+    normalized_axes,
+    reshape_shape,
+    static_shape,
+    unset_to_none,
+)
+from compile_engine_compat.relay._impl.registry import Emit, UnsupportedRelayError
+from compile_engine_compat.relay.expr import Attrs
 
 __all__ = [
     "adaptive_max_pool",

@@ -12,7 +12,7 @@ from scipy import special
 from tvm import relax
 
 from compile_engine_compat import boundary, relay
-from compile_engine_compat.relay.gradient import (
+from compile_engine_compat.relay._impl.gradient import (
     ELEMENTWISE_DERIVATIVES,
     register_elementwise_gradients,
 )

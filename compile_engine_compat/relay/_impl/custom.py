@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from tvm import relax
 
-from ..expr import Attrs
-from ..ty import RelayTypeError, TensorType, Type, from_struct_info
-from .registry import OpRow, RelayOp, UnsupportedRelayError
+from compile_engine_compat.relay._impl.registry import OpRow, RelayOp, UnsupportedRelayError
+from compile_engine_compat.relay.expr import Attrs
+from compile_engine_compat.relay.ty import RelayTypeError, TensorType, Type, from_struct_info
 
 __all__ = [
     "CustomOp",

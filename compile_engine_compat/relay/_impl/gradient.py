@@ -19,10 +19,9 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import register_op_attr_if_absent
-
-from .function import Function
-from .op.registry import UnsupportedRelayError
-from .ty import TensorType
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
+from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.ty import TensorType
 
 __all__ = [
     "ELEMENTWISE_DERIVATIVES",
@@ -199,8 +198,8 @@ def check_grad(
     moved by ``+-eps``), as Relay's was; ``assert_allclose`` compares them. Arguments as in
     Relay; ``target_devices`` defaults to ``tvm.testing.enabled_targets()``.
     """
-    from .build_module import create_executor
-    from .to_relax import infer
+    from compile_engine_compat.relay._impl.to_relax import infer
+    from compile_engine_compat.relay.build_module import create_executor
 
     infer(func)
     backward = gradient(func, mode=mode)

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
-
-from .common import UnservedFrontendError
+from compile_engine_compat.relay.frontend.common import UnservedFrontendError
 
 __all__ = [
     "ROUTES",

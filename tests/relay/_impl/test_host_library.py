@@ -10,7 +10,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay.backend.host_library import HostLibrary
+from compile_engine_compat.relay._impl.host_library import HostLibrary
 
 
 def _build() -> Any:

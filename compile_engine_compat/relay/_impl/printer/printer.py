@@ -16,10 +16,20 @@ import numpy as np
 import tvm
 from tvm import tirx
 
-from ..expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var
-from ..function import Function
-from ..op.registry import REQUIRED, RelayOp
-from ..ty import FuncType, TensorType, TupleType, Type
+from compile_engine_compat.relay._impl.registry import REQUIRED, RelayOp
+from compile_engine_compat.relay.expr import (
+    Call,
+    Constant,
+    Expr,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    TupleWrapper,
+    Var,
+)
+from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.ty import FuncType, TensorType, TupleType, Type
 
 __all__ = ["VERSION_HEADER", "astext", "format_attr", "format_type"]
 
@@ -233,7 +243,7 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
     str
         The text, starting with ``#[version = "0.0.5"]``.
     """
-    from ..analysis import free_vars
+    from compile_engine_compat.relay.analysis import free_vars
 
     if isinstance(node, TupleWrapper):
         node = node.astuple()

@@ -25,9 +25,8 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
-
-from ..expr import Attrs, BaseOp, Call, Expr, Tuple, TupleWrapper, as_expr
-from .op_strategy import strategy_function
+from compile_engine_compat.relay._impl.op_strategy import strategy_function
+from compile_engine_compat.relay.expr import Attrs, BaseOp, Call, Expr, Tuple, TupleWrapper, as_expr
 
 __all__ = [
     "REQUIRED",

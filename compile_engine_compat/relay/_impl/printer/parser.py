@@ -17,12 +17,21 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from ..expr import Call, Constant, Expr, Let, Tuple, TupleGetItem, Var, const
-from ..function import Function
-from ..op.op import OP_TABLE, builder
-from ..op.registry import UnsupportedRelayError
-from ..ty import Any as AnyDim
-from ..ty import TensorType, TupleType, Type
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
+from compile_engine_compat.relay.expr import (
+    Call,
+    Constant,
+    Expr,
+    Let,
+    Tuple,
+    TupleGetItem,
+    Var,
+    const,
+)
+from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.op.op import OP_TABLE, builder
+from compile_engine_compat.relay.ty import Any as AnyDim
+from compile_engine_compat.relay.ty import TensorType, TupleType, Type
 
 __all__ = ["fromtext", "parse", "parse_expr"]
 
@@ -372,7 +381,7 @@ def parse(source: str, source_name: str = "from_string", init_module: Any = None
     if isinstance(out, tvm.IRModule):
         return out
     if not isinstance(out, Function):
-        from ..analysis import free_vars
+        from compile_engine_compat.relay.analysis import free_vars
 
         out = Function(free_vars(out), out)
     return tvm.IRModule.from_expr(out)

@@ -8,7 +8,7 @@ import tvm
 import tvm_ffi
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay.printer import VERSION_HEADER
+from compile_engine_compat.relay._impl.printer import VERSION_HEADER
 
 
 def _conv_function() -> relay.Function:

@@ -7,7 +7,7 @@ function that runs prints with ``expr.script()``. ``relay.fromtext`` / ``relay.p
 
 from __future__ import annotations
 
-from .parser import fromtext, parse, parse_expr
-from .printer import VERSION_HEADER, astext
+from compile_engine_compat.relay._impl.printer.parser import fromtext, parse, parse_expr
+from compile_engine_compat.relay._impl.printer.printer import VERSION_HEADER, astext
 
 __all__ = ["VERSION_HEADER", "astext", "fromtext", "parse", "parse_expr"]

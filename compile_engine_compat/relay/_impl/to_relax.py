@@ -21,13 +21,19 @@ from tvm import relax
 from compile_engine_compat.boundary import binding_block
 from compile_engine_compat.pipeline.model.vm_executable import PRIM_FUNCS_ATTR
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
-
-from .analysis import free_vars
-from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
-from .function import Function
-from .op.dynamic import BROADCASTING, broadcast_call, shape_known
-from .op.registry import RelayOp, UnsupportedRelayError
-from .ty import FuncType, RelayTypeError, TensorType, TupleType, Type, from_struct_info
+from compile_engine_compat.relay._impl.dynamic import BROADCASTING, broadcast_call, shape_known
+from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError
+from compile_engine_compat.relay.analysis import free_vars
+from compile_engine_compat.relay.expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
+from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.ty import (
+    FuncType,
+    RelayTypeError,
+    TensorType,
+    TupleType,
+    Type,
+    from_struct_info,
+)
 
 __all__ = ["function_to_relax", "infer", "to_relax"]
 

@@ -324,6 +324,8 @@ def InferTypeLocal(expr: Any) -> Any:
     relay.Type
         ``expr.checked_type``.
     """
-    from ..to_relax import infer  # the emitter sits beside this package, not below it
+    from compile_engine_compat.relay._impl.to_relax import (
+        infer,  # the emitter sits beside this package, not below it
+    )
 
     return infer(expr).checked_type

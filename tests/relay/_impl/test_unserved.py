@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from compile_engine_compat import relay
+from compile_engine_compat.relay._impl import unserved
 from compile_engine_compat.relay.frontend import (
     MissingFrontendDependencyError,
     UnservedFrontendError,
-    unserved,
 )
 from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
 

@@ -2,7 +2,7 @@
 
 An emit function is ``emit(bb, relax_args, attrs) -> relax.Expr``: it receives the Relax values
 of the call's inputs and the call's (Relay) attributes, and returns the Relax expression, not yet
-bound (the emitter, :mod:`compile_engine_compat.relay.to_relax`, binds it). :func:`direct` makes
+bound (the emitter, :mod:`.to_relax`, binds it). :func:`direct` makes
 the emit function of a row whose conversion is a renaming of keywords; the others are written
 once here and shared by every row that needs them (Relay's reshape codes, ``exclude``
 reductions, ``bias_add``...).
@@ -18,9 +18,9 @@ import numpy as np
 import tvm
 from tvm import relax, tirx, topi
 
-from ..expr import Attrs
-from .dynamic import dynamic_batch_matmul, shape_known
-from .registry import Emit, UnsupportedRelayError
+from compile_engine_compat.relay._impl.dynamic import dynamic_batch_matmul, shape_known
+from compile_engine_compat.relay._impl.registry import Emit, UnsupportedRelayError
+from compile_engine_compat.relay.expr import Attrs
 
 __all__ = [
     "UPSAMPLING_METHODS",

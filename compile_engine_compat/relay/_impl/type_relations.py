@@ -3,7 +3,7 @@
 ``relay.nn.conv2d(x, relay.var("w"), channels=8, kernel_size=3)`` gave ``w`` the shape the op
 needs; so did ``dense`` (``units``), ``bias_add`` and the norms (one value per channel). A row
 names one of these as its ``infer_inputs``; the emitter
-(:mod:`compile_engine_compat.relay.to_relax`) calls it for a call with untyped inputs.
+(:mod:`compile_engine_compat.relay._impl.to_relax`) calls it for a call with untyped inputs.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..expr import Attrs
-from ..ty import TensorType
+from compile_engine_compat.relay.expr import Attrs
+from compile_engine_compat.relay.ty import TensorType
 
 __all__ = ["conv_weight", "deformable_conv_inputs", "dense_weight", "per_channel"]
 

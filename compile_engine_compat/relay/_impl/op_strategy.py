@@ -25,8 +25,7 @@ import tvm_ffi
 
 from compile_engine_compat.deprecations import warn_legacy
 from compile_engine_compat.pipeline import strategy as _strategy
-
-from ..expr import Attrs
+from compile_engine_compat.relay.expr import Attrs
 
 
 class RowAttrs(Protocol):

@@ -14,8 +14,8 @@ import numpy as np
 import tvm
 from tvm import tirx
 
-from ..expr import Constant, Expr
-from .registry import UnsupportedRelayError
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
+from compile_engine_compat.relay.expr import Constant, Expr
 
 __all__ = [
     "conv_normalize",
