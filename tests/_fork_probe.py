@@ -119,7 +119,7 @@ def _locks_held_elsewhere(kernel: Any) -> int:
             for lock in (
                 _trace.TRACE_LOCK,
                 engine._lock,
-                value._build_lock,
+                engine._record(value).lock,  # the entry's build lock
                 *threads._module_locks,
             ):
                 stack.enter_context(lock)

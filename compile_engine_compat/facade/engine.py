@@ -29,7 +29,6 @@ from compile_engine_compat.cache import disk as _disk_cache
 from compile_engine_compat.deprecations import LegacyObject, legacy_api
 from compile_engine_compat.facade import kernels as _kernels
 from compile_engine_compat.facade.objects import CachedFunc, CCacheKey, CCacheValue
-from compile_engine_compat.pipeline import build as _build
 from compile_engine_compat.pipeline import opt_level as _opt_level
 from compile_engine_compat.pipeline import shape_func as _shape_func
 from compile_engine_compat.pipeline import strategy as _strategy
@@ -321,7 +320,7 @@ class CompileEngine(LegacyObject):
                         _get_cache_key(func, target), None, "", for_jit=True
                     )
                     values.append(value)
-                    if value._claim():
+                    if self._record(value).claim():
                         claimed.append(value)
                         builder.add(target_text(value.cached_func.target), value)
             except BaseException:
@@ -330,7 +329,7 @@ class CompileEngine(LegacyObject):
             builder.finish(_set_kernel)
         finally:
             for value in claimed:
-                value._release()
+                self._record(value).release()
         return [self._kernel(v) for v in values]
 
     @legacy_api("compile_engine.CompileEngine.clear")
@@ -469,20 +468,17 @@ class CompileEngine(LegacyObject):
         (no tracing: the CachedFunc is lowered on first access), else lowered now."""
         source = self._index_key(key)
         if source is not None:
-            hit = _disk_cache.load_by_source(source)
-            if hit is not None:
-                kernel = Kernel(
-                    hit.module,
-                    hit.symbol,
-                    hit.num_inputs,
-                    hit.num_outputs,
-                    (),
-                    _build.device_for(key.target),
+            kernel = _kernels.indexed_kernel(source, key.target)
+            if kernel is not None:
+                return CCacheValue(
+                    None,
+                    lower=lambda: self._deferred_lowering(key, name),
+                    kernel_record=_kernels.KernelRecord(kernel=kernel),
                 )
-                return CCacheValue._deferred(lambda: self._deferred_lowering(key, name), kernel)
-        value = CCacheValue(self._build_cached_func(key, name))
-        value._source_key = source
-        return value
+        return CCacheValue(
+            self._build_cached_func(key, name),
+            kernel_record=_kernels.KernelRecord(source_key=source),
+        )
 
     def _index_key(self, key: CCacheKey) -> _disk_cache.SourceKey | None:
         if not _disk_cache.enabled() or self.lowering_customized():
@@ -532,28 +528,30 @@ class CompileEngine(LegacyObject):
             llvm_opt_level=lowered.opt_level,
         )
 
+    def _record(self, value: CCacheValue) -> _kernels.KernelRecord:
+        """The build record of a ``jit`` entry (one made by ``lower`` gets one when jitted)."""
+        record = value.kernel_record
+        if record is None:
+            with self._lock:
+                if value.kernel_record is None:
+                    value.kernel_record = _kernels.KernelRecord()
+                record = value.kernel_record
+        return record
+
     def _kernel(self, value: CCacheValue) -> Kernel:
-        kernel = value._kernel
-        if kernel is not None:
-            return kernel
-        while True:
-            with value._build_lock:  # one build per entry, other threads wait for it
-                if value._kernel is not None:
-                    return value._kernel
-                pending = value._pending
-                if pending is None:
-                    cached = value.cached_func
-                    try:
-                        # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
-                        value._kernel = _kernels.kernel_for(cached, value._source_key)
-                    except _disk_cache.CacheDirectoryError:
-                        raise  # an unsafe cache directory is the user's to fix: say so plainly
-                    except Exception as err:
-                        raise _build_failure(cached.funcs) from err
-                    return value._kernel
-            # A jit_many build pool is building it: wait, then look again (if its chunk failed,
-            # this thread builds the kernel itself and reports its own error).
-            pending.wait()
+        record = self._record(value)
+
+        def build() -> Kernel:
+            cached = value.cached_func
+            try:
+                # COMPILE_ENGINE_COMPAT_CACHE_DIR set: load from / store to the disk cache.
+                return _kernels.kernel_for(cached, record.source_key)
+            except _disk_cache.CacheDirectoryError:
+                raise  # an unsafe cache directory is the user's to fix: say so plainly
+            except Exception as err:
+                raise _build_failure(cached.funcs) from err
+
+        return record.get(build)
 
 
 def _lowering_error(source_func: Any) -> LoweringError:
@@ -569,7 +567,7 @@ def _build_chunk(values: list[CCacheValue]) -> list[Kernel]:
     """Build the kernels of ``values`` (one target) together; runs on a build-pool thread."""
     cacheds = [v.cached_func for v in values]
     try:
-        return _kernels.kernels_for(cacheds, [v._source_key for v in values])
+        return _kernels.kernels_for(cacheds, [v.kernel_record.source_key for v in values])
     except _disk_cache.CacheDirectoryError:
         raise
     except Exception as err:
@@ -593,9 +591,7 @@ def _shape_func_entry(key: CCacheKey, name: str) -> CCacheValue:
 
 
 def _set_kernel(value: CCacheValue, kernel: Kernel) -> None:
-    with value._build_lock:  # a concurrent jit may have built it meanwhile
-        if value._kernel is None:
-            value._kernel = kernel
+    value.kernel_record.offer(kernel)  # unless a concurrent jit built it meanwhile
 
 
 def _build_failure(*modules: tvm.IRModule) -> LoweringError:
@@ -658,8 +654,8 @@ def _reset_locks_in_child() -> None:
     threads.reset_lock(engine._lock)
     for cache in (engine._cache, engine._shape_cache):
         for _, value in cache.values():
-            threads.reset_lock(value._build_lock)
-            value._pending = None  # its builder thread is gone: the child builds it itself
+            if value.kernel_record is not None:
+                value.kernel_record.reset_in_child()
 
 
 at_fork_in_child(_reset_locks_in_child)

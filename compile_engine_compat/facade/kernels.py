@@ -1,5 +1,10 @@
 """``jit``'s kernels: the persistent cache first, then the pipeline's build stage, then a store.
 
+``jit``'s whole composition is here: the kernel the persistent index holds for a source function
+(:func:`indexed_kernel`), the kernel of a lowered function (:func:`kernel_for`, many at once:
+:func:`kernels_for`) and the engine's build bookkeeping for each entry (:class:`KernelRecord`).
+The engine (:mod:`.engine`) only keys, lowers and keeps entries.
+
 The facade composes the two below it: :mod:`compile_engine_compat.cache.disk` stores and loads
 libraries and records, and :func:`compile_engine_compat.pipeline.build.build_kernel` (the fifth
 stage) compiles. Neither knows the other. Without ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` every
@@ -8,24 +13,106 @@ kernel is a plain compile.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import tvm
 
 from compile_engine_compat.cache import disk
 from compile_engine_compat.facade.objects import CachedFunc
-from compile_engine_compat.pipeline.build import build_kernel
+from compile_engine_compat.pipeline.build import build_kernel, device_for
 from compile_engine_compat.pipeline.opt_level import without_opt_level
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
+from compile_engine_compat.runtime import threads
 from compile_engine_compat.runtime.kernel import Kernel
 
-__all__ = ["kernel_for", "kernels_for", "source_key"]
+__all__ = ["KernelRecord", "indexed_kernel", "kernel_for", "kernels_for", "source_key"]
+
+
+@dataclass(eq=False)
+class KernelRecord:
+    """The engine's build bookkeeping for one ``jit`` cache entry (held by its ``CCacheValue``).
+
+    Attributes
+    ----------
+    source_key : disk.SourceKey or None
+        The persistent cache's index key of the source function (None: not indexed).
+    kernel : Kernel or None
+        The built or loaded kernel, once there is one.
+    pending : threading.Event or None
+        Set while a ``jit_many`` build pool builds the kernel: other callers wait for it instead
+        of building it again (:meth:`claim`).
+    lock : threading.RLock
+        One build per entry; also guards the entry's deferred lowering. Re-entrant: a build
+        under it reads ``cached_func``, which may take it.
+    """
+
+    source_key: disk.SourceKey | None = None
+    kernel: Kernel | None = None
+    pending: threading.Event | None = None
+    lock: Any = field(default_factory=threading.RLock)
+
+    def claim(self) -> bool:
+        """Take the build for a ``jit_many``: False when it is built or claimed already.
+
+        The claimer must call :meth:`release` once its build ended, built or failed.
+        """
+        with self.lock:
+            if self.kernel is not None or self.pending is not None:
+                return False
+            self.pending = threading.Event()
+            return True
+
+    def release(self) -> None:
+        """End a claim: callers waiting for the build look at :attr:`kernel` again."""
+        with self.lock:
+            pending, self.pending = self.pending, None
+        if pending is not None:
+            pending.set()
+
+    def offer(self, kernel: Kernel) -> None:
+        """Keep ``kernel`` unless a concurrent ``jit`` built one meanwhile."""
+        with self.lock:
+            if self.kernel is None:
+                self.kernel = kernel
+
+    def get(self, build: Callable[[], Kernel]) -> Kernel:
+        """The kernel: kept, built by a ``jit_many`` pool (waited for), or ``build()`` now."""
+        kernel = self.kernel
+        if kernel is not None:
+            return kernel
+        while True:
+            with self.lock:  # one build per entry, other threads wait for it
+                if self.kernel is not None:
+                    return self.kernel
+                pending = self.pending
+                if pending is None:
+                    self.kernel = build()
+                    return self.kernel
+            # A jit_many build pool is building it: wait, then look again (if its chunk failed,
+            # this thread builds the kernel itself and reports its own error).
+            pending.wait()
+
+    def reset_in_child(self) -> None:
+        """After ``os.fork()``: a free lock, and no pool build to wait for (its thread is gone)."""
+        threads.reset_lock(self.lock)
+        self.pending = None
 
 
 def source_key(function: Any, structural_hash: int, target: Any) -> disk.SourceKey:
     """The persistent index's key of a Relax source function (see :func:`.disk.source_key`)."""
     return disk.source_key(function, structural_hash, target, RULES_VERSION)
+
+
+def indexed_kernel(source: disk.SourceKey, target: tvm.target.Target) -> Kernel | None:
+    """The kernel the persistent cache's index holds for a source function, or None (no tracing,
+    no lowering: the caller lowers the function only if someone asks for its CachedFunc)."""
+    hit = disk.load_by_source(source)
+    if hit is None:
+        return None
+    return Kernel(hit.module, hit.symbol, hit.num_inputs, hit.num_outputs, (), device_for(target))
 
 
 def _entry_key(cached: CachedFunc) -> disk.EntryKey:

@@ -7,7 +7,6 @@ registered global function comes back as the same object), so C++ callers of the
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -195,67 +194,31 @@ class CCacheValue(LegacyObject):
         Cache hits since it was lowered (``compile_engine``: starts at 0).
     """
 
-    __slots__ = (
-        "_build_lock",
-        "_cached_func",
-        "_kernel",
-        "_lower",
-        "_pending",
-        "_source_key",
-        "use_count",
-    )
+    __slots__ = ("_cached_func", "_lower", "kernel_record", "use_count")
 
-    def __init__(self, cached_func: CachedFunc, use_count: int = 0) -> None:
-        self._init(cached_func, None, None, use_count)
-
-    @classmethod
-    def _deferred(cls, lower: Callable[[], CachedFunc], kernel: Any) -> CCacheValue:
-        """A value that has its kernel already; ``lower()`` makes its CachedFunc when asked."""
-        value = cls.__new__(cls)
-        value._init(None, lower, kernel, 0)
-        return value
-
-    def _init(
+    def __init__(
         self,
         cached_func: CachedFunc | None,
-        lower: Callable[[], CachedFunc] | None,
-        kernel: Any,
-        use_count: int,
+        use_count: int = 0,
+        *,
+        lower: Callable[[], CachedFunc] | None = None,
+        kernel_record: Any = None,
     ) -> None:
+        if cached_func is None and (lower is None or kernel_record is None):
+            raise TypeError("CCacheValue needs a CachedFunc (or, for jit, lower= and a record)")
         self._cached_func = cached_func
         self._lower = lower
-        self._kernel = kernel
-        self._source_key: Any = None  # the persistent cache's index key, set by the engine
         self.use_count = use_count
-        # Re-entrant: building a kernel under this lock reads ``cached_func``, which takes it.
-        self._build_lock = threading.RLock()
-        # Set while a ``jit_many`` build pool builds this kernel: other callers wait for it
-        # instead of building it again (see :meth:`_claim`).
-        self._pending: threading.Event | None = None
-
-    def _claim(self) -> bool:
-        """Take the build of this kernel for a ``jit_many``: False when it is built or claimed.
-
-        The claimer must call :meth:`_release` once its build ended, built or failed.
-        """
-        with self._build_lock:
-            if self._kernel is not None or self._pending is not None:
-                return False
-            self._pending = threading.Event()
-            return True
-
-    def _release(self) -> None:
-        """End a claim: callers waiting for the build look at ``_kernel`` again."""
-        with self._build_lock:
-            pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.set()
+        #: The engine's build bookkeeping for a ``jit`` entry (its kernel, the persistent
+        #: cache's index key, the build lock): a :class:`.kernels.KernelRecord`, else None.
+        #: Not an attribute of TVM 0.19's object.
+        self.kernel_record = kernel_record
 
     @property
     def cached_func(self) -> CachedFunc:
         cached = self._cached_func
-        if cached is None:
-            with self._build_lock:
+        if cached is None:  # a jit kernel loaded by source: lowered on first access
+            with self.kernel_record.lock:
                 if self._cached_func is None:
                     assert self._lower is not None
                     self._cached_func = self._lower()

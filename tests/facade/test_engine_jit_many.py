@@ -157,7 +157,7 @@ def test_a_failed_chunk_is_a_lowering_error_and_the_other_chunks_keep_their_kern
     assert "threadIdx.x" in str(info.value)
     # Every good function in a chunk without the bad one was built and kept.
     sizes = chunk_sizes(9, build_threads())
-    kept = [v for _, v in engine.items() if v._kernel is not None]
+    kept = [v for _, v in engine.items() if v.kernel_record and v.kernel_record.kernel is not None]
     assert len(kept) == sum(sizes[:-1])  # the bad function came last, in the last chunk
     kernels = engine.jit_many(good, "llvm")
     x = np.ones((5, 5), "float32")
