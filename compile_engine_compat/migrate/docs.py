@@ -28,12 +28,12 @@ from pathlib import Path
 from compile_engine_compat.api_table import (
     API_TABLE,
     COMPILE_ENGINE_REMOVED_IN_TVM,
-    GUIDE_PRELUDE,
     RULES,
     SHIM_REMOVAL_VERSION,
     TE_COMPILER_REMOVED_IN_TVM,
     LegacyApi,
 )
+from compile_engine_compat.migrate.examples import GUIDE_PRELUDE, example
 
 __all__ = ["PACKAGED", "find_row", "generate", "main", "row_text"]
 
@@ -224,18 +224,19 @@ def _section(row: LegacyApi) -> str:
 
 def _example(row: LegacyApi) -> list[str]:
     """The row's before/after blocks, as MIGRATION.md shows them."""
-    if not (row.before and row.after):
+    before, after = example(row)
+    if not (before and after):
         return []
     under = "raises " + row.before_raises + " under the shim" if row.before_raises else "legacy"
     return [
         "```python",
         f"# before ({under}): TVM <= 0.19",
-        row.before.rstrip("\n"),
+        before.rstrip("\n"),
         "```",
         "",
         "```python",
         "# after: TVM 0.27",
-        row.after.rstrip("\n"),
+        after.rstrip("\n"),
         "```",
     ]
 

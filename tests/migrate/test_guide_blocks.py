@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from compile_engine_compat.api_table import API_TABLE, GUIDE_PRELUDE, LegacyApi
+from compile_engine_compat.api_table import API_TABLE, LegacyApi
 from compile_engine_compat.migrate.docs import generate
+from compile_engine_compat.migrate.examples import GUIDE_PRELUDE, example
 from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
 
 ROWS = sorted(API_TABLE)
@@ -29,13 +30,13 @@ def _run(code: str, row: LegacyApi, which: str) -> dict[str, Any]:
 
 
 def _legacy(row: LegacyApi) -> dict[str, Any]:
-    """Run ``row.before`` as a TVM <=0.19 program runs under the shim."""
+    """Run the row's ``before`` block as a TVM <=0.19 program runs under the shim."""
     was_installed = installed()
     install()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # each legacy call warns; the warnings are tested
-            return _run(row.before, row, "before")
+            return _run(example(row)[0], row, "before")
     finally:
         if not was_installed:
             uninstall()
@@ -50,17 +51,19 @@ def _same(before: Any, after: Any) -> bool:
 def test_every_row_has_an_example_and_the_guide_shows_it():
     guide = generate()
     for name, row in API_TABLE.items():
-        assert row.before and row.after, name
-        assert row.after.rstrip("\n") in guide, name
+        before, after = example(row)
+        assert before and after, name
+        assert after.rstrip("\n") in guide, name
     assert GUIDE_PRELUDE in guide
 
 
 @pytest.mark.parametrize("name", ROWS)
 def test_the_after_block_runs_on_tvm_and_matches_the_before_block_under_the_shim(name):
     row = API_TABLE[name]
-    after = _run(row.after, row, "after")
+    after_block = example(row)[1]
+    after = _run(after_block, row, "after")
     assert "result" in after, f"{row.rule_id}'s after block sets no result"
-    assert "tvm.relay" not in row.after and "compile_engine_compat" not in row.after
+    assert "tvm.relay" not in after_block and "compile_engine_compat" not in after_block
     if row.before_raises:
         with pytest.raises(Exception) as raised:
             _legacy(row)
