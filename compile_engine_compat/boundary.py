@@ -707,10 +707,19 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
     ProcessPatch(
         "FPrimalGradient registered on relax.erf, tan, atan, sinh, cosh, asin, acos, asinh, "
         "acosh, atanh (their derivatives), only where TVM has none",
-        "relay.gradient (through register_op_attr_if_absent)",
+        "relay._impl.gradient (through register_op_attr_if_absent)",
         "registered on the first relay.transform.gradient / check_grad call; never replaces "
         "an attribute TVM (or the user) set",
-        "tests/relay/test_gradient_ops.py",
+        "tests/relay/_impl/test_gradient_ops.py",
+    ),
+    ProcessPatch(
+        "get_visitors of libcst's ScopeProvider, ExpressionContextProvider, "
+        "QualifiedNameProvider, PositionProvider and ParentNodeProvider: the same visitor "
+        "methods, their names looked up once per class instead of at every traversal",
+        "migrate.lean_libcst (through patch_attribute), when scan or fix makes its first wrapper",
+        "none needed: the same methods; restore_attribute(provider, 'get_visitors') puts "
+        "libcst's back",
+        "tests/migrate/test_lean_metadata.py",
     ),
     ProcessPatch(
         "a kernel hook around jit's kernels (shadow mode)",

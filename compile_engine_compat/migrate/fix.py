@@ -58,23 +58,17 @@ from compile_engine_compat.api_table import (
 from compile_engine_compat.migrate.code_text import code_only
 from compile_engine_compat.migrate.config import Configs, Settings
 from compile_engine_compat.migrate.discovery import Discovery
-from compile_engine_compat.migrate.legacy_uses import (
-    PARSE_LIMIT,
-    WHOLE_PARSE_LIMIT,
-    LocalModules,
-    Relevant,
-    Use,
-    dotted,
-    find_uses,
-    literal_uses,
-    parsed,
-    relevant_part,
-    spells_word,
-    split_lines,
-)
+from compile_engine_compat.migrate.lean_libcst import parsed
+from compile_engine_compat.migrate.legacy_uses import LocalModules, Use, dotted, find_uses
 from compile_engine_compat.migrate.noqa import Noqa
 from compile_engine_compat.migrate.options import add_options, configs_from
 from compile_engine_compat.migrate.relay_uses import relay_uses, spells_relay_word
+from compile_engine_compat.migrate.relevant_code import (
+    PARSE_LIMIT,
+    WHOLE_PARSE_LIMIT,
+    Relevant,
+    relevant_part,
+)
 from compile_engine_compat.migrate.scan import Finding, scan_file, skipped_for, workers_for
 from compile_engine_compat.migrate.sources import (
     SkipFile,
@@ -90,6 +84,7 @@ from compile_engine_compat.migrate.sources import (
 )
 from compile_engine_compat.migrate.splice import splice
 from compile_engine_compat.migrate.terminal import plural, print_safely, visible
+from compile_engine_compat.migrate.word_filter import literal_uses, spells_word, split_lines
 
 __all__ = ["Change", "FileFix", "fix_code", "main"]
 

@@ -37,7 +37,7 @@ code (ruff likewise exits 0 on a clean run that skipped files it could not read)
 
 Resources: a file that spells no legacy name is read and searched for words, nothing more; in
 one that does, only the statements that can matter reach libcst, and never more than
-:data:`.legacy_uses.PARSE_LIMIT` of them (:func:`.legacy_uses.relevant_part`), so one file costs
+:data:`.relevant_code.PARSE_LIMIT` of them (:func:`.relevant_code.relevant_part`), so one file costs
 bounded time and memory up to the size cap.
 """
 
@@ -73,18 +73,12 @@ from compile_engine_compat.migrate.findings import (
     format_statistics,
     summary,
 )
-from compile_engine_compat.migrate.legacy_uses import (
-    WHOLE_PARSE_LIMIT,
-    Use,
-    find_uses,
-    literal_uses,
-    parsed,
-    relevant_part,
-    spells_word,
-)
+from compile_engine_compat.migrate.lean_libcst import parsed
+from compile_engine_compat.migrate.legacy_uses import Use, find_uses
 from compile_engine_compat.migrate.noqa import Noqa, add_noqa
 from compile_engine_compat.migrate.options import add_options, configs_from
 from compile_engine_compat.migrate.relay_uses import relay_uses, spells_relay_word
+from compile_engine_compat.migrate.relevant_code import WHOLE_PARSE_LIMIT, relevant_part
 from compile_engine_compat.migrate.sources import (
     DEEP_STACK_THREAD,
     SkipFile,
@@ -97,6 +91,7 @@ from compile_engine_compat.migrate.sources import (
     write_source,
 )
 from compile_engine_compat.migrate.terminal import Colour, plural, print_safely, visible
+from compile_engine_compat.migrate.word_filter import literal_uses, spells_word
 
 __all__ = [
     "Finding",

@@ -1,6 +1,6 @@
 """Put a fixed part of a module back into the whole module, line for line.
 
-``fix`` rewrites only the relevant part of a module (:func:`.legacy_uses.relevant_part`: its
+``fix`` rewrites only the relevant part of a module (:func:`.relevant_code.relevant_part`: its
 imports and the statements that use legacy names), which libcst parses in a fraction of the time
 and memory the whole file would take. The relevant part holds whole lines of the module, each
 mapped to its line there, so the fixer's edits -- a changed line, an import added after the
@@ -22,7 +22,8 @@ import re
 import textwrap
 
 from compile_engine_compat.migrate.code_text import code_only
-from compile_engine_compat.migrate.legacy_uses import Relevant, split_lines
+from compile_engine_compat.migrate.relevant_code import Relevant
+from compile_engine_compat.migrate.word_filter import split_lines
 
 __all__ = ["splice"]
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import libcst as cst
 import libcst.metadata as md
 
-from compile_engine_compat.migrate.legacy_uses import LeanMetadataWrapper
+from compile_engine_compat.migrate.lean_libcst import LeanMetadataWrapper
 
 CODE = """\
 import tvm
@@ -88,3 +91,23 @@ def test_the_same_metadata_as_libcsts_wrapper() -> None:
     for column in range(len(PROVIDERS) - 1):
         assert any(said[column] is not None for _, said in expected), PROVIDERS[column]
     assert all(said[-1] is None for _, said in expected)
+
+
+def test_libcst_is_patched_on_the_first_wrapper_not_at_import():
+    """The providers' cached get_visitors is a process patch: made through the boundary (listed
+    by active_patches) when the first wrapper is made, never by importing the module."""
+    code = (
+        "import libcst as cst, libcst.metadata as md\n"
+        "from compile_engine_compat import boundary\n"
+        "from compile_engine_compat.migrate import lean_libcst\n"
+        "before = 'get_visitors' in vars(md.ScopeProvider)\n"
+        "lean_libcst.parsed('x = 1\\n')\n"
+        "after = 'get_visitors' in vars(md.ScopeProvider)\n"
+        "print(before, after, 'libcst.metadata.scope_provider.ScopeProvider.get_visitors' "
+        "in boundary.active_patches())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"], done.stdout

@@ -192,7 +192,7 @@ def test_the_prefilter_finds_exactly_what_a_full_parse_finds(name):
 
 
 def test_relevant_code_drops_what_cannot_matter_and_keeps_lines():
-    from compile_engine_compat.migrate.legacy_uses import relevant_code
+    from compile_engine_compat.migrate.relevant_code import relevant_code
 
     assert relevant_code("import numpy as np\nx = np.zeros(3)\n") is None
     code = (

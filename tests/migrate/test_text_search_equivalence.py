@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from compile_engine_compat.api_table import legacy_words
 from compile_engine_compat.migrate.code_text import code_only, imports, strings_and_comments
-from compile_engine_compat.migrate.legacy_uses import present_words, spells_word
+from compile_engine_compat.migrate.word_filter import present_words, spells_word
 
 #: The string-or-comment pattern as first written: a lookahead, then a match tried everywhere.
 PLAIN_STRING_OR_COMMENT = re.compile(
