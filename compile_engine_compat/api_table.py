@@ -151,7 +151,7 @@ def _row(
 
 
 # The un-warned cores of the rows that are plain functions.
-_STRATEGY = "compile_engine_compat.facade.strategy"
+_STRATEGY = "compile_engine_compat.facade.legacy_strategy"
 _FACADE = "compile_engine_compat.facade"
 _LOWER = (
     "mod = relax.transform.LegalizeOps()(IRModule({'main': func})); "

@@ -23,9 +23,9 @@ require_tvm(__name__)  # before anything imports tvm: an ImportError naming the 
 from compile_engine_compat.deprecations import legacy_surface
 from compile_engine_compat.facade import ffi_globals
 from compile_engine_compat.facade.engine import CompileEngine, LoweringError
+from compile_engine_compat.facade.legacy_strategy import LoweredOutput
 from compile_engine_compat.facade.objects import CachedFunc, CCacheKey, CCacheValue
-from compile_engine_compat.facade.strategy import LoweredOutput
-from compile_engine_compat.pipeline.strategy import (
+from compile_engine_compat.pipeline.implementations import (
     OpImplementation,
     register_implementation,
     temp_strategy,

@@ -5,8 +5,8 @@ from typing import Any, Literal
 
 import collections.abc
 import compile_engine_compat.facade.engine
+import compile_engine_compat.facade.legacy_strategy
 import compile_engine_compat.facade.objects
-import compile_engine_compat.facade.strategy
 import compile_engine_compat.runtime.kernel
 import logging
 import tvm.te.tensor
@@ -14,10 +14,10 @@ from typing_extensions import deprecated
 
 from compile_engine_compat.facade.engine import LoweringError as LoweringError
 from compile_engine_compat.facade.objects import CachedFunc as CachedFunc
-from compile_engine_compat.pipeline.strategy import OpImplementation as OpImplementation
-from compile_engine_compat.pipeline.strategy import register_implementation as register_implementation
-from compile_engine_compat.pipeline.strategy import temp_strategy as temp_strategy
-from compile_engine_compat.pipeline.strategy import unregister_implementation as unregister_implementation
+from compile_engine_compat.pipeline.implementations import OpImplementation as OpImplementation
+from compile_engine_compat.pipeline.implementations import register_implementation as register_implementation
+from compile_engine_compat.pipeline.implementations import temp_strategy as temp_strategy
+from compile_engine_compat.pipeline.implementations import unregister_implementation as unregister_implementation
 
 __all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'CompileEngine', 'LoweredOutput', 'LoweringError', 'OpImplementation', 'autotvm_logger', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'register_implementation', 'select_implementation', 'temp_strategy', 'unregister_implementation']
 
@@ -53,7 +53,7 @@ class CompileEngine(compile_engine_compat.facade.engine.CompileEngine):
     def dump(self) -> str: ...
 
 @deprecated('compile_engine.LoweredOutput is deprecated as of TVM 0.8 and will be removed in compile-engine-compat 1.0. Use the te.Tensor outputs of your compute function. See MIGRATION.md#compile-engine-loweredoutput (run `compile-engine-compat docs CEC114`)')
-class LoweredOutput(compile_engine_compat.facade.strategy.LoweredOutput):
+class LoweredOutput(compile_engine_compat.facade.legacy_strategy.LoweredOutput):
     ...
 
 autotvm_logger: logging.Logger

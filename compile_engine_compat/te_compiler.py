@@ -33,7 +33,7 @@ from compile_engine_compat.facade.te_compiler import (
 from compile_engine_compat.facade.te_compiler import (
     global_compiler as global_compiler,  # un-warned accessor, not legacy
 )
-from compile_engine_compat.pipeline.strategy import OpImplementation
+from compile_engine_compat.pipeline.implementations import OpImplementation
 
 # get, lower_call, get_shape, select_implementation, get_valid_implementations and
 # lower_to_primfunc: the API table's rows, each made from its un-warned core.

@@ -4,9 +4,9 @@
 from typing import Any, Literal
 
 import collections.abc
+import compile_engine_compat.facade.legacy_strategy
 import compile_engine_compat.facade.objects
 import compile_engine_compat.facade.shared
-import compile_engine_compat.facade.strategy
 import compile_engine_compat.facade.te_compiler
 import compile_engine_compat.runtime.kernel
 import logging
@@ -15,7 +15,7 @@ import tvm.tirx.function
 from typing_extensions import deprecated
 
 from compile_engine_compat.facade.objects import CachedFunc as CachedFunc
-from compile_engine_compat.pipeline.strategy import OpImplementation as OpImplementation
+from compile_engine_compat.pipeline.implementations import OpImplementation as OpImplementation
 
 __all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'LoweredOutput', 'OpImplementation', 'TECompiler', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'lower_to_primfunc', 'select_implementation']
 
@@ -54,7 +54,7 @@ def get_valid_implementations(op: Any, attrs: Any, inputs: collections.abc.Seque
 logger: logging.Logger
 
 @deprecated("te_compiler.lower_call is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use tvm.ir.Op.get(name).get_attr('FLegalize')(bb, call). See MIGRATION.md#te-compiler-lower-call (run `compile-engine-compat docs CEC211`)")
-def lower_call(call: Any, inputs: collections.abc.Sequence[tvm.te.tensor.Tensor], target: Any, otype: Any = ...) -> compile_engine_compat.facade.strategy.LoweredOutput: ...
+def lower_call(call: Any, inputs: collections.abc.Sequence[tvm.te.tensor.Tensor], target: Any, otype: Any = ...) -> compile_engine_compat.facade.legacy_strategy.LoweredOutput: ...
 
 @deprecated('te_compiler.lower_to_primfunc is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use relax.transform.LegalizeOps() then mod[name] (a tirx.PrimFunc), or te.create_prim_func. See MIGRATION.md#te-compiler-lower-to-primfunc (run `compile-engine-compat docs CEC215`)')
 def lower_to_primfunc(func: Any, target: Any) -> tvm.tirx.function.PrimFunc: ...

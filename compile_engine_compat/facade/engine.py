@@ -29,9 +29,9 @@ from compile_engine_compat.cache import disk as _disk_cache
 from compile_engine_compat.deprecations import LegacyObject, legacy_api
 from compile_engine_compat.facade import kernels as _kernels
 from compile_engine_compat.facade.objects import CachedFunc, CCacheKey, CCacheValue
+from compile_engine_compat.pipeline import implementations as _implementations
 from compile_engine_compat.pipeline import opt_level as _opt_level
 from compile_engine_compat.pipeline import shape_func as _shape_func
-from compile_engine_compat.pipeline import strategy as _strategy
 from compile_engine_compat.pipeline import trace as _trace
 from compile_engine_compat.pipeline.build_pool import ChunkedBuilder
 from compile_engine_compat.runtime import threads
@@ -173,11 +173,11 @@ class CompileEngine(LegacyObject):
         self._current_key = None
         # The strategy registry picks each op's TE (a user strategy, a lower_call override, or
         # the op's legalization). Replaceable per engine: the property tests plant bugs here.
-        self.op_lowering = _strategy.engine_op_lowering
+        self.op_lowering = _implementations.engine_op_lowering
         # False inside a PassContext with relay.backend.disable_compile_engine_cache.
         self.caching_enabled = _passconfig.caching_enabled
         # True while user strategies may change a lowering (the persistent index is skipped).
-        self.lowering_customized = _strategy.customized
+        self.lowering_customized = _implementations.customized
         # First use: the legacy PassContext keys are accepted from here on (unless switched off),
         # and the kernel-hook plugins the environment asks for are loaded.
         _passconfig.install_from_env()

@@ -19,7 +19,7 @@ from typing import Any
 import tvm
 
 from compile_engine_compat.deprecations import legacy_surface
-from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.pipeline import implementations as _implementations
 from compile_engine_compat.surfaces import passconfig as _passconfig
 
 __all__ = ["GLOBAL_NAMES", "register"]
@@ -41,10 +41,10 @@ def register() -> None:
         full = _PREFIX + name
         if name == "lower_call":
             current = tvm.get_global_func(full, allow_missing=True)
-            own = _strategy.own_lower_call()
+            own = _implementations.own_lower_call()
             if current is not None and (own is None or not current.same_as(own)):
                 continue
         tvm.register_global_func(full, func, override=True)
         if name == "lower_call":
-            _strategy.remember_own_lower_call(tvm.get_global_func(full))
+            _implementations.remember_own_lower_call(tvm.get_global_func(full))
     _passconfig.install_from_env()

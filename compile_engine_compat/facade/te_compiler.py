@@ -15,8 +15,8 @@ from typing import Any
 import tvm
 
 from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
+from compile_engine_compat.facade import legacy_strategy as _legacy_strategy
 from compile_engine_compat.facade import objects, shared
-from compile_engine_compat.facade import strategy as _legacy_strategy
 from compile_engine_compat.facade.engine import CompileEngine, global_engine, legacy_func_name
 from compile_engine_compat.pipeline import lower as _lowering
 from compile_engine_compat.pipeline import trace as _trace

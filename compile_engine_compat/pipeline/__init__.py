@@ -13,7 +13,7 @@ the fifth. The facade composes them (:mod:`compile_engine_compat.facade.kernels`
 persistent cache by key, on a miss lower and build, then store. The cache never calls back into
 the pipeline. The target is passed explicitly to every stage that depends on it. Beside the
 stages: :mod:`.op_sources` (where an op's TE comes from: a user strategy, a fallback or its
-legalization; ``compile-engine-compat op NAME`` says which), :mod:`.strategy` (the
+legalization; ``compile-engine-compat op NAME`` says which), :mod:`.implementations` (the
 implementations users register), :mod:`.shape_func` (``lower_shape_func``), :mod:`.opt_level`
 (LLVM ``-O1`` for kernels the rules vectorized completely) and :mod:`.build_pool` (building many
 functions at once).

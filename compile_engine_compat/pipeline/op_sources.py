@@ -3,8 +3,8 @@
 The tracer (:mod:`.trace`) asks, for every op call of a function, in this order:
 
 1. **a user strategy**: a ``relay.backend.lower_call`` override, else the implementations
-   registered with ``register_implementation``/``temp_strategy`` (:mod:`.strategy`), the one of
-   highest ``plevel`` whose condition holds;
+   registered with ``register_implementation``/``temp_strategy`` (:mod:`.implementations`), the
+   one of highest ``plevel`` whose condition holds;
 2. **rejected**: :data:`REJECTED_OPS`, constructs with no single-kernel TE form (an error);
 3. **a fallback**: :data:`FALLBACK_LOWERINGS`, ops the new path lowers with a dedicated pass
    rather than a legalization (sort, scans, top-k, bucketize), on the same topi kernels;
@@ -379,8 +379,8 @@ def te_source(op: str | Any) -> OpSource:
 
 
 #: The strategy registry's answer for an op (a user strategy or ``lower_call`` override), set by
-#: :mod:`.strategy` when it loads: it imports the tracer, which imports this module. Without it
-#: loaded no user implementation can exist.
+#: :mod:`.implementations` when it loads: it imports the tracer, which imports this module.
+#: Without it loaded no user implementation can exist.
 UserSource = Callable[[str, OpSource], OpSource | None]
 _user_source: UserSource | None = None
 

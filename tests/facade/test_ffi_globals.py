@@ -18,7 +18,7 @@ from compile_engine_compat import api_table as _api_table
 
 # The un-warned accessor (te_compiler re-exports it, but its stub declares only __all__).
 from compile_engine_compat.facade.te_compiler import global_compiler
-from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.pipeline import implementations as _implementations
 
 LLVM = tvm.target.Target("llvm")
 
@@ -135,7 +135,7 @@ def restore_lower_call():
     original = tvm.get_global_func("relay.backend.lower_call")
     yield original
     tvm.register_global_func("relay.backend.lower_call", original, override=True)
-    assert _strategy.user_lower_call() is None  # the shim's own function is back
+    assert _implementations.user_lower_call() is None  # the shim's own function is back
 
 
 def test_user_lower_call_override_is_honoured_per_op(engine, restore_lower_call):
@@ -187,8 +187,8 @@ def test_registration_happens_on_import_of_the_legacy_modules():
         calls = []
         def mine(call, inputs, target):
             calls.append(call.op.name)
-            from compile_engine_compat.facade import strategy as _strategy
-            return _strategy.lower_call(call, inputs, target)
+            from compile_engine_compat.facade import legacy_strategy
+            return legacy_strategy.lower_call(call, inputs, target)
         tvm.register_global_func("relay.backend.lower_call", mine)
         from compile_engine_compat import te_compiler
         assert tvm.get_global_func("relay.backend._TECompilerGlobal")() is te_compiler.get()

@@ -10,8 +10,8 @@ from tvm import topi
 
 from compile_engine_compat import cli
 from compile_engine_compat.pipeline import op_sources
+from compile_engine_compat.pipeline.implementations import OpImplementation, temp_strategy
 from compile_engine_compat.pipeline.op_sources import te_source
-from compile_engine_compat.pipeline.strategy import OpImplementation, temp_strategy
 
 PIPELINE = pathlib.Path(op_sources.__file__).parent
 

@@ -17,10 +17,10 @@ from tvm import relax, te
 
 from compile_engine_compat import silenced
 from compile_engine_compat.facade.engine import global_engine
+from compile_engine_compat.pipeline import implementations as _implementations
 from compile_engine_compat.pipeline import schedule as _schedule
-from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.pipeline.implementations import OpImplementation
 from compile_engine_compat.pipeline.schedule import cpu_rules
-from compile_engine_compat.pipeline.strategy import OpImplementation
 from compile_engine_compat.testing import (
     OP_NAMES,
     assert_matches_new_path,
@@ -59,7 +59,7 @@ def test_a_user_schedule_wins_over_the_default(engine):
     impl = OpImplementation("user_matmul", compute, schedule=schedule, plevel=30)
     func = matmul_bias_relu()
     arrays = [f32(48, 96), f32(96, 80), f32(80)]
-    with _strategy.temp_strategy("matmul", [impl]):
+    with _implementations.temp_strategy("matmul", [impl]):
         cached = engine.lower(func, "llvm")
         out = np.empty((48, 80), F32)
         engine.jit(func, "llvm")(*arrays, out)
@@ -87,13 +87,13 @@ def test_user_schedules_travel_with_the_traced_function(engine):
         pass
 
     impl = OpImplementation("mine", compute, schedule=schedule, plevel=30)
-    with _strategy.temp_strategy("matmul", [impl]):
+    with _implementations.temp_strategy("matmul", [impl]):
         traced = _trace.trace(matmul_bias_relu(), global_engine().op_lowering)
         plain = _trace.trace(add3_like(), global_engine().op_lowering)
     assert [(fn, [op.name for op in ops]) for fn, ops in traced.schedules] == [(schedule, ["mine"])]
     assert plain.schedules == []
     assert _schedule.user_schedules(traced.schedules, traced.outputs) == {schedule: ["mine"]}
-    assert not any("pending" in name.lower() for name in vars(_strategy))
+    assert not any("pending" in name.lower() for name in vars(_implementations))
 
 
 def add3_like() -> Any:

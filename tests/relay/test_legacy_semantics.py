@@ -9,7 +9,7 @@ import tvm_ffi
 from tvm import te
 
 from compile_engine_compat import relay
-from compile_engine_compat.facade.strategy import select_implementation
+from compile_engine_compat.facade.legacy_strategy import select_implementation
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 
 

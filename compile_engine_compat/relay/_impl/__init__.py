@@ -9,7 +9,7 @@ imports it (tests/test_layout.py).
   :mod:`.convert` and :mod:`.convert_te` (a row -> Relax, or TE through ``bb.emit_te``),
   :mod:`.normalize` (Relay's attribute normalization), :mod:`.type_relations` (types inferred
   for untyped weights), :mod:`.dynamic` (ops on ``relay.Any()`` dimensions), :mod:`.custom` (ops
-  users register), :mod:`.op_strategy` (``OpStrategy`` on the engine's strategy registry);
+  users register), :mod:`.relay_strategies` (``OpStrategy`` on the engine's strategy registry);
 * :mod:`.to_relax`: the emitter, a Relay graph -> one Relax function, and ``checked_type``;
 * :mod:`.printer`: ``astext`` and the parser of ``relay.fromtext``/``parse``;
 * :mod:`.passes` and :mod:`.pass_infra`: ``relay.transform``'s passes and decorators;

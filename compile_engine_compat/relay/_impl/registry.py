@@ -25,7 +25,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
-from compile_engine_compat.relay._impl.op_strategy import strategy_function
+from compile_engine_compat.relay._impl.relay_strategies import strategy_function
 from compile_engine_compat.relay.expr import Attrs, BaseOp, Call, Expr, Tuple, TupleWrapper, as_expr
 
 __all__ = [
@@ -236,7 +236,7 @@ class RelayOp(BaseOp):
         ``relax.matmul``): a strategy applies to every call of that Relax op.
         """
         if attr_name == "FTVMStrategy":
-            from compile_engine_compat.pipeline import strategy as _strategy
+            from compile_engine_compat.pipeline import implementations as _implementations
 
             if self.row.relax_op != f"relax.{self.name}":
                 # The Relax form is another op, or more than one (nn.dense is relax.matmul of
@@ -248,7 +248,9 @@ class RelayOp(BaseOp):
                     f"an implementation of {self.row.relax_op} with "
                     "compile_engine_compat.register_implementation (or temp_strategy)"
                 )
-            _strategy.set_strategy_function(self.row.relax_op, strategy_function(value, self.row))
+            _implementations.set_strategy_function(
+                self.row.relax_op, strategy_function(value, self.row)
+            )
         elif attr_name not in _INERT_ATTRS:
             raise UnsupportedRelayError(
                 f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
@@ -262,9 +264,9 @@ class RelayOp(BaseOp):
     def reset_attr(self, attr_name: str) -> None:
         """Remove an op attribute (and the engine strategy it set)."""
         if self._attrs.pop(attr_name, None) is not None and attr_name == "FTVMStrategy":
-            from compile_engine_compat.pipeline import strategy as _strategy
+            from compile_engine_compat.pipeline import implementations as _implementations
 
-            _strategy.set_strategy_function(self.row.relax_op, None)
+            _implementations.set_strategy_function(self.row.relax_op, None)
 
     def __str__(self) -> str:
         return self.name

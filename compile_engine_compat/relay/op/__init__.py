@@ -2,8 +2,9 @@
 
 Laid out as Relay's ``relay.op``: one module of table rows per op family (:mod:`.tensor`,
 :mod:`.transform`, :mod:`.reduce`, :mod:`.algorithm`, :mod:`.nn`, :mod:`.image`), the whole table
-and ``get`` in :mod:`.op`, strategies in :mod:`.op_strategy` and :mod:`.strategy`. How a row
-becomes a builder is :mod:`.registry`'s job; how it converts to Relax, :mod:`.convert`'s.
+and ``get`` in :mod:`.op`, strategies in :mod:`.strategy` (on :mod:`.._impl.relay_strategies`).
+How a row becomes a builder is :mod:`.._impl.registry`'s job; how it converts to Relax,
+:mod:`.._impl.convert`'s.
 """
 
 from __future__ import annotations

@@ -12,20 +12,20 @@ from types import ModuleType
 from typing import Any
 
 from compile_engine_compat.relay._impl import custom
-from compile_engine_compat.relay._impl.op_strategy import (
-    OpImplementation,
-    OpSpecialization,
-    OpStrategy,
-    RelayAttrsView,
-    SpecializedCondition,
-    strategy_function,
-)
 from compile_engine_compat.relay._impl.registry import (
     OpRow,
     RelayOp,
     UnsupportedRelayError,
     refused_message,
     relay_op,
+)
+from compile_engine_compat.relay._impl.relay_strategies import (
+    OpImplementation,
+    OpSpecialization,
+    OpStrategy,
+    RelayAttrsView,
+    SpecializedCondition,
+    strategy_function,
 )
 
 from . import algorithm, annotation, image, nn, reduce, tensor, transform, vision

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.facade.strategy import add_autotvm_check
+from compile_engine_compat.facade.legacy_strategy import add_autotvm_check
 
 from ..tuning import TuningRemovedError, refused_callable, refused_class
 

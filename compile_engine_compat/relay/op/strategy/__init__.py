@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compile_engine_compat.relay._impl.op_strategy import OpStrategy
+from compile_engine_compat.relay._impl.relay_strategies import OpStrategy
 
 __all__ = [
     "OpStrategy",

@@ -24,7 +24,7 @@ import tvm
 import tvm_ffi
 
 from compile_engine_compat.deprecations import warn_legacy
-from compile_engine_compat.pipeline import strategy as _strategy
+from compile_engine_compat.pipeline import implementations as _implementations
 from compile_engine_compat.relay.expr import Attrs
 
 
@@ -208,7 +208,7 @@ def _relay_compute(fcompute: RelayCompute, row: RowAttrs) -> RelayCompute:
     return compute
 
 
-def _convert(strategy: OpStrategy, row: RowAttrs) -> list[_strategy.OpImplementation]:
+def _convert(strategy: OpStrategy, row: RowAttrs) -> list[_implementations.OpImplementation]:
     impls = []
     for spec in strategy.specializations:
         condition = None if spec.condition is None else _clauses_holder(spec.condition.clauses)
@@ -217,7 +217,7 @@ def _convert(strategy: OpStrategy, row: RowAttrs) -> list[_strategy.OpImplementa
                 # One warning per call site (the default filter): TE schedules are gone.
                 warn_legacy("relay.op.strategy.wrap_topi_schedule")
             impls.append(
-                _strategy.OpImplementation(
+                _implementations.OpImplementation(
                     impl.name,
                     _relay_compute(impl.fcompute, row),
                     None,
@@ -230,7 +230,7 @@ def _convert(strategy: OpStrategy, row: RowAttrs) -> list[_strategy.OpImplementa
 
 def strategy_function(
     fstrategy: Callable[..., OpStrategy], row: RowAttrs
-) -> _strategy.StrategyFunction:
+) -> _implementations.StrategyFunction:
     """Adapt a Relay strategy function to the engine's registry.
 
     Parameters

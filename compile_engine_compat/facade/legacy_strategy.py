@@ -3,7 +3,7 @@
 ``select_implementation``, ``get_valid_implementations``, ``get_shape``, ``lower_call`` and
 ``LoweredOutput``: the un-warned cores that the API table turns into ``compile_engine``'s and
 ``te_compiler``'s functions and the ``relay.backend.*`` globals (``legacy_surface``). The registry
-they read is :mod:`compile_engine_compat.pipeline.strategy`.
+they read is :mod:`compile_engine_compat.pipeline.implementations`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import tvm
 from tvm import te, tirx
 
 from compile_engine_compat.deprecations import INTERNAL, LegacyObject, legacy_api
-from compile_engine_compat.pipeline.strategy import (
+from compile_engine_compat.pipeline.implementations import (
     OpImplementation,
     as_tensors,
     best_implementation,

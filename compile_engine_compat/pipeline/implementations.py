@@ -10,7 +10,7 @@ The engine's tracer asks :func:`engine_op_lowering` for every op call, so regist
 implementations, and a user's override of the ``relay.backend.lower_call`` global, take effect
 inside ``lower``/``jit``. The legacy functions over this registry (``select_implementation``,
 ``get_valid_implementations``, ``lower_call``, ...) are the facade's
-(:mod:`compile_engine_compat.facade.strategy`).
+(:mod:`compile_engine_compat.facade.legacy_strategy`).
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from _builders import build, run_jit
 from tvm import relax, te, topi
 
 from compile_engine_compat import compile_engine, te_compiler
-from compile_engine_compat.facade import strategy as _legacy_strategy
-from compile_engine_compat.pipeline import strategy as _strategy
-from compile_engine_compat.pipeline.strategy import OpImplementation
+from compile_engine_compat.facade import legacy_strategy as _legacy_strategy
+from compile_engine_compat.pipeline import implementations as _implementations
+from compile_engine_compat.pipeline.implementations import OpImplementation
 
 TARGET = tvm.target.Target("llvm")
 
@@ -54,7 +54,7 @@ def _conv2d_case(ic: int):
 @pytest.mark.parametrize("module", [compile_engine, te_compiler])
 def test_get_valid_implementations(module):
     op = tvm.ir.Op.get("relax.nn.conv2d")
-    with _strategy.temp_strategy(op, _conv2d_impls()):
+    with _implementations.temp_strategy(op, _conv2d_impls()):
         for ic, expected in ((8, 2), (16, 3)):
             attrs, inputs = _conv2d_case(ic)
             impls = module.get_valid_implementations(op, attrs, inputs, None, TARGET)
@@ -69,7 +69,7 @@ def test_get_valid_implementations(module):
 @pytest.mark.parametrize("use_autotvm", [False, True])
 def test_select_implementation(module, use_autotvm):
     op = tvm.ir.Op.get("relax.nn.conv2d")
-    with _strategy.temp_strategy("nn.conv2d", _conv2d_impls()), warnings.catch_warnings():
+    with _implementations.temp_strategy("nn.conv2d", _conv2d_impls()), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the once-per-process use_autotvm note
         for ic, expected in ((8, "conv2d_2"), (16, "conv2d_3")):
             attrs, inputs = _conv2d_case(ic)
@@ -97,8 +97,8 @@ def test_registered_implementations_sit_next_to_the_legalization():
     finally:
         for impl in impls:
             compile_engine.unregister_implementation("relax.nn.conv2d", impl)
-    assert not _strategy.has_user_implementations("relax.nn.conv2d")
-    assert [i.name for i in _strategy.registered_implementations("nn.conv2d")] == [
+    assert not _implementations.has_user_implementations("relax.nn.conv2d")
+    assert [i.name for i in _implementations.registered_implementations("nn.conv2d")] == [
         "nn.conv2d.legalize"
     ]
 
@@ -107,7 +107,7 @@ def test_symbolic_condition_does_not_hold():
     n = tvm.tirx.Var("ic", "int64")
     attrs, _ = _conv2d_case(16)
     inputs = [te.placeholder((1, n, 7, 7), name="data"), te.placeholder((16, n, 3, 3), name="w")]
-    with _strategy.temp_strategy("nn.conv2d", _conv2d_impls()):
+    with _implementations.temp_strategy("nn.conv2d", _conv2d_impls()):
         valid = compile_engine.get_valid_implementations("nn.conv2d", attrs, inputs, None, TARGET)
     assert [i.name for i in valid] == ["conv2d_1", "conv2d_2"]
 
@@ -115,7 +115,7 @@ def test_symbolic_condition_does_not_hold():
 def test_no_valid_implementation_is_a_runtime_error():
     only = OpImplementation("never", _conv2d_compute, condition=lambda inputs: False)
     attrs, inputs = _conv2d_case(8)
-    with _strategy.temp_strategy("nn.conv2d", [only]):
+    with _implementations.temp_strategy("nn.conv2d", [only]):
         with pytest.raises(
             RuntimeError, match=r"No valid relax.nn.conv2d implementations for llvm"
         ):
@@ -124,7 +124,7 @@ def test_no_valid_implementation_is_a_runtime_error():
 
 def test_selection_is_logged_to_both_loggers(caplog):
     attrs, inputs = _conv2d_case(16)
-    with _strategy.temp_strategy("nn.conv2d", _conv2d_impls()):
+    with _implementations.temp_strategy("nn.conv2d", _conv2d_impls()):
         with caplog.at_level(logging.INFO, logger="compile_engine"):
             with caplog.at_level(logging.INFO, logger="te_compiler"):
                 compile_engine.select_implementation(
@@ -198,7 +198,9 @@ def test_condition_picks_the_implementation_per_shape(engine):
     impl = OpImplementation(
         "wide_only", _shifted_relu, plevel=20, condition=lambda inputs: inputs[0].shape[1] >= 8
     )
-    with _strategy.temp_strategy("nn.relu", [_strategy.default_implementation("nn.relu"), impl]):
+    with _implementations.temp_strategy(
+        "nn.relu", [_implementations.default_implementation("nn.relu"), impl]
+    ):
         narrow = np.full((2, 4), -1.0, "float32")
         wide = np.full((2, 8), -1.0, "float32")
         f_narrow, f_wide = _relu_function((2, 4)), _relu_function((2, 8))
@@ -233,7 +235,7 @@ def test_implementation_schedule_runs_on_the_engine_schedule(engine):
     )
     a = np.random.default_rng(0).standard_normal((8, 16)).astype("float32")
     b = np.random.default_rng(1).standard_normal((16, 4)).astype("float32")
-    with _strategy.temp_strategy("matmul", [impl]):
+    with _implementations.temp_strategy("matmul", [impl]):
         cached = engine.lower(func, "llvm")
         (out,) = run_jit(engine.jit(func, "llvm"), cached, a, b)
     engine.clear()
@@ -244,7 +246,7 @@ def test_implementation_schedule_runs_on_the_engine_schedule(engine):
 
 def test_compute_returning_non_tensors_is_a_clear_error(engine):
     bad = OpImplementation("bad", lambda attrs, inputs, out_type: [1.0], plevel=20)
-    with _strategy.temp_strategy("nn.relu", [bad]):
+    with _implementations.temp_strategy("nn.relu", [bad]):
         with pytest.raises(RuntimeError, match=r"implementation bad must return te\.Tensor"):
             engine.lower(_relu_function(), "llvm")
     engine.clear()
