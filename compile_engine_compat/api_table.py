@@ -313,7 +313,7 @@ _TE_COMPILER_ROWS = (
             note=row.note,
             rewrite=row.rewrite,
             # One core under both names; te_compiler.get returns the TECompiler view.
-            core=f"{_FACADE}.te_compiler:global_compiler"
+            core=f"{_FACADE}.te_compiler_impl:global_compiler"
             if row.name.endswith(".get")
             else row.core,
         )
@@ -326,7 +326,7 @@ _TE_COMPILER_ROWS = (
         "relax.transform.LegalizeOps() then mod[name] (a tirx.PrimFunc), or te.create_prim_func",
         ("tvm.relax.transform.LegalizeOps", "tvm.te.create_prim_func"),
         fix="safe",
-        core=f"{_FACADE}.te_compiler:lower_to_primfunc",
+        core=f"{_FACADE}.te_compiler_impl:lower_to_primfunc",
     ),
 )
 
@@ -345,7 +345,7 @@ _GLOBAL_CORES = {
     "_CompileEngineListItems": f"{_SHARED}:flat_items",
     "_CompileEngineListShapeFuncItems": f"{_SHARED}:flat_shape_func_items",
     "_CompileEngineGetCurrentCCacheKey": f"{_SHARED}:current_key",
-    "_TECompilerGlobal": f"{_FACADE}.te_compiler:global_compiler",
+    "_TECompilerGlobal": f"{_FACADE}.te_compiler_impl:global_compiler",
     "_TECompilerClear": f"{_SHARED}:clear",
     "_TECompilerLower": f"{_SHARED}:lower",
     "_TECompilerJIT": f"{_SHARED}:jit",

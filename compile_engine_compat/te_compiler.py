@@ -23,16 +23,14 @@ require_tvm(__name__)  # before anything imports tvm: an ImportError naming the 
 from compile_engine_compat.deprecations import legacy_surface
 from compile_engine_compat.facade import ffi_globals
 from compile_engine_compat.facade.objects import CachedFunc
-from compile_engine_compat.facade.te_compiler import (
+from compile_engine_compat.facade.te_compiler_impl import (
     CCacheKey,
     CCacheValue,
     LoweredOutput,
     TECompiler,
     logger,
 )
-from compile_engine_compat.facade.te_compiler import (
-    global_compiler as global_compiler,  # un-warned accessor, not legacy
-)
+from compile_engine_compat.facade.te_compiler_impl import global_compiler as global_compiler
 from compile_engine_compat.pipeline.implementations import OpImplementation
 
 # get, lower_call, get_shape, select_implementation, get_valid_implementations and

@@ -7,7 +7,7 @@ import collections.abc
 import compile_engine_compat.facade.legacy_strategy
 import compile_engine_compat.facade.objects
 import compile_engine_compat.facade.shared
-import compile_engine_compat.facade.te_compiler
+import compile_engine_compat.facade.te_compiler_impl
 import compile_engine_compat.runtime.kernel
 import logging
 import tvm.te.tensor
@@ -20,7 +20,7 @@ from compile_engine_compat.pipeline.implementations import OpImplementation as O
 __all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'LoweredOutput', 'OpImplementation', 'TECompiler', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'lower_to_primfunc', 'select_implementation']
 
 @deprecated("te_compiler.CCacheKey is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use (tvm_ffi.StructuralKey(func), str(target)) as your own cache's key. See MIGRATION.md#te-compiler-ccachekey (run `compile-engine-compat docs CEC208`)")
-class CCacheKey(compile_engine_compat.facade.te_compiler.CCacheKey):
+class CCacheKey(compile_engine_compat.facade.te_compiler_impl.CCacheKey):
     ...
 
 @deprecated('te_compiler.CCacheValue is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use the tvm.runtime.Executable returned by tvm.compile. See MIGRATION.md#te-compiler-ccachevalue (run `compile-engine-compat docs CEC209`)')
@@ -28,11 +28,11 @@ class CCacheValue(compile_engine_compat.facade.shared.TECCacheValue):
     ...
 
 @deprecated('te_compiler.LoweredOutput is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use the te.Tensor outputs of your compute function. See MIGRATION.md#te-compiler-loweredoutput (run `compile-engine-compat docs CEC210`)')
-class LoweredOutput(compile_engine_compat.facade.te_compiler.LoweredOutput):
+class LoweredOutput(compile_engine_compat.facade.te_compiler_impl.LoweredOutput):
     ...
 
 @deprecated('te_compiler.TECompiler is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use no engine object: tvm.compile + relax.VirtualMachine. See MIGRATION.md#te-compiler-tecompiler (run `compile-engine-compat docs CEC203`)')
-class TECompiler(compile_engine_compat.facade.te_compiler.TECompiler):
+class TECompiler(compile_engine_compat.facade.te_compiler_impl.TECompiler):
     @deprecated("te_compiler.TECompiler.lower is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use mod = relax.transform.LegalizeOps()(IRModule({'main': func})); or trace to TE and te.create_prim_func(inputs + outputs). See MIGRATION.md#te-compiler-tecompiler-lower (run `compile-engine-compat docs CEC204`)")
     def lower(self, source_func: Any, target: Any = ..., mod_name: str = ...) -> compile_engine_compat.facade.objects.CachedFunc: ...
     @deprecated("te_compiler.TECompiler.jit is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use ex = tvm.compile(IRModule({'main': func}), target); relax.VirtualMachine(ex, dev)['main'](*args). See MIGRATION.md#te-compiler-tecompiler-jit (run `compile-engine-compat docs CEC205`)")

@@ -30,7 +30,7 @@ from compile_engine_compat.deprecations import (
     reset_ledger,
 )
 from compile_engine_compat.facade import ffi_globals as _globals
-from compile_engine_compat.facade.te_compiler import global_compiler
+from compile_engine_compat.facade.te_compiler_impl import global_compiler
 from compile_engine_compat.migrate import fix as _fix
 from compile_engine_compat.surfaces import import_alias, passconfig
 

@@ -17,8 +17,8 @@ import tvm_ffi
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.facade.modules import bind_params, build_module
-from compile_engine_compat.facade.modules import build as build_whole_module
+from compile_engine_compat.facade.model_builds import bind_params, build_model
+from compile_engine_compat.facade.model_builds import build as build_whole_module
 
 from .analysis import free_vars
 from .backend.executor_factory import BuildResult, VMRunner
@@ -75,7 +75,7 @@ def build(
     params: Mapping[str, Any] | None = None,
     mod_name: str = "default",
 ) -> BuildResult:
-    """``relay.build``: compile for the Relax VM on the shim's schedules (``facade.modules``).
+    """``relay.build``: compile for the Relax VM on the shim's schedules (``facade.model_builds``).
 
     Parameters
     ----------
@@ -143,7 +143,7 @@ class _Executor:
             mod = bind_module_params(_with_main(self.mod, expr), self.params)
         else:
             mod = bind_module_params(expr, self.params)
-        executable = build_module(mod, _target(self.target))
+        executable = build_model(mod, _target(self.target))
         vm = relax.VirtualMachine(executable, self.device)
         names = [p.name for p in mod[entry].params]
         types = [p.ty for p in mod[entry].params]

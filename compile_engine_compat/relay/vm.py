@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
-from compile_engine_compat.facade import modules
+from compile_engine_compat.facade import model_builds
 
 from . import build_module
 
@@ -90,7 +90,9 @@ class Executable:
 
     def export_library(self, path: Any, *args: Any, **kwargs: Any) -> None:
         """Export the library (``lib.export_library``)."""
-        modules.export_library(modules.BuiltModule(self.lib, self.library), path, *args, **kwargs)
+        model_builds.export_library(
+            model_builds.BuiltModule(self.lib, self.library), path, *args, **kwargs
+        )
 
 
 def _compile(mod: Any, target: Any, params: Mapping[str, Any] | None) -> Executable:

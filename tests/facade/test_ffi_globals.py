@@ -17,7 +17,7 @@ from compile_engine_compat import CompileEngineDeprecationWarning, compile_engin
 from compile_engine_compat import api_table as _api_table
 
 # The un-warned accessor (te_compiler re-exports it, but its stub declares only __all__).
-from compile_engine_compat.facade.te_compiler import global_compiler
+from compile_engine_compat.facade.te_compiler_impl import global_compiler
 from compile_engine_compat.pipeline import implementations as _implementations
 
 LLVM = tvm.target.Target("llvm")

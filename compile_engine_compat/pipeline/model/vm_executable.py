@@ -34,7 +34,7 @@ from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEG
 from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 
-__all__ = ["ScheduleKernels", "build_module", "relax_passes", "scheduled_kernels"]
+__all__ = ["ScheduleKernels", "build_executable", "relax_passes", "scheduled_kernels"]
 
 #: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
 SCHEDULED_ATTR = "tirx.is_scheduled"
@@ -204,7 +204,7 @@ def attach_prim_funcs(mod: tvm.IRModule) -> tvm.IRModule:
     return tvm.IRModule(functions, attrs=mod.attrs) if changed else mod
 
 
-def build_module(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
+def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     """Build ``mod`` (parameters bound) for ``target`` into a VM executable.
 
     The kernels are compiled on every CPU this process may use: one share in this thread (by

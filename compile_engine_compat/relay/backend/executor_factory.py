@@ -22,7 +22,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from compile_engine_compat.facade import modules
+from compile_engine_compat.facade import model_builds
 from compile_engine_compat.relay._impl.host_library import HostLibrary, host_library
 
 __all__ = [
@@ -190,8 +190,8 @@ class BuildResult:
 
     def export_library(self, file_name: Any, *args: Any, **kwargs: Any) -> None:
         """Export the executable, and the marker ``tvm.runtime.load_module`` reads back."""
-        modules.export_library(
-            modules.BuiltModule(self.executable, self.library), file_name, *args, **kwargs
+        model_builds.export_library(
+            model_builds.BuiltModule(self.executable, self.library), file_name, *args, **kwargs
         )
         write_marker(os.fspath(file_name), self.input_names)
 

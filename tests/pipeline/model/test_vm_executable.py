@@ -43,7 +43,7 @@ def _run(executable: object, x: np.ndarray) -> np.ndarray:
 
 def test_a_model_builds_and_matches_numpy_and_tvms_default_build():
     x = example_input()
-    got = _run(vm_executable.build_module(_bound(), TARGET), x)
+    got = _run(vm_executable.build_executable(_bound(), TARGET), x)
     expected = numpy_mobile_block(x, mobile_block_weights())
     assert compare(got, expected.astype("float32"), REFERENCE_TOLERANCES) == ""
     default = _run(tvm.compile(_bound(), target=TARGET), x)
@@ -89,15 +89,15 @@ def test_equal_kernels_are_scheduled_and_compiled_once():
 
 def test_kernels_built_on_worker_threads_link_into_one_executable(monkeypatch):
     x = example_input()
-    threaded = _run(vm_executable.build_module(_bound(), TARGET), x)
+    threaded = _run(vm_executable.build_executable(_bound(), TARGET), x)
     monkeypatch.setattr(vm_executable, "build_threads", lambda: 1)
-    alone = _run(vm_executable.build_module(_bound(), TARGET), x)
+    alone = _run(vm_executable.build_executable(_bound(), TARGET), x)
     np.testing.assert_array_equal(threaded, alone)
 
 
 def test_an_executable_exports_and_loads_back(tmp_path):
     path = tmp_path / "model.so"
-    executable = vm_executable.build_module(_bound(), TARGET)
+    executable = vm_executable.build_executable(_bound(), TARGET)
     executable.export_library(str(path))
     x = example_input()
     np.testing.assert_array_equal(_run(tvm.runtime.load_module(str(path)), x), _run(executable, x))
@@ -112,7 +112,7 @@ def test_a_module_without_convolutions_skips_the_layout_pass():
         with bb.dataflow():
             out = bb.emit_output(relax.op.stack(relax.Tuple(xs), axis=-1))
         bb.emit_func_output(out)
-    executable = vm_executable.build_module(bb.get(), tvm.target.Target("llvm"))
+    executable = vm_executable.build_executable(bb.get(), tvm.target.Target("llvm"))
     arrays = [np.random.default_rng(i).standard_normal((2, 3)).astype("float32") for i in range(3)]
     got = relax.VirtualMachine(executable, tvm.cpu())["main"](
         *[tvm.runtime.tensor(a) for a in arrays]

@@ -38,7 +38,7 @@ __all__ = [
     "BuiltModule",
     "bind_params",
     "build",
-    "build_module",
+    "build_model",
     "export_library",
     "module_key",
     "resolve_target",
@@ -88,7 +88,7 @@ def _tensor(value: Any) -> tvm.runtime.Tensor:
     return tvm.runtime.tensor(np.asarray(value.numpy() if hasattr(value, "numpy") else value))
 
 
-def build_module(
+def build_model(
     mod: tvm.IRModule, target: Any = None, params: Mapping[str, Any] | None = None
 ) -> Any:
     """Build ``mod`` into a VM executable on the shim's schedules, through the persistent cache.
@@ -137,21 +137,21 @@ class BuiltModule:
 def build(
     mod: tvm.IRModule, target: Any = None, params: Mapping[str, Any] | None = None
 ) -> BuiltModule:
-    """:func:`build_module`, also saying where a cache hit was loaded from (for exports)."""
+    """:func:`build_model`, also saying where a cache hit was loaded from (for exports)."""
     if not isinstance(mod, tvm.IRModule):
-        raise TypeError(f"build_module takes a tvm.IRModule, got {type(mod).__qualname__}")
+        raise TypeError(f"build_model takes a tvm.IRModule, got {type(mod).__qualname__}")
     if "main" not in [gvar.name_hint for gvar in mod.get_global_vars()]:
-        raise TypeError("build_module needs a module with a Relax function 'main'")
+        raise TypeError("build_model needs a module with a Relax function 'main'")
     resolved = resolve_target(target)
     bound = bind_params(mod, params)
     if not disk.active():
-        return BuiltModule(vm_executable.build_module(bound, resolved))
+        return BuiltModule(vm_executable.build_executable(bound, resolved))
     key = module_key(bound, resolved)
     stored = disk.load_artifact(key)
     if stored is not None and LIBRARY_FILE in stored.files:
         library = stored.path(LIBRARY_FILE)
         return BuiltModule(tvm.runtime.load_module(str(library)), library)
-    executable = vm_executable.build_module(bound, resolved)
+    executable = vm_executable.build_executable(bound, resolved)
     disk.store_quietly(lambda: _store(key, executable), "module")
     return BuiltModule(executable)
 

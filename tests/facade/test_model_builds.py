@@ -22,7 +22,7 @@ from pipeline.module_cases import (
 from tvm import relax
 
 from compile_engine_compat.cache import disk
-from compile_engine_compat.facade import modules
+from compile_engine_compat.facade import model_builds
 from compile_engine_compat.testing.oracle import REFERENCE_TOLERANCES, compare
 
 TESTS = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def _library_symbols(executable: Any) -> set[str]:
 
 
 def _kernel_names() -> list[str]:
-    target = modules.resolve_target("llvm")
+    target = model_builds.resolve_target("llvm")
     from compile_engine_compat.pipeline.model import vm_executable
 
     bound = relax.transform.BindParams("main", mobile_block_weights())(mobile_block())
@@ -58,26 +58,26 @@ def _kernel_names() -> list[str]:
 
 def test_params_are_bound_by_name_and_the_model_matches_numpy():
     x = example_input()
-    executable = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+    executable = model_builds.build_model(mobile_block(), "llvm", mobile_block_weights())
     assert compare(_run(executable, x), _expected(x), REFERENCE_TOLERANCES) == ""
 
 
 def test_a_plain_llvm_is_the_host_cpu_as_for_jit():
     from compile_engine_compat import schedules
 
-    assert str(modules.resolve_target("llvm")) == str(schedules.host_target())
-    assert str(modules.resolve_target(None)) == str(schedules.host_target())
+    assert str(model_builds.resolve_target("llvm")) == str(schedules.host_target())
+    assert str(model_builds.resolve_target(None)) == str(schedules.host_target())
     generic = {"kind": "llvm", "mcpu": "x86-64"}
-    assert str(modules.resolve_target(generic)) == str(tvm.target.Target(generic))
+    assert str(model_builds.resolve_target(generic)) == str(tvm.target.Target(generic))
 
 
 def test_bad_input_is_refused_at_the_call():
     with pytest.raises(TypeError, match=r"tvm\.IRModule"):
-        modules.build_module(mobile_block()["main"], "llvm")
+        model_builds.build_model(mobile_block()["main"], "llvm")
     with pytest.raises(TypeError, match="'main'"):
-        modules.build_module(tvm.IRModule({"other": mobile_block()["main"]}), "llvm")
+        model_builds.build_model(tvm.IRModule({"other": mobile_block()["main"]}), "llvm")
     with pytest.raises((TypeError, ValueError)):
-        modules.build_module(mobile_block(), 42)
+        model_builds.build_model(mobile_block(), 42)
 
 
 def test_relay_build_and_every_executor_kind_take_the_shims_path():
@@ -106,14 +106,14 @@ def cache_root(tmp_path, monkeypatch):
 
 def test_the_persistent_cache_stores_a_whole_module_and_loads_it(cache_root):
     x = example_input()
-    built = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+    built = model_builds.build_model(mobile_block(), "llvm", mobile_block_weights())
     assert isinstance(built, relax.VMExecutable)  # built: a miss
-    loaded = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+    loaded = model_builds.build_model(mobile_block(), "llvm", mobile_block_weights())
     assert not isinstance(loaded, relax.VMExecutable)  # the library from the cache
     np.testing.assert_array_equal(_run(loaded, x), _run(built, x))
     # Other weights are another module: built, not loaded.
     other = {k: v * 2 for k, v in mobile_block_weights().items()}
-    assert isinstance(modules.build_module(mobile_block(), "llvm", other), relax.VMExecutable)
+    assert isinstance(model_builds.build_model(mobile_block(), "llvm", other), relax.VMExecutable)
 
 
 CHILD = """
@@ -123,8 +123,8 @@ warnings.simplefilter("ignore")
 import numpy as np, tvm
 from tvm import relax
 from pipeline.module_cases import example_input, mobile_block, mobile_block_weights
-from compile_engine_compat.facade import modules
-executable = modules.build_module(mobile_block(), "llvm", mobile_block_weights())
+from compile_engine_compat.facade import model_builds
+executable = model_builds.build_model(mobile_block(), "llvm", mobile_block_weights())
 out = relax.VirtualMachine(executable, tvm.cpu())["main"](tvm.runtime.tensor(example_input()))
 print(json.dumps({{"built": isinstance(executable, relax.VMExecutable),
                   "out": out.numpy().tolist()}}))
