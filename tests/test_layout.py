@@ -1,11 +1,14 @@
 """The package's layout, read from its imports: floors that only point down, no private reach-ins.
 
-The house is built in floors (README, "Architecture"): the foundation (the API table, the
-boundary, the deprecation machinery, targets), the legacy surfaces beside TVM, the pipeline's
-five stages and the cache (which only stores), the facade that composes them, the front ends, and
-the tooling on top. A module may import its own floor or the floors below it, never above; the
-pipeline and the cache never import each other; and no module imports another module's
-underscore names. Read statically with ``ast``: nothing is imported.
+The house is built in floors (docs/architecture.md): the foundation (the API table, the
+boundary), the runtime (kernels, the thread pool), the deprecation machinery and targets, the
+legacy surfaces beside TVM, the pipeline (the five stages and the whole-model route) and the
+cache (which only stores), the facade that composes them, the front ends, and the tooling on
+top. A module may import its own floor or the floors below it, never above; the pipeline and the
+cache never import each other; the kernel stages never import the model route; there are no
+import circles, between modules or between top-level folders; and no module imports another
+module's underscore names (a private package, ``relay._impl``, only its own package imports).
+Read statically with ``ast``: nothing is imported.
 """
 
 from __future__ import annotations
@@ -119,6 +122,86 @@ def test_imports_only_point_down():
                 continue
             if FLOORS.get(there, 0) > FLOORS.get(here, 0) or frozenset({here, there}) in STRANGERS:
                 climbs.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{line}: {imported}")
+    assert climbs == []
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _import_graph(depth: int | None = None) -> dict[str, set[str]]:
+    """Who imports whom (every import, the lazy ones in functions too), by module or, given
+    ``depth``, by the folder or module that many names deep (2: the top-level ones)."""
+    graph: dict[str, set[str]] = {}
+    for path in SOURCES:
+        here = ".".join(_module_name(path).split(".")[:depth])
+        for _, imported, _ in _imports(path):
+            there = ".".join(imported.split(".")[:depth])
+            if there != here:
+                graph.setdefault(here, set()).add(there)
+    return graph
+
+
+def test_no_import_circles():
+    """No module reaches itself through imports, and no top-level folder or module does."""
+    assert _circles(_import_graph()) == []
+    assert _circles(_import_graph(depth=2)) == []
+
+
+def test_the_circle_check_can_fail():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_kernel_stages_never_import_the_model_route():
+    """pipeline/model/ (relay.build's route) builds on the kernel stages, never the reverse."""
+    model = f"{PACKAGE}.pipeline.model"
+    climbs = [
+        f"{path.relative_to(PACKAGE_DIR.parent)}:{line}: {imported}"
+        for path in SOURCES
+        if path.is_relative_to(PACKAGE_DIR / "pipeline")
+        and not path.is_relative_to(PACKAGE_DIR / "pipeline" / "model")
+        for line, imported, _ in _imports(path)
+        if imported == model or imported.startswith(model + ".")
+    ]
     assert climbs == []
 
 
