@@ -14,6 +14,7 @@ Read statically with ``ast``: nothing is imported.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -203,6 +204,22 @@ def test_the_kernel_stages_never_import_the_model_route():
         if imported == model or imported.startswith(model + ".")
     ]
     assert climbs == []
+
+
+def test_the_architecture_page_names_every_folder_and_module():
+    """docs/architecture.md names each folder and module (and the C source) of the package."""
+    page = (PACKAGE_DIR.parent / "docs" / "architecture.md").read_text()
+    named = set()
+    for span in re.findall(r"`([^`]+)`", page):
+        named |= set(re.findall(r"[A-Za-z_]\w*", span))
+    missing = sorted(
+        str(path.relative_to(PACKAGE_DIR))
+        for path in PACKAGE_DIR.rglob("*")
+        if "__pycache__" not in path.parts
+        and (path.is_dir() or (path.suffix in (".py", ".c") and path.name != "__init__.py"))
+        and (path.name if path.is_dir() else path.stem) not in named
+    )
+    assert missing == []
 
 
 def test_the_cache_imports_nothing_from_the_pipeline():
