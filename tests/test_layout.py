@@ -27,6 +27,7 @@ FLOORS: dict[str, int] = {
     "boundary": 0,
     "conflicts": 0,
     "api_table": 0,
+    "library_files": 0,
     "thread_pool": 0,
     "threads": 0,
     "deprecations": 1,
