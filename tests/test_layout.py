@@ -28,6 +28,7 @@ FLOORS: dict[str, int] = {
     "conflicts": 0,
     "api_table": 0,
     "library_files": 0,
+    "new_files": 0,
     "thread_pool": 0,
     "threads": 0,
     "deprecations": 1,

@@ -22,6 +22,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from compile_engine_compat import new_files
 from compile_engine_compat.facade import modules
 
 from .host_library import HostLibrary, host_library
@@ -253,8 +254,8 @@ class LoadedFactory:
 def write_marker(path: str, input_names: list[str]) -> None:
     """Write the marker that :func:`load_marked` recognises next to the library ``path``."""
     record = {"format": _MARKER_FORMAT, "inputs": list(input_names)}
-    with open(path + MARKER_SUFFIX, "w", encoding="utf-8") as marker:
-        json.dump(record, marker)
+    with new_files.replacing(path + MARKER_SUFFIX) as staging:
+        staging.write_text(json.dumps(record), encoding="utf-8")
 
 
 def load_marked(path: Any, module: Any) -> Any:
