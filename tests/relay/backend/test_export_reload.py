@@ -188,3 +188,25 @@ def test_exporting_over_a_loaded_library_leaves_it_running(
     again.set_input("x", X)
     again.run()
     np.testing.assert_allclose(again.get_output(0).numpy(), np.maximum(X @ other.T, 0), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{not json",
+        b"\xff\xfe",
+        b"[" * 100_000,
+        json.dumps({"format": "compile_engine_compat.relay.build/99", "inputs": []}).encode(),
+        json.dumps({"format": "compile_engine_compat.relay.build/1", "inputs": "x"}).encode(),
+    ],
+    ids=["empty", "not-json", "not-utf8", "nested", "other-format", "inputs-not-a-list"],
+)
+def test_a_marker_that_cannot_be_read_says_so(tmp_path, content):
+    from compile_engine_compat.relay.backend.executor_factory import read_marker
+
+    library = tmp_path / "deploy.so"
+    (tmp_path / ("deploy.so" + MARKER_SUFFIX)).write_bytes(content)
+    with pytest.raises(ValueError, match=r"deploy\.so\.relay\.json: this marker .* cannot be read"):
+        read_marker(library)
+    assert read_marker(tmp_path / "none.so") is None
