@@ -38,6 +38,11 @@ Safety:
 
 * Loading a shared library runs its code, so the directory must belong to the current user and
   must not be writable by group or others; otherwise :class:`CacheDirectoryError`.
+* A library is loaded only from its entry's own directory, itself the user's and not writable
+  by group or others, as a regular file (opened without following a symlink) of the user's that
+  group and others cannot write, and whole (its ELF headers and segments inside the file):
+  :mod:`compile_engine_compat.library_files`. Files are stored that way whatever the umask; an
+  entry that fails is discarded with a :class:`CompileCacheWarning` and compiled again.
 * An entry is written in a temporary directory and renamed into place, which is atomic: a reader
   sees a whole entry or none, and of two processes writing one key, one rename wins and the
   other's copy is dropped.
@@ -267,7 +272,7 @@ class StoredArtifact:
         it does not load: the entry is then discarded with a :class:`CompileCacheWarning`.
 
         The library is loaded only from the entry's own private folder, as a regular file of
-        the current user's that others cannot write (:mod:`..library_files`).
+        the current user's that others cannot write (:mod:`compile_engine_compat.library_files`).
         """
         try:
             return _load_module(self.path(name))
@@ -1099,7 +1104,7 @@ def _write_bytes(path: Path, data: bytes) -> None:
 
 def _private_mode(path: Path) -> None:
     """Make ``path`` unwritable by group and others, whatever the umask (a library others may
-    write is never loaded: :mod:`..library_files`)."""
+    write is never loaded: :mod:`compile_engine_compat.library_files`)."""
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & (stat.S_IWGRP | stat.S_IWOTH):
         path.chmod(mode & ~(stat.S_IWGRP | stat.S_IWOTH))
