@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import os
-import sys
 import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -23,32 +20,6 @@ OPT_IN_MARKERS = {
     # relay.testing workloads at the tutorials' sizes (tests/relay/testing).
     "workloads": "a full-size relay.testing workload: run with -m workloads",
 }
-
-
-_EXIT_STATUS: list[int] = []
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Remember the run's exit status for :func:`_exit_before_native_teardown`."""
-    if not hasattr(session.config, "workerinput"):  # the controlling process only
-        _EXIT_STATUS.append(int(exitstatus))
-
-
-def _exit_before_native_teardown() -> None:
-    """End the test process with pytest's status once every other exit handler has run.
-
-    The whole serial suite loads TVM, LLVM, PyTorch, onnxruntime and TFLite into one process;
-    after the last test passes, their C++ static destructors crash the interpreter's teardown
-    (SIGSEGV, exit code 139, no Python frame), which turned a green run red. Registered first,
-    so it runs after every other ``atexit`` handler (ledgers, cache counters, remote flush).
-    """
-    if _EXIT_STATUS:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(_EXIT_STATUS[-1])
-
-
-atexit.register(_exit_before_native_teardown)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -31,6 +31,8 @@ FLOORS: dict[str, int] = {
     "boundary": 0,
     "conflicts": 0,
     "api_table": 0,
+    "library_files": 0,
+    "new_files": 0,
     "runtime": 1,
     "deprecations": 2,
     "targets": 2,

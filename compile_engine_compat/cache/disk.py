@@ -38,6 +38,11 @@ Safety:
 
 * Loading a shared library runs its code, so the directory must belong to the current user and
   must not be writable by group or others; otherwise :class:`CacheDirectoryError`.
+* A library is loaded only from its entry's own directory, itself the user's and not writable
+  by group or others, as a regular file (opened without following a symlink) of the user's that
+  group and others cannot write, and whole (its ELF headers and segments inside the file):
+  :mod:`compile_engine_compat.library_files`. Files are stored that way whatever the umask; an
+  entry that fails is discarded with a :class:`CompileCacheWarning` and compiled again.
 * An entry is written in a temporary directory and renamed into place, which is atomic: a reader
   sees a whole entry or none, and of two processes writing one key, one rename wins and the
   other's copy is dropped.
@@ -93,6 +98,7 @@ import tvm
 import tvm.support.cc
 import tvm_ffi
 
+from compile_engine_compat import library_files
 from compile_engine_compat.cache import remote, stats
 from compile_engine_compat.cache.artifact import (
     Artifact,
@@ -260,6 +266,19 @@ class StoredArtifact:
     def read(self, name: str) -> bytes:
         """Return the content of the file ``name``."""
         return self.path(name).read_bytes()
+
+    def load_library(self, name: str) -> Any | None:
+        """Return the shared library ``name`` loaded (``tvm.runtime.load_module``), or None when
+        it does not load: the entry is then discarded with a :class:`CompileCacheWarning`.
+
+        The library is loaded only from the entry's own private folder, as a regular file of
+        the current user's that others cannot write (:mod:`compile_engine_compat.library_files`).
+        """
+        try:
+            return _load_module(self.path(name))
+        except Exception as err:  # unsafe, truncated, or not a library TVM loads
+            _discard(self.directory, f"the library does not load ({type(err).__name__}: {err})")
+            return None
 
 
 @dataclass(frozen=True)
@@ -500,9 +519,17 @@ def _verified_entry(entry: Path) -> tuple[Path, dict[str, Any]] | None:
     return entry, meta
 
 
+def _load_module(library: Path) -> Any:
+    """``tvm.runtime.load_module(library)`` after the checks of :func:`.library_files
+    .private_library`: the entry's folder and the file are the user's own and private, the
+    file is no symlink and is a whole shared library."""
+    with library_files.private_library(library, "a cached library") as path:
+        return tvm.runtime.load_module(path)
+
+
 def _load_library(entry: Path, meta: dict[str, Any]) -> tuple[Any, str] | None:
     try:
-        module = tvm.runtime.load_module(str(entry / _LIBRARY))
+        module = _load_module(entry / _LIBRARY)
         symbol = str(meta["meta"]["symbol"])
         module[symbol]  # fails now, not at the first call, if the symbol is missing
     except Exception as err:  # a library that passed its checksum but does not load
@@ -890,6 +917,7 @@ def _write_entry(
             else:  # hashed in memory: a big artifact is not read back
                 _write_bytes(entry / name, content)
                 digests[name] = hashlib.sha256(content).hexdigest()
+            _private_mode(entry / name)  # a linked library has the compiler's mode
         # Renaming the entry keeps its files' stamps: the first load need not hash them again.
         _write_stamps(entry, {n: _stamp(d, (entry / n).lstat()) for n, d in digests.items()})
         record = {
@@ -1068,8 +1096,18 @@ def _write_bytes(path: Path, data: bytes) -> None:
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
         if limit != resource.RLIM_INFINITY and len(data) > limit:
             raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
-    with open(path, "wb") as file:
+    # 0o644 before the umask: never writable by group or others, whatever the umask.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(path, flags, 0o644), "wb") as file:
         file.write(data)
+
+
+def _private_mode(path: Path) -> None:
+    """Make ``path`` unwritable by group and others, whatever the umask (a library others may
+    write is never loaded: :mod:`compile_engine_compat.library_files`)."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        path.chmod(mode & ~(stat.S_IWGRP | stat.S_IWOTH))
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

@@ -121,8 +121,10 @@ class SigningKey:
 def key_from_environment() -> SigningKey:
     """Return the signing key from ``COMPILE_ENGINE_COMPAT_CACHE_KEY`` or its ``_FILE`` twin.
 
-    The variable wins when both are set. A key file must be a regular file not writable by
-    group or others (whoever can replace the key can make this runner trust their entries).
+    The variable wins when both are set. A key file must be a regular file owned by the current
+    user or root and not writable by group or others, as OpenSSH's ``StrictModes`` asks of
+    ``authorized_keys``: whoever owns the file, or may write it, can read or replace the key and
+    so make this runner trust entries of their own (a library with a constructor, say).
 
     Raises
     ------
@@ -140,15 +142,22 @@ def key_from_environment() -> SigningKey:
         )
     path = Path(path_text).expanduser()
     try:
-        status = path.stat()
-        if not stat.S_ISREG(status.st_mode):
-            raise KeyProblem(f"{KEY_FILE_ENV}={path} is not a regular file")
-        if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise KeyProblem(
-                f"{KEY_FILE_ENV}={path} is writable by group or others (mode "
-                f"{stat.S_IMODE(status.st_mode):o}): fix it with chmod go-w {path}"
-            )
-        secret = path.read_bytes().strip()
+        with open(path, "rb") as file:  # checked as opened: no swap between check and read
+            status = os.fstat(file.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                raise KeyProblem(f"{KEY_FILE_ENV}={path} is not a regular file")
+            if status.st_uid not in (os.getuid(), 0):
+                raise KeyProblem(
+                    f"{KEY_FILE_ENV}={path} belongs to uid {status.st_uid}, neither the current "
+                    f"user (uid {os.getuid()}) nor root: its owner knows the key and can change "
+                    "it, and so sign entries this runner would load; use a key file of your own"
+                )
+            if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                raise KeyProblem(
+                    f"{KEY_FILE_ENV}={path} is writable by group or others (mode "
+                    f"{stat.S_IMODE(status.st_mode):o}): fix it with chmod go-w {path}"
+                )
+            secret = file.read().strip()
     except OSError as err:
         raise KeyProblem(f"{KEY_FILE_ENV}={path} cannot be read ({err.strerror})") from err
     return _checked(secret, f"{KEY_FILE_ENV}={path}")

@@ -23,6 +23,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
+from compile_engine_compat import new_files
 from compile_engine_compat.cache import disk
 from compile_engine_compat.pipeline.model import vm_executable
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
@@ -149,8 +150,9 @@ def build(
     key = module_key(bound, resolved)
     stored = disk.load_artifact(key)
     if stored is not None and LIBRARY_FILE in stored.files:
-        library = stored.path(LIBRARY_FILE)
-        return BuiltModule(tvm.runtime.load_module(str(library)), library)
+        loaded = stored.load_library(LIBRARY_FILE)  # None: discarded (unsafe, does not load)
+        if loaded is not None:
+            return BuiltModule(loaded, stored.path(LIBRARY_FILE))
     executable = vm_executable.build_executable(bound, resolved)
     disk.store_quietly(lambda: _store(key, executable), "module")
     return BuiltModule(executable)
@@ -159,7 +161,10 @@ def build(
 def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any) -> None:
     """Export ``built`` as ``executable.export_library(file_name, ...)`` does.
 
-    A build loaded from the persistent cache is already a shared library: it is copied.
+    A build loaded from the persistent cache is already a shared library: it is copied. Either
+    way the library is written under a new name beside ``file_name`` and renamed over it
+    (:func:`.new_files.replacing`): a program that loaded the file before keeps running the
+    library it loaded, where writing over the file in place would change its code under it.
 
     Raises
     ------
@@ -168,17 +173,20 @@ def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any
         library's (``.tar``): the library is exported as it was built. Unset
         ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` to build afresh with them.
     """
-    if built.library is None:
-        built.executable.export_library(file_name, *args, **kwargs)
-        return
     path = os.fspath(file_name)
-    if args or kwargs or not path.endswith((".so", ".dylib", ".dll")):
+    library = path.endswith((".so", ".dylib", ".dll"))
+    if built.library is None:
+        with new_files.replacing(path, 0o777 if library else 0o666) as staging:
+            built.executable.export_library(str(staging), *args, **kwargs)
+        return
+    if args or kwargs or not library:
         raise ValueError(
             f"export_library({path!r}{', options' if args or kwargs else ''}): this build was "
             "loaded from the compile cache as a shared library and is exported as it is "
             "(a .so file, no options); unset COMPILE_ENGINE_COMPAT_CACHE_DIR to build it afresh"
         )
-    shutil.copyfile(built.library, path)
+    with new_files.replacing(path, 0o777) as staging:
+        shutil.copyfile(built.library, staging)
 
 
 def module_key(bound: tvm.IRModule, target: tvm.target.Target) -> disk.ArtifactKey:

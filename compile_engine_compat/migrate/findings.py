@@ -84,14 +84,18 @@ class Finding:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file that was not scanned, and why (``internal``: a bug of ours, exit code 2)."""
+    """A file that was not scanned, and why (``internal``: a bug of ours, exit code 2;
+    ``may_hold_legacy``: it spells a legacy name, or could not be read to tell, so ``scan``
+    cannot say it is clean: exit code 1, as ruff's for a file it could not check)."""
 
     path: str
     reason: str
     internal: bool = False
+    may_hold_legacy: bool = True
 
     def __str__(self) -> str:
-        return f"{visible(self.path)}: skipped: {visible(self.reason)}"
+        text = f"{visible(self.path)}: skipped: {visible(self.reason)}"
+        return text + (" (it may hold legacy code)" if self.may_hold_legacy else "")
 
     def as_dict(self) -> dict[str, object]:
         """The JSON form: ``{"path": ..., "skipped": reason}``."""
@@ -126,7 +130,9 @@ def summary(findings: list[Finding], skipped: list[Skipped]) -> str:
         f"({kinds['safe']} safe, {kinds['unsafe']} unsafe, {kinds['manual']} manual{served})."
     )
     if skipped:
-        text += f" Skipped {plural(len(skipped), 'file')} that could not be scanned."
+        unknown = sum(skip.may_hold_legacy for skip in skipped)
+        text += f" Skipped {plural(len(skipped), 'file')} that could not be scanned"
+        text += f" ({unknown} may hold legacy code)." if unknown else "."
     return text
 
 

@@ -206,6 +206,7 @@ NAMES = frozenset(
         'tvm.relay.backend.executor_factory.MARKER_SUFFIX',
         'tvm.relay.backend.executor_factory.VMRunner',
         'tvm.relay.backend.executor_factory.load_marked',
+        'tvm.relay.backend.executor_factory.read_marker',
         'tvm.relay.backend.executor_factory.write_marker',
         'tvm.relay.backend.te_compiler.CCacheKey',
         'tvm.relay.backend.te_compiler.CCacheValue',

@@ -32,8 +32,11 @@ Exit codes follow ruff: 0 no findings (or ``--exit-zero``), 1 findings, 2 a usag
 missing path, bad arguments or settings) or an internal error. A file that cannot be read -- not
 a regular file, too large, not decodable, not parsable, a notebook that is not one, nested too
 deep for the parser, more legacy code than one parse may take -- is *skipped*: it is listed with
-its reason in every output format, the rest of the run goes on, and it does not change the exit
-code (ruff likewise exits 0 on a clean run that skipped files it could not read).
+its reason in every output format and the rest of the run goes on. A skipped file that may hold
+legacy code (its bytes spell a legacy name, searched in pieces, or it cannot be read to tell:
+:func:`may_hold_legacy`) makes the exit code 1, as ruff exits 1 for a file it could not check:
+the run cannot say the code is clean. Exclude such a file (``--exclude``) to accept it; a FIFO or
+device, or a file that spells no legacy name, does not change the exit code.
 
 Resources: a file that spells no legacy name is read and searched for words, nothing more; in
 one that does, only the statements that can matter reach libcst, and never more than
@@ -44,9 +47,11 @@ bounded time and memory up to the size cap.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import multiprocessing
 import os
+import stat
 import sys
 import threading
 from collections.abc import Iterable, Sequence
@@ -99,6 +104,7 @@ __all__ = [
     "Skipped",
     "format_findings",
     "main",
+    "may_hold_legacy",
     "run_scan",
     "scan_file",
     "scan_paths",
@@ -219,6 +225,38 @@ def _parse_and_find(code: str, source: Source) -> list[Use]:
 _CACHES: dict[Path, ResultCache] = {}
 
 
+#: A skipped file is searched for legacy words this many bytes at a time (never read whole)...
+_SEARCH_CHUNK = 1 << 20
+#: ...each piece with the end of the one before (longer than any legacy word)...
+_SEARCH_OVERLAP = 256
+#: ...and past this much it is taken to hold some, unread.
+_SEARCH_LIMIT = 1 << 30
+
+
+def may_hold_legacy(path: Path) -> bool:
+    """Could the file ``path``, which could not be scanned, hold legacy code?
+
+    Yes when its bytes spell a legacy name anywhere (searched in pieces, in bounded memory), or
+    when it cannot be read to tell (as ruff reports a file it cannot read); no for a file that
+    is not a regular one (a FIFO, a device) or spells no legacy name.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as file:
+            tail, read = "", 0
+            while chunk := file.read(_SEARCH_CHUNK):
+                text = tail + chunk.decode("latin-1")  # one character per byte: names are ASCII
+                if spells_word(text) or spells_relay_word(text):
+                    return True
+                tail, read = text[-_SEARCH_OVERLAP:], read + len(chunk)
+                if read >= _SEARCH_LIMIT:
+                    return True
+    except OSError:
+        return True
+    return False
+
+
 def _cache_for(settings: Settings) -> ResultCache:
     folder = settings.cache_folder
     if folder not in _CACHES:
@@ -238,7 +276,8 @@ def scan_file(
     try:
         source = read_source(file.path, file.display)
     except Exception as exc:  # one bad file never ends the run
-        return [], skipped_for(file.display, exc)
+        unread = skipped_for(file.display, exc)
+        return [], dataclasses.replace(unread, may_hold_legacy=may_hold_legacy(file.path))
     if not (spells_word(source.code) or spells_relay_word(source.code)):
         return [], None  # the one test most files see: a cache lookup would cost as much
     include_shim = settings.include_shim
@@ -400,7 +439,9 @@ def main(argv: Sequence[str]) -> int:
         prog="compile-engine-compat scan",
         description="Find uses of the legacy compile_engine / te_compiler API.",
         epilog="Exit codes (as ruff): 0 no findings, 1 findings, 2 usage or internal error. "
-        "Files that cannot be read are skipped and listed; they do not change the exit code.",
+        "Files that cannot be read are skipped and listed with why; one that may hold legacy "
+        "code (it spells a legacy name, or cannot be read to tell) makes the exit code 1 unless "
+        "excluded (--exclude).",
     )
     add_options(parser)
     parser.add_argument(
@@ -484,7 +525,8 @@ def main(argv: Sequence[str]) -> int:
             print_safely(summary(findings, skipped), sys.stderr)
     if any(skip.internal for skip in skipped):
         return 2
-    return 1 if findings and not args.exit_zero else 0
+    unchecked = any(skip.may_hold_legacy for skip in skipped)  # not known to be clean
+    return 1 if (findings or unchecked) and not args.exit_zero else 0
 
 
 def _baseline_summary(new: list[Finding], known: int, baseline: str, fmt: str) -> None:

@@ -39,7 +39,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from compile_engine_compat import boundary
+from compile_engine_compat import boundary, library_files
 
 __all__ = [
     "POOL_ENV",
@@ -105,7 +105,7 @@ def start(threads: int) -> PoolStatus:
             _status = PoolStatus("tvm", 0, reason)
             return _status
         try:
-            library = ctypes.CDLL(str(_built_library()))
+            library = _load_library()
             _initialize(library, threads)
             launch = ctypes.cast(library.cec_parallel_launch, ctypes.c_void_p).value or 0
             boundary.register_context_symbol("__TVMBackendParallelLaunch", launch)
@@ -175,36 +175,67 @@ def _initialize(library: ctypes.CDLL, threads: int) -> None:
         raise RuntimeError("pthread_atfork failed")
 
 
-def _built_library() -> Path:
-    """thread_pool.c compiled for this machine: from the per-user cache, else built into it."""
-    source = SOURCE.read_bytes()
+def _load_library() -> ctypes.CDLL:
+    """thread_pool.c compiled for this machine, loaded: from a private folder of the user's.
+
+    Each folder of :func:`_library_directories` is used only when it is the current user's and
+    not writable by group or others, and a library in it only when it is a regular file of the
+    user's that others cannot write (:mod:`.library_files`): another user cannot plant a library
+    under the name this machine's build would have. When no such folder can be had, the pool is
+    built into a new private temp folder (``tempfile.mkdtemp``), loaded, and the folder removed.
+    """
     compiler = os.environ.get("CC") or "cc"
-    key = hashlib.sha256(source + compiler.encode() + platform.machine().encode()).hexdigest()
-    name = f"thread-pool-{key[:16]}.so"
-    for directory in _library_directories():
-        library = directory / name
-        if library.is_file():
-            return library
-    for directory in _library_directories():
+    name = _library_name(compiler)
+    for directory, shared_parent in _library_directories():
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError:  # read-only, no permission: the next one
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if shared_parent and directory.is_symlink():  # anyone may make it in the temp folder
+                continue
+            library_files.check_private_folder(directory, _WHAT)
+        except OSError:  # read-only, no permission, another user's: the next one
             continue
+        library = directory / name
+        if library.exists() or library.is_symlink():
+            try:
+                return _load_private(library)
+            except library_files.UnsafeLibraryError:  # not the user's own whole file: rebuilt
+                pass
         if os.access(directory, os.W_OK):
-            return _compile(compiler, directory / name)
-    raise OSError("no writable directory for the compiled thread pool")
+            return _load_private(_compile(compiler, library))
+    with tempfile.TemporaryDirectory(prefix="compile-engine-compat-pool-") as private:
+        return _load_private(_compile(compiler, Path(private) / name))
 
 
-def _library_directories() -> list[Path]:
-    """The per-user cache directory (if there is a home), then a per-user temp directory."""
+def _library_name(compiler: str) -> str:
+    """The file name of the pool built from this source by ``compiler`` for this machine."""
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(source + compiler.encode() + platform.machine().encode()).hexdigest()
+    return f"thread-pool-{key[:16]}.so"
+
+
+#: What the pool's library is, in the messages of :mod:`.library_files`.
+_WHAT = "the shim's thread pool library"
+
+
+def _load_private(library: Path) -> ctypes.CDLL:
+    with library_files.private_library(library, _WHAT) as path:
+        return ctypes.CDLL(path)
+
+
+def _library_directories() -> list[tuple[Path, bool]]:
+    """The per-user cache directory (if there is a home), then a per-user temp directory, each
+    with whether its parent is shared (the temp folder: there a symlink is refused).
+
+    Either is used only when it is the current user's and private (see :func:`_load_library`).
+    """
     directories = []
     try:
         cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        directories.append(Path(cache_home) / "compile-engine-compat")
+        directories.append((Path(cache_home) / "compile-engine-compat", False))
     except RuntimeError:  # no home directory (no HOME, no passwd entry)
         pass
     private = f"compile-engine-compat-{os.getuid()}" if hasattr(os, "getuid") else ""
-    directories.append(Path(tempfile.gettempdir()) / (private or "compile-engine-compat"))
+    directories.append((Path(tempfile.gettempdir()) / (private or "compile-engine-compat"), True))
     return directories
 
 
@@ -223,6 +254,7 @@ def _compile(compiler: str, library: Path) -> Path:
             lines = [line for line in done.stderr.splitlines() if line.strip()]
             first = next((line for line in lines if "error" in line), lines[0] if lines else "")
             raise OSError(f"{compiler} could not build {SOURCE.name}: {first.strip()}")
+        os.chmod(staging, 0o755)  # whatever the umask: a library others may write is refused
         os.replace(staging, library)  # atomic: a concurrent process sees all of it or nothing
     finally:
         staging.unlink(missing_ok=True)

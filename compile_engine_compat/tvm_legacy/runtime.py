@@ -7,12 +7,14 @@ loads exactly as TVM's own ``load_module`` loads it (the same object, untouched)
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import tvm
 
 from compile_engine_compat.deprecations import warn_legacy
-from compile_engine_compat.relay.backend.executor_factory import LoadedFactory, load_marked
+from compile_engine_compat.library_files import check_whole_library
+from compile_engine_compat.relay.backend.executor_factory import LoadedFactory, read_marker
 
 __all__ = ["executable_time_evaluator", "load_module", "tvm_load_module"]
 
@@ -36,12 +38,24 @@ def load_module(path: Any, fmt: str = "") -> Any:
     tvm.runtime.Module or LoadedFactory
         A :class:`~compile_engine_compat.relay.backend.executor_factory.LoadedFactory` for a
         library exported from ``relay.build``'s result; TVM's module otherwise.
+
+    Raises
+    ------
+    compile_engine_compat.library_files.UnsafeLibraryError
+        (an ``OSError``) For an ELF file that ends before its headers or segments do (a
+        truncated copy): TVM would map it and the process would die of SIGBUS.
+    ValueError
+        For a missing file (as TVM), or a ``.relay.json`` marker beside it that cannot be read.
     """
+    names = None
+    if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):
+        check_whole_library(path)  # before TVM maps it
+        names = read_marker(path)  # before the library's code runs
     module = tvm_load_module(path)
-    loaded = load_marked(path, module)
-    if isinstance(loaded, LoadedFactory):
-        warn_legacy("tvm.runtime.load_module")
-    return loaded
+    if names is None:
+        return module
+    warn_legacy("tvm.runtime.load_module")
+    return LoadedFactory(module, names)
 
 
 def executable_time_evaluator(

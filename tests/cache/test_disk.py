@@ -123,11 +123,55 @@ def test_each_file_is_hashed_once_then_known_by_its_stamp(engine, cache_root):
     engine.clear()
     assert _was_loaded(_jit_and_check(engine, func))
     assert json.loads((entry / ".verified.json").read_text()) == stamps
-    # A stamp that no longer matches (the file was rewritten) means hashing, which catches it.
-    _flip_byte(entry / "kernel.so")
+    # A stamp that no longer matches (the file was replaced, as a rebuild or an attacker with
+    # the user's rights would: never rewritten in place under the process that loaded it)
+    # means hashing, which catches it.
+    _replace_flipped(entry / "kernel.so")
     engine.clear()
     with pytest.warns(CompileCacheWarning, match="checksum mismatch"):
         assert not _was_loaded(_jit_and_check(engine, func))
+
+
+#: Another user's uid: files are given to it with os.chown, which only root may do.
+OTHER_UID = 4242
+
+
+@pytest.mark.parametrize("how", ["another user's", "group-writable", "a symlink"])
+def test_a_library_not_the_users_own_private_file_is_never_loaded(
+    engine, cache_root, tmp_path, how
+):
+    if how == "another user's" and os.geteuid() != 0:
+        pytest.skip("giving a file to another uid (os.chown) needs root")
+    func = _func()
+    _jit_and_check(engine, func)
+    (entry,) = _entries(cache_root)
+    library = entry / "kernel.so"
+    if how == "a symlink":  # to a copy with a valid checksum, but outside the entry
+        outside = tmp_path / "outside.so"
+        outside.write_bytes(library.read_bytes())
+        library.unlink()
+        library.symlink_to(outside)
+    elif how == "group-writable":
+        library.chmod(0o664)
+    else:
+        os.chown(library, OTHER_UID, OTHER_UID)
+    with pytest.warns(CompileCacheWarning, match="discarding"):
+        assert not _was_loaded(_jit_and_check(engine, func))
+    assert _was_loaded(_jit_and_check(engine, func))  # stored again, the user's own
+
+
+def test_entries_stored_under_a_lax_umask_are_private_and_load(engine, cache_root):
+    old = os.umask(0o002)
+    try:
+        _jit_and_check(engine, _func())
+    finally:
+        os.umask(old)
+    (entry,) = _entries(cache_root)
+    for name in ("kernel.so", "meta.json", "source.tvmscript"):
+        assert (entry / name).stat().st_mode & 0o022 == 0, name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileCacheWarning)
+        assert _was_loaded(_jit_and_check(engine, _func()))
 
 
 def test_an_entry_moved_under_another_key_is_foreign(engine, cache_root):
@@ -266,6 +310,16 @@ def _flip_byte(path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
+
+
+def _replace_flipped(path: Path) -> None:
+    """Replace ``path`` by a copy with one byte flipped (a new file renamed over it)."""
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    staged = path.with_name(path.name + ".new")
+    staged.write_bytes(bytes(data))
+    staged.chmod(path.stat().st_mode)
+    os.replace(staged, path)
 
 
 def _truncate(path: Path) -> None:

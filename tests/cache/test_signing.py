@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from compile_engine_compat.cache import signing
@@ -171,3 +173,20 @@ def test_no_usable_key_says_why(monkeypatch, tmp_path, setup, message):
     setup(monkeypatch, path)
     with pytest.raises(signing.KeyProblem, match=message):
         signing.key_from_environment()
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="giving the key file to another uid (os.chown) needs root",
+)
+def test_a_key_file_another_user_owns_is_refused_even_unwritable(monkeypatch, tmp_path):
+    monkeypatch.delenv(signing.KEY_ENV, raising=False)
+    path = tmp_path / "key"
+    path.write_text("f" * 40)
+    path.chmod(0o644)  # readable, writable only by its owner: that other user
+    os.chown(path, 4242, 4242)
+    monkeypatch.setenv(signing.KEY_FILE_ENV, str(path))
+    with pytest.raises(signing.KeyProblem, match="belongs to uid 4242, neither the current user"):
+        signing.key_from_environment()
+    os.chown(path, 0, 0)  # root's own file: accepted (root can read any key anyway)
+    assert signing.key_from_environment().secret == b"f" * 40

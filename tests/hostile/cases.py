@@ -219,4 +219,48 @@ else:
         ("TypeError", "RuntimeError"),
         "",
     ),
+    # -- libraries loaded back (tvm.runtime.load_module as install() serves it)
+    Case(
+        "load_module_of_a_truncated_library",
+        """
+import os, tempfile
+from compile_engine_compat.tvm_legacy.runtime import load_module
+path = os.path.join(tempfile.mkdtemp(), "half.so")
+kernel.module.export_library(path)
+data = open(path, "rb").read()
+os.unlink(path)  # a new file: a truncated copy, as a full disk or a killed scp leaves
+open(path, "wb").write(data[: len(data) // 2])
+load_module(path)
+""",
+        ("OSError",),
+        "not a whole shared library",
+    ),
+    Case(
+        "load_module_beside_a_garbage_relay_marker",
+        """
+import os, tempfile
+from compile_engine_compat.tvm_legacy.runtime import load_module
+path = os.path.join(tempfile.mkdtemp(), "deploy.so")
+kernel.module.export_library(path)
+open(path + ".relay.json", "wb").write(bytes(range(256)))
+load_module(path)
+""",
+        ("ValueError",),
+        r"deploy\.so\.relay\.json: this marker .* cannot be read",
+    ),
+    Case(
+        "relay_tuples_nested_50000_deep",
+        """
+from compile_engine_compat import relay
+x = relay.var("x", shape=(2,), dtype="float32")
+t = x
+for _ in range(50_000):
+    t = relay.Tuple([t])
+for _ in range(50_000):
+    t = relay.TupleGetItem(t, 0)
+relay.build(tvm.IRModule.from_expr(relay.Function([x], relay.add(t, t))), target="llvm")
+""",
+        ("ValueError",),
+        "nests tuples more than 250 deep",
+    ),
 )

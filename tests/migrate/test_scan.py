@@ -114,9 +114,11 @@ def test_exit_codes(tmp_path, capsys):
     shutil.copy(FIXTURES / "negatives.py", clean)
     assert cli.main(["scan", str(clean)]) == 0
     (clean / "broken.py").write_text("def (: compile_engine\n")
-    # ruff's convention: a file that cannot be parsed is reported and skipped, not exit 2.
-    assert cli.main(["scan", str(clean)]) == 0
+    # ruff's convention: a file that cannot be parsed is reported and skipped, not exit 2; one
+    # that may hold legacy code is not known to be clean: exit 1, unless it is excluded.
+    assert cli.main(["scan", str(clean)]) == 1
     assert "broken.py: skipped: failed to parse" in capsys.readouterr().out
+    assert cli.main(["scan", "--extend-exclude", "broken.py", str(clean)]) == 0
     assert cli.main(["scan", str(tmp_path / "missing")]) == 2  # a usage error
 
 

@@ -191,6 +191,51 @@ def test_undecodable_files_are_skipped_alike_by_scan_and_fix(
     assert (tmp_path / "app.py").read_text() == SHIM
 
 
+def _oversized(path: Path, tail: bytes) -> None:
+    """A file just over the size cap (sparse: nothing written but ``tail``, at its end)."""
+    from compile_engine_compat.migrate.sources import MAX_FILE_BYTES
+
+    with open(path, "wb") as out:
+        out.truncate(MAX_FILE_BYTES + 1024)
+        out.seek(0, os.SEEK_END)
+        out.write(tail)
+
+
+def test_a_skipped_file_that_may_hold_legacy_code_fails_the_scan_unless_excluded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _oversized(tmp_path / "generated.py", b"\n" + LEGACY.encode())
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    assert cli.main(["scan", "--isolated", "--no-cache", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "generated.py: skipped: larger than 32 MiB" in out
+    assert "(it may hold legacy code)" in out and "(1 may hold legacy code)" in out
+    assert cli.main(["scan", "--isolated", "--no-cache", "--exit-zero", str(tmp_path)]) == 0
+    args = ["scan", "--isolated", "--no-cache", "--extend-exclude", "generated.py"]
+    assert cli.main([*args, str(tmp_path)]) == 0
+
+
+def test_a_skipped_file_that_spells_no_legacy_name_keeps_the_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _oversized(tmp_path / "data.py", b"\nDATA = [0]\n")
+    (tmp_path / "binary.py").write_bytes(b"x = '\xff'\n")
+    assert cli.main(["scan", "--isolated", "--no-cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "data.py: skipped: larger than" in out and "binary.py: skipped: " in out
+    assert "may hold legacy code" not in out
+
+
+def test_a_legacy_name_across_two_pieces_of_a_skipped_file_is_seen(tmp_path: Path) -> None:
+    from compile_engine_compat.migrate import scan
+
+    split = tmp_path / "split.py"
+    split.write_bytes(b"#" * (scan._SEARCH_CHUNK - 5) + LEGACY.encode())
+    assert scan.may_hold_legacy(split)
+    (tmp_path / "plain.py").write_bytes(b"#" * (scan._SEARCH_CHUNK * 2))
+    assert not scan.may_hold_legacy(tmp_path / "plain.py")
+
+
 def test_a_file_over_the_size_cap_is_skipped(tmp_path: Path) -> None:
     from compile_engine_compat.migrate.sources import SkipFile, read_bytes
 
@@ -272,7 +317,7 @@ def test_every_format_lists_skipped_files_and_keeps_the_exit_code(
 ) -> None:
     (tmp_path / "broken.py").write_text("def (:\n    compile_engine.get()\n")
     (tmp_path / "clean.py").write_text("x = 1\n")
-    assert cli.main(["scan", "--format", fmt, str(tmp_path)]) == 0
+    assert cli.main(["scan", "--format", fmt, str(tmp_path)]) == 1  # it may hold legacy code
     out = capsys.readouterr().out
     assert "broken.py" in out and "failed to parse" in out
     if fmt == "json":

@@ -8,8 +8,11 @@ pool is made once per process, so the settings that decline it run in fresh proc
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
+import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -79,19 +82,96 @@ def test_the_pools_source_ships_with_the_package() -> None:
     assert thread_pool.SOURCE.is_file()
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="builds the pool with the C compiler, cc")
-def test_the_pool_is_built_in_the_temp_directory_when_the_cache_is_unwritable(
-    monkeypatch, tmp_path
-) -> None:
+NEEDS_CC = pytest.mark.skipif(
+    shutil.which("cc") is None, reason="builds the pool with the C compiler, cc"
+)
+#: Another user's uid: files are given to it with os.chown, which only root may do.
+OTHER_UID = 4242
+AS_ROOT = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="giving a file to another uid (os.chown) needs root",
+)
+
+
+@pytest.fixture
+def pool_folders(monkeypatch, tmp_path) -> tuple[Path, str]:
+    """An unusable per-user cache and a temp folder of this test's: (temp folder, pool name)."""
     monkeypatch.delenv("CC", raising=False)
     blocked = tmp_path / "not-a-directory"
     blocked.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # its compile-engine-compat/ cannot exist
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    library = thread_pool._built_library()
-    assert library.parent.parent == tmp_path / "tmp" and library.is_file()
-    assert thread_pool._built_library() == library  # built once, then found
+    return tmp_path / "tmp", thread_pool._library_name("cc")
+
+
+@NEEDS_CC
+def test_the_pool_is_built_in_the_temp_directory_when_the_cache_is_unwritable(
+    pool_folders,
+) -> None:
+    temp, name = pool_folders
+    library = Path(thread_pool._load_library()._name)
+    assert library == temp / f"compile-engine-compat-{os.getuid()}" / name
+    assert stat.S_IMODE(library.parent.stat().st_mode) == 0o700
+    inode = library.stat().st_ino
+    assert Path(thread_pool._load_library()._name).stat().st_ino == inode  # built once, then found
+
+
+def _plant(library: Path, marker: Path) -> None:
+    """Build at ``library`` a shared library whose constructor writes ``marker`` when loaded."""
+    source = library.with_suffix(".c")
+    source.write_text(
+        "#include <stdio.h>\n"
+        "__attribute__((constructor)) static void planted(void) {\n"
+        f'  FILE *f = fopen("{marker}", "w"); if (f) {{ fputs("ran", f); fclose(f); }}\n'
+        "}\n"
+    )
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    source.unlink()
+
+
+@NEEDS_CC
+@AS_ROOT
+def test_a_library_planted_by_another_user_in_the_temp_folder_is_never_loaded(
+    pool_folders, tmp_path
+) -> None:
+    temp, name = pool_folders
+    # Another user made the per-user temp folder first (its name is predictable) and put there
+    # a library under the name this machine's build has.
+    planted = temp / f"compile-engine-compat-{os.getuid()}"
+    planted.mkdir(mode=0o755)
+    _plant(planted / name, tmp_path / "ran")
+    os.chown(planted, OTHER_UID, OTHER_UID)
+    os.chown(planted / name, OTHER_UID, OTHER_UID)
+    library = Path(thread_pool._load_library()._name)
+    assert not (tmp_path / "ran").exists(), "the planted library's constructor ran"
+    assert library.parent != planted and library.name == name
+    assert not library.exists()  # built in a mkdtemp folder, removed once loaded
+
+
+@NEEDS_CC
+@AS_ROOT
+@pytest.mark.parametrize("how", ["owned by another uid", "group-writable", "a symlink"])
+def test_an_unsafe_library_in_the_users_own_folder_is_rebuilt_not_loaded(
+    pool_folders, tmp_path, how: str
+) -> None:
+    temp, name = pool_folders
+    folder = temp / f"compile-engine-compat-{os.getuid()}"
+    folder.mkdir(mode=0o700)
+    _plant(tmp_path / "planted.so", tmp_path / "ran")
+    library = folder / name
+    if how == "a symlink":
+        library.symlink_to(tmp_path / "planted.so")
+    else:
+        os.replace(tmp_path / "planted.so", library)
+        if how == "group-writable":
+            library.chmod(0o775)
+        else:
+            os.chown(library, OTHER_UID, OTHER_UID)
+    loaded = thread_pool._load_library()
+    assert not (tmp_path / "ran").exists(), f"the library {how} was loaded"
+    assert Path(loaded._name) == library and not library.is_symlink()
+    assert library.stat().st_uid == os.getuid() and loaded.cec_pool_threads is not None
 
 
 def test_the_shims_pool_runs_parallel_kernels_by_default(accumulate) -> None:

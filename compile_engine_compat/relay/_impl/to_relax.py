@@ -11,6 +11,7 @@ one engine cache entry. Tuples and constants stay inline, as hand-written code l
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -47,6 +48,37 @@ def _children(node: Expr) -> list[Expr]:
     if isinstance(node, TupleGetItem):
         return [node.tuple_value]
     return []
+
+
+#: The deepest nesting of tuples a Relay program may have. Relax's normalizer recurses into a
+#: nested tuple in C++ (past ~10,000 levels the process dies of a stack overflow), the type
+#: conversion recurses in Python, and TVM 0.27's FuseTIR fails from 256 levels on (an
+#: ``InternalError``, ``global_name != "fused"``; 254 build): deeper programs are refused with a
+#: ValueError.
+MAX_TUPLE_DEPTH = 250
+
+
+def _tuple_depth(node: Expr, depths: dict[int, int]) -> int:
+    """How deep ``node``'s value nests tuples, from its children's depths (post-order).
+
+    Raises
+    ------
+    ValueError
+        Past :data:`MAX_TUPLE_DEPTH`.
+    """
+    if isinstance(node, Tuple):
+        depth = 1 + max((depths.get(id(f), 0) for f in node.fields), default=0)
+    elif isinstance(node, TupleGetItem):
+        depth = max(depths.get(id(node.tuple_value), 0) - 1, 0)
+    else:
+        return 0
+    if depth > MAX_TUPLE_DEPTH:
+        raise ValueError(
+            f"the Relay program nests tuples more than {MAX_TUPLE_DEPTH} deep (the shim's "
+            "depth limit): Relax's normalizer and TVM's fusion recurse once per level and "
+            "fail or crash deeper; flatten the tuples"
+        )
+    return depth
 
 
 def _param(v: Var) -> relax.Var:
@@ -359,7 +391,9 @@ class _Emitter:
             seen.add(id(node))
             stack.append((node, True))
             stack.extend((c, False) for c in reversed(_children(node)))
+        depths: dict[int, int] = {}
         for node in order:
+            depths[id(node)] = _tuple_depth(node, depths)
             if not isinstance(node, Var):
                 self.visit(node)
 
@@ -415,8 +449,20 @@ def function_to_relax(func: Function) -> relax.Function:
     -------
     relax.Function
         The equivalent function, named ``main``.
+
+    Raises
+    ------
+    ValueError
+        For tuples nested past :data:`MAX_TUPLE_DEPTH`, or a program nested past Python's
+        recursion limit.
     """
-    relax_func = _build(func.params, func.body)
+    try:
+        relax_func = _build(func.params, func.body)
+    except RecursionError as err:  # a nesting the checks above did not bound (Let, If bodies)
+        raise ValueError(
+            f"the Relay program nests deeper than Python's recursion limit "
+            f"({sys.getrecursionlimit()}) lets the shim convert it: flatten it"
+        ) from err
     ret: Type = func.body.checked_type
     if func.ret_type is not None and func.ret_type != ret:
         raise RelayTypeError(f"the function returns {ret!r}, not its ret_type {func.ret_type!r}")

@@ -22,6 +22,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from compile_engine_compat import new_files
 from compile_engine_compat.facade import model_builds
 from compile_engine_compat.relay._impl.host_library import HostLibrary, host_library
 
@@ -31,6 +32,7 @@ __all__ = [
     "LoadedFactory",
     "VMRunner",
     "load_marked",
+    "read_marker",
     "write_marker",
 ]
 
@@ -252,18 +254,66 @@ class LoadedFactory:
 def write_marker(path: str, input_names: list[str]) -> None:
     """Write the marker that :func:`load_marked` recognises next to the library ``path``."""
     record = {"format": _MARKER_FORMAT, "inputs": list(input_names)}
-    with open(path + MARKER_SUFFIX, "w", encoding="utf-8") as marker:
-        json.dump(record, marker)
+    with new_files.replacing(path + MARKER_SUFFIX) as staging:
+        staging.write_text(json.dumps(record), encoding="utf-8")
 
 
 def load_marked(path: Any, module: Any) -> Any:
     """``module`` (loaded from ``path``) as a :class:`LoadedFactory` if ``relay.build`` exported
-    it, else ``module`` itself, untouched."""
+    it, else ``module`` itself, untouched.
+
+    Raises
+    ------
+    ValueError
+        When the marker beside ``path`` cannot be read (see :func:`read_marker`).
+    """
+    names = read_marker(path)
+    return module if names is None else LoadedFactory(module, names)
+
+
+def read_marker(path: Any) -> list[str] | None:
+    """The input names of the marker ``path + ".relay.json"``, or None when there is none.
+
+    Raises
+    ------
+    ValueError
+        When the marker exists but is not one ``export_library`` wrote (not JSON, another
+        format, a damaged copy): it says so, rather than serving a module whose
+        ``["default"]`` TVM then refuses with ``Module has no function 'default'``.
+    """
+    marker = os.fspath(path) + MARKER_SUFFIX
     try:
-        with open(os.fspath(path) + MARKER_SUFFIX, encoding="utf-8") as marker:
-            record = json.load(marker)
-    except (OSError, ValueError, TypeError):
-        return module
+        with open(marker, "rb") as file:
+            text = file.read(_MARKER_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise ValueError(f"{marker}: relay.build's marker cannot be read ({err.strerror})") from err
+    names = _marker_record(text)
+    if names is None:
+        raise ValueError(
+            f"{marker}: this marker of relay.build's export_library cannot be read (not the "
+            f"JSON of format {_MARKER_FORMAT!r} with a list of input names); export the library "
+            "again, or remove the marker to load the library as a plain module"
+        )
+    return names
+
+
+#: A marker holds a format name and input names: far below this.
+_MARKER_MAX_BYTES = 1 << 20
+
+
+def _marker_record(text: bytes) -> list[str] | None:
+    """The input names a marker's bytes hold, or None when they are not a marker's."""
+    if len(text) > _MARKER_MAX_BYTES:
+        return None
+    try:
+        record = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested past the guard
+        return None
     if not isinstance(record, dict) or record.get("format") != _MARKER_FORMAT:
-        return module
-    return LoadedFactory(module, [str(n) for n in record.get("inputs", [])])
+        return None
+    names = record.get("inputs", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return names

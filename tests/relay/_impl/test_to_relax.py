@@ -191,3 +191,23 @@ def test_a_closure_applied_twice_is_inlined():
     f, a = relay.var("f"), relay.var("a", shape=())
     with pytest.raises(relay.UnsupportedRelayError, match="higher-order parameter"):
         tvm.IRModule.from_expr(relay.Function([f, a], f(a)))
+
+
+def _nested_tuples(depth: int) -> relay.Function:
+    x = relay.var("x", shape=(2,), dtype="float32")
+    t: relay.Expr = x
+    for _ in range(depth):
+        t = relay.Tuple([t])
+    for _ in range(depth):
+        t = relay.TupleGetItem(t, 0)
+    return relay.Function([x], relay.add(t, t))
+
+
+def test_tuples_nested_to_the_limit_convert_and_deeper_ones_are_refused():
+    from compile_engine_compat.relay.to_relax import MAX_TUPLE_DEPTH
+
+    tvm.IRModule.from_expr(_nested_tuples(MAX_TUPLE_DEPTH))
+    # Deeper, TVM fails (FuseTIR) or dies of a stack overflow (from ~10,000 levels): a ValueError.
+    for depth in (MAX_TUPLE_DEPTH + 1, 20_000):
+        with pytest.raises(ValueError, match=f"nests tuples more than {MAX_TUPLE_DEPTH} deep"):
+            tvm.IRModule.from_expr(_nested_tuples(depth))

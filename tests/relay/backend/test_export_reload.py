@@ -4,6 +4,7 @@ getters, param dicts, and the timing calls on what relay.build returns."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -144,3 +145,68 @@ def test_a_build_loaded_from_the_compile_cache_exports_and_reloads(
     np.testing.assert_allclose(got.numpy(), _expected(), rtol=1e-5)
     with pytest.raises(ValueError, match="loaded from the compile cache"):
         hit.export_library(str(tmp_path / "factory.tar"))
+
+
+@pytest.mark.parametrize("second", ["a cache hit (a copy)", "a fresh build (TVM's export)"])
+def test_exporting_over_a_loaded_library_leaves_it_running(
+    tmp_path, monkeypatch, installed_alias, second: str
+):
+    """Export A, load and run it; export B to the same path: A still runs as before (the file is
+    replaced by a rename, never rewritten in place under the loaded library)."""
+    from compile_engine_compat.cache import disk
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv(disk.CACHE_DIR_ENV, str(cache))
+    deploy = tmp_path / "deploy.so"
+    relay.build(_dense_module(), target="llvm", params={"w": W}).export_library(str(deploy))
+    first = graph_executor.GraphModule(tvm.runtime.load_module(str(deploy))["default"](tvm.cpu()))
+    first.set_input("x", X)
+    first.run()
+    np.testing.assert_allclose(first.get_output(0).numpy(), _expected(), rtol=1e-5)
+    inode = deploy.stat().st_ino
+    other = -W
+    if second.startswith("a cache hit"):
+        relay.build(_dense_module(), target="llvm", params={"w": other})  # builds and stores
+    else:
+        monkeypatch.delenv(disk.CACHE_DIR_ENV)
+    lib = relay.build(_dense_module(), target="llvm", params={"w": other})
+    assert (lib.library is not None) == second.startswith("a cache hit")
+    lib.export_library(str(deploy))
+    assert deploy.stat().st_ino != inode  # a new file renamed over the old one
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    for _ in range(3):
+        first.run()
+        np.testing.assert_allclose(first.get_output(0).numpy(), _expected(), rtol=1e-5)
+    # dlopen hands back the library already loaded under a path it has seen: B is read under a
+    # new name of the new file (the marker goes with it).
+    os.link(deploy, tmp_path / "b.so")
+    os.link(str(deploy) + MARKER_SUFFIX, str(tmp_path / "b.so") + MARKER_SUFFIX)
+    again = graph_executor.GraphModule(
+        tvm.runtime.load_module(str(tmp_path / "b.so"))["default"](tvm.cpu())
+    )
+    again.set_input("x", X)
+    again.run()
+    np.testing.assert_allclose(again.get_output(0).numpy(), np.maximum(X @ other.T, 0), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{not json",
+        b"\xff\xfe",
+        b"[" * 100_000,
+        json.dumps({"format": "compile_engine_compat.relay.build/99", "inputs": []}).encode(),
+        json.dumps({"format": "compile_engine_compat.relay.build/1", "inputs": "x"}).encode(),
+    ],
+    ids=["empty", "not-json", "not-utf8", "nested", "other-format", "inputs-not-a-list"],
+)
+def test_a_marker_that_cannot_be_read_says_so(tmp_path, content):
+    from compile_engine_compat.relay.backend.executor_factory import read_marker
+
+    library = tmp_path / "deploy.so"
+    (tmp_path / ("deploy.so" + MARKER_SUFFIX)).write_bytes(content)
+    with pytest.raises(ValueError, match=r"deploy\.so\.relay\.json: this marker .* cannot be read"):
+        read_marker(library)
+    assert read_marker(tmp_path / "none.so") is None
