@@ -100,8 +100,6 @@ REFUSED_MODULES: dict[str, str] = {
     "builds with tvm.compile and runs on the Relax VM",
     "tvm.relay.backend.graph_executor_codegen": "Relay's graph-executor codegen is gone: "
     "relay.build returns a Relax VM executable",
-    "tvm.relay.dataflow_pattern": "Relay's pattern language is gone: use "
-    "tvm.relax.dpl (is_op, wildcard, rewrite_call)",
     "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "
     "schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
 }

@@ -115,7 +115,13 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     MovedName("tvm:register_func", "tvm_ffi:register_global_func"),
     MovedName("tvm:convert", "tvm.runtime:convert"),
-    MovedName("tvm.ir:structural_equal", "tvm_ffi:structural_equal"),
+    # Relay's structural equality on two Relay expressions (the pattern tests compare graphs).
+    MovedName("tvm.ir:structural_equal", "compile_engine_compat.relay.structural:structural_equal"),
+    MovedName(
+        "tvm.ir:assert_structural_equal",
+        "compile_engine_compat.relay.structural:assert_structural_equal",
+        replaces=True,
+    ),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------
