@@ -7,8 +7,8 @@ from typing import Any as AnyT
 
 from tvm import relax
 
-from .origin import remember
 from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
+from .origin import remember
 from .ty import Type
 
 __all__ = ["Function"]

@@ -122,6 +122,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         "compile_engine_compat.relay.structural:assert_structural_equal",
         replaces=True,
     ),
+    MovedName("tvm.ir:make_node", f"{_LEGACY}.ir_node:make_node", replaces=True),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------

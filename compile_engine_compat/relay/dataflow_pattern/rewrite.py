@@ -183,8 +183,8 @@ class _Grouper:
         def make_input(value: Any, p: DFPattern) -> None:
             if id(value) in fuzzy or not isinstance(value, Expr) or isinstance(value, Function):
                 return
-            if self._embed(value, p):
-                return
+            if self._embed(value, p) or id(value) in inputs:
+                return  # an embedded constant, or an input already (one parameter each)
             param = Var(f"FunctionVar_{self.graph_number}_{len(params)}")
             inputs[id(value)] = param
             args.append(value)
@@ -223,7 +223,8 @@ class _Grouper:
         func = Function(params, body)
         self.groups.append(Group(root, gid, args, func, extractor.name, node_map))
         for key in inside:
-            self.gid[key] = gid
+            if key not in inputs:
+                self.gid[key] = gid
 
 
 def group_matches(pattern: DFPattern, expr: Any) -> tuple[list[Group], dict[int, int]]:
@@ -359,17 +360,18 @@ def rewrite(
             raise TypeError(f"{type(cb).__name__} has no pattern: set self.pattern in __init__")
     if hasattr(expr, "astuple") and not isinstance(expr, Expr):
         expr = expr.astuple()
-    post, rounds = expr, 0
-    while True:
+    post = expr
+    for round_number in range(MAX_ROUNDS):
         last = post
-        for cb in items:
+        # A rewrite_once callback runs in the first round only; the others until nothing changes.
+        for cb in [c for c in items if round_number == 0 or not c.rewrite_once]:
             if cb.require_type:
                 post = _typed(post)
             groups, gid = group_matches(cb.pattern, post)
             post = _Rewriter(groups, gid, cb).visit(post)
-            rounds += 1
-        if relay_equal(last, post) or rounds >= MAX_ROUNDS or (items and items[-1].rewrite_once):
-            return post
+        if relay_equal(last, post):
+            break
+    return post
 
 
 def partition(

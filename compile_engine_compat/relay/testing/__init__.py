@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import tvm
 
-from ..gradient import check_grad  # over relax.transform.Gradient (relay/gradient.py)
 from ..analysis import free_vars
+from ..gradient import check_grad  # over relax.transform.Gradient (relay/gradient.py)
 from ..to_relax import infer
 from . import (
     dcgan,
