@@ -123,6 +123,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         replaces=True,
     ),
     MovedName("tvm.ir:make_node", f"{_LEGACY}.ir_node:make_node", replaces=True),
+    MovedName("tvm.ir:register_op_attr", f"{_LEGACY}.ir_node:register_op_attr", replaces=True),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------

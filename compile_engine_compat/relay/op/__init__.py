@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import algorithm, annotation, image, nn, op, reduce, strategy, tensor, transform, vision
+from . import (
+    algorithm,
+    annotation,
+    contrib,
+    image,
+    nn,
+    op,
+    reduce,
+    strategy,
+    tensor,
+    transform,
+    vision,
+)
 from .op import (
     REFUSED_OPS,
     OpImplementation,
@@ -35,6 +47,7 @@ __all__ = [
     "UnsupportedRelayError",
     "algorithm",
     "annotation",
+    "contrib",
     "get",
     "image",
     "nn",

@@ -1,10 +1,16 @@
 """``relay.transform.transform``: the module Relay kept its passes in (``tvm.relay.transform``
 re-exported it). The passes live in :mod:`.passes`, the pass infrastructure in
-:mod:`.pass_infra`; this module is the legacy path to both.
+:mod:`.pass_infra`; the partitioning passes of external compilers (BYOC) are in
+:mod:`.merge_composite`, :mod:`.annotate_target`, :mod:`.merge_compiler_regions` and
+:mod:`.partition_graph`; this module is the legacy path to all of them.
 """
 
 from __future__ import annotations
 
+from .annotate_target import AnnotateTarget
+from .merge_compiler_regions import MergeCompilerRegions
+from .merge_composite import MergeComposite
+from .partition_graph import PartitionGraph
 from .pass_infra import PassContext, Sequential, build_config, function_pass, module_pass
 from .passes import (
     AnnotateSpans,
@@ -25,6 +31,7 @@ from .passes import (
 
 __all__ = [
     "AnnotateSpans",
+    "AnnotateTarget",
     "CanonicalizeOps",
     "ConvertLayout",
     "DeadCodeElimination",
@@ -35,6 +42,9 @@ __all__ = [
     "FuseOps",
     "InferType",
     "InferTypeLocal",
+    "MergeCompilerRegions",
+    "MergeComposite",
+    "PartitionGraph",
     "PassContext",
     "RemoveUnusedFunctions",
     "Sequential",
