@@ -113,7 +113,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.te:size_var", f"{_LEGACY}.te:size_var"),
     MovedName("tvm.error:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
-    MovedName("tvm:register_func", "tvm_ffi:register_global_func"),
+    # relay.ext.<compiler> codegens are kept as Python functions too (they take Relay).
+    MovedName("tvm:register_func", "compile_engine_compat.relay.backend.external:register_func"),
     MovedName("tvm:convert", "tvm.runtime:convert"),
     # Relay's structural equality on two Relay expressions (the pattern tests compare graphs).
     MovedName("tvm.ir:structural_equal", "compile_engine_compat.relay.structural:structural_equal"),

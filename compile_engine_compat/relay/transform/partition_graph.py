@@ -98,9 +98,9 @@ class _Partitioner(ExprMutator):
             if id(value) in seen:
                 params[id(begin)] = seen[id(value)]
                 continue
-            param = Var(f"{target}_{len(self.functions)}_i{len(args)}")
-            if isinstance(value, Var) and value.type_annotation is not None:
-                param = Var(param.name_hint, value.type_annotation)
+            # Typed as the value it stands for (the graph was typed when the module was built).
+            ty = value.type_annotation if isinstance(value, Var) else value._checked_type
+            param = Var(f"{target}_{len(self.functions)}_i{len(args)}", ty)
             params[id(begin)] = seen[id(value)] = param
             args.append(self.visit(value))
         outputs: list[Any] = []
