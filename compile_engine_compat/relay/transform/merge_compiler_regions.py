@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.deprecations import INTERNAL, legacy_api
 
 from ..annotated_regions import BEGIN, END, AnnotatedRegionSet, is_annotation
 from ..expr_functor import ExprMutator, children
@@ -111,7 +111,7 @@ def merge_compiler_regions(func: Function) -> Function:
     """``func`` with neighbouring regions of one compiler merged (see the module docstring)."""
     if "Compiler" in func.attrs:
         return func
-    regions = AnnotatedRegionSet(func.body)
+    regions = AnnotatedRegionSet(func.body, **INTERNAL)
     graph = _Regions(regions)
     pairs = []
     for node in regions.order:

@@ -15,7 +15,7 @@ from typing import Any
 
 import tvm
 
-from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.deprecations import INTERNAL, legacy_api
 
 from ..annotated_regions import AnnotatedRegion, AnnotatedRegionSet, is_annotation
 from ..expr import Call, Constant, Tuple, TupleGetItem, Var
@@ -144,7 +144,7 @@ def partition_graph(
         if "Compiler" in func.attrs:
             result[gvar] = func
             continue
-        partitioner = _Partitioner(AnnotatedRegionSet(func.body), namer, bind_constants)
+        partitioner = _Partitioner(AnnotatedRegionSet(func.body, **INTERNAL), namer, bind_constants)
         body = partitioner.visit(func.body)
         result.update(partitioner.functions)
         result[gvar] = (
