@@ -84,7 +84,7 @@ def test_a_callback_returning_no_expression_is_refused():
         def callback(self, pre, post, node_map):
             return 42
 
-    with pytest.raises(TypeError, match="Broken.callback returned 42"):
+    with pytest.raises(TypeError, match=r"Broken\.callback returned 42"):
         rewrite(Broken(), relay.nn.relu(relay.var("x")))
 
 
