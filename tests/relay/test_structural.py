@@ -1,4 +1,4 @@
-"""Relay's structural equality on the front end's graph (tvm.ir.structural_equal under install())."""
+"""Relay's structural equality on the front end's graph (tvm.ir.structural_equal, installed)."""
 
 from __future__ import annotations
 

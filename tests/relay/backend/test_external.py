@@ -109,7 +109,7 @@ def test_a_codegen_gets_the_relay_function_and_must_return_a_module(relay_alias)
 
     tvm.register_func("relay.ext.lazyacc", lazy, override=True)
     mod = _partitioned(relay, "lazyacc")
-    with pytest.raises(ExternalCodegenError, match="returned str .* must return a runtime module"):
+    with pytest.raises(ExternalCodegenError, match=r"returned str .* must return a runtime module"):
         relay.build(mod, target="llvm")
     assert isinstance(seen[0], relay.Function)
     assert seen[0].attrs["Compiler"] == "lazyacc"
