@@ -29,7 +29,8 @@ def is_annotation(node: Any, kind: str | None = None) -> bool:
 
 
 def _compiler(node: Call) -> str:
-    return str(node.attrs["compiler"])
+    attrs: Any = node.attrs
+    return str(attrs["compiler"])
 
 
 def region_graph_order(root: Any) -> list[Any]:

@@ -59,7 +59,7 @@ def same_value(expected: Any, actual: Any) -> bool:
         return want is have
 
 
-def _op_of(pattern: DFPattern) -> str | None:
+def _op_of(pattern: DFPattern | None) -> str | None:
     """The op name of a call pattern written ``is_op(name)(...)``."""
     if isinstance(pattern, CallPattern) and isinstance(pattern.op, ExprPattern):
         return getattr(pattern.op.expr, "name", None)
@@ -267,7 +267,7 @@ class Matcher:
         if isinstance(e, Function):
             return all(k in e.attrs and same_value(v, e.attrs[k]) for k, v in p.attrs.items())
         if isinstance(e, Call):
-            attrs = e.attrs
+            attrs: Any = e.attrs
             names = set(attrs.keys()) if attrs is not None and hasattr(attrs, "keys") else set()
             return all(k in names and same_value(v, attrs[k]) for k, v in p.attrs.items())
         if hasattr(e, "name") and not isinstance(e, Expr):  # an op

@@ -19,7 +19,7 @@ from compile_engine_compat.deprecations import legacy_api
 from ..expr import Call, Expr, Tuple, TupleGetItem
 from ..expr_functor import ExprMutator, children, rebuild
 from ..function import Function
-from ..op.annotation import compiler_begin, compiler_end
+from ..op.op import get as get_op
 from .relay_module import relay_graph_pass
 
 __all__ = ["AnnotateTarget", "annotate_target", "supported_target"]
@@ -42,7 +42,7 @@ def supported_target(expr: Call, targets: Sequence[str]) -> str:
     """The target of a call: the first one whose checker (or composite name) takes it."""
     if isinstance(expr.op, Function):
         composite = expr.op.attrs.get("Composite")
-        compiler = str(composite).split(".", 1)[0] if composite is not None else None
+        compiler = str(composite).split(".", 1)[0] if composite is not None else ""
         return compiler if compiler in targets else DEFAULT
     getter = getattr(expr.op, "get_attr", None)
     if getter is None:
@@ -52,6 +52,12 @@ def supported_target(expr: Call, targets: Sequence[str]) -> str:
         if checker is not None and _accepts(checker, expr):
             return target
     return DEFAULT
+
+
+def annotation(kind: str, value: Any, compiler: str) -> Call:
+    """``relay.annotation.compiler_<kind>(value, compiler)``."""
+    op = get_op(f"annotation.compiler_{kind}")
+    return Call(op, [value], op.row.make_attrs({"compiler": compiler}))
 
 
 class _Annotator(ExprMutator):
@@ -94,14 +100,14 @@ class _Annotator(ExprMutator):
                 continue
             inner = self.target.get(id(kid))
             if inner is not None:
-                post = compiler_end(post, inner)
-            new.append(compiler_begin(post, target) if target is not None else post)
+                post = annotation("end", post, inner)
+            new.append(annotation("begin", post, target) if target is not None else post)
         return rebuild(expr, new)
 
     def annotate(self, func: Function) -> Function:
         body = self.visit(func.body)
         if id(func.body) in self.target:
-            body = compiler_end(body, self.target[id(func.body)])
+            body = annotation("end", body, self.target[id(func.body)])
         return Function(func.params, body, func.ret_type, func.type_params, func.attrs)
 
 

@@ -113,12 +113,13 @@ class _Partitioner(ExprMutator):
         order = [params[id(b)] for b in region.ins if isinstance(params[id(b)], Var)]
         unique = list({id(p): p for p in order}.values())
         func = Function(unique, body)
-        for key, value in (
+        attrs: tuple[tuple[str, Any], ...] = (
             ("Primitive", _one()),
             ("Inline", _one()),
             ("Compiler", target),
             ("global_symbol", name),
-        ):
+        )
+        for key, value in attrs:
             func = func.with_attr(key, value)
         gvar = tvm.ir.GlobalVar(name)
         self.functions[gvar] = func
