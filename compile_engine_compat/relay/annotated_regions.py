@@ -54,15 +54,15 @@ def region_graph_order(root: Any) -> list[Any]:
 
 
 class AnnotatedRegion:
-    """One region: its ``nodes`` (annotations included), ``ins`` (the ``compiler_begin``
-    calls), ``outs`` (the ``compiler_end`` calls), ``target`` and ``id``."""
+    """One region (Relay's names): its ``nodes`` (annotations included), ``args`` (the
+    ``compiler_begin`` calls), ``rets`` (the ``compiler_end`` calls), ``target`` and ``id``."""
 
     def __init__(self, region_id: int, target: str | None) -> None:
         self.id = region_id
         self.target = target
         self.nodes: list[Any] = []
-        self.ins: list[Call] = []
-        self.outs: list[Call] = []
+        self.args: list[Call] = []
+        self.rets: list[Call] = []
 
     def __repr__(self) -> str:
         return f"AnnotatedRegion(id={self.id}, target={self.target!r}, nodes={len(self.nodes)})"
@@ -135,13 +135,13 @@ class AnnotatedRegionSet:
         for region in self.regions:
             for node in region.nodes:
                 if is_annotation(node, BEGIN):
-                    region.ins.append(node)
+                    region.args.append(node)
                 elif is_annotation(node, END):
-                    region.outs.append(node)
+                    region.rets.append(node)
                 if is_annotation(node):
                     region.target = region.target or _compiler(node)
         # Keep annotated regions only: plain graph nodes are in no region.
-        self.regions = [r for r in self.regions if r.ins or r.outs]
+        self.regions = [r for r in self.regions if r.args or r.rets]
         kept = {id(r) for r in self.regions}
         self._region_of = {k: r for k, r in self._region_of.items() if id(r) in kept}
         for i, region in enumerate(self.regions):

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compile_engine_compat.deprecations import legacy_api
+
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
@@ -335,6 +337,7 @@ def _typed(expr: Any) -> Any:
     return expr
 
 
+@legacy_api("relay.dataflow_pattern")
 def rewrite(
     callbacks: DFPatternCallback | Sequence[DFPatternCallback], expr: Any, mod: Any = None
 ) -> Any:
@@ -374,6 +377,7 @@ def rewrite(
     return post
 
 
+@legacy_api("relay.dataflow_pattern")
 def partition(
     pattern: DFPattern,
     expr: Any,

@@ -34,7 +34,7 @@ class _Regions:
                 consumers.setdefault(id(kid), []).append(node)
         # Region A feeds region B when a node of B (or a host node on the way) uses A's output.
         for region in regions:
-            reached = self._downstream(region.outs, consumers)
+            reached = self._downstream(region.rets, consumers)
             self.feeds[region.id] = {r for r in reached if r != region.id}
 
     def _downstream(self, starts: list[Any], consumers: dict[int, list[Any]]) -> set[int]:
@@ -48,7 +48,7 @@ class _Regions:
                     continue
                 seen.add(id(user))
                 region = self.set.get_region(user)
-                if region is not None and user not in region.outs:
+                if region is not None and user not in region.rets:
                     found.add(region.id)
                 else:
                     stack.append(user)

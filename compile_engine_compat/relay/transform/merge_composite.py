@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.deprecations import INTERNAL, legacy_api
 
 from ..dataflow_pattern import DFPattern, partition
 from ..function import Function
@@ -57,7 +57,7 @@ def merge_composite(func: Function, entries: Sequence[tuple[str, DFPattern, Any]
     body = func.body
     for name, pattern, check in entries:
         _typed(body)
-        body = partition(pattern, body, {"Composite": name}, check)
+        body = partition(pattern, body, {"Composite": name}, check, **INTERNAL)
     if body is func.body:
         return func
     return Function(func.params, body, func.ret_type, func.type_params, func.attrs)

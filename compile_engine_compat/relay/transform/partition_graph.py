@@ -90,7 +90,7 @@ class _Partitioner(ExprMutator):
         params: dict[int, Any] = {}
         args: list[Any] = []
         seen: dict[int, Any] = {}
-        for begin in region.ins:
+        for begin in region.args:
             value = begin.args[0]
             if self.bind_constants and isinstance(value, Constant):
                 params[id(begin)] = value
@@ -104,13 +104,13 @@ class _Partitioner(ExprMutator):
             params[id(begin)] = seen[id(value)] = param
             args.append(self.visit(value))
         outputs: list[Any] = []
-        for end in region.outs:
+        for end in region.rets:
             if not any(o is end.args[0] for o in outputs):
                 outputs.append(end.args[0])
         extract = _Extract(params)
         results = [extract.visit(o) for o in outputs]
         body = results[0] if len(results) == 1 else Tuple(results)
-        order = [params[id(b)] for b in region.ins if isinstance(params[id(b)], Var)]
+        order = [params[id(b)] for b in region.args if isinstance(params[id(b)], Var)]
         unique = list({id(p): p for p in order}.values())
         func = Function(unique, body)
         attrs: tuple[tuple[str, Any], ...] = (

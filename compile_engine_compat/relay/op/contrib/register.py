@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compile_engine_compat import threads
+from compile_engine_compat.deprecations import legacy_api
 
 __all__ = ["get_pattern_table", "register_pattern_table"]
 
@@ -19,6 +20,7 @@ _PATTERN_TABLES: dict[str, Any] = {}
 _lock = threads.fork_safe(threading.Lock())
 
 
+@legacy_api("relay.op.contrib.register_pattern_table")
 def register_pattern_table(compiler: str, table: Callable[[], Any] | None = None) -> Any:
     """Register the pattern table of ``compiler`` (Relay's decorator).
 
