@@ -122,3 +122,47 @@ def test_a_compiler_without_codegen_is_refused_not_run_on_the_host(relay_alias):
         ExternalCodegenError, match=r"no codegen for external compiler 'nowhereacc'"
     ):
         relay.build(mod, target="llvm")
+
+
+def test_a_users_relax_ext_codegen_gets_the_relax_functions(relay_alias):
+    import tvm_ffi
+    from tvm import relax
+
+    from compile_engine_compat.relay.backend import ccompiler
+    from compile_engine_compat.relay.origin import relay_origin
+
+    relay = relay_alias
+    seen: list[Any] = []
+
+    def relax_codegen(functions: Any, options: Any, constants: Any) -> list[Any]:
+        seen.extend(functions)
+        # TVM 0.27's contract: Relax functions in, one module each out (built here with the
+        # served ccompiler on the Relay graph behind each).
+        return [ccompiler.codegen(relay_origin(f)) for f in functions]
+
+    tvm_ffi.register_global_func("relax.ext.relaxacc", relax_codegen, override=True)
+    for name in ("add", "multiply"):
+        tvm.ir.register_op_attr(name, "target.relaxacc", lambda expr: True)
+    try:
+        x, y = relay.var("x", shape=(4, 4)), relay.var("y", shape=(4, 4))
+        mod = tvm.IRModule.from_expr(relay.Function([x, y], relay.multiply(relay.add(x, y), y)))
+        from tvm.relay import transform
+
+        mod = transform.PartitionGraph()(
+            transform.MergeCompilerRegions()(transform.AnnotateTarget("relaxacc")(mod))
+        )
+    finally:
+        for name in ("add", "multiply"):
+            relay.op.get(name).reset_attr("target.relaxacc")
+    from tvm.contrib import graph_executor
+
+    module = graph_executor.GraphModule(relay.build(mod, "llvm")["default"](tvm.cpu()))
+    values = _inputs()
+    for name, value in values.items():
+        module.set_input(name, value)
+    module.run()
+    np.testing.assert_allclose(
+        module.get_output(0).numpy(), (values["x"] + values["y"]) * values["y"], rtol=1e-5
+    )
+    assert seen and all(isinstance(f, relax.Function) for f in seen)
+    assert str(seen[0].attrs["Codegen"]) == "relaxacc"
