@@ -68,14 +68,29 @@ class ExprVisitor:
         self._keep: list[Any] = []
 
     def visit(self, expr: Any) -> Any:
-        """Visit ``expr`` (once: a node reached twice is visited the first time only)."""
-        key = id(expr)
-        if key in self.memo_map:
-            return self.memo_map[key]
-        self._keep.append(expr)
-        result = self._dispatch(expr)
-        self.memo_map[key] = result
-        return result
+        """Visit ``expr`` once (a node reached twice is visited the first time only).
+
+        Children are visited before their parent, iteratively: a 50-layer network is thousands
+        of nodes deep. Scopes (functions, ``let``, ``if``) are visited by their own method.
+        """
+        if id(expr) in self.memo_map:
+            return self.memo_map[id(expr)]
+        stack: list[tuple[Any, bool]] = [(expr, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in self.memo_map:
+                continue
+            if expanded or self.stops_at(node) or isinstance(node, Function | Let | If):
+                self._keep.append(node)
+                self.memo_map[id(node)] = self._dispatch(node)
+                continue
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(children(node)))
+        return self.memo_map[id(expr)]
+
+    def stops_at(self, node: Any) -> bool:
+        """Whether ``node``'s children are left unvisited (a leaf; a subclass adds more)."""
+        return not children(node)
 
     def _dispatch(self, expr: Any) -> Any:
         table = (
@@ -114,30 +129,8 @@ class ExprMutator(ExprVisitor):
     """Relay's ``ExprMutator``: each ``visit_<kind>`` returns the node's replacement.
 
     The defaults rebuild a node from its visited children, keeping the node itself when none
-    changed. Deep graphs are visited children first, without recursion.
+    changed.
     """
-
-    def visit(self, expr: Any) -> Any:
-        """The replacement of ``expr`` (children are visited first, iteratively)."""
-        if id(expr) in self.memo_map:
-            return self.memo_map[id(expr)]
-        # Post-order without recursion: a 50-layer network is thousands of nodes deep.
-        stack: list[tuple[Any, bool]] = [(expr, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in self.memo_map:
-                continue
-            if expanded or self.stops_at(node) or isinstance(node, Function | Let | If):
-                # Scopes (functions, let, if) are visited by their own method, recursively.
-                super().visit(node)
-                continue
-            stack.append((node, True))
-            stack.extend((c, False) for c in reversed(children(node)))
-        return self.memo_map[id(expr)]
-
-    def stops_at(self, node: Any) -> bool:
-        """Whether ``node``'s children are left unvisited (a leaf; a subclass adds more)."""
-        return not children(node)
 
     def _visit_children(self, expr: Any) -> Any:
         return rebuild(expr, [self.visit(c) for c in children(expr)])
