@@ -883,6 +883,99 @@ _PROGRAM_RELAY_ROWS = (
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
+    # -- the vendors' path (BYOC): pattern language, pattern tables, partitioning, codegens ----
+    _row(
+        "relay.dataflow_pattern",
+        "tvm.relax.dpl: is_op('relax.add')(wildcard(), wildcard()), rewrite_call(pattern, fn, f)",
+        ("tvm.relax.dpl.is_op", "tvm.relax.dpl.wildcard", "tvm.relax.dpl.rewrite_call"),
+        fix="served",
+        old_paths=(
+            "tvm.relay.dataflow_pattern",
+            "tvm.relay.dataflow_pattern.DFPatternCallback",
+            "tvm.relay.dataflow_pattern.rewrite",
+            "tvm.relay.dataflow_pattern.partition",
+        ),
+        shim="compile_engine_compat.relay.dataflow_pattern",
+        note=(
+            "Relay's pattern language runs on the front end's Relay graph, with Relay's op names "
+            "and matching rules (add/multiply commute, dominates, has_attr on op, call and "
+            "function attributes, partition, DFPatternCallback with require_type and "
+            "rewrite_once). TOpPattern kinds are Relay's, kept by op name. Relax patterns "
+            "(tvm.relax.dpl) match Relax op names: nn.bias_add and nn.dense are other ops there."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.op.contrib.register_pattern_table",
+        "relax.backend.pattern_registry.register_patterns([(name, pattern, annotations)])",
+        ("tvm.relax.backend.pattern_registry.register_patterns",),
+        fix="served",
+        old_paths=(
+            "tvm.relay.op.contrib.register_pattern_table",
+            "tvm.relay.op.contrib.get_pattern_table",
+            "tvm.relay.op.contrib.register.register_pattern_table",
+            "tvm.relay.op.contrib.register.get_pattern_table",
+        ),
+        shim="compile_engine_compat.relay.op.contrib.register",
+        note=(
+            "Tables are kept as Relay kept them. TVM <=0.19's vendor modules "
+            "(relay.op.contrib.dnnl, tensorrt, arm_compute_lib, mrvl, ...) import, and refuse "
+            "when called: their codegens are not in TVM 0.27."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.transform.MergeComposite",
+        "relax.transform.FuseOpsByPattern(patterns, annotate_codegen=False)(mod)",
+        ("tvm.relax.transform.FuseOpsByPattern",),
+        fix="served",
+        old_paths=("tvm.relay.transform.MergeComposite",),
+        shim="compile_engine_compat.relay.transform.MergeComposite",
+        note=(
+            "Composite functions stay local functions of the Relay graph, with Composite and "
+            "PartitionedFromPattern, as Relay made them (Relax lifts them to global functions)."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.transform.PartitionGraph",
+        "relax.transform.MergeCompositeFunctions()(mod) (after FuseOpsByPattern)",
+        ("tvm.relax.transform.MergeCompositeFunctions",),
+        fix="served",
+        old_paths=(
+            "tvm.relay.transform.AnnotateTarget",
+            "tvm.relay.transform.MergeCompilerRegions",
+            "tvm.relay.transform.PartitionGraph",
+            "tvm.relay.analysis.AnnotatedRegionSet",
+        ),
+        shim="compile_engine_compat.relay.transform.PartitionGraph",
+        note=(
+            "AnnotateTarget (op checkers registered with tvm.ir.register_op_attr(op, "
+            "'target.<compiler>') and composite names), MergeCompilerRegions and PartitionGraph "
+            "work on the Relay graph; each partition is a global function with Compiler, "
+            "global_symbol, Primitive and Inline, whose Relax form carries Codegen and "
+            "global_symbol for relax.transform.RunCodegen."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.ext",
+        "relax.transform.RunCodegen()(mod), with a codegen registered as relax.ext.<compiler>",
+        ("tvm.relax.transform.RunCodegen",),
+        fix="served",
+        old_paths=("tvm.relay.ext",),
+        shim="compile_engine_compat.relay.backend.external",
+        note=(
+            "relay.build hands each partition to the codegen registered as relay.ext.<compiler> "
+            "(with the Relay function; tvm.register_func) or relax.ext.<compiler> (with the Relax "
+            "function), through relax.transform.RunCodegen; the module it returns is linked into "
+            "the build. Relay's example codegen ccompiler is served (C source, compiled by the "
+            "system C compiler at export or first run). A codegen that fails raises "
+            "ExternalCodegenError naming the compiler and the partition; nothing falls back to "
+            "the host."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
     _row(
         "relay.build_module.bind_params_by_name",
         "relax.transform.BindParams('main', params)(mod), or func.bind_params(params)",

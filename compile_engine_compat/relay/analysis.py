@@ -7,10 +7,11 @@ from typing import Any
 
 from tvm import relax
 
+from .annotated_regions import AnnotatedRegionSet  # BYOC regions (annotated_regions.py)
 from .expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
 
-__all__ = ["all_vars", "free_type_vars", "free_vars"]
+__all__ = ["AnnotatedRegionSet", "all_vars", "free_type_vars", "free_vars"]
 
 
 def free_vars(expr: Any) -> list[Any]:

@@ -22,6 +22,7 @@ from compile_engine_compat.facade.model_builds import build as build_whole_modul
 
 from .analysis import free_vars
 from .backend.executor_factory import BuildResult, VMRunner
+from .backend.external import run_external_codegens
 from .expr import Constant, Expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
@@ -98,6 +99,8 @@ def build(
     if target is None:
         target = tvm.target.Target.current(allow_none=True) or "llvm"
     mod = bind_module_params(ir_mod, params)
+    # Partitions for external compilers (PartitionGraph) go to their codegens first.
+    mod = run_external_codegens(mod)
     built = build_whole_module(mod, _target(target))
     return BuildResult(built.executable, mod, dict(params or {}), built.library)
 

@@ -8,6 +8,7 @@ from typing import Any as AnyT
 from tvm import relax
 
 from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
+from .origin import remember
 from .ty import Type
 
 __all__ = ["Function"]
@@ -63,7 +64,8 @@ class Function(BaseFunc):
     def __relax_function__(self) -> relax.Function:
         """The Relax function of the same graph (built once; nodes are immutable)."""
         if self._relax is None:
-            self._relax = UPPER.function_to_relax(self)
+            # Remembered: the Relay passes and codegens find this function from its Relax form.
+            self._relax = remember(UPPER.function_to_relax(self), self)
         return self._relax
 
     def __tvm_ffi_object__(self) -> relax.Function:

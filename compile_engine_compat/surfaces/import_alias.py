@@ -61,6 +61,7 @@ from compile_engine_compat.surfaces.moved_names import MOVED_NAMES, MovedName
 __all__ = [
     "LEGACY_MODULES",
     "REFUSED_MODULES",
+    "VENDOR_MODULES",
     "RefusedModule",
     "RefusedName",
     "RelayRemovedCallError",
@@ -100,11 +101,48 @@ REFUSED_MODULES: dict[str, str] = {
     "builds with tvm.compile and runs on the Relax VM",
     "tvm.relay.backend.graph_executor_codegen": "Relay's graph-executor codegen is gone: "
     "relay.build returns a Relax VM executable",
-    "tvm.relay.dataflow_pattern": "Relay's pattern language is gone: use "
-    "tvm.relax.dpl (is_op, wildcard, rewrite_call)",
     "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "
     "schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
 }
+
+
+#: TVM <=0.19's vendor modules of relay.op.contrib -> the library their codegen needed.
+VENDOR_MODULES: dict[str, str] = {
+    "arm_compute_lib": "Arm Compute Library",
+    "bnns": "Apple BNNS",
+    "clml": "OpenCL ML (Adreno CLML)",
+    "coreml": "Apple Core ML",
+    "cublas": "cuBLAS",
+    "cudnn": "cuDNN",
+    "cutlass": "CUTLASS",
+    "dnnl": "oneDNN (DNNL)",
+    "ethosn": "Arm Ethos-N",
+    "ethosu": "Arm Ethos-U",
+    "libtorch": "LibTorch",
+    "mrvl": "Marvell ML",
+    "tensorrt": "TensorRT",
+    "te_target": "TE target hooks",
+    "vitis_ai": "Vitis AI",
+    "cmsisnn": "CMSIS-NN",
+}
+
+
+def _vendor_reason(name: str) -> str:
+    """Why ``tvm.relay.op.contrib.<name>`` is refused, and the route."""
+    return (
+        f"its Relay codegen ({VENDOR_MODULES[name]}, relay.ext.{name}) is not part of TVM 0.27. "
+        "Port the pattern table to Relax (relax.backend.pattern_registry.register_patterns, "
+        "relax.transform.FuseOpsByPattern then RunCodegen, with relax.ext."
+        f"{name} where TVM 0.27 has it), or keep the Relay table: "
+        "relay.op.contrib.register_pattern_table, MergeComposite, AnnotateTarget, "
+        "PartitionGraph and a codegen of your own registered with "
+        f"tvm.register_func('relay.ext.{name}') (see docs/byoc.md)"
+    )
+
+
+REFUSED_MODULES.update(
+    {f"tvm.relay.op.contrib.{name}": _vendor_reason(name) for name in VENDOR_MODULES}
+)
 
 
 def removed_message(name: str, reason: str | None = None) -> str:

@@ -113,9 +113,18 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.te:size_var", f"{_LEGACY}.te:size_var"),
     MovedName("tvm.error:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
-    MovedName("tvm:register_func", "tvm_ffi:register_global_func"),
+    # relay.ext.<compiler> codegens are kept as Python functions too (they take Relay).
+    MovedName("tvm:register_func", "compile_engine_compat.relay.backend.external:register_func"),
     MovedName("tvm:convert", "tvm.runtime:convert"),
-    MovedName("tvm.ir:structural_equal", "tvm_ffi:structural_equal"),
+    # Relay's structural equality on two Relay expressions (the pattern tests compare graphs).
+    MovedName("tvm.ir:structural_equal", "compile_engine_compat.relay.structural:structural_equal"),
+    MovedName(
+        "tvm.ir:assert_structural_equal",
+        "compile_engine_compat.relay.structural:assert_structural_equal",
+        replaces=True,
+    ),
+    MovedName("tvm.ir:make_node", f"{_LEGACY}.ir_node:make_node", replaces=True),
+    MovedName("tvm.ir:register_op_attr", f"{_LEGACY}.ir_node:register_op_attr", replaces=True),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------

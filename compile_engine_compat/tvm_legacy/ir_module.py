@@ -17,6 +17,7 @@ from tvm import relax
 
 from compile_engine_compat.boundary import give_type
 from compile_engine_compat.relay.expr import Call, Expr
+from compile_engine_compat.relay.origin import remember
 
 __all__ = ["TVM_GLOBALVAR_CALL", "TVM_IRMODULE_ADD", "legacy_global_call", "legacy_irmodule_add"]
 
@@ -47,7 +48,7 @@ def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> A
     if to_relax is not None:
         # Exported under the name it is stored by (the front end names every function "main").
         name = var if isinstance(var, str) else var.name_hint
-        val = to_relax().with_attr("global_symbol", name)
+        val = remember(to_relax().with_attr("global_symbol", name), val)
     if not isinstance(val, tvm.ir.BaseFunc | tvm.ir.Type):
         raise TypeError(
             f"IRModule[{var!r}] = ... takes a function (relay.Function, relax.Function, "

@@ -32,6 +32,11 @@ def test_every_name_the_front_end_warns_has_a_row():
         "tvm.context",
         # Relay programs end to end: passes, params, tuning, targets, DLPack.
         "relay.transform",
+        # The vendors' path (BYOC).
+        "relay.dataflow_pattern",
+        "relay.op.contrib.register_pattern_table",
+        "relay.transform.MergeComposite",
+        "relay.transform.PartitionGraph",
         "relay.build_module.bind_params_by_name",
         "tvm.auto_scheduler",
         "target.constructors",

@@ -251,7 +251,8 @@ class RelayOp(BaseOp):
             _implementations.set_strategy_function(
                 self.row.relax_op, strategy_function(value, self.row)
             )
-        elif attr_name not in _INERT_ATTRS:
+        elif attr_name not in _INERT_ATTRS and not attr_name.startswith("target."):
+            # "target.<compiler>": an external compiler's checker, read by AnnotateTarget.
             raise UnsupportedRelayError(
                 f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
                 "TVM, and ignoring it would change results silently: give the Relax op "

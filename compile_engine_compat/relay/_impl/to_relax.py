@@ -475,10 +475,14 @@ def _func_type(params: list[Var], ret: Type) -> Type:
 
 
 def to_relax(expr: Expr) -> relax.Function:
-    """``expr`` as a Relax function of its free variables (a Function converts as itself)."""
+    """``expr`` as a Relax function of its free variables (a Function converts as itself).
+
+    An expression converts as the Relay function of its free variables, so the module made of
+    it (``tvm.IRModule.from_expr(expr)``) still knows its Relay graph (``relay/origin.py``).
+    """
     if isinstance(expr, Function):
         return expr.__relax_function__()
-    return _build(free_vars(expr), expr)
+    return Function(free_vars(expr), expr).__relax_function__()
 
 
 def infer(expr: Any) -> Any:

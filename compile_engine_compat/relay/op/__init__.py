@@ -14,7 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError, missing_op
 
-from . import algorithm, annotation, image, nn, op, reduce, strategy, tensor, transform, vision
+from . import (
+    algorithm,
+    annotation,
+    contrib,
+    image,
+    nn,
+    op,
+    reduce,
+    strategy,
+    tensor,
+    transform,
+    vision,
+)
 from .op import (
     REFUSED_OPS,
     OpImplementation,
@@ -37,6 +49,7 @@ __all__ = [
     "UnsupportedRelayError",
     "algorithm",
     "annotation",
+    "contrib",
     "get",
     "image",
     "nn",

@@ -1,5 +1,6 @@
 """``relay.annotation`` (also ``relay.op.annotation``): Relay's annotations, as table rows.
 
+``compiler_begin``/``compiler_end`` mark the regions of external compilers (BYOC).
 ``checkpoint`` marked a value for recomputation in Relay's gradient pass; at inference it is the
 value itself, which is what it becomes here.
 """
@@ -10,10 +11,31 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from compile_engine_compat.relay._impl import convert
-from compile_engine_compat.relay._impl.registry import OpRow, builders, missing_op
+from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
+
+#: ``compiler_begin``/``compiler_end`` mark a region for an external compiler
+#: (``relay.transform.AnnotateTarget``); ``PartitionGraph`` removes them. Left in a graph that is
+#: built, they are the value itself.
+_REGION = (("compiler", REQUIRED),)
 
 ROWS: tuple[OpRow, ...] = (
     OpRow("annotation.checkpoint", ("data",), (), "identity", convert.identity),
+    OpRow(
+        "annotation.compiler_begin",
+        ("data",),
+        _REGION,
+        "identity",
+        convert.identity,
+        "relay.attrs.CompilerAttrs",
+    ),
+    OpRow(
+        "annotation.compiler_end",
+        ("data",),
+        _REGION,
+        "identity",
+        convert.identity,
+        "relay.attrs.CompilerAttrs",
+    ),
 )
 
 #: None: the other annotations (on_device, compiler_begin) are refused by name.

@@ -22,6 +22,7 @@ from compile_engine_compat.relay._impl.gradient import (
     check_grad,  # over relax.transform.Gradient (relay/_impl/gradient.py)
 )
 from compile_engine_compat.relay._impl.to_relax import infer
+from compile_engine_compat.relay.analysis import free_vars
 
 from . import (
     dcgan,
@@ -52,6 +53,7 @@ __all__ = [
     "rand",
     "resnet",
     "run_infer_type",
+    "run_opt_pass",
     "squeezenet",
     "synthetic",
     "temp_op_attr",
@@ -75,6 +77,44 @@ def run_infer_type(expr: Any, mod: Any = None) -> Any:
         ``expr`` with ``checked_type`` set on it and its sub-expressions.
     """
     return infer(expr)
+
+
+def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
+    """Run ``opt_pass`` on a module of ``expr`` (Relay's ``relay.testing.run_opt_pass``).
+
+    Parameters
+    ----------
+    expr : Expr or Function
+        A Relay expression (a function of its free variables) or function.
+    opt_pass : tvm.transform.Pass
+        The pass.
+    import_prelude : bool
+        Relay's prelude: not served (ADTs are not mapped); refused when True.
+
+    Returns
+    -------
+    Function or Expr
+        The pass's ``main`` as a Relay function (its body, for an expression), where the module
+        still holds the Relay function it was made from; else its Relax function.
+    """
+    from ..function import Function
+    from ..origin import relay_origin
+
+    if not isinstance(opt_pass, tvm.transform.Pass):
+        raise TypeError(f"run_opt_pass takes a tvm.transform.Pass, got {opt_pass!r}")
+    if import_prelude:
+        raise NotImplementedError(
+            "relay.testing.run_opt_pass(import_prelude=True): the Relay "
+            "prelude (ADTs) is not mapped"
+        )
+    func = expr if isinstance(expr, Function) else Function(free_vars(expr), expr)
+    mod = tvm.IRModule.from_expr(func)
+    mod = opt_pass(mod)
+    entry = mod["main"]
+    relay_entry = relay_origin(entry)
+    if relay_entry is None:
+        return entry if isinstance(expr, Function) else entry.body
+    return relay_entry if isinstance(expr, Function) else relay_entry.body
 
 
 def rand(dtype: str, *shape: int) -> Any:

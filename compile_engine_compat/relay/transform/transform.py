@@ -1,6 +1,8 @@
 """``relay.transform.transform``: the module Relay kept its passes in (``tvm.relay.transform``
 re-exported it). The passes live in :mod:`.passes`, the pass infrastructure in
-:mod:`.pass_infra`; this module is the legacy path to both.
+:mod:`.pass_infra`; the partitioning passes of external compilers (BYOC) are in
+:mod:`.merge_composite`, :mod:`.annotate_target`, :mod:`.merge_compiler_regions` and
+:mod:`.partition_graph`; this module is the legacy path to all of them.
 """
 
 from __future__ import annotations
@@ -29,8 +31,14 @@ from compile_engine_compat.relay._impl.passes import (
     ToMixedPrecision,
 )
 
+from .annotate_target import AnnotateTarget
+from .merge_compiler_regions import MergeCompilerRegions
+from .merge_composite import MergeComposite
+from .partition_graph import PartitionGraph
+
 __all__ = [
     "AnnotateSpans",
+    "AnnotateTarget",
     "CanonicalizeOps",
     "ConvertLayout",
     "DeadCodeElimination",
@@ -41,6 +49,9 @@ __all__ = [
     "FuseOps",
     "InferType",
     "InferTypeLocal",
+    "MergeCompilerRegions",
+    "MergeComposite",
+    "PartitionGraph",
     "PassContext",
     "RemoveUnusedFunctions",
     "Sequential",

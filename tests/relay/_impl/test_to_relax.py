@@ -204,7 +204,7 @@ def _nested_tuples(depth: int) -> relay.Function:
 
 
 def test_tuples_nested_to_the_limit_convert_and_deeper_ones_are_refused():
-    from compile_engine_compat.relay.to_relax import MAX_TUPLE_DEPTH
+    from compile_engine_compat.relay._impl.to_relax import MAX_TUPLE_DEPTH
 
     tvm.IRModule.from_expr(_nested_tuples(MAX_TUPLE_DEPTH))
     # Deeper, TVM fails (FuseTIR) or dies of a stack overflow (from ~10,000 levels): a ValueError.

@@ -1,0 +1,218 @@
+"""Relay's structural equality on the front end's graph (``tvm.ir.structural_equal`` of two
+Relay expressions, under ``install()``).
+
+TVM 0.27 compares the Relax form of a Relay expression, which has no untyped variables, inlines
+every called function and drops function attributes. Relay compared the Relay graph itself:
+function parameters and ``let`` variables by position, free variables by identity (or mapped,
+with ``map_free_vars``), constants by value, calls by op, arguments and attributes, functions
+with their attributes (``Composite``, ``PartitionedFromPattern``). A node shared in one graph
+must be shared the same way in the other. That comparison is served here; anything that is not
+a Relay expression goes to TVM's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm.ir.base import assert_structural_equal as tvm_assert_structural_equal
+
+from .expr import Attrs, Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
+from .function import Function
+
+__all__ = ["assert_structural_equal", "attr_value", "relay_equal", "structural_equal"]
+
+
+def attr_value(value: Any) -> Any:
+    """An attribute value as plain Python: numbers, ``str``, lists for sequences."""
+    if isinstance(value, tvm.tirx.IntImm | tvm.tirx.FloatImm):
+        return value.value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, str | tvm.DataType):
+        return str(value)
+    if isinstance(value, list | tuple | tvm.ir.Array):
+        return [attr_value(v) for v in value]
+    return value
+
+
+def _same_attrs(a: Any, b: Any) -> bool:
+    """Call or function attributes, compared by value (None and empty are the same)."""
+
+    def fields(attrs: Any) -> dict[str, Any]:
+        if attrs is None:
+            return {}
+        if isinstance(attrs, Attrs):
+            return {k: attrs[k] for k in attrs.keys()}
+        if isinstance(attrs, dict):
+            return attrs
+        return {str(k): attrs[k] for k in attrs.keys()} if hasattr(attrs, "keys") else {}
+
+    fa, fb = fields(a), fields(b)
+    if fa.keys() != fb.keys():
+        return False
+    for key in fa:
+        va, vb = attr_value(fa[key]), attr_value(fb[key])
+        if isinstance(va, tvm.runtime.Object) or isinstance(vb, tvm.runtime.Object):
+            if not tvm_ffi.structural_equal(va, vb):
+                return False
+        elif not _same_plain(va, vb):
+            return False
+    return True
+
+
+def _same_plain(a: Any, b: Any) -> bool:
+    """Plain attribute values; floats within 1e-9 of each other are equal (TVM's rule)."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_plain(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return abs(float(a) - float(b)) < 1e-9
+        except (TypeError, ValueError):
+            return False
+    return bool(a == b)
+
+
+def _same_constant(a: Constant, b: Constant) -> bool:
+    x, y = a.data.numpy(), b.data.numpy()
+    return x.dtype == y.dtype and x.shape == y.shape and bool(np.array_equal(x, y))
+
+
+def _same_op(a: Any, b: Any) -> bool:
+    if isinstance(a, tvm.ir.GlobalVar) and isinstance(b, tvm.ir.GlobalVar):
+        return a.name_hint == b.name_hint
+    return a is b or (type(a) is type(b) and getattr(a, "name", None) == getattr(b, "name", 0))
+
+
+class _Equal:
+    """One comparison: a node of ``lhs`` stands for one node of ``rhs``, and back."""
+
+    def __init__(self, map_free_vars: bool) -> None:
+        self.map_free_vars = map_free_vars
+        self.forward: dict[int, Any] = {}
+        self.backward: dict[int, Any] = {}
+        self.keep: list[Any] = []
+
+    def pair(self, a: Any, b: Any, define: bool = False) -> bool | None:
+        """True/False when decided by the pairing; None: compare the two nodes."""
+        known_a, known_b = self.forward.get(id(a)), self.backward.get(id(b))
+        if known_a is not None or known_b is not None:
+            return known_a is b and known_b is a
+        if isinstance(a, Var) or isinstance(b, Var):
+            if not (isinstance(a, Var) and isinstance(b, Var)):
+                return False
+            if not (define or self.map_free_vars or a is b):
+                return False
+            ta, tb = a.type_annotation, b.type_annotation
+            if ta is not None and tb is not None and ta != tb:
+                return False
+        self.forward[id(a)], self.backward[id(b)] = b, a
+        self.keep += [a, b]
+        return True if isinstance(a, Var) else None
+
+    def run(self, lhs: Any, rhs: Any) -> bool:
+        stack: list[tuple[Any, Any]] = [(lhs, rhs)]
+        while stack:
+            a, b = stack.pop()
+            decided = self.pair(a, b)
+            if decided is False:
+                return False
+            if decided is True:
+                continue
+            pairs = self.shallow(a, b)
+            if pairs is None:
+                return False
+            stack.extend(reversed(pairs))
+        return True
+
+    def shallow(self, a: Any, b: Any) -> list[tuple[Any, Any]] | None:
+        """The child pairs to compare, or None when ``a`` and ``b`` differ at the top."""
+        if type(a) is not type(b):
+            return None
+        if isinstance(a, Constant):
+            return [] if _same_constant(a, b) else None
+        if isinstance(a, Call):
+            if isinstance(a.op, Expr) != isinstance(b.op, Expr) or len(a.args) != len(b.args):
+                return None
+            if not isinstance(a.op, Expr) and not _same_op(a.op, b.op):
+                return None
+            if not _same_attrs(a.attrs, b.attrs):
+                return None
+            head = [(a.op, b.op)] if isinstance(a.op, Expr) else []
+            return head + list(zip(a.args, b.args))
+        if isinstance(a, Tuple):
+            return list(zip(a.fields, b.fields)) if len(a.fields) == len(b.fields) else None
+        if isinstance(a, TupleGetItem):
+            return [(a.tuple_value, b.tuple_value)] if a.index == b.index else None
+        if isinstance(a, Function):
+            if len(a.params) != len(b.params) or not _same_attrs(a.attrs, b.attrs):
+                return None
+            if not all(self.pair(p, q, define=True) for p, q in zip(a.params, b.params)):
+                return None
+            return [(a.body, b.body)]
+        if isinstance(a, Let):
+            if not self.pair(a.var, b.var, define=True):
+                return None
+            return [(a.value, b.value), (a.body, b.body)]
+        if isinstance(a, If):
+            return [
+                (a.cond, b.cond),
+                (a.true_branch, b.true_branch),
+                (a.false_branch, b.false_branch),
+            ]
+        return [] if a is b else None
+
+
+def relay_equal(lhs: Expr, rhs: Expr, map_free_vars: bool = False) -> bool:
+    """Relay's structural equality of two front-end expressions (see the module docstring)."""
+    return _Equal(map_free_vars).run(lhs, rhs)
+
+
+def _text(expr: Expr) -> str:
+    try:
+        return expr.astext()
+    except Exception:  # the printer needs types some graphs lack: the node's repr then
+        return repr(expr)
+
+
+def _relay(value: Any) -> bool:
+    return isinstance(value, Expr)
+
+
+def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
+    """``tvm.ir.structural_equal``: Relay's comparison for two Relay expressions, TVM's own
+    (``tvm_ffi.structural_equal``) otherwise.
+
+    Parameters
+    ----------
+    lhs, rhs : object
+        Relay expressions, or TVM objects.
+    map_free_vars : bool
+        Free variables of the two sides may stand for each other.
+
+    Returns
+    -------
+    bool
+    """
+    if _relay(lhs) and _relay(rhs):
+        return relay_equal(lhs, rhs, map_free_vars)
+    return bool(tvm_ffi.structural_equal(lhs, rhs, map_free_vars))
+
+
+def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
+    """``tvm.ir.assert_structural_equal``: :func:`structural_equal`, raising when unequal.
+
+    Raises
+    ------
+    ValueError
+        When the two differ; the message shows both (Relay's text).
+    """
+    if _relay(lhs) and _relay(rhs):
+        if not relay_equal(lhs, rhs, map_free_vars):
+            raise ValueError(
+                f"StructuralEqual check failed:\nlhs:\n{_text(lhs)}\nrhs:\n{_text(rhs)}"
+            )
+        return
+    tvm_assert_structural_equal(lhs, rhs, map_free_vars)

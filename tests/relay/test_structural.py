@@ -1,0 +1,35 @@
+"""Relay's structural equality on the front end's graph (tvm.ir.structural_equal, installed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compile_engine_compat import relay
+from compile_engine_compat.relay.structural import assert_structural_equal, relay_equal
+
+
+def test_bound_variables_map_free_ones_by_identity_unless_mapped():
+    x, y = relay.var("x"), relay.var("y")
+    a, b = relay.var("a"), relay.var("b")
+    assert relay_equal(relay.Function([a], a + x), relay.Function([b], b + x))
+    assert not relay_equal(x + x, y + y)
+    assert relay_equal(x + x, y + y, map_free_vars=True)
+    assert not relay_equal(x + y, y + y, map_free_vars=True)  # x and y cannot both be y
+
+
+def test_attributes_constants_and_sharing_count():
+    x = relay.var("x")
+    f = relay.Function([x], x)
+    assert not relay_equal(f.with_attr("Composite", "a"), f.with_attr("Composite", "b"))
+    assert relay_equal(relay.const(np.ones(2, "float32")), relay.const(np.ones(2, "float32")))
+    assert not relay_equal(relay.const(1), relay.const(1.0))
+    assert not relay_equal(relay.nn.leaky_relu(x, 0.1), relay.nn.leaky_relu(x, 0.2))
+    shared = relay.nn.relu(x)
+    assert not relay_equal(shared + shared, relay.nn.relu(x) + relay.nn.relu(x))
+
+
+def test_a_failed_assertion_shows_both_sides():
+    x = relay.var("x", shape=(2,))
+    with pytest.raises(ValueError, match="StructuralEqual check failed"):
+        assert_structural_equal(relay.nn.relu(x), relay.tanh(x))
