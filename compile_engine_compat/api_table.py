@@ -964,7 +964,7 @@ _PROGRAM_RELAY_ROWS = (
         ("tvm.relax.transform.RunCodegen",),
         fix="served",
         old_paths=("tvm.relay.ext",),
-        shim="compile_engine_compat.relay.backend.external",
+        shim="compile_engine_compat.relay._impl.external_codegen",
         note=(
             "relay.build hands each partition to the codegen registered as relay.ext.<compiler> "
             "(with the Relay function; tvm.register_func) or relax.ext.<compiler> (with the Relax "

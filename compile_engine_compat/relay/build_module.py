@@ -19,10 +19,10 @@ from tvm import relax
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.model_builds import bind_params, build_model
 from compile_engine_compat.facade.model_builds import build as build_whole_module
+from compile_engine_compat.relay._impl.external_codegen import run_external_codegens
 
 from .analysis import free_vars
 from .backend.executor_factory import BuildResult, VMRunner
-from .backend.external import run_external_codegens
 from .expr import Constant, Expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder

@@ -7,8 +7,9 @@ from typing import Any as AnyT
 
 from tvm import relax
 
+from compile_engine_compat.relay._impl.origin import remember
+
 from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
-from .origin import remember
 from .ty import Type
 
 __all__ = ["Function"]

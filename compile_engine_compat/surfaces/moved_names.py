@@ -114,13 +114,17 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.error:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     # relay.ext.<compiler> codegens are kept as Python functions too (they take Relay).
-    MovedName("tvm:register_func", "compile_engine_compat.relay.backend.external:register_func"),
+    MovedName(
+        "tvm:register_func", "compile_engine_compat.relay._impl.external_codegen:register_func"
+    ),
     MovedName("tvm:convert", "tvm.runtime:convert"),
     # Relay's structural equality on two Relay expressions (the pattern tests compare graphs).
-    MovedName("tvm.ir:structural_equal", "compile_engine_compat.relay.structural:structural_equal"),
+    MovedName(
+        "tvm.ir:structural_equal", "compile_engine_compat.relay._impl.structural:structural_equal"
+    ),
     MovedName(
         "tvm.ir:assert_structural_equal",
-        "compile_engine_compat.relay.structural:assert_structural_equal",
+        "compile_engine_compat.relay._impl.structural:assert_structural_equal",
         replaces=True,
     ),
     MovedName("tvm.ir:make_node", f"{_LEGACY}.ir_node:make_node", replaces=True),

@@ -16,8 +16,8 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import give_type
+from compile_engine_compat.relay._impl.origin import remember
 from compile_engine_compat.relay.expr import Call, Expr
-from compile_engine_compat.relay.origin import remember
 
 __all__ = ["TVM_GLOBALVAR_CALL", "TVM_IRMODULE_ADD", "legacy_global_call", "legacy_irmodule_add"]
 

@@ -37,7 +37,7 @@ def test_the_documented_vendor_program_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "myacc.so").exists()
     # The rewrite ran before partitioning: the composite took the add it made.
     mod = namespace["mod"]
-    from compile_engine_compat.relay.origin import relay_origin
+    from compile_engine_compat.relay._impl.origin import relay_origin
 
     partition = relay_origin(mod["tvmgen_default_myacc_main_0"])
     assert partition.attrs["Compiler"] == "myacc"

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from compile_engine_compat.relay._impl.structural import attr_value, structural_equal
+
 from ..expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
-from ..structural import attr_value, structural_equal
 from ..ty import TensorType
 from .graph import ExprGraph
 from .op_kinds import op_pattern

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.structural import relay_equal
 
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
-from ..structural import relay_equal
 from .graph import ExprGraph
 from .matcher import Matcher
 from .patterns import (

@@ -97,8 +97,9 @@ def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
         The pass's ``main`` as a Relay function (its body, for an expression), where the module
         still holds the Relay function it was made from; else its Relax function.
     """
+    from compile_engine_compat.relay._impl.origin import relay_origin
+
     from ..function import Function
-    from ..origin import relay_origin
 
     if not isinstance(opt_pass, tvm.transform.Pass):
         raise TypeError(f"run_opt_pass takes a tvm.transform.Pass, got {opt_pass!r}")

@@ -15,9 +15,9 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import give_type
+from compile_engine_compat.relay._impl.origin import relay_origin, remember
 
 from ..function import Function
-from ..origin import relay_origin, remember
 
 __all__ = ["CODEGEN_ATTRS", "relay_functions", "relay_graph_pass", "to_module"]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tvm
 
-from compile_engine_compat.relay.backend.external import ExternalCodegenError
+from compile_engine_compat.relay._impl.external_codegen import ExternalCodegenError
 from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
 
 
@@ -128,8 +128,8 @@ def test_a_users_relax_ext_codegen_gets_the_relax_functions(relay_alias):
     import tvm_ffi
     from tvm import relax
 
-    from compile_engine_compat.relay.backend import ccompiler
-    from compile_engine_compat.relay.origin import relay_origin
+    from compile_engine_compat.relay._impl import ccompiler
+    from compile_engine_compat.relay._impl.origin import relay_origin
 
     relay = relay_alias
     seen: list[Any] = []

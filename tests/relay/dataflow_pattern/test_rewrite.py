@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from compile_engine_compat import relay
+from compile_engine_compat.relay._impl.structural import relay_equal
 from compile_engine_compat.relay.dataflow_pattern import (
     DFPatternCallback,
     is_constant,
@@ -14,7 +15,6 @@ from compile_engine_compat.relay.dataflow_pattern import (
     rewrite,
     wildcard,
 )
-from compile_engine_compat.relay.structural import relay_equal
 
 
 class _DoubleNegative(DFPatternCallback):

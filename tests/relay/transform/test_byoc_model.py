@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tvm
 
+from compile_engine_compat.relay._impl.origin import relay_origin
 from compile_engine_compat.relay._impl.to_relax import infer
-from compile_engine_compat.relay.origin import relay_origin
 from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
 
 PRELUDE = """#include <stdint.h>

@@ -11,13 +11,13 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay
+from compile_engine_compat.relay._impl.origin import relay_origin
 from compile_engine_compat.relay.annotated_regions import (
     AnnotatedRegionSet,
     is_annotation,
     region_graph_order,
 )
 from compile_engine_compat.relay.dataflow_pattern import is_op, wildcard
-from compile_engine_compat.relay.origin import relay_origin
 from compile_engine_compat.relay.transform import (
     AnnotateTarget,
     MergeCompilerRegions,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tvm
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay.origin import relay_origin
+from compile_engine_compat.relay._impl.origin import relay_origin
 
 
 def test_a_modules_main_leads_back_to_its_relay_function():

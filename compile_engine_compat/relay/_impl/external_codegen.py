@@ -28,9 +28,9 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
+from compile_engine_compat.relay._impl.origin import relay_origin
 from compile_engine_compat.runtime import threads
 
-from ..origin import relay_origin
 from . import ccompiler
 
 __all__ = ["ExternalCodegenError", "codegen_of", "register_func", "run_external_codegens"]

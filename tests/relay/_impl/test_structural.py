@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay.structural import assert_structural_equal, relay_equal
+from compile_engine_compat.relay._impl.structural import assert_structural_equal, relay_equal
 
 
 def test_bound_variables_map_free_ones_by_identity_unless_mapped():
