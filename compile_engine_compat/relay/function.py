@@ -12,7 +12,7 @@ from compile_engine_compat.relay._impl.origin import remember
 from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
 from .ty import Type
 
-__all__ = ["Function"]
+__all__ = ["Function", "named_relax_function"]
 
 
 class Function(BaseFunc):
@@ -75,3 +75,16 @@ class Function(BaseFunc):
 
     def __repr__(self) -> str:
         return f"fn ({', '.join(map(repr, self.params))})"
+
+
+def named_relax_function(func: AnyT, name: str) -> AnyT:
+    """``func``'s Relax form exported as ``name``, still mapped back to ``func``.
+
+    Parameters
+    ----------
+    func : object with ``__relax_function__``
+        A front-end function (``relay.Function``).
+    name : str
+        Its ``global_symbol`` in a module (the front end names every function "main").
+    """
+    return remember(func.__relax_function__().with_attr("global_symbol", name), func)

@@ -16,8 +16,8 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import give_type
-from compile_engine_compat.relay._impl.origin import remember
 from compile_engine_compat.relay.expr import Call, Expr
+from compile_engine_compat.relay.function import named_relax_function
 
 __all__ = ["TVM_GLOBALVAR_CALL", "TVM_IRMODULE_ADD", "legacy_global_call", "legacy_irmodule_add"]
 
@@ -44,11 +44,9 @@ def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> A
     TypeError
         If ``val`` is none of those (TVM 0.27 would drop it silently).
     """
-    to_relax = getattr(val, "__relax_function__", None)
-    if to_relax is not None:
+    if hasattr(val, "__relax_function__"):
         # Exported under the name it is stored by (the front end names every function "main").
-        name = var if isinstance(var, str) else var.name_hint
-        val = remember(to_relax().with_attr("global_symbol", name), val)
+        val = named_relax_function(val, var if isinstance(var, str) else var.name_hint)
     if not isinstance(val, tvm.ir.BaseFunc | tvm.ir.Type):
         raise TypeError(
             f"IRModule[{var!r}] = ... takes a function (relay.Function, relax.Function, "

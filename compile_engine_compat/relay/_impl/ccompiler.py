@@ -15,10 +15,9 @@ import tvm
 
 from compile_engine_compat.relay._impl.registry import RelayOp
 from compile_engine_compat.relay._impl.to_relax import infer
-
-from ..expr import Call, Var
-from ..function import Function
-from ..ty import TensorType
+from compile_engine_compat.relay.expr import Call, Var
+from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.ty import TensorType
 
 __all__ = ["C_OPS", "PRELUDE", "c_source_module", "codegen"]
 

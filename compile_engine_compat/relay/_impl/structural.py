@@ -19,8 +19,18 @@ import tvm
 import tvm_ffi
 from tvm.ir.base import assert_structural_equal as tvm_assert_structural_equal
 
-from .expr import Attrs, Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
-from .function import Function
+from compile_engine_compat.relay.expr import (
+    Attrs,
+    Call,
+    Constant,
+    Expr,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from compile_engine_compat.relay.function import Function
 
 __all__ = ["assert_structural_equal", "attr_value", "relay_equal", "structural_equal"]
 

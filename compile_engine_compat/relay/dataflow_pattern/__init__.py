@@ -14,4 +14,6 @@ from .matcher import match
 from .patterns import *  # noqa: F403
 from .rewrite import DFPatternCallback, partition, rewrite
 
+patterns.ENGINE.update(match=match, partition=partition)
+
 __all__ = [*patterns.__all__, "DFPatternCallback", "match", "partition", "rewrite"]

@@ -3,7 +3,8 @@ builders (``is_op``, ``wildcard``, ``has_attr``, ``dominates``, ...).
 
 Patterns are plain Python objects compared by identity, as Relay's were keys of the callback's
 ``node_map``. Matching, rewriting and partitioning live in :mod:`.matcher` and :mod:`.rewrite`;
-the methods here (``match``, ``partition``) reach them lazily.
+the methods here (``match``, ``partition``) reach them through :data:`ENGINE`, which the
+package fills when it is imported (those modules import this one, never the other way round).
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from typing import Any
 
 from ..expr import Expr
 from ..op.op import get as get_op
+
+#: ``"match"`` and ``"partition"``: set by the package's ``__init__`` from :mod:`.matcher` and
+#: :mod:`.rewrite`.
+ENGINE: dict[str, Callable[..., Any]] = {}
 
 __all__ = [
     "AltPattern",
@@ -92,9 +97,7 @@ class DFPattern:
 
     def match(self, expr: Any) -> bool:
         """Whether ``expr`` matches this pattern (Relay's matching semantics)."""
-        from .matcher import match
-
-        return match(self, expr)
+        return ENGINE["match"](self, expr)
 
     def partition(
         self,
@@ -114,9 +117,7 @@ class DFPattern:
         check : callable, optional
             ``check(matched_root) -> bool``: a match is partitioned only where it says True.
         """
-        from .rewrite import partition
-
-        return partition(self, expr, attrs, check)
+        return ENGINE["partition"](self, expr, attrs, check)
 
     def dominates(self, parent: DFPattern, path: DFPattern | None = None) -> DominatorPattern:
         """This pattern (the child), whose inputs all lead through ``path`` to ``parent``."""
