@@ -600,7 +600,7 @@ def connection_socket(connection: Any) -> Any:
     The remote cache tier reads its one big reply (``GETRANGE``) off this socket itself, with a
     size cap checked as the length is announced and a deadline (``cache.resp``): redis-py would
     read whatever length a server announces. Not in :data:`PRIVATE_NAMES`, whose entries are
-    resolved without a server: ``tests/cache/test_remote_reader.py`` probes it on a real one.
+    resolved without a server: ``tests/cache/test_resp.py`` probes it on a real one.
 
     Raises
     ------
