@@ -66,6 +66,9 @@ class Backend(Protocol):
     def describe(self) -> dict[str, str]:
         """Return a few facts about the store for ``cache info`` (size, eviction policy)."""
 
+    def abort(self) -> None:
+        """Close every connection, in use or not: a call past its deadline stops reading."""
+
 
 def display_url(url: str) -> str:
     """Return ``url`` without its password, for messages and reports (never raises)."""
@@ -183,6 +186,11 @@ class RedisBackend:
         found = self._client.scan_iter(match=pattern, count=1000)
         texts = (key.decode() if isinstance(key, bytes) else str(key) for key in found)
         return sorted(text[len(self._PREFIX) :] for text in texts)
+
+    def abort(self) -> None:
+        # Other commands' replies are read by redis-py: closing their sockets is what stops a
+        # call stuck reading one (its thread then ends with an error, its buffer dropped).
+        self._client.connection_pool.disconnect(inuse_connections=True)
 
     def describe(self) -> dict[str, str]:
         memory: dict[str, Any] = self._client.info("memory")
@@ -302,6 +310,9 @@ class FsspecBackend:
         root = self._root + "/"  # url_to_fs and find both give paths without the protocol
         names = [str(p)[len(root) :] for p in found if str(p).startswith(root)]
         return sorted(n for n in names if n.startswith(prefix) and "/.tmp-" not in n)
+
+    def abort(self) -> None:
+        """Nothing to close: reads stop between chunks by their deadline."""
 
     def describe(self) -> dict[str, str]:
         names = self.names("")

@@ -15,8 +15,9 @@ Opt-in: set ``COMPILE_ENGINE_COMPAT_REMOTE_CACHE`` to ``redis://host:port/db`` o
   a thread of its own, so that no store or client can hold the caller longer. A call past its
   deadline turns the tier off for the rest of the process: a hung server costs the timeout once,
   and the reader stops with its deadline (:mod:`.resp`). A reply announced over the size cap is
-  refused unread (``too-large``). Other errors are misses; after :data:`BREAKER_ERRORS` in a row the circuit
-  breaker stops asking for :data:`BREAKER_COOLDOWN_S` seconds, then tries one call again.
+  refused unread (``too-large``). Other errors are misses; after :data:`BREAKER_ERRORS` in a
+  row the circuit breaker stops asking for :data:`BREAKER_COOLDOWN_S` seconds, then tries one
+  call again.
 * Never a failure: the tier returns an artifact or None, and warns (:class:`RemoteCacheWarning`)
   once per kind of trouble per process; ``cache info`` counts the rest (:mod:`.stats`).
 * Never an unsigned load: without a key the tier stays off and says why once; an entry that
@@ -373,6 +374,11 @@ class RemoteTier:
         stats.count("remote.timeout")
         with self._lock:
             self._off = f"a {what} got no answer within {seconds:.1f} s"
+        try:  # the tier is off: stop whatever call is still reading, on any thread
+            self.backend.abort()
+        except Exception as err:  # closing is best effort; the tier is off either way
+            stats.count("remote.error")
+            self._warn_once("abort", f"closing the store's connections failed ({err!r})")
         self._warn_once(
             "timeout",
             f"a {what} got no answer within {seconds:.1f} s; the remote cache is off for the "

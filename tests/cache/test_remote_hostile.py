@@ -156,8 +156,13 @@ class FakeRedis:
     :attr:`cut_off` is set when the client closed the connection before the reply ended.
     """
 
-    def __init__(self, answer: Callable[[FakeRedis, socket.socket], None]) -> None:
+    def __init__(
+        self,
+        answer: Callable[[FakeRedis, socket.socket], None],
+        command: bytes = b"GETRANGE",
+    ) -> None:
         self.answer = answer
+        self.command = command
         self.sent = 0
         self.cut_off = threading.Event()
         self.asked = threading.Event()
@@ -187,7 +192,10 @@ class FakeRedis:
                     if args[0].upper() == b"HELLO":  # a client asking for RESP3: a map
                         connection.sendall(b"%1\r\n$5\r\nproto\r\n:3\r\n")
                         continue
-                    if args[0].upper() != b"GETRANGE":
+                    if args[0].upper() == b"GETRANGE" != self.command:
+                        connection.sendall(b"$-1\r\n")  # a miss
+                        continue
+                    if args[0].upper() != self.command:
                         connection.sendall(b"+OK\r\n")
                         continue
                     self.asked.set()
@@ -210,8 +218,10 @@ class FakeRedis:
 
 
 @contextlib.contextmanager
-def fake_redis(answer: Callable[[FakeRedis, socket.socket], None]) -> Iterator[FakeRedis]:
-    server = FakeRedis(answer)
+def fake_redis(
+    answer: Callable[[FakeRedis, socket.socket], None], command: bytes = b"GETRANGE"
+) -> Iterator[FakeRedis]:
+    server = FakeRedis(answer, command)
     try:
         yield server
     finally:
@@ -290,6 +300,27 @@ def test_a_read_past_its_deadline_stops_its_thread(engine, tmp_path, monkeypatch
         assert server.cut_off.wait(5) and server.sent < announced
         assert _rss() - before < 128 * MIB
         assert "off for this process" in remote.off_reason()
+
+
+def test_a_write_past_its_deadline_is_cut_off_too(engine, tmp_path, monkeypatch):
+    """Replies to other commands are read by redis-py: the tier closes their connections."""
+
+    def huge_reply_to_set(server: FakeRedis, connection: socket.socket) -> None:
+        server.send(connection, b"$%d\r\n" % (100 * 1024**3))
+        _zeros_for(20.0, 64 * 1024, 0.01)(server, connection)  # about 6 MiB/s
+
+    with fake_redis(huge_reply_to_set, b"SET") as server:
+        fleet = Fleet(engine, tmp_path, monkeypatch, server.url)
+        fleet.machine("writer", **{remote.TIMEOUT_ENV: "0.5"})
+        with remote_warnings() as messages, Counted() as counted:
+            fleet.jit(8)
+            assert server.asked.wait(10)
+            assert _ends(lambda: "off for this process" in remote.off_reason(), 10)
+        assert counted["remote.timeout"] == 1 and any(
+            "a write got no answer" in m for m in messages
+        )
+        assert server.cut_off.wait(5)  # the connection was closed: nothing reads the zeros
+        assert server.sent < 64 * MIB
 
 
 def test_a_big_entry_over_a_slow_link_gets_time_by_its_size(engine, tmp_path, monkeypatch):
