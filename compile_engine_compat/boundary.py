@@ -43,6 +43,7 @@ __all__ = [
     "at_fork_in_child",
     "binding_block",
     "caller_frame",
+    "connection_socket",
     "dataflow_block",
     "env_raw",
     "ffi_function_address",
@@ -591,6 +592,29 @@ def at_fork_in_child(
         os.register_at_fork(before=before, after_in_parent=after_in_parent, after_in_child=handler)
     else:
         os.register_at_fork(after_in_child=handler)
+
+
+def connection_socket(connection: Any) -> Any:
+    """The socket of a connected redis-py connection (``Connection._sock``).
+
+    The remote cache tier reads its one big reply (``GETRANGE``) off this socket itself, with a
+    size cap checked as the length is announced and a deadline (``cache.resp``): redis-py would
+    read whatever length a server announces. Not in :data:`PRIVATE_NAMES`, whose entries are
+    resolved without a server: ``tests/cache/test_resp.py`` probes it on a real one.
+
+    Raises
+    ------
+    ImportError
+        When redis-py no longer keeps the socket there (redis-py renamed ``_sock``).
+    """
+    sock = getattr(connection, "_sock", None)
+    if sock is None or not hasattr(sock, "recv_into"):
+        raise ImportError(
+            "compile-engine-compat reads remote cache replies off redis-py's Connection._sock; "
+            f"{type(connection).__name__} has none: redis-py renamed it. Report it with your "
+            "redis-py version."
+        )
+    return sock
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,16 @@ import uuid
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from compile_engine_compat.boundary import connection_socket
+from compile_engine_compat.cache.bounds import Deadline, OversizedReply
+from compile_engine_compat.cache.resp import read_bulk
+
 __all__ = ["Backend", "StoreFullError", "display_url", "open_backend"]
 
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 _S3_SCHEMES = ("s3", "s3a")
 _LAYOUT = "v1"
+_CHUNK = 4 * 1024 * 1024
 
 
 class StoreFullError(RuntimeError):
@@ -38,8 +43,13 @@ class Backend(Protocol):
 
     url: str
 
-    def get(self, name: str, limit: int) -> bytes | None:
-        """Return the object ``name`` (at most ``limit + 1`` bytes of it), or None if absent."""
+    def get(self, name: str, limit: int, deadline: Deadline | None = None) -> bytes | None:
+        """Return the object ``name``, or None if absent.
+
+        Raises :class:`.bounds.OversizedReply` when the store announces more than ``limit + 1``
+        bytes, before reading them; extends ``deadline`` by the size announced, and stops
+        reading (``TimeoutError``) once it has passed.
+        """
 
     def put(self, name: str, data: bytes, ttl_s: int | None) -> bool:
         """Write ``name``; False when it exists already (left alone). May raise StoreFullError."""
@@ -56,17 +66,33 @@ class Backend(Protocol):
     def describe(self) -> dict[str, str]:
         """Return a few facts about the store for ``cache info`` (size, eviction policy)."""
 
+    def abort(self) -> None:
+        """Close every connection, in use or not: a call past its deadline stops reading."""
+
 
 def display_url(url: str) -> str:
-    """Return ``url`` without its password, for messages and reports."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
+    """Return ``url`` without its password, for messages and reports (never raises)."""
+    try:
+        parts = urlsplit(url)
+        password, host, port = parts.password, parts.hostname or "", parts.port
+    except ValueError:  # a malformed URL (a port that is no number, an unclosed [): still hidden
+        return _hidden(url)
+    if password is None:
+        return url if parts.netloc or "@" not in url else _hidden(url)
+    if port is not None:
+        host = f"{host}:{port}"
     user = f"{parts.username}:***@" if parts.username else ":***@"
     return urlunsplit(parts._replace(netloc=user + host))
+
+
+def _hidden(url: str) -> str:
+    """``url`` with everything before its last ``@`` in the authority hidden."""
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, path = (rest if sep else url).partition("/")
+    if "@" not in netloc:
+        return url
+    shown = f"***@{netloc.rsplit('@', 1)[1]}{slash}{path}"
+    return f"{scheme}://{shown}" if sep else shown
 
 
 def open_backend(url: str, timeout_s: float) -> Backend:
@@ -84,7 +110,7 @@ def open_backend(url: str, timeout_s: float) -> Backend:
         return RedisBackend(url, timeout_s)
     if "://" not in url:
         raise ValueError(
-            f"remote cache URL {url!r} names no store: use redis://host:port/db, "
+            f"remote cache URL {display_url(url)!r} names no store: use redis://host:port/db, "
             "s3://bucket/prefix, gs://bucket/prefix or file:///path"
         )
     return FsspecBackend(url, timeout_s)
@@ -112,19 +138,32 @@ class RedisBackend:
         self.url = display_url(url)
         self._errors = redis.exceptions
         # No retries: a failed call is a miss at once, the tier's circuit breaker does the rest.
+        # RESP2: every Redis 6+ speaks it, and no push message (RESP3's maintenance
+        # notifications) can come before the reply that cache.resp reads itself.
         self._client = redis.Redis.from_url(
             url,
+            protocol=2,
             socket_timeout=timeout_s,
             socket_connect_timeout=timeout_s,
             retry=Retry(NoBackoff(), 0),
             retry_on_timeout=False,
         )
 
-    def get(self, name: str, limit: int) -> bytes | None:
-        # GETRANGE reads at most limit + 1 bytes: an oversized value is refused, never loaded
-        # whole. A missing key reads as b"" (an entry is never empty).
-        data = self._client.getrange(self._PREFIX + name, 0, limit)
-        return data if isinstance(data, bytes) and data else None
+    def get(self, name: str, limit: int, deadline: Deadline | None = None) -> bytes | None:
+        # GETRANGE asks for at most limit + 1 bytes: an oversized value is refused, never loaded
+        # whole. The reply is read off the socket with bounds (cache.resp), not by redis-py: a
+        # hostile server may announce any length. A missing key reads as b"" (never an entry).
+        pool = self._client.connection_pool
+        connection = pool.get_connection()
+        try:
+            connection.send_command("GETRANGE", self._PREFIX + name, 0, limit)
+            data = read_bulk(connection_socket(connection), limit, deadline)
+        except BaseException:
+            connection.disconnect()  # a reply read in part: the connection is not reused
+            raise
+        finally:
+            pool.release(connection)
+        return data or None
 
     def put(self, name: str, data: bytes, ttl_s: int | None) -> bool:
         try:
@@ -147,6 +186,11 @@ class RedisBackend:
         found = self._client.scan_iter(match=pattern, count=1000)
         texts = (key.decode() if isinstance(key, bytes) else str(key) for key in found)
         return sorted(text[len(self._PREFIX) :] for text in texts)
+
+    def abort(self) -> None:
+        # Other commands' replies are read by redis-py: closing their sockets is what stops a
+        # call stuck reading one (its thread then ends with an error, its buffer dropped).
+        self._client.connection_pool.disconnect(inuse_connections=True)
 
     def describe(self) -> dict[str, str]:
         memory: dict[str, Any] = self._client.info("memory")
@@ -201,11 +245,36 @@ class FsspecBackend:
     def _path(self, name: str) -> str:
         return f"{self._root}/{name}"
 
-    def get(self, name: str, limit: int) -> bytes | None:
+    def get(self, name: str, limit: int, deadline: Deadline | None = None) -> bytes | None:
+        # One request for an entry of up to _CHUNK bytes (most are); a bigger one is asked its
+        # size (refused over the cap, the deadline extended by it), then read in chunks: a read
+        # past its deadline stops between two.
+        path = self._path(name)
         try:
-            return bytes(self._fs.cat_file(self._path(name), start=0, end=limit + 1))
+            first = bytes(self._fs.cat_file(path, start=0, end=min(limit + 1, _CHUNK)))
+            if len(first) < min(limit + 1, _CHUNK):
+                return first or None
+            size = int(self._fs.size(path) or 0)
         except FileNotFoundError:
             return None
+        if size > limit + 1:
+            raise OversizedReply(size, limit)
+        if deadline is not None:
+            deadline.extend_for(size)
+        chunks = [first]
+        read = len(first)
+        while read < size:
+            if deadline is not None and deadline.left() <= 0:
+                raise TimeoutError(f"{read} of {size} bytes read before the deadline")
+            try:
+                chunk = bytes(self._fs.cat_file(path, start=read, end=min(size, read + _CHUNK)))
+            except FileNotFoundError:
+                return None  # removed meanwhile
+            if not chunk:
+                break
+            chunks.append(chunk)
+            read += len(chunk)
+        return b"".join(chunks)
 
     def put(self, name: str, data: bytes, ttl_s: int | None) -> bool:
         path = self._path(name)
@@ -241,6 +310,9 @@ class FsspecBackend:
         root = self._root + "/"  # url_to_fs and find both give paths without the protocol
         names = [str(p)[len(root) :] for p in found if str(p).startswith(root)]
         return sorted(n for n in names if n.startswith(prefix) and "/.tmp-" not in n)
+
+    def abort(self) -> None:
+        """Nothing to close: reads stop between chunks by their deadline."""
 
     def describe(self) -> dict[str, str]:
         names = self.names("")

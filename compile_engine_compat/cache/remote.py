@@ -11,10 +11,13 @@ Opt-in: set ``COMPILE_ENGINE_COMPAT_REMOTE_CACHE`` to ``redis://host:port/db`` o
   signs and uploads it, off the caller's thread, from a bounded queue (full: the entry is not
   published, counted). At exit the queue gets :data:`FLUSH_ENV` seconds (default 10) to drain.
 * Never a stall: every call runs under a deadline (:data:`TIMEOUT_ENV`, default 2 s for a whole
-  lookup), in a thread of its own, so that no store or client can hold the caller longer. A call
-  past its deadline turns the tier off for the rest of the process: a hung server costs the
-  timeout once. Other errors are misses; after :data:`BREAKER_ERRORS` in a row the circuit
-  breaker stops asking for :data:`BREAKER_COOLDOWN_S` seconds, then tries one call again.
+  lookup, plus 0.25 s per MiB the store announces, for reads as for writes: :mod:`.bounds`), in
+  a thread of its own, so that no store or client can hold the caller longer. A call past its
+  deadline turns the tier off for the rest of the process: a hung server costs the timeout once,
+  and the reader stops with its deadline (:mod:`.resp`). A reply announced over the size cap is
+  refused unread (``too-large``). Other errors are misses; after :data:`BREAKER_ERRORS` in a
+  row the circuit breaker stops asking for :data:`BREAKER_COOLDOWN_S` seconds, then tries one
+  call again.
 * Never a failure: the tier returns an artifact or None, and warns (:class:`RemoteCacheWarning`)
   once per kind of trouble per process; ``cache info`` counts the rest (:mod:`.stats`).
 * Never an unsigned load: without a key the tier stays off and says why once; an entry that
@@ -47,6 +50,7 @@ from compile_engine_compat.cache.backends import (
     display_url,
     open_backend,
 )
+from compile_engine_compat.cache.bounds import MIB, Deadline, OversizedReply
 from compile_engine_compat.cache.signing import (
     KeyProblem,
     Rejected,
@@ -91,10 +95,7 @@ _ENVS = (REMOTE_ENV, MODE_ENV, TIMEOUT_ENV, ENTRY_MB_ENV, TTL_DAYS_ENV, QUEUE_EN
 BREAKER_ERRORS = 3
 #: How long an open breaker stops asking before it tries one call again.
 BREAKER_COOLDOWN_S = 60.0
-#: A write may take this much longer per MiB than the lookup timeout (uploads of big modules).
-_PUT_S_PER_MIB = 0.25
 _CLIENT_TIMEOUT_MARGIN_S = 1.0
-_MIB = 1024 * 1024
 _MODES = {"read-write": "read-write", "read-only": "read-only", "verify-only": "read-only"}
 _T = TypeVar("_T")
 
@@ -126,7 +127,7 @@ class Settings:
     url: str
     mode: str = "read-write"
     timeout_s: float = 2.0
-    max_entry_bytes: int = 256 * _MIB
+    max_entry_bytes: int = 256 * MIB
     ttl_s: int | None = None
     queue_size: int = 256
     flush_s: float = 10.0
@@ -135,17 +136,6 @@ class Settings:
     def writes(self) -> bool:
         """Return True when this runner publishes entries (not read-only)."""
         return self.mode == "read-write"
-
-
-class Deadline:
-    """The time left to one lookup (its calls share it)."""
-
-    def __init__(self, seconds: float) -> None:
-        self._end = time.monotonic() + seconds
-
-    def left(self) -> float:
-        """Return the seconds left (0 when past)."""
-        return max(0.0, self._end - time.monotonic())
 
 
 class _TimedOut(TimeoutError):
@@ -204,13 +194,17 @@ class RemoteTier:
             return None
         limit = self.settings.max_entry_bytes
         name = self.name_of(key.kind, key.digest)
+        deadline = deadline or self.deadline()
         blob = self._guarded(
-            lambda: self.backend.get(name, limit),
-            (deadline or self.deadline()).left(),
+            lambda: _announced(lambda: self.backend.get(name, limit, deadline)),
+            deadline,
             "read",
             on_caller=True,
         )
         if blob is _FAILED:
+            return None
+        if isinstance(blob, OversizedReply):  # refused as announced: nothing of it was read
+            self.reject("too-large", f"{name}: {blob}")
             return None
         if blob is None:
             stats.count(f"remote.miss.{key.kind}")
@@ -220,6 +214,9 @@ class RemoteTier:
             artifact = open_entry(blob, self.key, key, limit)
         except Rejected as rejected:
             self.reject(rejected.reason, f"{name}: {rejected.detail}")
+            return None
+        except Exception as err:  # open_entry refuses by reason; anything else is a refusal too
+            self.reject("corrupt", f"{name}: unreadable ({type(err).__name__}: {err!s:.100})")
             return None
         stats.count(f"remote.hit.{key.kind}")
         return artifact
@@ -318,14 +315,15 @@ class RemoteTier:
             stats.count("remote.dropped")
             self._warn_once(
                 "too-large",
-                f"a {artifact.key.kind} entry of {len(blob) / _MIB:.1f} MiB is over the cap of "
-                f"{self.settings.max_entry_bytes / _MIB:.0f} MiB ({ENTRY_MB_ENV}); not published",
+                f"a {artifact.key.kind} entry of {len(blob) / MIB:.1f} MiB is over the cap of "
+                f"{self.settings.max_entry_bytes / MIB:.0f} MiB ({ENTRY_MB_ENV}); not published",
             )
             return
         name = self.name_of(artifact.key.kind, artifact.key.digest)
-        seconds = self.settings.timeout_s + _PUT_S_PER_MIB * len(blob) / _MIB
+        deadline = self.deadline()
+        deadline.extend_for(len(blob))  # as a read's grows with the size the store announces
         written = self._guarded(
-            lambda: self.backend.put(name, blob, self.settings.ttl_s), seconds, "write"
+            lambda: self.backend.put(name, blob, self.settings.ttl_s), deadline, "write"
         )
         if written is True:
             stats.count("remote.published")
@@ -333,29 +331,30 @@ class RemoteTier:
 
     # -- deadlines, errors, the breaker -------------------------------------------------------
 
-    def call(self, call: Callable[[], _T], seconds: float) -> _T:
+    def call(self, call: Callable[[], _T], seconds: float | Deadline) -> _T:
         """Run ``call`` on the store under a deadline, for whole-store jobs (``cache push``).
 
         Raises
         ------
         TimeoutError
-            When it has not returned within ``seconds``; its errors propagate.
+            When it has not returned within ``seconds`` (or by the deadline, extended as the
+            call extends it); its errors propagate.
         """
-        return _bounded(call, seconds)
+        return _bounded(call, seconds if isinstance(seconds, Deadline) else Deadline(seconds))
 
     def _may_ask(self) -> bool:
         with self._lock:
             return self._off is None and time.monotonic() >= self._breaker_until
 
     def _guarded(
-        self, call: Callable[[], Any], seconds: float, what: str, on_caller: bool = False
+        self, call: Callable[[], Any], deadline: Deadline, what: str, on_caller: bool = False
     ) -> Any:
-        """Run ``call`` under ``seconds``; return its value, or ``_FAILED`` after a failure."""
+        """Run ``call`` by ``deadline``; return its value, or ``_FAILED`` after a failure."""
         started = time.perf_counter()
         try:
-            value = _bounded(call, seconds)
+            value = _bounded(call, deadline)
         except _TimedOut:
-            self._timed_out(what, seconds)
+            self._timed_out(what, deadline.seconds())
             return _FAILED
         except StoreFullError as err:
             self._store_full(err)
@@ -375,6 +374,11 @@ class RemoteTier:
         stats.count("remote.timeout")
         with self._lock:
             self._off = f"a {what} got no answer within {seconds:.1f} s"
+        try:  # the tier is off: stop whatever call is still reading, on any thread
+            self.backend.abort()
+        except Exception as err:  # closing is best effort; the tier is off either way
+            stats.count("remote.error")
+            self._warn_once("abort", f"closing the store's connections failed ({err!r})")
         self._warn_once(
             "timeout",
             f"a {what} got no answer within {seconds:.1f} s; the remote cache is off for the "
@@ -429,15 +433,19 @@ class RemoteTier:
 
 
 _FAILED: Any = object()
+#: How often a waiting caller looks again at a deadline that its call may have extended.
+_POLL_S = 0.1
 
 
-def _bounded(call: Callable[[], _T], seconds: float) -> _T:
+def _bounded(call: Callable[[], _T], deadline: Deadline) -> _T:
     """Run ``call`` in a daemon thread; raise ``_TimedOut`` when it has not returned in time.
 
-    The thread of a call past its deadline is left to finish or hang on its own: a daemon, it
-    never holds the process at exit.
+    The deadline may grow while the call runs (a read told the size of its reply). Past it, the
+    deadline is expired for good: a call that reads (:mod:`.resp`) stops at its next chunk and
+    drops its buffer; one stuck in a client's own call ends with the client's timeout. A daemon,
+    the thread never holds the process at exit.
     """
-    if seconds <= 0:
+    if deadline.left() <= 0:
         raise _TimedOut
     done = threading.Event()
     outcome: list[Any] = []
@@ -451,12 +459,22 @@ def _bounded(call: Callable[[], _T], seconds: float) -> _T:
             done.set()
 
     threading.Thread(target=run, name="compile-cache-remote-call", daemon=True).start()
-    if not done.wait(seconds):
-        raise _TimedOut
-    ok, value = outcome[0]
+    while not done.wait(min(deadline.left(), _POLL_S)):
+        if deadline.left() <= 0 and not done.is_set():
+            deadline.expire()
+            raise _TimedOut
+    ok, value = outcome.pop()
     if ok:
         return value
     raise value
+
+
+def _announced(read: Callable[[], bytes | None]) -> bytes | OversizedReply | None:
+    """Run ``read``; an entry announced over the cap is returned as a refusal, not raised."""
+    try:
+        return read()
+    except OversizedReply as refused:
+        return refused
 
 
 def _first_line(err: Exception) -> str:
@@ -538,10 +556,10 @@ def _make() -> tuple[RemoteTier | None, str]:
         # The client's own timeouts a little longer than the tier's deadline, which must fire
         # first: a call past it turns the tier off; a client timeout would be a mere error.
         backend = open_backend(url, settings.timeout_s + _CLIENT_TIMEOUT_MARGIN_S)
-    except (ImportError, ValueError) as err:
+    except ImportError as err:  # its message names the extra to install
         return None, str(err)
-    except Exception as err:  # a malformed URL the client refuses
-        return None, f"{shown}: {type(err).__name__}: {_first_line(err)}"
+    except Exception as err:  # a URL that names no store, or that does not parse
+        return None, f"{shown}: {_first_line(err)}"
     return RemoteTier(settings, key, backend), ""
 
 
@@ -573,7 +591,7 @@ def _settings(url: str) -> tuple[Settings, list[str]]:
         url=url,
         mode=mode or "read-only",
         timeout_s=timeout,
-        max_entry_bytes=int(number(ENTRY_MB_ENV, 256.0) * _MIB),
+        max_entry_bytes=int(number(ENTRY_MB_ENV, 256.0) * MIB),
         ttl_s=int(ttl_days * 86400) or None,
         queue_size=max(1, int(number(QUEUE_ENV, 256, integer=True))),
         flush_s=number(FLUSH_ENV, 10.0),

@@ -16,12 +16,17 @@ An entry, as stored remotely::
     <32 bytes: HMAC-SHA256(key, everything above)>
 
 :func:`open_entry` returns the artifact only when every check passes; otherwise it raises
-:class:`Rejected` with one of :data:`REASONS`. The checks, in order: the format (``corrupt``), the
-signature's presence (``unsigned``), the length (``truncated``, or ``corrupt`` for bytes past
-the end), the signature (``corrupt`` when the files no longer match the checksums the header
-lists, a bit flipped in storage or transit; ``bad-signature`` when they do, an entry made with
-another key), then the key material against the one asked for (``other-tvm``, ``other-shim``,
-``other-rules``, ``other-target``, ``other-kind``, ``other-key``) and the size cap (``too-large``).
+:class:`Rejected` with one of :data:`REASONS`. The size cap comes first (``too-large``), then the
+signature, over the raw bytes, before anything is parsed: the last 32 bytes must be this key's
+HMAC of the rest. Only a signed entry's header is parsed for use, with bounds
+(:data:`MAX_HEADER_BYTES`, :data:`MAX_HEADER_DEPTH`: a header nested 1,000 deep is refused, not
+a ``RecursionError``). An entry that fails the check is parsed, by the same bounded parser, only
+to name its reason: the format (``corrupt``), the signature's presence (``unsigned``), the length
+(``truncated``, or ``corrupt`` for bytes past the end), then ``corrupt`` when the files no longer
+match the checksums the header lists (a bit flipped in storage or transit) and
+``bad-signature`` when they do (an entry made with another key). A signed entry is then checked
+against the key material asked for (``other-tvm``, ``other-shim``, ``other-rules``,
+``other-target``, ``other-kind``, ``other-key``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +53,8 @@ __all__ = [
     "KEY_ENV",
     "KEY_FILE_ENV",
     "MAGIC",
+    "MAX_HEADER_BYTES",
+    "MAX_HEADER_DEPTH",
     "MIN_KEY_LENGTH",
     "REASONS",
     "KeyProblem",
@@ -65,6 +73,10 @@ MAGIC = b"compile-engine-compat entry 1\n"
 _LENGTH_BYTES = 8
 _MAC_BYTES = 32
 _ALGORITHM = "hmac-sha256"
+#: A header longer than this is refused unparsed (a real one is a few KiB at most).
+MAX_HEADER_BYTES = 1 << 20
+#: Brackets nested deeper than this in a header are refused unparsed (a real one nests 3 deep).
+MAX_HEADER_DEPTH = 8
 #: Why an entry was refused; ``cache info`` counts each.
 REASONS = (
     "unsigned",
@@ -203,6 +215,10 @@ def open_entry(
 ) -> Artifact:
     """Return the artifact in ``blob`` when it is whole, signed with ``key`` and ``expected``'s.
 
+    The signature is checked over the raw bytes first; the header is parsed only after that
+    (with bounds on its size and nesting), and an entry that fails the check is parsed only to
+    name the reason, by the same bounded parser.
+
     Parameters
     ----------
     blob : bytes
@@ -218,8 +234,7 @@ def open_entry(
     Rejected
         When any check fails; nothing from ``blob`` may be used then.
     """
-    header, body_start = _header(blob, max_bytes)
-    artifact = _verified(blob, header, body_start, key)
+    artifact = _opened(blob, key, max_bytes)
     problem = mismatch(expected.material, artifact.key.material)
     if problem is not None or artifact.key.kind != expected.kind:
         raise Rejected(problem or "other-kind", _difference(expected.material, artifact))
@@ -232,29 +247,114 @@ def verify_entry(blob: bytes, key: SigningKey, max_bytes: int | None = None) -> 
     ``cache verify`` and ``cache pull`` use it: the entry's key material is checked against its
     name by the caller. Raises :class:`Rejected` like :func:`open_entry`.
     """
-    header, body_start = _header(blob, max_bytes)
-    return _verified(blob, header, body_start, key)
+    return _opened(blob, key, max_bytes)
 
 
-def _header(blob: bytes, max_bytes: int | None) -> tuple[dict[str, Any], int]:
+def _opened(blob: bytes, key: SigningKey, max_bytes: int | None) -> Artifact:
     if max_bytes is not None and len(blob) > max_bytes:
         raise Rejected("too-large", f"{len(blob)} bytes, over the cap of {max_bytes}")
+    if not _signed_by(blob, key):
+        raise _why_refused(blob, key)
+    # Signed with the fleet's key: still parsed with bounds, and a malformed one is refused.
+    header, body_start = _header(blob)
+    if header.get("signature") != _ALGORITHM:
+        raise Rejected("corrupt", "signed, yet its header names no signature")
+    body_end = body_start + sum(size for _, size, _ in header["files"])
+    if body_end + _MAC_BYTES != len(blob):
+        raise Rejected("corrupt", "signed, yet its files do not fill it")
+    try:
+        artifact_key = ArtifactKey(header["kind"], header["material"])
+    except ValueError as err:  # signed by us, yet malformed: a bug of the writer, never used
+        raise Rejected("corrupt", str(err)) from err
+    return Artifact(artifact_key, _files(blob, header, body_start), header["meta"])
+
+
+def _signed_by(blob: bytes, key: SigningKey) -> bool:
+    """Return True when the last 32 bytes are ``key``'s HMAC of the rest (nothing is parsed)."""
+    if len(blob) < len(MAGIC) + _LENGTH_BYTES + _MAC_BYTES or not blob.startswith(MAGIC):
+        return False
+    signed = memoryview(blob)[:-_MAC_BYTES]  # no copy of a big entry
+    expected_mac = hmac.new(key.secret, signed, hashlib.sha256).digest()
+    return hmac.compare_digest(expected_mac, bytes(blob[-_MAC_BYTES:]))
+
+
+def _why_refused(blob: bytes, key: SigningKey) -> Rejected:
+    """Name the reason an entry failed its signature check (nothing of it is used)."""
     if not blob.startswith(MAGIC):
-        if MAGIC.startswith(blob):
-            raise Rejected("truncated", f"{len(blob)} bytes, ends inside the format line")
-        raise Rejected("corrupt", "not an entry of this format (no format line)")
+        if MAGIC.startswith(bytes(blob)):
+            return Rejected("truncated", f"{len(blob)} bytes, ends inside the format line")
+        return Rejected("corrupt", "not an entry of this format (no format line)")
+    try:
+        header, body_start = _header(blob)
+    except Rejected as rejected:
+        return rejected
+    if header.get("signature") is None:
+        return Rejected("unsigned", "the entry carries no signature")
+    if header["signature"] != _ALGORITHM:
+        return Rejected("unsigned", f"unknown signature algorithm {header['signature']!r}")
+    body_end = body_start + sum(size for _, size, _ in header["files"])
+    if len(blob) < body_end + _MAC_BYTES:
+        return Rejected(
+            "truncated", f"{len(blob)} bytes of the {body_end + _MAC_BYTES} its header announces"
+        )
+    if len(blob) > body_end + _MAC_BYTES:
+        return Rejected("corrupt", f"{len(blob) - body_end - _MAC_BYTES} bytes past its end")
+    files = _files(blob, header, body_start)
+    damaged = [
+        name
+        for name, _, digest in header["files"]
+        if hashlib.sha256(files[name]).hexdigest() != digest
+    ]
+    if damaged:
+        return Rejected("corrupt", f"{', '.join(damaged)} changed since it was signed")
+    return Rejected(
+        "bad-signature",
+        f"signed with key id {_short(str(header.get('key_id')))!r}, not with this runner's "
+        f"({key.key_id}): forged, or written by a fleet with another key",
+    )
+
+
+def _header(blob: bytes) -> tuple[dict[str, Any], int]:
+    """Parse the header with bounds: its size, its nesting; every failure is a refusal."""
     start = len(MAGIC) + _LENGTH_BYTES
     if len(blob) < start:
         raise Rejected("truncated", f"{len(blob)} bytes, ends before the header")
     length = int.from_bytes(blob[len(MAGIC) : start], "big")
+    if length > MAX_HEADER_BYTES:
+        raise Rejected(
+            "corrupt", f"a header of {length} bytes, over the {MAX_HEADER_BYTES} one may have"
+        )
     if len(blob) < start + length:
         raise Rejected("truncated", f"{len(blob)} bytes, ends inside the header")
+    raw = bytes(blob[start : start + length])
+    depth = _nesting(raw)
+    if depth > MAX_HEADER_DEPTH:
+        raise Rejected(
+            "corrupt", f"a header nested {depth} deep, over the {MAX_HEADER_DEPTH} one may be"
+        )
     try:
-        header = json.loads(blob[start : start + length])
+        header = json.loads(raw)
         _check_header(header)
-    except (ValueError, TypeError, KeyError) as err:
-        raise Rejected("corrupt", f"unreadable header ({err})") from err
+    except (ValueError, TypeError, KeyError, RecursionError) as err:
+        raise Rejected("corrupt", f"unreadable header ({_short(str(err))})") from err
     return header, start + length
+
+
+#: A JSON string (skipped whole, escapes included) or a bracket; possessive: linear time.
+_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.DOTALL)
+
+
+def _nesting(raw: bytes) -> int:
+    """Return how deep brackets nest in ``raw``, outside strings, without parsing it."""
+    depth = deepest = 0
+    for token in _TOKEN.finditer(raw):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return deepest
 
 
 def _check_header(header: Any) -> None:
@@ -267,50 +367,20 @@ def _check_header(header: Any) -> None:
     for item in header["files"]:
         name, size, digest = item
         if not (isinstance(name, str) and valid_file_name(name)):
-            raise ValueError(f"bad file name {name!r}")
+            raise ValueError(f"bad file name {_short(repr(name))}")
         if not (isinstance(size, int) and size >= 0 and isinstance(digest, str)):
             raise TypeError(f"bad size or checksum for {name!r}")
     if len({item[0] for item in header["files"]}) != len(header["files"]):
         raise ValueError("a file is listed twice")
 
 
-def _verified(blob: bytes, header: dict[str, Any], body_start: int, key: SigningKey) -> Artifact:
-    if header.get("signature") is None:
-        raise Rejected("unsigned", "the entry carries no signature")
-    if header["signature"] != _ALGORITHM:
-        raise Rejected("unsigned", f"unknown signature algorithm {header['signature']!r}")
-    body_end = body_start + sum(size for _, size, _ in header["files"])
-    if len(blob) < body_end + _MAC_BYTES:
-        raise Rejected(
-            "truncated", f"{len(blob)} bytes of the {body_end + _MAC_BYTES} its header announces"
-        )
-    if len(blob) > body_end + _MAC_BYTES:
-        raise Rejected("corrupt", f"{len(blob) - body_end - _MAC_BYTES} bytes past its end")
+def _files(blob: bytes, header: dict[str, Any], body_start: int) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     offset = body_start
     for name, size, _ in header["files"]:
-        files[name] = blob[offset : offset + size]
+        files[name] = bytes(blob[offset : offset + size])
         offset += size
-    signed = memoryview(blob)[:body_end]  # no copy of a big entry
-    expected_mac = hmac.new(key.secret, signed, hashlib.sha256).digest()
-    if not hmac.compare_digest(expected_mac, blob[body_end:]):
-        damaged = [
-            name
-            for name, _, digest in header["files"]
-            if hashlib.sha256(files[name]).hexdigest() != digest
-        ]
-        if damaged:
-            raise Rejected("corrupt", f"{', '.join(damaged)} changed since it was signed")
-        raise Rejected(
-            "bad-signature",
-            f"signed with key id {header.get('key_id')!r}, not with this runner's "
-            f"({key.key_id}): forged, or written by a fleet with another key",
-        )
-    try:
-        artifact_key = ArtifactKey(header["kind"], header["material"])
-    except ValueError as err:  # signed by us, yet malformed: a bug of the writer, never used
-        raise Rejected("corrupt", str(err)) from err
-    return Artifact(artifact_key, files, header["meta"])
+    return files
 
 
 def _difference(expected: str, artifact: Artifact) -> str:

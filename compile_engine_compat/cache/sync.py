@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from compile_engine_compat.cache import disk, remote
 from compile_engine_compat.cache.artifact import Artifact, fields
+from compile_engine_compat.cache.bounds import Deadline, OversizedReply
 from compile_engine_compat.cache.signing import Rejected, seal, verify_entry
 
 __all__ = ["Outcome", "SyncError", "pull", "push", "verify"]
@@ -65,9 +66,12 @@ def _tier() -> remote.RemoteTier:
     return tier
 
 
-def _call(tier: remote.RemoteTier, call: Callable[[], _T], what: str) -> _T:
+def _call(tier: remote.RemoteTier, call: Callable[[Deadline], _T], what: str) -> _T:
+    deadline = Deadline(tier.settings.timeout_s * _CALL_TIMEOUTS)  # a read extends it by size
     try:
-        return tier.call(call, tier.settings.timeout_s * _CALL_TIMEOUTS)
+        return tier.call(lambda: call(deadline), deadline)
+    except Rejected:  # an entry refused as announced (too large): counted, never the job's end
+        raise
     except TimeoutError as err:
         raise SyncError(f"{tier.url}: {what} got no answer in time") from err
     except Exception as err:
@@ -113,7 +117,7 @@ def pull() -> Outcome:
         When either tier is off or a call fails.
     """
     tier = _tier()
-    names = _call(tier, lambda: tier.backend.names(f"{tier.namespace}/"), "listing")
+    names = _call(tier, lambda _: tier.backend.names(f"{tier.namespace}/"), "listing")
     names.sort(key=lambda name: "/index/" in name)
     outcome = Outcome()
     for name in names:
@@ -141,7 +145,7 @@ def verify(prefix: str = "", delete: bool = False) -> Outcome:
     if tier is None:
         raise SyncError(f"the remote cache is {remote.off_reason()}")
     outcome = Outcome()
-    for name in _call(tier, lambda: tier.backend.names(prefix), "listing"):
+    for name in _call(tier, lambda _: tier.backend.names(prefix), "listing"):
         if _verified(tier, name, outcome) is not None:
             outcome.done += 1
         elif delete:
@@ -149,23 +153,39 @@ def verify(prefix: str = "", delete: bool = False) -> Outcome:
     return outcome
 
 
-def _put(tier: remote.RemoteTier, name: str, blob: bytes, ttl: int | None) -> Callable[[], bool]:
-    return lambda: tier.backend.put(name, blob, ttl)
+def _put(
+    tier: remote.RemoteTier, name: str, blob: bytes, ttl: int | None
+) -> Callable[[Deadline], bool]:
+    def put(deadline: Deadline) -> bool:
+        deadline.extend_for(len(blob))
+        return tier.backend.put(name, blob, ttl)
+
+    return put
 
 
-def _delete(tier: remote.RemoteTier, name: str) -> Callable[[], None]:
-    return lambda: tier.backend.delete(name)
+def _get(tier: remote.RemoteTier, name: str, limit: int) -> Callable[[Deadline], bytes | None]:
+    def get(deadline: Deadline) -> bytes | None:
+        try:
+            return tier.backend.get(name, limit, deadline)
+        except OversizedReply as refused:
+            raise Rejected("too-large", str(refused)) from refused
+
+    return get
+
+
+def _delete(tier: remote.RemoteTier, name: str) -> Callable[[Deadline], None]:
+    return lambda _: tier.backend.delete(name)
 
 
 def _verified(tier: remote.RemoteTier, name: str, outcome: Outcome) -> Artifact | None:
     """Read ``name`` and return its artifact when it is signed and lies under its own name."""
     limit = tier.settings.max_entry_bytes
-    blob = _call(tier, lambda: tier.backend.get(name, limit), f"reading {name}")
-    if blob is None:  # removed meanwhile
-        return None
-    outcome.bytes += len(blob)
     try:
-        artifact = verify_entry(blob, tier.key, limit)
+        blob = _call(tier, _get(tier, name, limit), f"reading {name}")
+        if blob is None:  # removed meanwhile
+            return None
+        outcome.bytes += len(blob)
+        artifact = _opened(blob, tier, limit)
         material = fields(artifact.key.material)
         own_name = (
             f"tvm-{material.get('tvm')}_shim-{material.get('shim')}/"
@@ -178,3 +198,13 @@ def _verified(tier: remote.RemoteTier, name: str, outcome: Outcome) -> Artifact 
         tier.reject(rejected.reason, f"{name}: {rejected.detail}")
         return None
     return artifact
+
+
+def _opened(blob: bytes, tier: remote.RemoteTier, limit: int) -> Artifact:
+    """verify_entry, every failure a refusal: verify --delete removes what it cannot parse."""
+    try:
+        return verify_entry(blob, tier.key, limit)
+    except Rejected:
+        raise
+    except Exception as err:
+        raise Rejected("corrupt", f"unreadable ({type(err).__name__}: {err!s:.100})") from err

@@ -5,7 +5,8 @@ build whole models here. The Relax passes are TVM's CPU pipeline with the shim's
 
     library dispatch                     (TVM's)
     FoldConstantOps                      constants folded in NumPy (.fold), no kernel compiled
-    LegalizeOps, AnnotateTIROpPattern,
+    LegalizeOps (one thread at a time),
+    AnnotateTIROpPattern,
     FuseOps, FuseTIR                     (TVM's) one PrimFunc per fused group, equal ones shared
     AttachAttrLayoutFreeBuffers          (TVM's) which kernel parameters are constant weights
     ScheduleKernels                      each distinct PrimFunc through schedule_prim_func, the
@@ -33,6 +34,7 @@ from compile_engine_compat.pipeline.model import fold, raise_calls
 from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
 from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
+from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
 __all__ = ["ScheduleKernels", "build_executable", "relax_passes", "scheduled_kernels"]
 
@@ -120,7 +122,7 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
         raise_calls.RaiseElementwiseCalls(),
         _convert_layout_where_used,
         fold.FoldConstantOps(),
-        relax.transform.LegalizeOps(customize_legalize_map=MODULE_LEGALIZATIONS),
+        _legalize_ops,
         relax.transform.AnnotateTIROpPattern(),
         relax.transform.FuseOps(),
         relax.transform.FuseTIR(),
@@ -131,6 +133,20 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
         *cpu.dataflow_lower_passes(target),
         *cpu.finalize_passes(target),
     ]
+
+
+@tvm.transform.module_pass(opt_level=0, name="LegalizeOpsSerialized")
+def _legalize_ops(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
+    """``LegalizeOps(MODULE_LEGALIZATIONS)``, one thread at a time (under ``TRACE_LOCK``).
+
+    Legalizations call TOPI, whose op tag scope (``te.TagScope._current``) is one class
+    attribute for the whole process: two threads inside it at once fail with "nested op_tag is
+    not allowed for now", and a thread's ``te.compute`` may take another's tag. ``jit``'s traces
+    and the Relay front end's TOPI calls hold the same lock; the rest of a build (fusion,
+    scheduling, LLVM) runs in parallel.
+    """
+    with TRACE_LOCK:
+        return relax.transform.LegalizeOps(customize_legalize_map=MODULE_LEGALIZATIONS)(mod)
 
 
 @tvm.transform.module_pass(opt_level=0, name="ConvertLayoutWhereUsed")
@@ -226,7 +242,8 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     """
     mod = attach_prim_funcs(mod)
     if target.kind.name != "llvm":
-        return tvm.compile(mod, target=target)
+        with TRACE_LOCK:  # TVM's whole pipeline, legalization (TOPI's tag scope) inside it
+            return tvm.compile(mod, target=target)
     with target:
         lowered = tvm.transform.Sequential(relax_passes(target))(mod)
     kernels = [gvar for gvar, func in lowered.functions.items() if isinstance(func, tirx.PrimFunc)]
