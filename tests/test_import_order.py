@@ -131,7 +131,7 @@ keys_before_use.update({{key: accepted(key, True) for key in CONFIG_KEYS}})
 
 # First use of the engine, the same call whatever the entry module was.
 from compile_engine_compat.facade.engine import global_engine
-from compile_engine_compat.pipeline import strategy
+from compile_engine_compat.pipeline import implementations
 engine = global_engine()
 keys_after_use = {{key: accepted(key, value_for(key, new)) for key, new in translated.items()}}
 keys_after_use.update({{key: accepted(key, True) for key in CONFIG_KEYS}})
@@ -143,12 +143,12 @@ def run(n):
     kernel(np.full(n, 2.0, "float32"), out)
     return out.tolist()
 
-impl = strategy.OpImplementation(
+impl = implementations.OpImplementation(
     "multiply_instead", lambda attrs, inputs, out_type: [topi.multiply(*inputs)], plevel=99
 )
-strategy.register_implementation("relax.add", impl)
+implementations.register_implementation("relax.add", impl)
 with_strategy = run(4)
-strategy.unregister_implementation("relax.add", impl)
+implementations.unregister_implementation("relax.add", impl)
 
 calls = []
 def override(call, inputs, target):
