@@ -23,8 +23,10 @@ import functools
 import importlib
 import inspect
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -33,10 +35,12 @@ from types import FrameType
 from typing import Any
 
 __all__ = [
+    "NATIVE_LOG_ENV",
     "PRIVATE_NAMES",
     "PROCESS_PATCHES",
     "SAVE_JSON_BUG",
     "SET_BY_PACKAGE_ENV",
+    "TVM_WARNING_LINE",
     "WORKING_FFI_RANGE",
     "PrivateName",
     "ProcessPatch",
@@ -67,6 +71,7 @@ __all__ = [
     "set_by_user",
     "set_environ",
     "te_ffi",
+    "tvm_warnings_dropped",
 ]
 
 
@@ -624,6 +629,48 @@ def at_fork_in_child(
         os.register_at_fork(after_in_child=handler)
 
 
+# -- TVM's C++ log during the package's own steps ----------------------------------------------
+
+#: A warning line of TVM's C++ log, as its runtime writes it to file descriptor 2:
+#: ``[12:00:00] /project/src/runtime/vm/executable.cc:276: Warning: Scope Saving: global``.
+TVM_WARNING_LINE = re.compile(rb"^\[\d\d:\d\d:\d\d\] \S+:\d+: Warning: ")
+#: ``show`` lets TVM's C++ warnings through during the package's own steps too.
+NATIVE_LOG_ENV = "COMPILE_ENGINE_COMPAT_NATIVE_LOG"
+_stderr_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def tvm_warnings_dropped() -> Iterator[None]:
+    """Drop the warning lines of TVM's C++ log written during the block; pass the rest on.
+
+    For the package's own steps only (exporting and loading the libraries it builds): file
+    descriptor 2 goes to a temporary file for the block, then every line that is not a TVM
+    warning line (:data:`TVM_WARNING_LINE`) is written to the real stderr, in order; all of it if
+    the block raised. Nothing written meanwhile is lost, only delayed to the block's end.
+    ``COMPILE_ENGINE_COMPAT_NATIVE_LOG=show`` turns it off.
+    """
+    if os.environ.get(NATIVE_LOG_ENV, "").lower() == "show":
+        yield
+        return
+    with _stderr_lock, tempfile.TemporaryFile() as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            lines = capture.read().splitlines(keepends=True)
+            kept = b"".join(line for line in lines if failed or not TVM_WARNING_LINE.match(line))
+            if kept:
+                os.write(2, kept)
+
+
 @dataclass(frozen=True)
 class ProcessPatch:
     """One change the package makes to the process beyond its own modules."""
@@ -670,6 +717,14 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "opt-in: compile_engine_compat.install(); uninstall() restores TVM's __init__; "
         "COMPILE_ENGINE_COMPAT_LEGACY_TARGETS=off passes strings to TVM untouched",
         "tests/test_targets_constructors.py, tests/surfaces/test_moved_names.py",
+    ),
+    ProcessPatch(
+        "file descriptor 2 redirected while the package exports or loads a library it built (the "
+        "compile cache, relay.build's export_library and its reload): TVM's C++ warning lines "
+        "dropped, everything else written after the step",
+        "boundary.tvm_warnings_dropped, used by cache.disk, facade.modules, tvm_legacy.runtime",
+        "COMPILE_ENGINE_COMPAT_NATIVE_LOG=show",
+        "tests/test_boundary_native_log.py",
     ),
     ProcessPatch(
         "tvm.ir.save_json replaced by guarded_save_json: a TypeError where the apache-tvm-ffi "

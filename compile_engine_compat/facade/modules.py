@@ -23,6 +23,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
+from compile_engine_compat.boundary import tvm_warnings_dropped
 from compile_engine_compat.cache import disk
 from compile_engine_compat.pipeline import module_build
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
@@ -150,7 +151,8 @@ def build(
     stored = disk.load_artifact(key)
     if stored is not None and LIBRARY_FILE in stored.files:
         library = stored.path(LIBRARY_FILE)
-        return BuiltModule(tvm.runtime.load_module(str(library)), library)
+        with tvm_warnings_dropped():
+            return BuiltModule(tvm.runtime.load_module(str(library)), library)
     executable = module_build.build_module(bound, resolved)
     disk.store_quietly(lambda: _store(key, executable), "module")
     return BuiltModule(executable)
@@ -169,7 +171,8 @@ def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any
         ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` to build afresh with them.
     """
     if built.library is None:
-        built.executable.export_library(file_name, *args, **kwargs)
+        with tvm_warnings_dropped():  # TVM's C++ log of the VM's sections: not Relay's output
+            built.executable.export_library(file_name, *args, **kwargs)
         return
     path = os.fspath(file_name)
     if args or kwargs or not path.endswith((".so", ".dylib", ".dll")):

@@ -7,12 +7,19 @@ loads exactly as TVM's own ``load_module`` loads it (the same object, untouched)
 
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import Any
 
 import tvm
 
+from compile_engine_compat.boundary import tvm_warnings_dropped
 from compile_engine_compat.deprecations import warn_legacy
-from compile_engine_compat.relay.backend.executor_factory import LoadedFactory, load_marked
+from compile_engine_compat.relay.backend.executor_factory import (
+    MARKER_SUFFIX,
+    LoadedFactory,
+    load_marked,
+)
 
 __all__ = ["executable_time_evaluator", "load_module", "tvm_load_module"]
 
@@ -37,7 +44,12 @@ def load_module(path: Any, fmt: str = "") -> Any:
         A :class:`~compile_engine_compat.relay.backend.executor_factory.LoadedFactory` for a
         library exported from ``relay.build``'s result; TVM's module otherwise.
     """
-    module = tvm_load_module(path)
+    # relay.build's export (its marker beside it) reloads without TVM's C++ log of the VM's
+    # sections, as Relay's did; any other library loads exactly as TVM loads it.
+    name = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    marked = isinstance(name, str) and os.path.exists(name + MARKER_SUFFIX)
+    with tvm_warnings_dropped() if marked else contextlib.nullcontext():
+        module = tvm_load_module(path)
     loaded = load_marked(path, module)
     if isinstance(loaded, LoadedFactory):
         warn_legacy("tvm.runtime.load_module")
