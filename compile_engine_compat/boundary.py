@@ -23,8 +23,10 @@ import functools
 import importlib
 import inspect
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -33,9 +35,13 @@ from types import FrameType
 from typing import Any
 
 __all__ = [
+    "NATIVE_LOG_ENV",
     "PRIVATE_NAMES",
     "PROCESS_PATCHES",
+    "SAVE_JSON_BUG",
     "SET_BY_PACKAGE_ENV",
+    "TVM_WARNING_LINE",
+    "WORKING_FFI_RANGE",
     "PrivateName",
     "ProcessPatch",
     "active_patches",
@@ -47,6 +53,7 @@ __all__ = [
     "dataflow_block",
     "env_raw",
     "ffi_function_address",
+    "ffi_release",
     "give_type",
     "guarded_save_json",
     "handle_of",
@@ -60,10 +67,12 @@ __all__ = [
     "remove_meta_path_finder",
     "resolve",
     "restore_attribute",
+    "save_json_crashes",
     "schedule_ffi",
     "set_by_user",
     "set_environ",
     "te_ffi",
+    "tvm_warnings_dropped",
 ]
 
 
@@ -271,23 +280,46 @@ def pass_context_params() -> tuple[str, ...]:
     return _PASS_CONTEXT_PARAMS
 
 
-# -- tvm.ir.save_json: a TVM 0.27 crash, guarded (issue: upstream Relay tests) -------------------
+# -- tvm.ir.save_json: guarded where the apache-tvm-ffi release in use crashes -------------------
 
-#: The TVM bug the guard stands in for, named in its refusal.
+#: What the guard stands in for, named in its refusal with the apache-tvm-ffi release at fault.
 SAVE_JSON_BUG = (
-    "TVM 0.27's JSON serializer (tvm::ffi::ToJSONGraph) crashes the interpreter (SIGSEGV) on a "
-    "node with a plain DataType field (ir.PrimType, relax.TensorType, tirx.IntImm, every typed "
-    "Relax or TIR expression and the functions and modules holding them); reproduce with "
-    "`import tvm; tvm.ir.save_json(tvm.ir.PrimType('int32'))`"
+    "its JSON serializer (tvm::ffi::ToJSONGraph) kills the interpreter (SIGSEGV) on a node with "
+    "a plain DataType field (ir.PrimType, relax.TensorType, tirx.IntImm, every typed Relax or "
+    "TIR expression and the functions and modules holding them); reproduce with "
+    "`import tvm; tvm.ir.save_json(tvm.tirx.IntImm('int32', 3))`"
 )
-_PROBE = "import tvm; tvm.ir.save_json(tvm.ir.PrimType('int32')); print('survived')"
+#: The apache-tvm-ffi releases whose serializer works with the apache-tvm 0.27 wheels: the range
+#: pyproject.toml declares (tests/test_boundary_save_json.py checks that the two agree).
+WORKING_FFI_RANGE = ">=0.1.14.post0,<0.1.15"
+_PROBE = (
+    "import tvm; tvm.ir.save_json(tvm.ir.PrimType('int32')); "
+    "tvm.ir.save_json(tvm.tirx.IntImm('int32', 3)); print('survived')"
+)
+
+
+def ffi_release() -> str:
+    """The apache-tvm-ffi release this process runs, as ``"<ffi> (with apache-tvm <tvm>)"``."""
+    import tvm
+    import tvm_ffi
+
+    return f"{tvm_ffi.__version__} (with apache-tvm {tvm.__version__})"
+
+
+def save_json_crashes() -> bool:
+    """Whether the FFI release in use crashes in ``save_json`` on a DataType field.
+
+    Probed in a child Python (the probe would kill this one) that imports the same TVM (this
+    process's ``sys.path``), once per FFI release: a release that works is never guarded.
+    """
+    return _serializer_crashes(ffi_release())
 
 
 @functools.cache
-def save_json_crashes() -> bool:
-    """Whether this TVM's ``save_json`` crashes on a DataType field: probed once, in a child
-    Python (the probe would kill this one), so a fixed TVM is no longer guarded."""
-    env = {**os.environ, "PYTHONFAULTHANDLER": ""}
+def _serializer_crashes(release: str) -> bool:
+    """Run the probe; ``release`` (:func:`ffi_release`) is the cache key."""
+    path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "", "PYTHONPATH": path}
     probe = subprocess.run(
         [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=300, env=env
     )
@@ -359,10 +391,11 @@ def guarded_save_json(node: Any) -> str:
 
     Served as ``tvm.ir.save_json`` by ``install()`` (a row of
     :data:`compile_engine_compat.surfaces.moved_names.MOVED_NAMES`). A front-end node is
-    converted as TVM would convert it (its Relax form). Where :func:`save_json_crashes` finds the
-    TVM bug (:data:`SAVE_JSON_BUG`), a graph holding a plain DataType field is refused, naming
-    it; everything else (attrs, ops, global vars, spans, containers, tensors) is TVM's own
-    ``save_json``, and round-trips through ``tvm.ir.load_json``.
+    converted as TVM would convert it (its Relax form) and saved by TVM's own ``save_json``; it
+    round-trips through ``tvm.ir.load_json``. Only where :func:`save_json_crashes` finds that the
+    apache-tvm-ffi release in use crashes (:data:`SAVE_JSON_BUG`: 0.1.15.post1 and 0.1.15.post2,
+    outside the declared range) is a graph holding a plain DataType field refused, naming the
+    field, the release and the releases that work.
     """
     import tvm
 
@@ -374,8 +407,11 @@ def guarded_save_json(node: Any) -> str:
         if field is not None:
             raise TypeError(
                 f"tvm.ir.save_json refuses {type(node).__qualname__}: its {field} field would "
-                f"crash the process. {SAVE_JSON_BUG}. Serialize the module with "
-                "tvm.compile(mod).export_library or TVMScript (mod.script()) instead."
+                f"crash the process. apache-tvm-ffi {ffi_release()} is at fault: "
+                f"{SAVE_JSON_BUG}. Install a release that works, pip install "
+                f"'apache-tvm-ffi{WORKING_FFI_RANGE}' (the range compile-engine-compat declares), "
+                "or serialize the module with tvm.compile(mod).export_library or TVMScript "
+                "(mod.script())."
             )
     return str(save(value))
 
@@ -617,6 +653,48 @@ def connection_socket(connection: Any) -> Any:
     return sock
 
 
+# -- TVM's C++ log during the package's own steps ----------------------------------------------
+
+#: A warning line of TVM's C++ log, as its runtime writes it to file descriptor 2:
+#: ``[12:00:00] /project/src/runtime/vm/executable.cc:276: Warning: Scope Saving: global``.
+TVM_WARNING_LINE = re.compile(rb"^\[\d\d:\d\d:\d\d\] \S+:\d+: Warning: ")
+#: ``show`` lets TVM's C++ warnings through during the package's own steps too.
+NATIVE_LOG_ENV = "COMPILE_ENGINE_COMPAT_NATIVE_LOG"
+_stderr_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def tvm_warnings_dropped() -> Iterator[None]:
+    """Drop the warning lines of TVM's C++ log written during the block; pass the rest on.
+
+    For the package's own steps only (exporting and loading the libraries it builds): file
+    descriptor 2 goes to a temporary file for the block, then every line that is not a TVM
+    warning line (:data:`TVM_WARNING_LINE`) is written to the real stderr, in order; all of it if
+    the block raised. Nothing written meanwhile is lost, only delayed to the block's end.
+    ``COMPILE_ENGINE_COMPAT_NATIVE_LOG=show`` turns it off.
+    """
+    if os.environ.get(NATIVE_LOG_ENV, "").lower() == "show":
+        yield
+        return
+    with _stderr_lock, tempfile.TemporaryFile() as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            lines = capture.read().splitlines(keepends=True)
+            kept = b"".join(line for line in lines if failed or not TVM_WARNING_LINE.match(line))
+            if kept:
+                os.write(2, kept)
+
+
 @dataclass(frozen=True)
 class ProcessPatch:
     """One change the package makes to the process beyond its own modules."""
@@ -665,8 +743,17 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "tests/test_targets_constructors.py, tests/surfaces/test_moved_names.py",
     ),
     ProcessPatch(
-        "tvm.ir.save_json replaced by guarded_save_json: a TypeError where TVM 0.27's serializer "
-        "would crash (a DataType field); TVM's own otherwise",
+        "file descriptor 2 redirected while the package exports or loads a library it built (the "
+        "compile cache, relay.build's export_library and its reload): TVM's C++ warning lines "
+        "dropped, everything else written after the step",
+        "boundary.tvm_warnings_dropped, used by cache.disk, facade.modules, tvm_legacy.runtime",
+        "COMPILE_ENGINE_COMPAT_NATIVE_LOG=show",
+        "tests/test_boundary_native_log.py",
+    ),
+    ProcessPatch(
+        "tvm.ir.save_json replaced by guarded_save_json: a TypeError where the apache-tvm-ffi "
+        "release in use would crash (a DataType field, probed once per release); TVM's own "
+        "otherwise",
         "boundary (a row of surfaces.moved_names, set by install())",
         "opt-in: compile_engine_compat.install(); uninstall() puts TVM's own back",
         "tests/test_boundary_save_json.py",

@@ -99,6 +99,7 @@ import tvm.support.cc
 import tvm_ffi
 
 from compile_engine_compat import library_files
+from compile_engine_compat.boundary import tvm_warnings_dropped
 from compile_engine_compat.cache import remote, stats
 from compile_engine_compat.cache.artifact import (
     Artifact,
@@ -529,7 +530,8 @@ def _load_module(library: Path) -> Any:
 
 def _load_library(entry: Path, meta: dict[str, Any]) -> tuple[Any, str] | None:
     try:
-        module = _load_module(entry / _LIBRARY)
+        with tvm_warnings_dropped():
+            module = _load_module(entry / _LIBRARY)
         symbol = str(meta["meta"]["symbol"])
         module[symbol]  # fails now, not at the first call, if the symbol is missing
     except Exception as err:  # a library that passed its checksum but does not load
@@ -826,7 +828,8 @@ def store_many(keys: Sequence[EntryKey], module: Any) -> None:
     if not missing:
         return
     with _staging(layout) as build:
-        library = _export(module, build)
+        with tvm_warnings_dropped():
+            library = _export(module, build)
         added = library.stat().st_size
         for key in missing:
             files: dict[str, bytes | Path] = {_LIBRARY: library, _SOURCE: key.source.encode()}
@@ -1031,7 +1034,8 @@ def export_library(module: Any, directory: Path) -> Path:
     NotStoredError
         When the library cannot be written (a size limit, a full disk, no system compiler).
     """
-    return _export(module, directory)
+    with tvm_warnings_dropped():
+        return _export(module, directory)
 
 
 def _export(module: Any, directory: Path) -> Path:

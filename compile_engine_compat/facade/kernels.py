@@ -22,7 +22,7 @@ import tvm
 
 from compile_engine_compat.cache import disk
 from compile_engine_compat.facade.objects import CachedFunc
-from compile_engine_compat.pipeline.build import build_kernel, device_for
+from compile_engine_compat.pipeline.build import build_kernel, compile_kernels, device_for
 from compile_engine_compat.pipeline.opt_level import without_opt_level
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
 from compile_engine_compat.runtime import threads
@@ -183,8 +183,9 @@ def kernels_for(
 ) -> list[Kernel]:
     """Return the kernels of ``cacheds`` (one target): cache hits loaded, the rest built at once.
 
-    The misses go into one IRModule and one ``tvm.compile`` (``jit_many`` calls this once per
-    chunk); the library is stored once and linked into each miss's entry.
+    The misses go into one build (:func:`.compile_kernels`, the build stage ``jit``'s kernels go
+    through too; ``jit_many`` calls this once per chunk); the library is stored once and linked
+    into each miss's entry.
 
     Parameters
     ----------
@@ -210,7 +211,7 @@ def kernels_for(
         }
         target = cacheds[misses[0]].target
         try:
-            module = tvm.compile(tvm.IRModule(funcs), target=target)
+            module = compile_kernels(funcs, target)
         except Exception:
             # One function TVM cannot build fails the whole module: build each alone, so that
             # the others still get their kernels and a failing one gets build_kernel's fallback.

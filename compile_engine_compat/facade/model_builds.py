@@ -24,6 +24,7 @@ import tvm_ffi
 from tvm import relax
 
 from compile_engine_compat import new_files
+from compile_engine_compat.boundary import tvm_warnings_dropped
 from compile_engine_compat.cache import disk
 from compile_engine_compat.pipeline.model import vm_executable
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
@@ -150,7 +151,8 @@ def build(
     key = module_key(bound, resolved)
     stored = disk.load_artifact(key)
     if stored is not None and LIBRARY_FILE in stored.files:
-        loaded = stored.load_library(LIBRARY_FILE)  # None: discarded (unsafe, does not load)
+        with tvm_warnings_dropped():  # TVM's C++ log of the VM's sections: not Relay's output
+            loaded = stored.load_library(LIBRARY_FILE)  # None: discarded (unsafe, does not load)
         if loaded is not None:
             return BuiltModule(loaded, stored.path(LIBRARY_FILE))
     executable = vm_executable.build_executable(bound, resolved)
@@ -177,7 +179,8 @@ def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any
     library = path.endswith((".so", ".dylib", ".dll"))
     if built.library is None:
         with new_files.replacing(path, 0o777 if library else 0o666) as staging:
-            built.executable.export_library(str(staging), *args, **kwargs)
+            with tvm_warnings_dropped():  # TVM's C++ log of the VM's sections: not Relay's output
+                built.executable.export_library(str(staging), *args, **kwargs)
         return
     if args or kwargs or not library:
         raise ValueError(

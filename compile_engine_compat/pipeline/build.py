@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tvm
@@ -14,7 +14,7 @@ from compile_engine_compat.runtime.kernel import Kernel
 
 logger = logging.getLogger("compile_engine")
 
-__all__ = ["build_kernel", "device_for"]
+__all__ = ["build_kernel", "compile_kernels", "device_for"]
 
 
 def device_for(target: tvm.target.Target) -> Any:
@@ -67,6 +67,29 @@ def build_kernel(
     return Kernel(module, name, num_inputs, num_outputs, constants, device_for(target))
 
 
+def compile_kernels(
+    funcs: tvm.IRModule | Mapping[str, tirx.PrimFunc], target: tvm.target.Target
+) -> Any:
+    """``tvm.compile`` of kernels, with the shim's ``tir_pipeline``: the one build every kernel,
+    built alone (:func:`build_kernel`) or many at once (``jit_many``), goes through, so that one
+    cache key always means one code.
+
+    Parameters
+    ----------
+    funcs : tvm.IRModule or mapping of str to tirx.PrimFunc
+        The PrimFuncs, by symbol.
+    target : tvm.target.Target
+        The compilation target.
+
+    Returns
+    -------
+    tvm.runtime.Module
+        The compiled library, holding every function of ``funcs``.
+    """
+    module = funcs if isinstance(funcs, tvm.IRModule) else tvm.IRModule(dict(funcs))
+    return tvm.compile(module, target=target, tir_pipeline=tir_pipeline(target))
+
+
 def _compile(
     funcs: tvm.IRModule,
     name: str,
@@ -78,7 +101,7 @@ def _compile(
     # with uneven windows: "Instruction does not dominate all uses") where the same function
     # with its stages apart builds; the new path then builds too, so the shim must not fail.
     try:
-        return tvm.compile(funcs, target=target, tir_pipeline=tir_pipeline(target))
+        return compile_kernels(funcs, target)
     except Exception as err:
         if plain is None:
             raise
@@ -100,6 +123,6 @@ def _compile_or_none(
 ) -> Any | None:
     try:
         func = plain().with_attr("global_symbol", name)
-        return tvm.compile(tvm.IRModule({name: func}), target=target)
+        return compile_kernels({name: func}, target)
     except Exception:  # the caller re-raises the scheduled kernel's error, the one to report
         return None

@@ -7,11 +7,13 @@ loads exactly as TVM's own ``load_module`` loads it (the same object, untouched)
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
 import tvm
 
+from compile_engine_compat.boundary import tvm_warnings_dropped
 from compile_engine_compat.deprecations import warn_legacy
 from compile_engine_compat.library_files import check_whole_library
 from compile_engine_compat.relay.backend.executor_factory import LoadedFactory, read_marker
@@ -51,7 +53,10 @@ def load_module(path: Any, fmt: str = "") -> Any:
     if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):
         check_whole_library(path)  # before TVM maps it
         names = read_marker(path)  # before the library's code runs
-    module = tvm_load_module(path)
+    # relay.build's export (its marker beside it) reloads without TVM's C++ log of the VM's
+    # sections, as Relay's did; any other library loads exactly as TVM loads it.
+    with tvm_warnings_dropped() if names is not None else contextlib.nullcontext():
+        module = tvm_load_module(path)
     if names is None:
         return module
     warn_legacy("tvm.runtime.load_module")

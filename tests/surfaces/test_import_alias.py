@@ -6,6 +6,7 @@ import importlib
 import logging
 import pathlib
 import runpy
+import subprocess
 import sys
 import warnings
 
@@ -244,3 +245,31 @@ def test_a_refused_tvm_module_outside_relay_imports_and_goes_with_uninstall():
     finally:
         compile_engine_compat.uninstall()
     assert "tvm.topi.cuda" not in sys.modules and not hasattr(tvm.topi, "cuda")
+
+
+#: install() in a process without pytest (the [tvm] extra alone): ``sys.modules["pytest"] = None``
+#: makes ``import pytest`` raise ModuleNotFoundError, as an environment without it does.
+WITHOUT_PYTEST = """
+import sys
+sys.modules["pytest"] = None
+import compile_engine_compat
+compile_engine_compat.install()
+from tvm import relay
+x = relay.var("x", shape=(2,))
+print(relay.Function([x], relay.nn.relu(x)).params[0].name_hint)
+try:
+    import tvm.testing
+except ModuleNotFoundError as err:
+    print("tvm.testing needs", err.name)
+"""
+
+
+def test_install_works_without_pytest_and_tvm_testing_says_what_it_needs():
+    child = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", WITHOUT_PYTEST],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.splitlines() == ["x", "tvm.testing needs pytest"]

@@ -31,7 +31,6 @@ __all__ = [
     "BuildResult",
     "LoadedFactory",
     "VMRunner",
-    "load_marked",
     "read_marker",
     "write_marker",
 ]
@@ -252,23 +251,10 @@ class LoadedFactory:
 
 
 def write_marker(path: str, input_names: list[str]) -> None:
-    """Write the marker that :func:`load_marked` recognises next to the library ``path``."""
+    """Write the marker that :func:`read_marker` reads next to the library ``path``."""
     record = {"format": _MARKER_FORMAT, "inputs": list(input_names)}
     with new_files.replacing(path + MARKER_SUFFIX) as staging:
         staging.write_text(json.dumps(record), encoding="utf-8")
-
-
-def load_marked(path: Any, module: Any) -> Any:
-    """``module`` (loaded from ``path``) as a :class:`LoadedFactory` if ``relay.build`` exported
-    it, else ``module`` itself, untouched.
-
-    Raises
-    ------
-    ValueError
-        When the marker beside ``path`` cannot be read (see :func:`read_marker`).
-    """
-    names = read_marker(path)
-    return module if names is None else LoadedFactory(module, names)
 
 
 def read_marker(path: Any) -> list[str] | None:

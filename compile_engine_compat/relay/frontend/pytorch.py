@@ -10,9 +10,10 @@ way ``main`` takes the inputs under the names of ``input_infos``, then the weigh
 
 from __future__ import annotations
 
+import contextlib
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import tvm
@@ -59,6 +60,17 @@ def _inputs(input_infos: Any, default_dtype: str) -> list[tuple[str, tuple[int, 
     return inputs
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """No warning from the shim's own conversion. torch's about its exporters (the TorchScript
+    exporter's deprecation, "no signature found ... skipping _decide_input_format", the pytree
+    notes of torch.export and of TVM's importer) are this route's detail, not the caller's; the
+    legacy-call warning of ``from_pytorch`` is given outside, and stays."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def _examples(torch: Any, inputs: list[tuple[str, tuple[int, ...], str]]) -> tuple[Any, ...]:
     return tuple(torch.zeros(shape, dtype=getattr(torch, dtype)) for _, shape, dtype in inputs)
 
@@ -70,9 +82,7 @@ def _from_script_module(
     names = [name for name, _, _ in inputs]
     buffer = io.BytesIO()
     try:
-        with warnings.catch_warnings():
-            # torch deprecates the TorchScript exporter: this route's detail, not the caller's.
-            warnings.simplefilter("ignore", DeprecationWarning)
+        with _quiet():
             torch.onnx.export(
                 module,
                 _examples(torch, inputs),
@@ -101,8 +111,11 @@ def _from_nn_module(
 ) -> tuple[tvm.IRModule, dict[str, Any]]:
     from tvm.relax.frontend.torch import from_exported_program
 
-    program = torch.export.export(module, _examples(torch, inputs))
-    mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True)
+    with _quiet():
+        program = torch.export.export(module, _examples(torch, inputs))
+        mod = from_exported_program(
+            program, keep_params_as_input=True, unwrap_unit_return_tuple=True
+        )
     func = mod["main"]
     num_inputs = int(func.attrs["num_input"])
     if num_inputs != len(inputs):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import tvm
@@ -85,3 +87,16 @@ def test_relay_only_options_and_bad_inputs_are_refused():
         relay.frontend.from_pytorch(net, [("x", (1, -3, 8, 8))])
     with pytest.raises(TypeError, match=r"ScriptModule or a torch\.nn\.Module"):
         relay.frontend.from_pytorch(object(), [("x", CONV_SHAPE)])
+
+
+@pytest.mark.warnings_visible
+@pytest.mark.parametrize("route", ["traced", "nn_module"])
+def test_the_internal_export_lets_no_torch_warning_through(route):
+    # torch warns about its own exporters ("no signature found ... skipping
+    # _decide_input_format", pytree deprecations): the shim's conversion, not the caller's.
+    net = torch_conv_net()
+    model = torch.jit.trace(net, torch.zeros(CONV_SHAPE)) if route == "traced" else net
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        relay.frontend.from_pytorch(model, [("data", CONV_SHAPE)])
+    assert [type(w.message).__name__ for w in caught] == ["CompileEngineDeprecationWarning"]
