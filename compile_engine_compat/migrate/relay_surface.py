@@ -227,7 +227,6 @@ NAMES = frozenset(
         'tvm.relay.backend.executor_factory.LoadedFactory',
         'tvm.relay.backend.executor_factory.MARKER_SUFFIX',
         'tvm.relay.backend.executor_factory.VMRunner',
-        'tvm.relay.backend.executor_factory.load_marked',
         'tvm.relay.backend.executor_factory.read_marker',
         'tvm.relay.backend.executor_factory.write_marker',
         'tvm.relay.backend.te_compiler.CCacheKey',
