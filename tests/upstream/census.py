@@ -472,8 +472,17 @@ def _short(detail: str) -> str:
     if found is None:
         return detail.replace("|", "/").replace("\n", " ")[:160]
     why, instead, section = found.group("why", "instead", "section")
-    text = why.strip() + (f"; instead: {instead.strip()}" if instead else "")
+    text = _escape(why.strip())
+    if instead:
+        text += "; instead: `" + instead.strip().replace("`", "'") + "`"
     return f"{text} ({section})".replace("|", "/").replace("\n", " ")
+
+
+def _escape(text: str) -> str:
+    """Markdown-safe prose: no links, emphasis or HTML out of a message."""
+    for char in "\\[]*_<>`":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 def markdown(result: dict[str, dict[str, tuple[str, str]]], source: str) -> str:
