@@ -29,15 +29,20 @@ __all__ = [
     "SNAPSHOT_FILE",
     "Route",
     "absent_in_tvm",
+    "absent_names",
     "class_methods",
     "legacy_modules",
     "module_names",
     "route",
+    "served_names",
     "snapshot",
 ]
 
 #: The committed name list (package data).
 SNAPSHOT_FILE = Path(__file__).with_name("v019_public_names.json")
+
+
+_CATCH_ALL_ROW = "relay.unsupported"
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,11 @@ class Route:
     why: str
     replacement: str
     docs: str
+    #: The API table row naming the replacement and the section.
+    row: str = _CATCH_ALL_ROW
 
 
-_CATCH_ALL = "relay.unsupported"
+_CATCH_ALL = _CATCH_ALL_ROW
 
 #: Legacy module prefix -> (API table row naming the replacement and section, why it is gone).
 #: The longest prefix wins.
@@ -103,6 +110,15 @@ _ROUTES: dict[str, tuple[str, str]] = {
         "relay.unsupported",
         "TVM 0.27's tvm.testing lacks it: write the check with numpy.testing and pytest",
     ),
+    # TVM 0.19's deprecated device aliases, wherever it kept them.
+    **{
+        f"{module}.{alias}": (
+            "tvm.context",
+            f"{alias} was TVM 0.19's deprecated alias of tvm.{modern}: call tvm.{modern}(index)",
+        )
+        for module in ("tvm", "tvm.runtime", "tvm.runtime.ndarray")
+        for alias, modern in (("gpu", "cuda"), ("cl", "opencl"), ("mtl", "metal"))
+    },
 }
 
 
@@ -139,6 +155,32 @@ def absent_in_tvm() -> dict[str, list[str]]:
     return dict(snapshot()["absent_in_tvm"])
 
 
+@functools.cache
+def served_names() -> frozenset[str]:
+    """The listed names ``install()`` serves, as the last ``census.py --docs`` found them
+    (``v019_served.json``; a test keeps it current)."""
+    path = SNAPSHOT_FILE.with_name("v019_served.json")
+    if not path.is_file():
+        return frozenset()
+    return frozenset(json.loads(path.read_text(encoding="utf-8"))["served"])
+
+
+@functools.cache
+def absent_names() -> frozenset[str]:
+    """Every dotted TVM 0.19 name of the list (modules and their names, not class methods)
+    that TVM 0.27 no longer has: ``tvm.gpu``, ``tvm._ffi``, ``tvm.contrib.graph_runtime.create``."""
+    out: set[str] = set()
+    for owner, names in absent_in_tvm().items():
+        if ":" in owner:
+            continue
+        if names == ["*"]:
+            out.add(owner)
+            out.update(f"{owner}.{name}" for name in module_names(owner))
+        else:
+            out.update(f"{owner}.{name}" for name in names)
+    return frozenset(out)
+
+
 def route(fullname: str) -> Route:
     """What replaces the TVM 0.19 name ``fullname`` (``"tvm.relay.analysis.CallGraph"``)."""
     prefix = max(
@@ -150,4 +192,4 @@ def route(fullname: str) -> Route:
     row = lookup(row_name)
     # The catch-all row's replacement is "the one each finding names": the reason says it.
     replacement = "" if row_name == _CATCH_ALL else row.replacement
-    return Route(why=why, replacement=replacement, docs=row.docs)
+    return Route(why=why, replacement=replacement, docs=row.docs, row=row_name)

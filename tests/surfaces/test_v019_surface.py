@@ -71,10 +71,12 @@ def test_the_docs_page_is_up_to_date(census):
     def body(text: str) -> list[str]:  # all but the line stating the date and versions
         return [line for line in text.splitlines() if not line.startswith("Generated ")]
 
-    assert body(page) == body(PAGE.read_text()), (
-        "docs/relay-surface.md is stale: python tests/upstream/census.py --docs "
-        "docs/relay-surface.md"
-    )
+    stale = "stale: python tests/upstream/census.py --docs docs/relay-surface.md"
+    assert body(page) == body(PAGE.read_text()), f"docs/relay-surface.md is {stale}"
+    result = census[0]
+    served = {f"{m}.{n}" for m, names in result.items() if ":" not in m
+              for n, (status, _) in names.items() if status == "served"}  # fmt: skip
+    assert served == v019_surface.served_names(), f"v019_served.json is {stale}"
 
 
 @pytest.mark.parametrize(

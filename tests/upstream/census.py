@@ -6,7 +6,7 @@ Three modes, one command each (run from the repository root)::
     python tests/upstream/census.py --snapshot /work/tvm019/python/tvm
     # 2. classify every name of the list under ``compile_engine_compat.install()``
     python tests/upstream/census.py --check
-    # 3. the same, written as the docs page
+    # 3. the same, written as the docs page (and the served names scan reads)
     python tests/upstream/census.py --docs docs/relay-surface.md
 
 The snapshot (:data:`SNAPSHOT`, shipped inside the package because ``install()`` reads it to
@@ -45,6 +45,8 @@ if str(REPO_ROOT) not in sys.path:  # this checkout's package, not another edita
     sys.path.insert(0, str(REPO_ROOT))
 #: The committed name list (package data: ``install()`` refuses from it).
 SNAPSHOT = REPO_ROOT / "compile_engine_compat" / "surfaces" / "v019_public_names.json"
+#: The served names of the list, as census --docs found them (package data: ``scan`` reads it).
+SERVED_FILE = SNAPSHOT.with_name("v019_served.json")
 #: The generated docs page.
 DOCS_PAGE = REPO_ROOT / "docs" / "relay-surface.md"
 
@@ -533,6 +535,18 @@ def markdown(result: dict[str, dict[str, tuple[str, str]]], source: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def served_json(result: dict[str, dict[str, tuple[str, str]]]) -> str:
+    """The dotted names of the modules' listed names found served (not class methods)."""
+    served = sorted(
+        f"{module}.{name}"
+        for module, names in result.items()
+        if ":" not in module
+        for name, (status, _) in names.items()
+        if status == SERVED
+    )
+    return json.dumps({"served": served}, indent=0) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line; see the module docstring."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -559,6 +573,9 @@ def main(argv: list[str] | None = None) -> int:
         tmp = args.docs.with_suffix(".tmp")
         tmp.write_text(markdown(result, "read from its Python sources"), encoding="utf-8")
         tmp.replace(args.docs)
+        tmp = SERVED_FILE.with_suffix(".tmp")
+        tmp.write_text(served_json(result), encoding="utf-8")
+        tmp.replace(SERVED_FILE)
     missing = [f"{m}.{k}" for m, names in result.items() for k, (s, _) in names.items()
                if s == MISSING]  # fmt: skip
     if args.check and missing:
