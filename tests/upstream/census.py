@@ -151,6 +151,7 @@ class Sources:
         found = self.path(module)
         defs: set[str] = set()
         reexports: set[str] = set()
+        imported: set[str] = set()
         declared: list[str] | None = None
         if found is None or module in self._busy:
             self._public[module], self._star[module] = set(), set()
@@ -190,13 +191,18 @@ class Sources:
                             reexports |= self.star(origin)
                     elif relative:
                         reexports.add(alias.asname or alias.name)
+                    elif origin is not None:  # from tvm.x import y: bound, so star-exported
+                        imported.add(alias.asname or alias.name)
         self._busy.discard(module)
         public = {n for n in defs if not n.startswith("_") and n not in PLUMBING}
         if self.is_package(module) or declared is not None:
             public |= {n for n in reexports if not n.startswith("_")}
         public |= set(declared or ())
         self._public[module] = public
-        self._star[module] = set(declared) if declared is not None else public
+        # ``import *`` without ``__all__`` binds every public name, imported ones included
+        # (``from .feature import Feature`` in relay/analysis/analysis.py).
+        bound = {n for n in reexports | imported if not n.startswith("_")}
+        self._star[module] = set(declared) if declared is not None else public | bound
 
     def public(self, module: str) -> set[str]:
         """The public names of ``module``."""

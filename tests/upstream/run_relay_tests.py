@@ -253,14 +253,21 @@ def _rate(r: FileResult) -> float | None:
     return 100.0 * r.passed / ran if ran else None
 
 
+def _short(message: str) -> str:
+    """An error line without its exception's module path (``RelayRemovedCallError: ...``)."""
+    return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?:Error|Exception)\b)", "", message)
+
+
 def _why(r: FileResult) -> str:
-    """The row's reason: its note, else (under 50 %) its most frequent error."""
+    """The row's reason: its note (with the error of a collection error), else (under 50 %)
+    its most frequent error."""
     if r.note:
-        return r.note
+        first = f": {_short(r.messages[0])}" if r.note == "collection error" and r.messages else ""
+        return r.note + first
     rate = _rate(r)
     if rate is not None and rate < 50 and r.messages:
         message, count = collections.Counter(r.messages).most_common(1)[0]
-        return f"{count}x {message}"
+        return f"{count}x {_short(message)}"
     return ""
 
 
