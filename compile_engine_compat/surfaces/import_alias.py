@@ -177,14 +177,16 @@ class RefusedName:
     replacement. Attributes are refused names too (``relay.vision.multibox_prior``).
     """
 
-    __slots__ = ("_name", "_reason")
+    __slots__ = ("_message", "_name", "_reason")
 
-    def __init__(self, name: str, reason: str | None) -> None:
+    def __init__(self, name: str, reason: str | None, message: str | None = None) -> None:
         self._name = name
         self._reason = reason
+        #: The whole refusal, where the module that knows the name wrote it.
+        self._message = message
 
     def _refuse(self) -> RelayRemovedCallError:
-        return RelayRemovedCallError(removed_message(self._name, self._reason))
+        return RelayRemovedCallError(self._message or removed_message(self._name, self._reason))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise self._refuse()
@@ -547,12 +549,14 @@ def _refuse_unserved(legacy: str, module: types.ModuleType) -> None:
     def __getattr__(name: str) -> Any:
         fullname = f"{legacy}.{name}"
         known = name in names or fullname in legacy_modules()  # a name or a submodule
+        said = None
         if previous is not None:
             try:
                 return previous(name)
-            except AttributeError:
+            except AttributeError as error:
                 if not known:
                     raise
+                said = str(error) if str(error).startswith(fullname) else None
         elif not known:
             raise AttributeError(f"module {own!r} has no attribute {name!r}")
         if fullname in legacy_modules() or fullname in LEGACY_MODULES:
@@ -560,7 +564,10 @@ def _refuse_unserved(legacy: str, module: types.ModuleType) -> None:
                 return importlib.import_module(fullname)
             except ImportError:
                 pass
-        return refused_name(fullname, route(fullname).why)
+        found = route(fullname)
+        if said is not None and "MIGRATION.md#" not in said:  # the module's own reason, routed
+            said = f"{said.rstrip('.')}. See {found.docs}."
+        return RefusedName(fullname, found.why, said)
 
     __getattr__._legacy_fallback = True  # type: ignore[attr-defined]
     _set_unserved(module, "__getattr__", __getattr__)
