@@ -273,10 +273,18 @@ def _why(r: FileResult) -> str:
 
 def markdown(results: list[FileResult], commit: str, tvm_version: str, files: str) -> str:
     """The table as a Markdown page: the run's conditions, the totals, one row per file."""
-    counted = [r for r in results if not r.other_issue]
+    frontends = [r for r in results if r.name.startswith("frontend/")]
+    counted = [r for r in results if not r.other_issue and r not in frontends]
     total = _total(counted)
     ran = total.collected - total.skipped
     rate = _rate(total)
+    front = _total(frontends)
+    front_line = (
+        f" The frontends' files: {front.passed} of {front.collected - front.skipped} "
+        f"({_rate(front) or 0.0:.1f}%)."
+        if frontends
+        else ""
+    )
     lines = [
         "# Upstream TVM v0.19.0 Relay tests under compile-engine-compat",
         "",
@@ -287,8 +295,9 @@ def markdown(results: list[FileResult], commit: str, tvm_version: str, files: st
         "(`compile_engine_compat.install()`), with upstream's helper folders beside it.",
         "",
         f"**Pass rate: {total.passed} of {ran} non-skipped test instances "
-        f"({rate or 0.0:.1f}%)** over {len(counted)} files; {len(results) - len(counted)} "
-        "files of subjects with their own issue are listed and left out of it.",
+        f"({rate or 0.0:.1f}%)** over {len(counted)} files of tests/python/relay; "
+        f"{len(results) - len(counted) - len(frontends)} files of subjects with their own issue "
+        f"are listed and left out of it.{front_line}",
         "",
         "| file | collected | passed | failed | skipped | errors | pass % | wall s | note |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
