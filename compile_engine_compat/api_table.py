@@ -418,11 +418,19 @@ _S_TIR_KEYS = (
     "HoistExpression", "HoistIfThenElse", "InjectDoubleBuffer", "LoopPartition", "instr_siblings",
     "lwp_disable_func_prof", "lwp_max_depth", "lwp_min_height", "reset_start_id",
 )  # fmt: skip
-_GONE = "removed after TVM 0.19 with no replacement: drop the key"
-#: Every pass-config key of TVM <=0.19 that TVM 0.27 lacks -> (its new key, or None, and a note).
-#: A new key means "renamed": the shim translates it. None means the value cannot be honoured:
-#: ``tir.*`` keys raise (the pass they configured is gone); ``relay.*``/``te.*`` keys configured
-#: Relay or TE-schedule machinery that no longer runs, so they are accepted and dropped.
+_USMP = (
+    "the unified static memory planner (USMP) planned the AOT executor's memory, removed with "
+    "Relay: it no longer runs (Relax plans memory with relax.transform.StaticPlanBlockMemory)"
+)
+_BYOC = (
+    "this Relay BYOC codegen was removed with Relay: the option no longer configures anything "
+    "(offload with Relax BYOC: relax.transform.FuseOpsByPattern and RunCodegen)"
+)
+#: Every pass-config key TVM 0.19 registered that TVM 0.27 lacks -> (its new key, or None, and
+#: a note). A new key means "renamed": the shim translates it. None means the value cannot be
+#: honoured (the pass or machinery it configured is gone): the key is accepted and dropped with
+#: one warning saying what it no longer does. (TVM 0.19 registered 68 keys in its C++ sources;
+#: the ones TVM 0.27 still registers, such as ``relax.FuseOps.max_depth``, pass through as is.)
 LEGACY_CONFIG_KEYS: dict[str, tuple[str | None, str]] = {
     **{f"tir.{name}": (f"tirx.{name}", "") for name in _TIRX_KEYS},
     **{f"tir.{name}": (f"s_tir.{name}", "") for name in _S_TIR_KEYS},
@@ -432,10 +440,22 @@ LEGACY_CONFIG_KEYS: dict[str, tuple[str | None, str]] = {
         "gone from the config; TVM rejects them by name",
     ),
     "tir.ptx_ldg32": ("tirx.s_tir.ldg32", ""),
-    "tir.ReduceBranchingThroughOvercompute": (None, _GONE),
-    "tir.detect_global_barrier": (None, _GONE),
-    "tir.enable_equiv_terms_in_cse_tir": (None, _GONE),
-    "tir.experimental_dma_bypass_cache": (None, _GONE),
+    "tir.ReduceBranchingThroughOvercompute": (
+        None, "the ReduceBranchingThroughOvercompute TIR pass is gone: the option no longer "
+        "changes the lowered code"
+    ),
+    "tir.detect_global_barrier": (
+        None, "TVM 0.27 has no global-barrier detection (ThreadSync 'global'): the option no "
+        "longer inserts a barrier"
+    ),
+    "tir.enable_equiv_terms_in_cse_tir": (
+        None, "TVM 0.27's TIR common-subexpression elimination matches terms syntactically "
+        "only: the option no longer merges equivalent terms"
+    ),
+    "tir.experimental_dma_bypass_cache": (
+        None, "the Hexagon DMA cache-bypass lowering is gone: the option no longer changes DMA "
+        "copies"
+    ),
     "relay.FuseOps.max_depth": ("relax.FuseOps.max_depth", ""),
     "relay.fallback_device_type": ("relax.fallback_device_type", ""),
     "relay.FuseOps.link_params": (
@@ -461,6 +481,32 @@ LEGACY_CONFIG_KEYS: dict[str, tuple[str | None, str]] = {
     "relay.collage.byoc_max_depth": (None, "Collage was removed with Relay"),
     "relay.collage.tvm_max_depth": (None, "Collage was removed with Relay"),
     "te.keep_schedule_record": (None, "TE schedules were removed: use tvm.s_tir.Schedule"),
+    # The other keys TVM 0.19 registered (appended: rule ids stay stable).
+    "tir.usmp.enable": (None, _USMP),
+    "tir.usmp.algorithm": (None, _USMP),
+    "tir.usmp.use_workspace_io": (None, _USMP),
+    "tir.usmp.custom_algorithm": (None, _USMP),
+    "ir.enable_si_builder": (
+        None, "the span-info builder filled spans in Relay passes: it no longer runs (Relax nodes "
+        "keep the spans they were built with)"
+    ),
+    "cuda.kernels_output_dir": (
+        None, "TVM 0.27's CUDA codegen no longer writes its kernels to a folder: read the source "
+        "from the built module (ex.mod.imports[0].inspect_source())"
+    ),
+    "relax.ext.tensorrt.options": (
+        None, "this TVM wheel has no TensorRT codegen: the option configures nothing (build TVM "
+        "with USE_TENSORRT_CODEGEN)"
+    ),
+    "relay.ext.clml.target_version": (None, _BYOC),
+    "relay.ext.mrvl.options": (None, _BYOC),
+    "relay.ext.verilator.options": (None, _BYOC),
+    "relay.ext.vitis_ai.options": (None, _BYOC),
+    "relay.ext.vitis_ai.options.target": (None, _BYOC),
+    "relay.ext.vitis_ai.options.build_dir": (None, _BYOC),
+    "relay.ext.vitis_ai.options.work_dir": (None, _BYOC),
+    "relay.ext.vitis_ai.options.export_runtime_module": (None, _BYOC),
+    "relay.ext.vitis_ai.options.load_runtime_module": (None, _BYOC),
 }  # fmt: skip
 
 
@@ -469,10 +515,6 @@ def _config_key_row(key: str, new: str | None, note: str) -> LegacyApi:
         replacement = f"PassContext(config={{{new!r}: ...}})"
         fix: Fix = "manual"
         shim = f"translated to {new!r} (with a warning) by PassContext once the shim is imported"
-    elif key.startswith("tir."):
-        replacement = note
-        fix = "manual"
-        shim = "none: PassContext raises AttributeError naming the key"
     else:
         replacement = f"drop the key: {note}"
         fix = "manual"
@@ -487,8 +529,6 @@ def _config_key_row(key: str, new: str | None, note: str) -> LegacyApi:
         old_paths=(key,),
         shim=shim,
         since=TE_COMPILER_REMOVED_IN_TVM,
-        # tir.* keys whose pass is gone: PassContext refuses them, naming the key.
-        before_raises="AttributeError" if new is None and key.startswith("tir.") else "",
     )
 
 

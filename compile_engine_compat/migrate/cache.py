@@ -42,14 +42,16 @@ _TAG = (
     "# For information about cache directory tags, see https://bford.info/cachedir/\n"
 )
 _MIGRATE = Path(__file__).resolve().parent
+_SURFACES = _MIGRATE.parent / "surfaces"
 
 
 @functools.lru_cache(maxsize=1)
 def namespace() -> str:
     """The cache's namespace: the package version, the rule table's version and a digest of the
-    scanner's source (this folder), so that any change to what a scan finds starts afresh."""
+    scanner's source (this folder) and of the TVM 0.19 name lists it reads (``surfaces/*.json``),
+    so that any change to what a scan finds starts afresh."""
     digest = hashlib.sha256(f"{__version__}\0{table_version()}\0".encode())
-    for path in sorted(_MIGRATE.glob("*.py")):
+    for path in [*sorted(_MIGRATE.glob("*.py")), *sorted(_SURFACES.glob("*.json"))]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -174,7 +174,7 @@ _GROUPS = (
     ("compile_engine (removed in TVM 0.8)", "compile_engine"),
     ("te_compiler (TVM 0.8-0.19, removed in 0.20)", "te_compiler"),
     ("Registered global functions and pass-config keys", "relay.backend"),
-    ("tir.* and te.* pass-config keys of TVM 0.19 and earlier", "tir"),
+    ("tir.*, te.* and other pass-config keys of TVM 0.19 and earlier", "tir"),
     ("Target strings of TVM 0.19 and earlier", "target"),
     ("Relay front end: relay.build, executors and strategies", "relay"),
     ("TVM 0.19 runtime and AutoTVM names served by install()", "tvm"),
@@ -189,7 +189,8 @@ def _group(row: LegacyApi) -> str:
         # registered globals and pass-config keys (string literals, not tvm.* paths).
         return row.name.split(".")[0]
     first = row.name.split(".")[0]
-    first = "tir" if first == "te" else first  # te.keep_schedule_record sits with the tir keys
+    # te.keep_schedule_record, ir.*, cuda.* and relax.* keys sit with the tir keys.
+    first = "tir" if first in ("te", "ir", "cuda", "relax") else first
     return next(prefix for _, prefix in _GROUPS if first == prefix.split(".")[0])
 
 

@@ -42,6 +42,8 @@ from compile_engine_compat.migrate.code_text import (
     imports,
 )
 from compile_engine_compat.migrate.legacy_uses import absolute
+from compile_engine_compat.surfaces.moved_names import MOVED_NAMES
+from compile_engine_compat.surfaces.v019_surface import absent_names, route, served_names
 
 __all__ = ["ROOTS", "RelayUse", "relay_uses", "spells_relay_word"]
 
@@ -52,13 +54,37 @@ ROOTS: dict[str, str] = {
     "tvm.contrib.graph_executor": "tvm.contrib.graph_executor.GraphModule",
     "tvm.nd": "tvm.nd",
 }
-#: What must follow a name bound to these packages for a chain to reach a classified name.
-_TVM_NEXT = {
-    "tvm": r"(?=\.(?:relay|autotvm|nd|context|contrib\.graph_executor)\b)",
-    "tvm.contrib": r"(?=\.graph_executor\b)",
+#: The roots of the chains that reach a classified name, beside the bound classified names.
+_TVM_ROOTS = {
+    "tvm": ("relay", "autotvm", "nd", "context", "contrib.graph_executor"),
+    "tvm.contrib": ("graph_executor",),
 }
-#: Substrings of which every such use spells one (``from tvm import nd`` spells " nd").
-_WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context")
+
+
+def _tvm_next() -> dict[str, str]:
+    """What must follow a name bound to a TVM package for a chain to reach a classified name:
+    the roots above, and every TVM 0.19 name TVM 0.27 lacks (the census's list) under it."""
+    tails: dict[str, set[str]] = {package: set(t) for package, t in _TVM_ROOTS.items()}
+    for name in absent_names():
+        parts = name.split(".")
+        for cut in range(1, len(parts)):
+            tails.setdefault(".".join(parts[:cut]), set()).add(".".join(parts[cut:]))
+    return {
+        package: r"(?=\.(?:"
+        + "|".join(re.escape(t) for t in sorted(found, key=len, reverse=True))
+        + r")\b)"
+        for package, found in tails.items()
+    }
+
+
+_TVM_NEXT = _tvm_next()
+#: Substrings of which every such use spells one (``from tvm import nd`` spells " nd"; the
+#: TVM 0.19 names TVM 0.27 lacks are reached through ``tvm``).
+_WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context", "tvm")
+#: TVM 0.19 names ``install()`` serves outside the roots (the moved names' rows).
+_MOVED = frozenset(
+    row.legacy.replace(":", ".") for row in MOVED_NAMES if not row.legacy.endswith(":*")
+)
 #: The libcst finder's modules: not classified here.
 _ENGINE_MODULES = tuple(LEGACY_MODULES)
 _ENGINE_PACKAGE = "tvm.relay.backend"
@@ -115,7 +141,7 @@ def classify(name: str) -> tuple[LegacyApi, Fix, str] | None:
     if root is None:
         if name == "tvm.context" or name.startswith("tvm.context."):
             return API_TABLE["tvm.context"], "served", f"{name}: {API_TABLE['tvm.context'].note}"
-        return None
+        return _absent(name)
     if any(_within(name, module) for module in _ENGINE_MODULES) or name == _ENGINE_PACKAGE:
         # ``tvm.relay.backend`` alone serves only the engine modules: a use of it is reaching
         # for them (``getattr(relay.backend, "compile_engine")``), the libcst finder's to report.
@@ -136,6 +162,20 @@ def classify(name: str) -> tuple[LegacyApi, Fix, str] | None:
             missing = name[: len(prefix) + 1 + len(name[len(prefix) + 1 :].split(".")[0])]
             return _UNSUPPORTED, "manual", f"{missing}: {surface.MISSING[root]}"
     return None
+
+
+def _absent(name: str) -> tuple[LegacyApi, Fix, str] | None:
+    """A TVM 0.19 name TVM 0.27 lacks (the census's list): its route; served where
+    ``install()`` serves it (a moved name, or a name of a module it serves)."""
+    found = next((p for p in _prefixes(name) if p in absent_names()), None)
+    if found is None:
+        return None
+    way = route(found)
+    gone = f"{found}: TVM 0.27 has no {found.rpartition('.')[2]!r} here"
+    if found in served_names() or found in _MOVED or found in surface.MODULES:
+        return API_TABLE[way.row], "served", f"{gone}; install() serves it; see {way.docs}"
+    instead = f"; instead: {way.replacement}" if way.replacement else ""
+    return API_TABLE[way.row], "manual", f"{gone}: {way.why}{instead}"
 
 
 class _Locator:
@@ -192,9 +232,7 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
     statements = imports(code, lambda module: absolute(module, package))
     bound = {local: name for statement in statements for local, name in statement.binds}
     heads = sorted(
-        local
-        for local, name in bound.items()
-        if name in ("tvm", "tvm.contrib") or classify(name) is not None
+        local for local, name in bound.items() if name in _TVM_NEXT or classify(name) is not None
     )
     if not heads:
         return ()
@@ -210,13 +248,15 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
         if hit is None:
             return
         row, fix, detail = hit
-        if fix == "served" and not guarded and row.name in plain:
+        # A TVM 0.19 name TVM 0.27 lacks (the census's), served: each use is a finding.
+        each = not any(_within(name, root) for root in (*ROOTS, "tvm.context"))
+        if fix == "served" and not each and not guarded and row.name in plain:
             plain_count[row.name] += 1  # only counted: where it is does not matter
             return
         line, col = where.locate(offset)
         if line in guarded:
             return
-        if fix == "served":  # runs as written: one finding per row and file, counting the rest
+        if fix == "served" and not each:  # runs as written: one finding per row and file
             plain_count[row.name] = plain_count.get(row.name, 0) + 1
             plain.setdefault(row.name, (line, col, name))
         else:
@@ -225,7 +265,11 @@ def relay_uses(code: str, package: str | None = None) -> tuple[RelayUse, ...]:
     for statement in statements:
         for name in statement.names:  # an import itself: only what is refused or has a row
             hit = classify(name)
-            if hit is not None and (hit[1] == "manual" or hit[0].name not in ROOTS.values()):
+            if hit is not None and (
+                hit[1] == "manual"
+                or hit[0].name not in ROOTS.values()
+                or not any(_within(name, root) for root in ROOTS)  # a census name
+            ):
                 record(name, statement.start)
     # A bound name, then its attribute chain (not an attribute itself, nor a def or class name).
     # A name bound to ``tvm`` (or ``tvm.contrib``) only matters before a classified attribute:

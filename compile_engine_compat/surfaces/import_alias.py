@@ -23,11 +23,19 @@ the call, never at the import: importing it gives a stand-in (:class:`RefusedMod
 (``tvm.autotvm``, ``tvm.nd``, ``tvm.context``, ``tvm.testing.uses_gpu``, ...) are served from one
 table, :data:`.moved_names.MOVED_NAMES`, which :func:`install` reads.
 
+Every other public name of TVM 0.19's Relay-era modules (the list of
+:mod:`.v019_surface`, from TVM v0.19.0's sources) is refused at the call the same way, whichever
+module it belonged to: a module TVM 0.19 had imports as a :class:`RefusedModule`
+(``tvm.autotvm.graph_tuner``, ``tvm.contrib.relay_viz``), and a name a served module lacks is a
+:class:`RefusedName` from a module ``__getattr__`` consulted only for names the module does not
+define (a listed method a served class lacks is one too). Each refusal names the replacement and
+its MIGRATION.md section.
+
 Effect on feature detection, while installed:
 
 * ``import tvm.relay`` and ``from tvm import relay`` succeed, so
   ``try: from tvm import relay / except ImportError`` takes the Relay branch;
-* ``hasattr(tvm, "relay")`` is False until something imports ``tvm.relay``, True afterwards;
+* ``hasattr(tvm, "relay")`` is True, as in TVM 0.19 (its first access imports ``tvm.relay``);
 * ``hasattr(tvm.relay, "loops")`` is True (a stand-in refused when called), as is
   ``from tvm.relay import loops``.
 
@@ -57,6 +65,13 @@ from compile_engine_compat.conflicts import require_tvm
 from compile_engine_compat.runtime import threads
 from compile_engine_compat.surfaces import passconfig
 from compile_engine_compat.surfaces.moved_names import MOVED_NAMES, MovedName
+from compile_engine_compat.surfaces.v019_surface import (
+    class_methods,
+    legacy_modules,
+    module_names,
+    route,
+    snapshot,
+)
 
 __all__ = [
     "LEGACY_MODULES",
@@ -69,6 +84,7 @@ __all__ = [
     "RelayRemovedImportError",
     "install",
     "installed",
+    "is_refused",
     "refused_name",
     "refused_op",
     "removed_message",
@@ -146,7 +162,18 @@ REFUSED_MODULES.update(
 
 
 def removed_message(name: str, reason: str | None = None) -> str:
-    """The refusal of a ``tvm.relay`` name the front end does not provide, naming ``reason``."""
+    """The refusal of a TVM 0.19 name the shim does not serve, naming ``reason`` and its route.
+
+    The route (the replacement and the MIGRATION.md section) comes from
+    :func:`.v019_surface.route`.
+    """
+    found = route(name)
+    instead = f" Instead: {found.replacement}." if found.replacement else ""
+    if not name.startswith("tvm.relay"):
+        return (
+            f"{name} does not exist in TVM 0.27, and compile-engine-compat does not serve it: "
+            f"{reason or found.why}.{instead} See {found.docs}."
+        )
     why = reason or (
         "compile-engine-compat's Relay front end does not provide it. Port this part to Relax: "
         "build the model with tvm.relax (relax.BlockBuilder, TVMScript or tvm.relax.frontend) "
@@ -156,8 +183,8 @@ def removed_message(name: str, reason: str | None = None) -> str:
         f"{name} does not exist: Relay was removed in TVM 0.20. The compile-engine-compat import "
         "alias serves tvm.relay as its Relay front end (compile_engine_compat.relay: building, "
         "inference, the ops of its table) and tvm.relay.backend.compile_engine/te_compiler (the "
-        f"shim modules compile_engine_compat.compile_engine and .te_compiler); {why}. See "
-        "MIGRATION.md."
+        f"shim modules compile_engine_compat.compile_engine and .te_compiler); {why}.{instead} "
+        f"See {found.docs}."
     )
 
 
@@ -188,14 +215,16 @@ class RefusedName:
     replacement. Attributes are refused names too (``relay.vision.multibox_prior``).
     """
 
-    __slots__ = ("_name", "_reason")
+    __slots__ = ("_message", "_name", "_reason")
 
-    def __init__(self, name: str, reason: str | None) -> None:
+    def __init__(self, name: str, reason: str | None, message: str | None = None) -> None:
         self._name = name
         self._reason = reason
+        #: The whole refusal, where the module that knows the name wrote it.
+        self._message = message
 
     def _refuse(self) -> RelayRemovedCallError:
-        return RelayRemovedCallError(removed_message(self._name, self._reason))
+        return RelayRemovedCallError(self._message or removed_message(self._name, self._reason))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise self._refuse()
@@ -206,10 +235,23 @@ class RefusedName:
         return RefusedName(f"{self._name}.{name}", self._reason)
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[Any, ...]:
-        raise self._refuse()  # subclassing a refused class is a use
+        # ``class MyPass(relay.ExprMutator)`` at a module's top level is not yet a use: the
+        # subclass is defined, and making an instance of it raises the refusal.
+        return (_refused_base(self._name, self._reason),)
 
     def __repr__(self) -> str:
         return f"<refused {self._name}: {self._reason or 'not provided'}>"
+
+
+def _refused_base(name: str, reason: str | None) -> type:
+    """A class standing for the refused class ``name``: subclassable, refused when instantiated."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise RelayRemovedCallError(removed_message(name, reason))
+
+    doc = f"Stand-in for {name}: {removed_message(name, reason)}"
+    namespace = {"__init__": __init__, "__doc__": doc, "__legacy_refused__": True}
+    return type(name.rpartition(".")[2], (), namespace)
 
 
 class RefusedModule(types.ModuleType):
@@ -227,6 +269,17 @@ class RefusedModule(types.ModuleType):
         if name.startswith("__") or name == "legacy_name":
             raise AttributeError(name)
         return RefusedName(f"{self.legacy_name}.{name}", self._reason)
+
+
+def is_refused(value: Any) -> bool:
+    """True when ``value`` is a refusal stand-in: a :class:`RefusedName`, a
+    :class:`RefusedModule`, or an object marked ``__legacy_refused__`` (the tuning stand-ins)."""
+    if isinstance(value, (RefusedName, RefusedModule)):
+        return True
+    try:
+        return getattr(value, "__legacy_refused__", False) is True
+    except Exception:
+        return False
 
 
 def refused_name(fullname: str, reason: str | None = None) -> RefusedName:
@@ -290,17 +343,23 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 return None  # a real module of the front end: the path finder loads it
             if reason is not None:
                 return self._refused_spec(fullname, reason, legacy)
+            if legacy in legacy_modules():  # a module TVM 0.19 had: imported, refused when used
+                return self._refused_spec(fullname, route(legacy).why, legacy)
             raise RelayRemovedImportError(removed_message(legacy, reason), name=None)
         if fullname in LEGACY_MODULES:
             name: str | None = LEGACY_MODULES[fullname]
         elif fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
             if fullname.startswith("tvm.") and _refusal(fullname) is not None:  # TVM <=0.19
                 return self._refused_spec(fullname, _refusal(fullname))
+            if fullname in legacy_modules() and not _exists(fullname, path):
+                return self._refused_spec(fullname, route(fullname).why)
             return None
         else:
             name = _target(fullname)
         if name is None and _refusal(fullname) is not None:
             return self._refused_spec(fullname, _refusal(fullname))
+        if name is None and fullname in legacy_modules():
+            return self._refused_spec(fullname, route(fullname).why)
         if name is None:
             # name=None: with the missing module's name, ``from tvm.relay import x`` would
             # swallow this error and raise a bare "cannot import name 'x'" instead.
@@ -330,9 +389,19 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        saved = self._specs.pop(module.__spec__.name if module.__spec__ else "", None)
+        legacy = module.__spec__.name if module.__spec__ else ""
+        saved = self._specs.pop(legacy, None)
         if saved is not None:
             module.__spec__ = saved
+            _refuse_unserved_tree(legacy, module)
+
+
+def _exists(fullname: str, path: Any) -> bool:
+    """True when a module file of ``fullname`` exists on ``path`` (TVM's own module)."""
+    try:
+        return importlib.machinery.PathFinder.find_spec(fullname, path) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 _finder: _RelayFinder | None = None
@@ -369,6 +438,12 @@ def install() -> None:
             # pytest, as TVM 0.19's did) is not served: importing it raises TVM's own error.
             if (err.name or "").partition(".")[0] in ("tvm", "compile_engine_compat"):
                 raise
+    # TVM's own modules of the TVM 0.19 list already imported (tvm, tvm.runtime, tvm.testing):
+    # their unserved names are refused at the call from here on.
+    for legacy in snapshot()["modules"]:
+        module = sys.modules.get(legacy)
+        if module is not None and not legacy.startswith("tvm.relay"):
+            _refuse_unserved(legacy, module)
 
 
 def uninstall() -> None:
@@ -379,6 +454,7 @@ def uninstall() -> None:
     """
     for row in reversed(MOVED_NAMES):
         _unset_moved(row)
+    _restore_unserved()
     with _lock:
         if _finder is not None:
             remove_meta_path_finder(_finder)
@@ -480,3 +556,85 @@ def _attributes(row: MovedName, imported: bool) -> list[tuple[Any, str, Any]]:
 def uninstall_pass_config() -> None:
     """Stop accepting the ``relay.backend.*`` PassContext keys (see ``_passconfig``)."""
     passconfig.uninstall()
+
+
+# -- the refusal of the TVM 0.19 names nothing serves ---------------------------------------------
+
+#: (owner, attribute, value) of each refusal :func:`_refuse_unserved` set, for uninstall.
+_unserved: list[tuple[Any, str, Any]] = []
+
+
+def _refuse_unserved_tree(legacy: str, module: types.ModuleType) -> None:
+    """:func:`_refuse_unserved` for ``legacy`` served by ``module``, and for each listed
+    submodule of it already imported under ``module``'s own name (``tvm.relay.analysis`` is
+    ``compile_engine_compat.relay.analysis``, reached as ``relay.analysis`` without an import)."""
+    served = module.__name__
+    for name in snapshot()["modules"]:
+        if name == legacy:
+            _refuse_unserved(legacy, module)
+        elif name.startswith(legacy + "."):
+            sub = sys.modules.get(served + name.removeprefix(legacy))
+            if sub is not None and not isinstance(sub, RefusedModule):
+                _refuse_unserved(name, sub)
+
+
+def _refuse_unserved(legacy: str, module: types.ModuleType) -> None:
+    """Give ``module`` (serving the TVM 0.19 module ``legacy``) a refusal for every listed name
+    it lacks, and its listed classes a refusal for every listed method they lack.
+
+    A module ``__getattr__`` (PEP 562) consulted only for names the module does not define, and
+    after the module's own ``__getattr__``: what the module serves always wins, today or later.
+    A listed submodule the import alias serves is imported instead of refused (``tvm.relay``).
+    """
+    previous = module.__dict__.get("__getattr__")
+    if isinstance(module, RefusedModule) or getattr(previous, "_legacy_fallback", False):
+        return
+    names = module_names(legacy)
+    own = module.__name__
+
+    def __getattr__(name: str) -> Any:
+        fullname = f"{legacy}.{name}"
+        known = name in names or fullname in legacy_modules()  # a name or a submodule
+        said = None
+        if previous is not None:
+            try:
+                return previous(name)
+            except AttributeError as error:
+                if not known:
+                    raise
+                said = str(error) if str(error).startswith(fullname) else None
+        elif not known:
+            raise AttributeError(f"module {own!r} has no attribute {name!r}")
+        if fullname in legacy_modules() or fullname in LEGACY_MODULES:
+            try:
+                return importlib.import_module(fullname)
+            except ImportError:
+                pass
+        found = route(fullname)
+        if said is not None and "MIGRATION.md#" not in said:  # the module's own reason, routed
+            said = f"{said.rstrip('.')}. See {found.docs}."
+        return RefusedName(fullname, found.why, said)
+
+    __getattr__._legacy_fallback = True  # type: ignore[attr-defined]
+    _set_unserved(module, "__getattr__", __getattr__)
+    for cls_name, methods in class_methods(legacy).items():
+        cls = module.__dict__.get(cls_name)
+        if not isinstance(cls, type) or is_refused(cls):
+            continue
+        for method in sorted(methods):
+            if not hasattr(cls, method):
+                fullname = f"{legacy}.{cls_name}.{method}"
+                _set_unserved(cls, method, refused_name(fullname, route(fullname).why))
+
+
+def _set_unserved(owner: Any, name: str, value: Any) -> None:
+    patch_attribute(owner, name, value)
+    _unserved.append((owner, name, value))
+
+
+def _restore_unserved() -> None:
+    """Remove every refusal :func:`_refuse_unserved` set (where it is still the one set)."""
+    while _unserved:
+        owner, name, value = _unserved.pop()
+        if owner.__dict__.get(name) is value:
+            restore_attribute(owner, name)

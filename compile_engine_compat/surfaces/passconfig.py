@@ -12,9 +12,10 @@ the change):
 The same ``__init__`` translates the pass-config keys of TVM <=0.19 that TVM 0.27 lacks
 (:data:`~compile_engine_compat.api_table.LEGACY_CONFIG_KEYS`): a renamed key
 (``tir.disable_vectorize`` -> ``tirx.disable_vectorize``) is passed on under its new name with a
-warning naming it; a ``relay.*``/``te.*`` key whose machinery is gone is dropped with a warning
-naming its replacement; a ``tir.*`` key whose pass is gone raises ``AttributeError`` (as TVM does
-for an unknown key) saying so. A key the installed TVM still registers is left alone.
+warning naming it; a key whose pass or machinery is gone (``relay.*``, ``te.*``,
+``tir.detect_global_barrier``, ``tir.usmp.*``, ``cuda.kernels_output_dir``, ...) is accepted and
+dropped with one warning saying what it no longer does, as TVM 0.19 accepted every key it
+registered. A key the installed TVM still registers is left alone.
 
 A config without these keys goes to TVM exactly as written, so every other behaviour (errors for
 other unknown keys, type checks, ``PassContext.current().config``) is TVM's own. The two keys never
@@ -93,17 +94,13 @@ def _registered_configs() -> frozenset[str]:
 
 
 def _translate_legacy_key(key: str, rest: dict[str, Any]) -> None:
-    """Rename or drop one TVM <=0.19 key in ``rest``, warning; raise for a removed ``tir.*`` key.
+    """Rename or drop one TVM <=0.19 key in ``rest``, with one warning saying which.
 
     A key the installed TVM still registers is left as it is.
     """
     if key in _registered_configs():
         return
-    new, note = LEGACY_CONFIG_KEYS[key]
-    if new is None and key.startswith("tir."):
-        raise AttributeError(
-            f"Invalid config option '{key}': it was {note} (the pass it configured is gone)"
-        )
+    new = LEGACY_CONFIG_KEYS[key][0]
     warn_legacy(key)
     value = rest.pop(key)
     if new is not None:

@@ -17,8 +17,36 @@ import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.tvm_legacy.device import device
 
-__all__ = ["NDArray", "array", "asnumpy", "empty", "from_dlpack", "to_dlpack"]
+# ``tvm.nd`` was ``tvm.runtime.ndarray``, which also held the device constructors: TVM 0.27 keeps
+# them (as ``tvm.runtime.cpu``, ...), so they are TVM's own; ``device`` takes TVM 0.19's names.
+cpu = tvm.runtime.cpu
+cuda = tvm.runtime.cuda
+opencl = tvm.runtime.opencl
+rocm = tvm.runtime.rocm
+metal = tvm.runtime.metal
+vulkan = tvm.runtime.vulkan
+vpi = tvm.runtime.vpi
+ext_dev = tvm.runtime.ext_dev
+
+__all__ = [
+    "NDArray",
+    "array",
+    "asnumpy",
+    "cpu",
+    "cuda",
+    "device",
+    "empty",
+    "ext_dev",
+    "from_dlpack",
+    "metal",
+    "opencl",
+    "rocm",
+    "to_dlpack",
+    "vpi",
+    "vulkan",
+]
 
 #: ``tvm.nd.NDArray``: TVM 0.27 calls the class ``tvm.runtime.Tensor``.
 NDArray = tvm.runtime.Tensor

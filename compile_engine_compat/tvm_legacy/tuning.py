@@ -44,6 +44,7 @@ def refused_callable(name: str) -> Callable[..., Any]:
 
     refused.__name__ = refused.__qualname__ = name.rsplit(".", 1)[-1]
     refused.__doc__ = f"``tvm.{name}``: removed; calling it raises TuningRemovedError."
+    refused.__legacy_refused__ = True  # type: ignore[attr-defined]  # a refusal stand-in
     return refused
 
 
@@ -54,4 +55,5 @@ def refused_class(name: str) -> type:
         refuse_tuning(name)
 
     doc = f"``tvm.{name}``: removed; constructing it raises TuningRemovedError."
-    return type(name.rsplit(".", 1)[-1], (), {"__init__": __init__, "__doc__": doc})
+    namespace = {"__init__": __init__, "__doc__": doc, "__legacy_refused__": True}
+    return type(name.rsplit(".", 1)[-1], (), namespace)

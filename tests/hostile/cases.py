@@ -201,10 +201,10 @@ else:
     ),
     # -- pass configs
     Case(
-        "removed_tir_config_key",
-        "tvm.transform.PassContext(config={'tir.detect_global_barrier': True})",
+        "unknown_config_key",
+        "tvm.transform.PassContext(config={'tir.not_a_tvm_019_key': True})",
         ("AttributeError",),
-        "tir.detect_global_barrier",
+        "tir.not_a_tvm_019_key",
     ),
     Case(
         "legacy_key_wrong_type",

@@ -289,3 +289,55 @@ def test_unterminated_strings_and_odd_text_never_raise() -> None:
     for code in ("from tvm import relay\n'''\nrelay.vm", "from tvm import relay\n'x\nrelay.vm.y\n"):
         relay_uses(code)  # best effort on code that does not parse: no exception
     assert relay_uses("from tvm import relay\n'x\nrelay.vm.y\n")[0].line == 3
+
+
+# A Relay-era program: each marked line uses a TVM 0.19 name that TVM 0.27 no longer has.
+RELAY_ERA_PROGRAM = """\
+import numpy as np
+import tvm
+import tvm._ffi  # gone
+from tvm import relay
+from tvm.contrib import graph_runtime  # gone
+from tvm._ffi.base import py_str  # gone
+from tvm.relay.analysis import post_order_visit  # gone
+from tvm.autotvm.graph_tuner import DPTuner  # gone
+
+dev = tvm.gpu(0)  # gone
+ctx = tvm.context("cuda", 0)  # gone
+x = relay.var("x", shape=(1, 4))  # gone
+lib = relay.build(tvm.IRModule.from_expr(relay.Function([x], x)), target="llvm")  # gone
+m = graph_runtime.create(lib.get_graph_json(), lib.get_lib(), tvm.cpu())  # gone
+arr = tvm.nd.array(np.zeros((1, 4), "float32"))  # gone
+v = tvm.runtime.ndarray.cl(0)  # gone
+print(py_str(b"x"), tvm.target.VirtualDevice)  # gone
+"""
+
+
+def test_scan_reports_every_line_using_a_tvm_019_name_tvm_027_lacks(tmp_path: Path) -> None:
+    findings = _scan(tmp_path, RELAY_ERA_PROGRAM)
+    gone = {n for n, line in enumerate(RELAY_ERA_PROGRAM.splitlines(), 1) if "# gone" in line}
+    assert gone <= {f.line for f in findings}, sorted(gone - {f.line for f in findings})
+    by_name = {f.detail.split(":")[0]: f for f in findings}
+    # Whether install() serves it or not, each names its route.
+    assert by_name["tvm.gpu"].fix == "manual" and "tvm.cuda" in by_name["tvm.gpu"].detail
+    assert by_name["tvm.contrib.graph_runtime"].fix == "served"
+    assert by_name["tvm.target.VirtualDevice"].fix in ("manual", "served")
+    assert "MIGRATION.md#" in by_name["tvm._ffi"].detail
+
+
+@pytest.mark.parametrize(
+    ("code", "runs"),
+    [
+        ("import tvm\ntvm.gpu(0)\n", False),
+        ("import tvm\nfrom tvm.contrib import graph_runtime\n", True),
+        ("import tvm\nx = tvm.runtime.ndarray.cl\nx(0)\n", False),
+        ("from tvm.contrib import cc\ncc.get_cc\n", True),
+    ],
+)
+def test_a_census_finding_is_manual_exactly_when_the_shim_refuses_it(
+    tmp_path: Path, code: str, runs: bool
+) -> None:
+    assert _runs_under_the_shim(code) is runs
+    findings = _scan(tmp_path, code)
+    assert findings and all("TVM 0.27 has no" in f.detail for f in findings)
+    assert any(f.fix == "manual" for f in findings) is not runs

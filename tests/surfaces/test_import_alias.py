@@ -127,18 +127,26 @@ def test_a_refusal_names_the_tvm_name_whatever_the_import_used(alias):
     assert str(info.value).startswith("tvm.relay.loops.while_loop does not exist")
 
 
-def test_subclassing_a_refused_class_is_refused(alias):
+def test_subclassing_a_refused_class_defines_it_and_instantiating_refuses(alias):
     from tvm.relay.prelude import Prelude
 
-    with pytest.raises(_import_alias.RelayRemovedCallError, match="prelude"):
+    class Mine(Prelude):  # a module defining it at its top level still imports
+        pass
 
-        class Mine(Prelude):
-            pass
+    with pytest.raises(_import_alias.RelayRemovedCallError, match="prelude"):
+        Mine()
 
 
 def test_an_unknown_module_is_refused_at_import(alias):
     with pytest.raises(_import_alias.RelayRemovedImportError, match="does not provide it"):
-        exec("from tvm.relay.backend import executor", {})
+        exec("from tvm.relay.backend import no_such_module", {})
+
+
+def test_a_module_tvm_019_had_imports_and_refuses_at_the_call(alias):
+    from tvm.relay.backend import executor
+
+    with pytest.raises(_import_alias.RelayRemovedCallError, match=r"MIGRATION\.md#"):
+        executor.Executor("graph")
 
 
 @pytest.mark.parametrize(
@@ -169,9 +177,11 @@ def _assert_helpful(message: str) -> None:
 
 
 def test_feature_detection_while_installed(alias):
-    # Documented: hasattr(tvm, "relay") turns True once tvm.relay is imported, and
-    # "from tvm import relay" succeeds; removed parts are refused when used, not when probed.
-    assert not hasattr(tvm, "relay")
+    # Documented: as in TVM 0.19 (whose "import tvm" imported relay), tvm.relay is an attribute
+    # while installed (its first access imports it), and "from tvm import relay" succeeds;
+    # removed parts are refused when used, not when probed.
+    assert "relay" not in tvm.__dict__
+    assert tvm.relay is sys.modules["tvm.relay"]
     from tvm import relay
 
     assert hasattr(tvm, "relay")

@@ -1,26 +1,40 @@
-"""Run upstream TVM's own Relay test files against the shim and print the pass table.
+"""Run upstream TVM's own Relay test files against the shim and print (or write) the pass table.
 
 Not part of the default suite (``tests/conftest.py`` ignores this folder). It fetches nothing:
 give it an apache/tvm checkout (or a tree extracted from one), for instance::
 
-    git -C /path/to/tvm archive v0.19.0 tests/python/relay | tar -x -C /tmp/tvm019
-    PYTHONPATH=$PWD python tests/upstream/run_relay_tests.py /tmp/tvm019
+    git -C /path/to/tvm archive v0.19.0 tests/python | tar -x -C /tmp/tvm019
+    PYTHONPATH=$PWD python tests/upstream/run_relay_tests.py /tmp/tvm019             # 15 files
+    python tests/upstream/run_relay_tests.py /tmp/tvm019 --all --jobs 2 \
+        --out tests/upstream/RESULTS.md                                           # the whole run
 
-Each named file is copied, byte for byte, into its own scratch directory beside a ``conftest.py``
-holding only ``import compile_engine_compat; compile_engine_compat.install()`` (with upstream's
-helper package ``utils/`` beside it, which ``test_any.py`` imports), and run by
-``python -m pytest`` in its own subprocess under a timeout. A file that kills the interpreter or
-runs out of time is a row that says so. The table counts collected, passed, failed, skipped and
-errored test instances per file (from pytest's JUnit XML), and the total pass rate over the
-collected instances that did not skip. ``--top N`` lists the N most frequent first error lines,
-to show which missing piece blocks the most tests.
+``--all`` runs every ``test_*.py`` of ``tests/python/relay``, subfolders included, except the
+GPU-only folders of :data:`EXCLUDED_FOLDERS`, plus the ONNX and PyTorch frontends'
+``test_forward.py`` (:data:`FRONTEND_FILES`). Files whose subject has an issue of its own
+(:data:`OTHER_ISSUES`: the pattern language and partitioning, QNN and quantization, tuning) run
+and are listed, but are left out of the total pass rate.
+
+Each file is copied, byte for byte, into its own scratch directory at its path under
+``tests/python`` (``relay/test_any.py``, ``frontend/onnx/test_forward.py``), with upstream's
+helper folders beside it (``relay/utils``, which ``test_any.py`` imports as ``utils`` and the
+frontends as ``relay.utils``) and a ``conftest.py`` holding only ``import compile_engine_compat;
+compile_engine_compat.install()`` at the scratch root, and run by ``python -m pytest`` in its own
+subprocess under a timeout (``--jobs`` at a time). A file that kills the interpreter or runs out
+of time is a row that says so. The table counts collected, passed, failed, skipped and errored
+test instances per file (from pytest's JUnit XML), and the total pass rate over the collected
+instances that did not skip. ``--top N`` lists the N most frequent first error lines, to show
+which missing piece blocks the most tests; ``--out FILE`` writes the table as Markdown with the
+date, the package's commit and the TVM version of the run.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
+import datetime
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +63,27 @@ DEFAULT_FILES = (
     "test_op_grad_level1.py",
 )
 
+#: Folders of ``tests/python/relay`` that run only on a GPU -> why they are not run.
+EXCLUDED_FOLDERS: dict[str, str] = {
+    "opencl_texture": "OpenCL texture memory on Adreno GPUs only",
+    "collage": "Collage partitions for CUDA, cuBLAS and TensorRT targets only",
+}
+
+#: The frontend files run with ``--all`` (paths under ``tests/python``).
+FRONTEND_FILES = ("frontend/onnx/test_forward.py", "frontend/pytorch/test_forward.py")
+
+#: Subjects with an issue of their own: (pattern over the file's path, row label). Their rows
+#: are listed, and left out of the total.
+OTHER_ISSUES: tuple[tuple[str, str], ...] = (
+    (
+        r"dataflow_pattern|partition|merge_composite|annotate_target|merge_compiler_regions"
+        r"|annotated_regions|compiler_function_utils",
+        "other issue: pattern language and partitioning",
+    ),
+    (r"qnn|quantiz", "other issue: QNN and quantization"),
+    (r"auto_scheduler|autotvm|meta_schedule|tuning", "other issue: tuning"),
+)
+
 #: The whole conftest each copied file runs beside.
 CONFTEST = "import compile_engine_compat; compile_engine_compat.install()\n"
 
@@ -71,6 +106,8 @@ class FileResult:
     wall_s: float = 0.0
     note: str = ""
     messages: list[str] = field(default_factory=list)
+    #: Set for the files of :data:`OTHER_ISSUES`: the row's label; left out of the total.
+    other_issue: str = ""
 
 
 def relay_test_dir(tree: Path) -> Path:
@@ -117,17 +154,53 @@ def read_junit(path: Path, result: FileResult) -> None:
                 result.messages.append(first_line(text))
 
 
-def run_file(source: Path, scratch: Path, timeout_s: float, extra: list[str]) -> FileResult:
-    """Copy ``source`` beside the one-line conftest and run pytest on it in a subprocess."""
-    result = FileResult(source.name)
-    work = scratch / source.stem
-    work.mkdir(parents=True)
-    shutil.copy2(source, work / source.name)
-    # Upstream's helper package (``from utils import ref_funcs``), importable as it is from the
-    # tests' own folder.
-    helpers = source.parent / "utils"
-    if helpers.is_dir():
-        shutil.copytree(helpers, work / "utils")
+def other_issue(relpath: str) -> str:
+    """The :data:`OTHER_ISSUES` label of the file at ``relpath``, or ``""``."""
+    for pattern, label in OTHER_ISSUES:
+        if re.search(pattern, relpath):
+            return label
+    return ""
+
+
+def all_files(tests: Path) -> list[str]:
+    """Every test file of the relay folder ``tests`` (subfolders included, GPU-only folders
+    excluded) and the frontend files, as paths under ``tests/python``."""
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        relative = path.relative_to(tests)
+        if relative.parts[0] in EXCLUDED_FOLDERS:
+            continue
+        found.append(str(Path("relay") / relative))
+    python = tests.parent
+    found += [name for name in FRONTEND_FILES if (python / name).is_file()]
+    return found
+
+
+def resolve(tests: Path, name: str) -> str:
+    """``name`` (``test_vm.py``, ``qnn/test_x.py``, ``frontend/onnx/test_forward.py``) as a
+    path under ``tests/python``."""
+    if name.startswith(("relay/", "frontend/")):
+        return name
+    return str(Path("relay") / name)
+
+
+def run_file(
+    python: Path, relpath: str, scratch: Path, timeout_s: float, extra: list[str]
+) -> FileResult:
+    """Copy the file at ``relpath`` under ``python`` (``tests/python``) beside the one-line
+    conftest and upstream's helper folders, and run pytest on it in a subprocess."""
+    source = python / relpath
+    result = FileResult(relpath.removeprefix("relay/"), other_issue=other_issue(relpath))
+    work = scratch / relpath.replace("/", "__").removesuffix(".py")
+    target = work / relpath
+    target.parent.mkdir(parents=True)
+    shutil.copy2(source, target)
+    # Upstream's helper packages, where its own tests find them: ``utils`` beside the file
+    # (``from utils import ref_funcs``) and ``relay/utils`` (``from relay.utils.tag_span``).
+    for helpers, place in ((source.parent / "utils", target.parent / "utils"),
+                           (python / "relay" / "utils", work / "relay" / "utils")):  # fmt: skip
+        if helpers.is_dir() and not place.exists():
+            shutil.copytree(helpers, place)
     (work / "conftest.py").write_text(CONFTEST)
     junit = work / "junit.xml"
     env = dict(os.environ)
@@ -136,12 +209,13 @@ def run_file(source: Path, scratch: Path, timeout_s: float, extra: list[str]) ->
         sys.executable,
         "-m",
         "pytest",
-        source.name,
+        relpath,
         "-q",
         "-p",
         "no:cacheprovider",
         "-W",
         "ignore::DeprecationWarning",
+        f"--rootdir={work}",
         f"--junitxml={junit}",
         *extra,
     ]
@@ -166,65 +240,181 @@ def run_file(source: Path, scratch: Path, timeout_s: float, extra: list[str]) ->
     return result
 
 
-def table(results: list[FileResult]) -> str:
-    """The pass table, per file and in total."""
-    counts = " ".join(f"{h:>5}" for h in ("coll", "pass", "fail", "skip", "err"))
-    head = f"{'file':34} {counts} {'wall s':>7}  note"
-    rows = [head, "-" * len(head)]
-    for r in results:
-        rows.append(
-            f"{r.name:34} {r.collected:5d} {r.passed:5d} {r.failed:5d} {r.skipped:5d} "
-            f"{r.errors:5d} {r.wall_s:7.1f}  {r.note}"
-        )
+def _total(results: list[FileResult]) -> FileResult:
     total = FileResult("total")
     for r in results:
         for attr in ("collected", "passed", "failed", "skipped", "errors", "wall_s"):
             setattr(total, attr, getattr(total, attr) + getattr(r, attr))
+    return total
+
+
+def _rate(r: FileResult) -> float | None:
+    ran = r.collected - r.skipped
+    return 100.0 * r.passed / ran if ran else None
+
+
+def _short(message: str) -> str:
+    """An error line without its exception's module path (``RelayRemovedCallError: ...``)."""
+    return re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?:Error|Exception)\b)", "", message)
+
+
+def _why(r: FileResult) -> str:
+    """The row's reason: its note (with the error of a collection error), else (under 50 %)
+    its most frequent error."""
+    if r.note:
+        first = f": {_short(r.messages[0])}" if r.note == "collection error" and r.messages else ""
+        return r.note + first
+    rate = _rate(r)
+    if rate is not None and rate < 50 and r.messages:
+        message, count = collections.Counter(r.messages).most_common(1)[0]
+        return f"{count}x {_short(message)}"
+    return ""
+
+
+def markdown(results: list[FileResult], commit: str, tvm_version: str, files: str) -> str:
+    """The table as a Markdown page: the run's conditions, the totals, one row per file."""
+    frontends = [r for r in results if r.name.startswith("frontend/")]
+    counted = [r for r in results if not r.other_issue and r not in frontends]
+    total = _total(counted)
+    ran = total.collected - total.skipped
+    rate = _rate(total)
+    front = _total(frontends)
+    front_line = (
+        f" The frontends' files: {front.passed} of {front.collected - front.skipped} "
+        f"({_rate(front) or 0.0:.1f}%)."
+        if frontends
+        else ""
+    )
+    lines = [
+        "# Upstream TVM v0.19.0 Relay tests under compile-engine-compat",
+        "",
+        "<!-- Generated by tests/upstream/run_relay_tests.py --out; do not edit. -->",
+        "",
+        f"Run {datetime.date.today().isoformat()}, package commit {commit}, TVM {tvm_version}; "
+        f"{files}. Each file byte-identical beside a one-line conftest "
+        "(`compile_engine_compat.install()`), with upstream's helper folders beside it.",
+        "",
+        f"**Pass rate: {total.passed} of {ran} non-skipped test instances "
+        f"({rate or 0.0:.1f}%)** over {len(counted)} files of tests/python/relay; "
+        f"{len(results) - len(counted) - len(frontends)} files of subjects with their own issue "
+        f"are listed and left out of it.{front_line}",
+        "",
+        "| file | collected | passed | failed | skipped | errors | pass % | wall s | note |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in sorted(results, key=lambda r: (bool(r.other_issue), r.name)):
+        percent = _rate(r)
+        shown = f"{percent:.0f}" if percent is not None else "-"
+        note = "; ".join(x for x in (r.other_issue, _why(r)) if x)
+        note = note.replace("|", "/").replace("`", "'")
+        lines.append(
+            f"| `{r.name}` | {r.collected} | {r.passed} | {r.failed} | {r.skipped} | "
+            f"{r.errors} | {shown} | {r.wall_s:.0f} | {note} |"
+        )
+    lines.append("")
+    lines.append(
+        "Excluded folders (GPU only): "
+        + "; ".join(f"`{k}/` ({v})" for k, v in EXCLUDED_FOLDERS.items())
+        + "."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def table(results: list[FileResult]) -> str:
+    """The pass table, per file and in total (the files of :data:`OTHER_ISSUES` left out)."""
+    counts = " ".join(f"{h:>5}" for h in ("coll", "pass", "fail", "skip", "err"))
+    head = f"{'file':44} {counts} {'wall s':>7}  note"
+    rows = [head, "-" * len(head)]
+    for r in results:
+        note = "; ".join(x for x in (r.other_issue, r.note) if x)
+        rows.append(
+            f"{r.name:44} {r.collected:5d} {r.passed:5d} {r.failed:5d} {r.skipped:5d} "
+            f"{r.errors:5d} {r.wall_s:7.1f}  {note}"
+        )
+    total = _total([r for r in results if not r.other_issue])
     rows.append("-" * len(head))
     rows.append(
-        f"{'total':34} {total.collected:5d} {total.passed:5d} {total.failed:5d} "
+        f"{'total':44} {total.collected:5d} {total.passed:5d} {total.failed:5d} "
         f"{total.skipped:5d} {total.errors:5d} {total.wall_s:7.1f}"
     )
     ran = total.collected - total.skipped
-    rate = 100.0 * total.passed / ran if ran else 0.0
+    rate = _rate(total) or 0.0
     rows.append(f"pass rate: {total.passed}/{ran} collected, non-skipped instances ({rate:.1f}%)")
     return "\n".join(rows)
 
 
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def _tvm_version() -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", "import tvm; print(tvm.__version__)"],
+        capture_output=True, text=True, cwd="/",
+    )  # fmt: skip
+    return out.stdout.strip() or "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``run_relay_tests.py TREE [--files ...] [--timeout S] [--top N] [-- ARGS]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Command line: ``run_relay_tests.py TREE [--files ... | --all] [--jobs N] [--timeout S]
+    [--top N] [--out FILE] [-- ARGS]``."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("tree", type=Path, help="an apache/tvm checkout or extracted tree")
-    parser.add_argument("--files", nargs="+", default=list(DEFAULT_FILES), help="file names")
+    parser.add_argument("--files", nargs="+", default=None, help="file names or relay/ paths")
+    parser.add_argument("--all", action="store_true", help="the whole directory and frontends")
+    parser.add_argument("--jobs", type=int, default=1, help="files run at once")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per file")
     parser.add_argument("--top", type=int, default=0, help="list the N most frequent errors")
+    parser.add_argument("--out", type=Path, help="write the table as Markdown here")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after "--" goes to pytest untouched (``-- -k resize -x``).
     pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else []
     args = parser.parse_args(argv[: len(argv) - len(pytest_args) - (1 if "--" in argv else 0)])
     tests = relay_test_dir(args.tree.resolve())
+    python = tests.parent
+    if args.all:
+        names = all_files(tests)
+        described = f"the whole tests/python/relay ({len(names)} files) and the frontends"
+    else:
+        names = [resolve(tests, n) for n in (args.files or DEFAULT_FILES)]
+        described = f"{len(names)} named files: " + ", ".join(
+            n.removeprefix("relay/") for n in names
+        )
     scratch = Path(tempfile.mkdtemp(prefix="relay-upstream-"))
-    results = []
+
+    def one(relpath: str) -> FileResult:
+        if not (python / relpath).is_file():
+            return FileResult(relpath, note="not in this tree")
+        result = run_file(python, relpath, scratch, args.timeout, pytest_args)
+        print(
+            f"{relpath}: {result.passed}/{result.collected} passed {result.note}",
+            file=sys.stderr,
+            flush=True,
+        )
+        return result
+
     try:
-        for name in args.files:
-            source = tests / name
-            if not source.is_file():
-                results.append(FileResult(name, note="not in this tree"))
-                continue
-            result = run_file(source, scratch, args.timeout, pytest_args)
-            print(
-                f"{name}: {result.passed}/{result.collected} passed {result.note}",
-                file=sys.stderr,
-                flush=True,
-            )
-            results.append(result)
+        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            results = list(pool.map(one, names))
     finally:
         if args.keep:
             print(f"scratch kept at {scratch}", file=sys.stderr)
         else:
             shutil.rmtree(scratch, ignore_errors=True)
     print(table(results))
+    if args.out:
+        page = markdown(results, _commit(), _tvm_version(), described)
+        tmp = args.out.with_suffix(".tmp")
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(args.out)
     if args.top:
         counts = collections.Counter(m for r in results for m in r.messages)
         print(f"\nmost frequent errors (of {sum(counts.values())}):")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compile_engine_compat.api_table import lookup
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay.frontend.common import UnservedFrontendError
 
@@ -48,11 +49,13 @@ def _refusal(name: str) -> Callable[..., Any]:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise UnservedFrontendError(
             f"relay.frontend.{name} has no importer on TVM 0.27 (Relay's importers were "
-            f"removed in TVM 0.20 and Relax has none for this framework): {ROUTES[name]}"
+            f"removed in TVM 0.20 and Relax has none for this framework): {ROUTES[name]}. "
+            f"See {lookup('relay.frontend.unserved').docs}."
         )
 
     refuse.__name__ = refuse.__qualname__ = name
     refuse.__doc__ = f"``relay.frontend.{name}``: refused at the call; {ROUTES[name]}."
+    refuse.__legacy_refused__ = True  # type: ignore[attr-defined]  # a refusal stand-in
     return refuse
 
 
