@@ -10,6 +10,8 @@ the ``tvm.relay`` module of the same path, so the files sit where Relay kept the
 * :mod:`.op`: the op table, one module of rows per op family (``relay.op.nn``...), and the
   strategy API;
 * :mod:`.to_relax`: the emitter, Relay graph -> one Relax function (and ``checked_type``);
+* :mod:`.expr_functor` (``ExprVisitor``/``ExprMutator`` over the graph), :mod:`.origin` (the
+  Relay function behind a front-end Relax function);
 * :mod:`.analysis`, :mod:`.transform` (the passes), :mod:`.testing`, :mod:`.qnn`;
 * :mod:`.build_module` (``relay.build``) and :mod:`.backend` (the engine modules, and what
   ``relay.build`` returns);
@@ -35,6 +37,7 @@ from . import (
     backend,
     base,
     expr,
+    expr_functor,
     frontend,
     function,
     op,
@@ -51,6 +54,7 @@ from .analysis import free_vars
 from .base import GlobalVar, SourceName, Span  # TVM's own (relay.base)
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor
 from .function import Function
 from .op import annotation, image, nn, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
@@ -72,6 +76,9 @@ __all__ = [
     "Call",
     "Constant",
     "Expr",
+    "ExprFunctor",
+    "ExprMutator",
+    "ExprVisitor",
     "FuncType",
     "Function",
     "GlobalVar",
@@ -98,6 +105,7 @@ __all__ = [
     "const",
     "create_executor",
     "expr",
+    "expr_functor",
     "free_vars",
     "fromtext",
     "frontend",

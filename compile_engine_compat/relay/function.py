@@ -7,6 +7,7 @@ from typing import Any as AnyT
 
 from tvm import relax
 
+from . import origin
 from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
 from .ty import Type
 
@@ -64,6 +65,8 @@ class Function(BaseFunc):
         """The Relax function of the same graph (built once; nodes are immutable)."""
         if self._relax is None:
             self._relax = UPPER.function_to_relax(self)
+        # Remembered (again) on every use: mod["main"] reads back as this Relay function.
+        origin.record(self._relax, self)
         return self._relax
 
     def __tvm_ffi_object__(self) -> relax.Function:

@@ -10,6 +10,7 @@ Relax form stays the way to see what runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from ..function import Function
 from ..op.registry import REQUIRED, RelayOp
 from ..ty import FuncType, TensorType, TupleType, Type
 
-__all__ = ["VERSION_HEADER", "astext", "format_attr", "format_type"]
+__all__ = ["VERSION_HEADER", "astext", "format_attr", "format_type", "module_astext"]
 
 #: The first line of Relay's text format.
 VERSION_HEADER = '#[version = "0.0.5"]'
@@ -244,6 +245,39 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
     else:
         lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
         lines += printer.body(node, "")
+    return _with_meta(printer, lines, show_meta_data)
+
+
+def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: bool = True) -> str:
+    """Relay's text of a module: ``def @name(...) -> type { ... }`` per function.
+
+    Parameters
+    ----------
+    functions : sequence of (str, Function)
+        Each function's global name and its Relay function, in printing order.
+    show_meta_data : bool
+        Append the ``#[metadata]`` section naming the tensor constants.
+
+    Returns
+    -------
+    str
+        The text, starting with ``#[version = "0.0.5"]``.
+    """
+    printer = _Printer()
+    lines = [VERSION_HEADER]
+    for name, func in functions:
+        ret = func.ret_type
+        checked = func._checked_type
+        if ret is None and isinstance(checked, FuncType):
+            ret = checked.ret_type  # typed (the module holds its typed Relax form)
+        typed = Function(func.params, func.body, ret, func.type_params, func.attrs)
+        lines.append(printer.function(typed, "", head=f"def @{name}"))
+        lines.append("")
+    return _with_meta(printer, lines[:-1] if len(lines) > 1 else lines, show_meta_data)
+
+
+def _with_meta(printer: _Printer, lines: list[str], show_meta_data: bool) -> str:
+    """The text of ``lines``, with the metadata section when the printing used constants."""
     if printer.meta:
         lines.append("/* meta data */")
         if show_meta_data:
