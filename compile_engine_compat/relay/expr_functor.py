@@ -22,6 +22,8 @@ from typing import Any
 
 import tvm
 
+from compile_engine_compat.deprecations import legacy_api
+
 from . import origin
 from .expr import BaseOp, Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
@@ -49,6 +51,7 @@ def relay_node(expr: Any) -> Any:
     return expr
 
 
+@legacy_api("relay.expr_functor")
 class ExprFunctor:
     """Relay's abstract visitor: dispatch on the node's class, and memoisation.
 

@@ -7,9 +7,12 @@ from typing import Any
 import tvm
 from tvm import relax
 
+from compile_engine_compat.deprecations import legacy_api
+
 __all__ = ["CallGraph"]
 
 
+@legacy_api("relay.analysis")
 class CallGraph:
     """Relay's call graph of a module: references and calls between its global functions.
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import tvm
 
+from compile_engine_compat.deprecations import legacy_api
+
 from ..expr import Constant, Expr, If, Let, Tuple, Var
 from ..expr_functor import relay_node
 from ..function import Function
@@ -35,6 +37,7 @@ class TypeKind(IntEnum):
     TypeData = 6
 
 
+@legacy_api("relay.analysis")
 def well_formed(expr: Any) -> bool:
     """Relay's ``well_formed``: no variable is bound twice (by two ``let``s or parameters).
 
@@ -57,6 +60,7 @@ def well_formed(expr: Any) -> bool:
     return True
 
 
+@legacy_api("relay.analysis")
 def check_constant(expr: Expr) -> bool:
     """Relay's ``check_constant``: whether ``expr`` is a constant, or a tuple of constants.
 
@@ -81,6 +85,7 @@ def check_constant(expr: Expr) -> bool:
 _ATOMS = (Var, Constant, Function, tvm.ir.GlobalVar)
 
 
+@legacy_api("relay.analysis")
 def check_basic_block_normal_form(expr: Any) -> bool:
     """Relay's ``check_basic_block_normal_form``: no computed value is shared between scopes.
 
@@ -132,6 +137,7 @@ def check_basic_block_normal_form(expr: Any) -> bool:
     return True
 
 
+@legacy_api("relay.analysis")
 def check_kind(t: Type, mod: Any = None) -> TypeKind:
     """Relay's ``check_kind``: the kind of a type.
 

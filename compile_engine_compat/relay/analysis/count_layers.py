@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from compile_engine_compat.deprecations import legacy_api
+
 from ..expr import Call
 from ..expr_functor import relay_node
 from ..op.registry import RelayOp
@@ -13,6 +15,7 @@ from .graph import children, post_order
 __all__ = ["count_layers"]
 
 
+@legacy_api("relay.analysis")
 def count_layers(expr: Any, valid_ops: Sequence[str]) -> int:
     """Relay's ``count_layers``: how many of ``valid_ops`` the deepest chain of the graph holds.
 

@@ -10,6 +10,8 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from compile_engine_compat.deprecations import legacy_api
+
 from .. import origin
 from ..expr import UPPER, Call, Expr, Tuple, TupleGetItem, Var
 from ..expr_functor import relay_node
@@ -57,6 +59,7 @@ def _macs(call: Call) -> int:
     return 0
 
 
+@legacy_api("relay.analysis")
 def get_total_mac_number(expr: Any) -> int:
     """Relay's ``get_total_mac_number``: the multiply-accumulates of a model.
 
@@ -78,6 +81,7 @@ def get_total_mac_number(expr: Any) -> int:
     return sum(_macs(c) for c in calls)
 
 
+@legacy_api("relay.analysis")
 def list_op_freqs(mod: Any) -> dict[str, int]:
     """Relay's ``list_op_freqs``: each op's name and how many calls to it the module makes.
 
@@ -110,6 +114,7 @@ def list_op_freqs(mod: Any) -> dict[str, int]:
     return dict(counts)
 
 
+@legacy_api("relay.analysis")
 def search_fc_transpose(expr: Any) -> list[str]:
     """Relay's ``search_fc_transpose``: the weights ``w`` of ``nn.dense(x, transpose(w, [1, 0]))``.
 
@@ -140,6 +145,7 @@ def search_fc_transpose(expr: Any) -> list[str]:
     return names
 
 
+@legacy_api("relay.analysis")
 def extract_intermdeiate_expr(mod: Any, expr_id: int) -> tvm.IRModule:
     """Relay's ``extract_intermdeiate_expr`` (sic): the module computing ``%expr_id`` of main.
 

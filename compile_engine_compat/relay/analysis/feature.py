@@ -7,6 +7,8 @@ from typing import Any
 
 import tvm
 
+from compile_engine_compat.deprecations import legacy_api
+
 from ..expr import BaseOp, Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from ..expr_functor import relay_node
 from ..function import Function
@@ -52,6 +54,7 @@ _FEATURES: tuple[tuple[Any, Feature], ...] = (
 )
 
 
+@legacy_api("relay.analysis")
 def detect_feature(a: Any, b: Any = None) -> set[Feature]:
     """Relay's ``detect_feature``: the features an expression, a module, or both use.
 

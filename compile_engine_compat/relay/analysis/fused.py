@@ -8,9 +8,12 @@ from typing import Any
 import tvm
 from tvm import relax
 
+from compile_engine_compat.deprecations import legacy_api
+
 __all__ = ["extract_fused_functions"]
 
 
+@legacy_api("relay.analysis")
 def extract_fused_functions(mod: Any) -> dict[int, Any]:
     """Relay's ``extract_fused_functions``: each fused primitive function of ``mod``.
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compile_engine_compat.deprecations import legacy_api
+
 from ..expr import Call, If, Let, Tuple, TupleGetItem
 from ..expr_functor import relay_node
 from ..function import Function
@@ -70,6 +72,7 @@ def post_order(root: Any) -> list[Any]:
     return out
 
 
+@legacy_api("relay.analysis")
 def post_order_visit(expr: Any, fvisit: Callable[[Any], Any]) -> None:
     """Relay's ``post_order_visit``: call ``fvisit(node)`` on each node once, in post-DFS order.
 

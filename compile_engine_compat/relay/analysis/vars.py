@@ -7,6 +7,8 @@ from typing import Any
 
 from tvm import relax
 
+from compile_engine_compat.deprecations import legacy_api
+
 from ..expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
 from ..ty import TensorType, TupleType, Type
@@ -59,6 +61,7 @@ def all_vars(expr: Expr) -> list[Var]:
     return _vars(expr, free_only=False)
 
 
+@legacy_api("relay.analysis")
 def bound_vars(expr: Expr) -> list[Var]:
     """The variables ``expr`` binds (function parameters, ``let`` variables), Relay's
     ``bound_vars``, in order of first use.
@@ -76,6 +79,7 @@ def bound_vars(expr: Expr) -> list[Var]:
     return [v for v in _vars(expr, free_only=False) if id(v) not in free]
 
 
+@legacy_api("relay.analysis")
 def all_dtypes(expr: Expr) -> set[str]:
     """Every dtype of ``expr``'s values (Relay's ``all_dtypes``), e.g. ``{"int8", "int32"}``.
 
@@ -110,11 +114,13 @@ def _dtypes(ty: Type | None) -> set[str]:
     return set()
 
 
+@legacy_api("relay.analysis")
 def bound_type_vars(expr: Any, mod: Any = None) -> list[Any]:
     """Relay's ``bound_type_vars``: always ``[]`` (see :func:`free_type_vars`)."""
     return []
 
 
+@legacy_api("relay.analysis")
 def all_type_vars(expr: Any, mod: Any = None) -> list[Any]:
     """Relay's ``all_type_vars``: always ``[]`` (see :func:`free_type_vars`)."""
     return []

@@ -1,8 +1,10 @@
 """``relay.transform``: Relay's passes as ``tvm.transform.Pass`` objects over Relax modules.
 
-The passes are in :mod:`.passes` (each a real Relax transform or a documented identity), the
-user-pass decorators, ``Sequential`` and ``build_config`` in :mod:`.pass_infra`;
-:mod:`.transform` is Relay's module path to both.
+The passes are in :mod:`.passes`, :mod:`.relax_backed` (each a real Relax transform),
+:mod:`.graph_rewrites` (rewrites of the Relay graph), :mod:`.identities` (documented identities)
+and :mod:`.refused` (refused at the call, naming the replacement); the user-pass decorators,
+``Sequential`` and ``build_config`` in :mod:`.pass_infra`, ``FunctionPass`` and ``LayoutConfig``
+in :mod:`.infra_classes`; :mod:`.transform` is Relay's module path to all of them.
 
 Any other Relay pass is refused on access, naming its Relax counterpart where Relax has one.
 """
@@ -12,10 +14,30 @@ from __future__ import annotations
 from typing import Any
 
 from ..gradient import gradient  # relax.transform.Gradient (relay/gradient.py)
-from . import pass_infra, passes, transform
+from . import (
+    graph_rewrites,
+    identities,
+    infra_classes,
+    pass_infra,
+    passes,
+    refused,
+    relax_backed,
+    transform,
+)
 from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
-__all__ = [*transform.__all__, "gradient", "pass_infra", "passes", "transform"]
+__all__ = [
+    *transform.__all__,
+    "gradient",
+    "graph_rewrites",
+    "identities",
+    "infra_classes",
+    "pass_infra",
+    "passes",
+    "refused",
+    "relax_backed",
+    "transform",
+]
 
 
 def __getattr__(name: str) -> Any:
