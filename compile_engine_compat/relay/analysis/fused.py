@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import tvm
+import tvm_ffi
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
@@ -45,5 +46,5 @@ def extract_fused_functions(mod: Any) -> dict[int, Any]:
     out: dict[int, Any] = {}
     for func in fused.functions.values():
         if isinstance(func, relax.Function) and func.attrs and "Primitive" in func.attrs:
-            out[int(tvm.ir.structural_hash(func))] = func
+            out[int(tvm_ffi.structural_hash(func))] = func
     return out

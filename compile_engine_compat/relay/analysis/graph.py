@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tvm import relax
+
 from compile_engine_compat.deprecations import legacy_api
 
+from .. import origin
 from ..expr import Call, If, Let, Tuple, TupleGetItem
 from ..expr_functor import relay_node
 from ..function import Function
@@ -81,7 +84,11 @@ def post_order_visit(expr: Any, fvisit: Callable[[Any], Any]) -> None:
     expr : Expr, or the Relax function of a front-end function (``mod["main"]``)
         The graph.
     fvisit : callable
-        Called on every node: expressions, ops (``relay.op.get(name)``) and GlobalVars.
+        Called on every node: expressions, ops (``relay.op.get(name)``) and GlobalVars. A Relax
+        expression with no Relay origin is walked by ``relax.analysis.post_order_visit``.
     """
+    if isinstance(expr, relax.Expr) and origin.relay_of(expr) is None:
+        relax.analysis.post_order_visit(expr, fvisit)
+        return
     for node in post_order(expr):
         fvisit(node)
