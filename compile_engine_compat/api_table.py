@@ -1778,8 +1778,10 @@ _PROGRAM_RELAY_ROWS = (
             "RemoveUnusedFunctions (DeadCodeElimination) are real transforms; InferType (Relax "
             "is typed when built), CanonicalizeOps (bias_add is emitted as reshape + add), "
             "FoldScaleAxis (no Relax counterpart; results unchanged) and DynamicToStatic "
-            "(static shapes only) are identities. function_pass hands user passes Relax "
-            "functions. relay.build_config is tvm.transform.PassContext."
+            "(static shapes only) are identities. function_pass hands a user pass the Relay "
+            "function behind each function the front end built (a relay.ExprMutator rewrites "
+            "it), and any other function as Relax. relay.build_config is "
+            "tvm.transform.PassContext."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -87,3 +87,18 @@ def test_layout_config_is_a_context_and_function_pass_is_relaxs_class():
     assert T.FunctionPass is relax.transform.FunctionPass
     x = relay.var("x")
     assert T.ToANormalFormExpr(x) is x
+
+
+def test_the_docs_page_gives_each_pass_its_kind_and_opt_level():
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "relay-passes-and-workloads.md"
+    rows = {
+        line.split("`")[1].split("(")[0]: line
+        for line in page.read_text().splitlines()
+        if line.startswith("| `")
+    }
+    args = {"ChangeBatch": ({},), "SimplifyFCTranspose": ([],)}
+    for name, kind in {**RELAX_BACKED_KINDS, **GRAPH_REWRITE_KINDS, **IDENTITY_KINDS}.items():
+        level = getattr(T, name)(*args.get(name, ())).info.opt_level if name != "SplitArgs" else 1
+        assert f"| {level} | {kind} |" in rows[name], name
