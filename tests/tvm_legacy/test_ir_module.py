@@ -27,7 +27,8 @@ def test_astext_and_str_print_relays_text_for_a_front_end_module(installed):
     mod = tvm.IRModule.from_expr(func)
     text = mod.astext()
     assert text.startswith('#[version = "0.0.5"]\ndef @main(%x: Tensor[(4,), float32])')
-    assert "%0 = nn.relu(%x);" in text and "meta[relay.Constant][0]" in text
+    assert "%0 = nn.relu(%x) /* ty=Tensor[(4,), float32] */;" in text
+    assert "meta[relay.Constant][0]" in text
     assert "#[metadata]" not in mod.astext(show_meta_data=False)
     assert str(mod) == text
     assert "@R.function" in mod.script()  # the Relax form stays printable

@@ -128,10 +128,21 @@ def _same(value: Any, default: Any) -> bool:
 class _Printer:
     """One printing: names (``%0``...), meta constants, and the lines of a scope."""
 
-    def __init__(self) -> None:
+    def __init__(self, annotate_types: bool = False) -> None:
         self.names: dict[int, str] = {}
         self.counter = 0
         self.meta: list[Constant] = []
+        #: Print ``/* ty=... */`` after each typed value, as Relay printed a typed module.
+        self.annotate_types = annotate_types
+
+    def type_comment(self, node: Expr) -> str:
+        """`` /* ty=float32 */`` for a typed value when printing a module's types, else ``""``."""
+        ty = node._checked_type if self.annotate_types else None
+        if ty is None or isinstance(node, Var | Constant | Function):
+            return ""
+        if isinstance(ty, TensorType) and len(ty.shape) == 0:
+            return f" /* ty={ty.dtype} */"
+        return f" /* ty={format_type(ty)} */"
 
     def atom(self, node: Expr, lines: list[str], indent: str) -> str:
         """The text of ``node`` as an argument, binding it to ``%n`` first when it is a value."""
@@ -154,7 +165,7 @@ class _Printer:
         text = self.value(node, lines, indent)
         name = f"%{self.counter}"
         self.counter += 1
-        lines.append(f"{indent}{name} = {text};")
+        lines.append(f"{indent}{name} = {text}{self.type_comment(node)};")
         self.names[id(node)] = name
         return name
 
@@ -208,7 +219,7 @@ class _Printer:
         """The lines of a scope whose result is ``node``."""
         lines: list[str] = []
         result = self.value(node, lines, indent)
-        lines.append(f"{indent}{result}")
+        lines.append(f"{indent}{result}{self.type_comment(node)}")
         return lines
 
     def function(self, func: Function, indent: str, head: str = "fn ") -> str:
@@ -249,7 +260,8 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
 
 
 def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: bool = True) -> str:
-    """Relay's text of a module: ``def @name(...) -> type { ... }`` per function.
+    """Relay's text of a module: ``def @name(...) -> type { ... }`` per function, each typed
+    value followed by ``/* ty=... */`` (the module is typed), as Relay printed it.
 
     Parameters
     ----------
@@ -263,7 +275,7 @@ def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: boo
     str
         The text, starting with ``#[version = "0.0.5"]``.
     """
-    printer = _Printer()
+    printer = _Printer(annotate_types=True)
     lines = [VERSION_HEADER]
     for name, func in functions:
         ret = func.ret_type
