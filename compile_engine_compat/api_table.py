@@ -880,6 +880,66 @@ _RELAY_PASSES = (
     "AnnotateSpans",
     "InferTypeLocal",
 )
+#: The rest of relay.transform's passes (served, identities and refused: see the row's note).
+_MORE_RELAY_PASSES = (
+    "FastMath",
+    "Inline",
+    "LambdaLift",
+    "PartialEvaluate",
+    "CombineParallelDense",
+    "CombineParallelBatchMatmul",
+    "ToANormalForm",
+    "DivToMul",
+    "SimplifyExpr",
+    "ChangeBatch",
+    "SimplifyFCTranspose",
+    "AlterOpLayout",
+    "Legalize",
+    "CanonicalizeCast",
+    "EtaExpand",
+    "DefuseOps",
+    "ForwardFoldScaleAxis",
+    "BackwardFoldScaleAxis",
+    "CombineParallelConv2D",
+    "BatchingOps",
+    "LazyGradientInit",
+    "ToGraphNormalForm",
+    "ToBasicBlockNormalForm",
+    "PlanDevices",
+    "ManifestLifetimes",
+    "FoldExplicitPadding",
+    "FlattenAtrousConv",
+    "SplitArgs",
+    "CapturePostDfsIndexInSpans",
+)
+#: relay.analysis's names (served, or refused at the call: see the row's note).
+_RELAY_ANALYSES = (
+    "free_vars",
+    "all_vars",
+    "bound_vars",
+    "free_type_vars",
+    "bound_type_vars",
+    "all_type_vars",
+    "all_dtypes",
+    "post_order_visit",
+    "well_formed",
+    "check_kind",
+    "check_constant",
+    "check_basic_block_normal_form",
+    "detect_feature",
+    "Feature",
+    "count_layers",
+    "get_total_mac_number",
+    "list_op_freqs",
+    "search_fc_transpose",
+    "extract_fused_functions",
+    "extract_intermdeiate_expr",
+    "CallGraph",
+    "unmatched_cases",
+    "AnnotatedRegionSet",
+    "get_calibration_data",
+    "list_fake_quantized_op_freqs",
+)
 #: The relay.testing workload modules, and what they are built with.
 _WORKLOADS = (
     "mlp",
@@ -918,8 +978,10 @@ _PROGRAM_RELAY_ROWS = (
             "RemoveUnusedFunctions (DeadCodeElimination) are real transforms; InferType (Relax "
             "is typed when built), CanonicalizeOps (bias_add is emitted as reshape + add), "
             "FoldScaleAxis (no Relax counterpart; results unchanged) and DynamicToStatic "
-            "(static shapes only) are identities. function_pass hands user passes Relax "
-            "functions. relay.build_config is tvm.transform.PassContext."
+            "(static shapes only) are identities. function_pass hands a user pass the Relay "
+            "function behind each function the front end built (a relay.ExprMutator rewrites "
+            "it), and any other function as Relax. relay.build_config is "
+            "tvm.transform.PassContext."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1031,18 +1093,23 @@ _PROGRAM_RELAY_ROWS = (
     ),
     _row(
         "relay.analysis",
-        "relax.analysis.free_vars(expr) / all_vars(expr)",
+        "relax.analysis.free_vars(expr) / all_vars(expr) / post_order_visit(expr, f)",
         ("tvm.relax.analysis.free_vars", "tvm.relax.analysis.all_vars"),
         fix="served",
-        old_paths=(
-            "tvm.relay.analysis.free_vars",
-            "tvm.relay.analysis.all_vars",
-            "tvm.relay.analysis.free_type_vars",
-        ),
+        old_paths=tuple(f"tvm.relay.analysis.{name}" for name in _RELAY_ANALYSES),
         shim="compile_engine_compat.relay.analysis",
         note=(
-            "free_vars, all_vars and free_type_vars walk the Relay graph as Relay did; a Relay "
-            "graph has no type variables here (shapes are static), so free_type_vars is []."
+            "Each walks the Relay graph as Relay did, given a Relay expression or mod['main'] "
+            "of a front-end module (the Relay function it was built from). A Relay graph has "
+            "no type variables here (shapes are static), so the *_type_vars are []; check_kind "
+            "answers TypeKind.Type for the front end's types. get_total_mac_number counts "
+            "conv1-3d (transposed too), dense, matmul and batch_matmul; list_op_freqs counts "
+            "Relay's op names (Relax's, unprefixed, for a function a Relax pass rewrote); "
+            "CallGraph reads the module's Relax functions; extract_fused_functions returns the "
+            "Relax functions Relax's FuseOps makes after legalization. Refused at the call: "
+            "unmatched_cases (no ADTs), AnnotatedRegionSet and analyze_operations_distribution "
+            "(BYOC partitioning: relax.transform.FuseOpsByPattern), get_calibration_data, "
+            "list_fake_quantized_op_freqs (QNN) and the sparse process_params."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1058,6 +1125,66 @@ _PROGRAM_RELAY_ROWS = (
             "synthetic build the same architectures with Relay's arguments and initializers "
             "(random numbers differ from TVM 0.19's, shapes and names do not); the module is "
             "Relax."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.transform.more_passes",
+        "the Relax pass named in the note, in tvm.transform.Sequential([...])(mod)",
+        ("tvm.relax.transform.FastMathTransform", "tvm.relax.transform.LambdaLift"),
+        fix="served",
+        old_paths=(
+            *(f"tvm.relay.transform.{name}" for name in _MORE_RELAY_PASSES),
+            "tvm.relay.transform.FunctionPass",
+            "tvm.relay.transform.LayoutConfig",
+            "tvm.relay.transform.ToANormalFormExpr",
+        ),
+        shim="compile_engine_compat.relay.transform",
+        note=(
+            "Each is a tvm.transform.Pass with Relay's name and opt level. Real Relax "
+            "transforms: FastMath (FastMathTransform), Inline (InlinePrivateFunctions), "
+            "LambdaLift, PartialEvaluate (FoldConstant), CombineParallelDense and "
+            "CombineParallelBatchMatmul (CombineParallelMatmul), ToANormalForm (Normalize). "
+            "Rewrites of the Relay graph behind each front-end function: DivToMul, "
+            "SimplifyExpr (reshape and transpose chains, same-dtype casts, x+0, x*1), "
+            "ChangeBatch, SimplifyFCTranspose. Identities, results unchanged: AlterOpLayout, "
+            "Legalize (relay.build legalizes), CanonicalizeCast, EtaExpand, DefuseOps, "
+            "Forward/BackwardFoldScaleAxis, CombineParallelConv2D, BatchingOps, "
+            "LazyGradientInit, ToGraphNormalForm, ToBasicBlockNormalForm, PlanDevices, "
+            "ManifestLifetimes, FoldExplicitPadding, FlattenAtrousConv, SplitArgs, "
+            "CapturePostDfsIndexInSpans. FunctionPass is relax.transform.FunctionPass; "
+            "LayoutConfig is kept but Relax's ConvertLayout cannot skip layers. Refused at the "
+            "call, naming the replacement: the BYOC partitioning passes (MergeComposite, "
+            "PartitionGraph, AnnotateTarget, ...: relax.transform.FuseOpsByPattern), ToCPS, "
+            "Defunctionalization, the sparse conversions, FakeQuantizationToInteger, "
+            "FirstOrderGradient (relay.transform.gradient), FoldConstantExpr, "
+            "FlexibleShapeDispatch and recast."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.expr_functor",
+        "tvm.relax.PyExprVisitor / tvm.relax.PyExprMutator (@relax.expr_functor.visitor)",
+        ("tvm.relax.PyExprVisitor", "tvm.relax.PyExprMutator"),
+        fix="served",
+        old_paths=(
+            "tvm.relay.ExprFunctor",
+            "tvm.relay.ExprVisitor",
+            "tvm.relay.ExprMutator",
+            "tvm.relay.expr_functor.ExprFunctor",
+            "tvm.relay.expr_functor.ExprVisitor",
+            "tvm.relay.expr_functor.ExprMutator",
+        ),
+        shim="compile_engine_compat.relay.expr_functor",
+        note=(
+            "They walk the front end's Relay graph with Relay's dispatch and memo_map. visit() "
+            "also takes mod['main'] of a front-end module (walked as the Relay function it was "
+            "built from), and relay.transform.function_pass hands a user pass that Relay "
+            "function and puts the one it returns back, so an ExprMutator pass inside "
+            "Sequential changes what relay.build runs. A Relax function a Relax pass rewrote has "
+            "no Relay graph: walk it with relax.PyExprMutator. visit_ref_*/visit_match/"
+            "visit_constructor exist but never dispatch (the front end has no references or "
+            "ADTs)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -738,10 +738,62 @@ _DLPACK_AFTER = """\
 x = tvm.runtime.from_dlpack(tvm.runtime.tensor(np.arange(4, dtype="float32"), dev))
 result = x.numpy()
 """
+_MORE_PASSES_BEFORE = """\
+from tvm import relay
+
+x = relay.var("x", shape=(4,), dtype="float32")
+y = relay.var("y", shape=(4,), dtype="float32")
+mod = tvm.IRModule.from_expr(relay.Function([x, y], relay.exp(relay.add(x, y))))
+passes = [relay.transform.SimplifyExpr(), relay.transform.FastMath(), relay.transform.LambdaLift()]
+with tvm.transform.PassContext(opt_level=4):
+    mod = tvm.transform.Sequential(passes)(mod)
+ex = tvm.compile(mod, target)
+result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
+"""
+_MORE_PASSES_AFTER = """\
+passes = [relax.transform.FastMathTransform(), relax.transform.LambdaLift()]
+with tvm.transform.PassContext(opt_level=4):
+    mod = tvm.transform.Sequential(passes)(IRModule({"main": func}))
+ex = tvm.compile(mod, target)
+result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
+"""
+_EXPR_FUNCTOR_BEFORE = """\
+from tvm import relay
+
+
+class AddToSubtract(relay.ExprMutator):
+    def visit_call(self, call):
+        call = super().visit_call(call)
+        if call.op == relay.op.get("add"):
+            return relay.subtract(call.args[0], call.args[1])
+        return call
+
+
+x = relay.var("x", shape=(4,), dtype="float32")
+y = relay.var("y", shape=(4,), dtype="float32")
+func = AddToSubtract().visit(relay.Function([x, y], relay.exp(relay.add(x, y))))
+ex = tvm.compile(tvm.IRModule.from_expr(func), target)
+result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
+"""
+_EXPR_FUNCTOR_AFTER = """\
+@relax.expr_functor.mutator
+class AddToSubtract(relax.PyExprMutator):
+    def visit_call_(self, call):
+        call = super().visit_call_(call)
+        if call.op == tvm.ir.Op.get("relax.add"):
+            return relax.op.subtract(call.args[0], call.args[1])
+        return call
+
+
+ex = tvm.compile(IRModule({"main": AddToSubtract().visit_expr(func)}), target)
+result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
+"""
 _PROGRAM_BLOCKS: dict[str, tuple[str, str]] = {
     "relay.transform": (_PASSES_BEFORE, _PASSES_AFTER),
     "relay.build_module.bind_params_by_name": (_BIND_BEFORE, _BIND_AFTER),
     "relay.analysis": (_ANALYSIS_BEFORE, _ANALYSIS_AFTER),
+    "relay.transform.more_passes": (_MORE_PASSES_BEFORE, _MORE_PASSES_AFTER),
+    "relay.expr_functor": (_EXPR_FUNCTOR_BEFORE, _EXPR_FUNCTOR_AFTER),
     "relay.testing.workloads": (_WORKLOAD_BEFORE, _WORKLOAD_AFTER),
     "tvm.autotvm.tuning": (_TUNING_BEFORE, _TUNING_AFTER),
     "tvm.auto_scheduler": (_AUTO_SCHEDULER_BEFORE, _VM),

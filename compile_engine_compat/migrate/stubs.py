@@ -254,14 +254,23 @@ def _public_names(module: types.ModuleType) -> list[str]:
 
 
 def _walk_served(
-    tvm_name: str, module: types.ModuleType, modules: set[str], names: set[str]
+    tvm_name: str,
+    module: types.ModuleType,
+    modules: set[str],
+    names: set[str],
+    refused: dict[str, str],
 ) -> None:
-    """Record ``module`` (served as ``tvm_name``), its public names and its submodules."""
+    """Record ``module`` (served as ``tvm_name``), its public names and its submodules; a name
+    that is a stand-in refused at the call goes to ``refused`` with its reason."""
+    from compile_engine_compat.surfaces.import_alias import RefusedName
+
     modules.add(tvm_name)
     children: dict[str, types.ModuleType] = {}
     for name in _public_names(module):
         value = getattr(module, name)
-        if isinstance(value, types.ModuleType):
+        if isinstance(value, RefusedName):
+            refused[f"{tvm_name}.{name}"] = value.refusal
+        elif isinstance(value, types.ModuleType):
             if value.__name__.startswith("compile_engine_compat."):
                 children[name] = value
         else:
@@ -276,7 +285,7 @@ def _walk_served(
                 except ImportError:  # a refusing module (qnn.op): the refusals record it
                     continue
     for name, child in sorted(children.items()):
-        _walk_served(f"{tvm_name}.{name}", child, modules, names)
+        _walk_served(f"{tvm_name}.{name}", child, modules, names, refused)
 
 
 def relay_surface() -> str:
@@ -293,12 +302,14 @@ def relay_surface() -> str:
 
     modules: set[str] = set()
     names: set[str] = set()
-    _walk_served("tvm.relay", relay, modules, names)
+    stand_ins: dict[str, str] = {}
+    _walk_served("tvm.relay", relay, modules, names, stand_ins)
     for tvm_name, shim_name in SERVED_MODULES.items():
         if shim_name.startswith("compile_engine_compat."):
-            _walk_served(tvm_name, importlib.import_module(shim_name), modules, names)
+            _walk_served(tvm_name, importlib.import_module(shim_name), modules, names, stand_ins)
     # The scanner classifies tvm.relay names; refusals outside it (tvm.topi.cuda) stay runtime.
     refused = {k: v for k, v in REFUSED_MODULES.items() if k.startswith("tvm.relay")}
+    refused |= {k: v for k, v in stand_ins.items() if k.startswith("tvm.relay")}
     refused |= {f"tvm.relay.{name}": why for name, why in relay.REMOVED.items()}
     for op_name, why in relay.REFUSED_OPS.items():
         for prefix in ("tvm.relay", "tvm.relay.op"):

@@ -9,6 +9,7 @@ the ``tvm.relay`` module of the same path, so the files sit where Relay kept the
 * the AST: :mod:`.ty` (types), :mod:`.expr` (expressions), :mod:`.function` (``Function``);
 * :mod:`.op`: the op table, one module of rows per op family (``relay.op.nn``...), and the
   strategy API;
+* :mod:`.expr_functor` (``ExprVisitor``/``ExprMutator`` over the graph);
 * :mod:`.analysis`, :mod:`.transform` (the passes), :mod:`.testing`, :mod:`.qnn`;
 * :mod:`.build_module` (``relay.build``) and :mod:`.backend` (the engine modules, and what
   ``relay.build`` returns);
@@ -41,6 +42,7 @@ from . import (
     backend,
     base,
     expr,
+    expr_functor,
     frontend,
     function,
     op,
@@ -55,6 +57,7 @@ from .analysis import free_vars
 from .base import GlobalVar, SourceName, Span  # TVM's own (relay.base)
 from .build_module import build, create_executor
 from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor
 from .function import Function
 from .op import annotation, image, nn, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
@@ -74,6 +77,9 @@ __all__ = [
     "Call",
     "Constant",
     "Expr",
+    "ExprFunctor",
+    "ExprMutator",
+    "ExprVisitor",
     "FuncType",
     "Function",
     "GlobalVar",
@@ -100,6 +106,7 @@ __all__ = [
     "const",
     "create_executor",
     "expr",
+    "expr_functor",
     "free_vars",
     "fromtext",
     "frontend",

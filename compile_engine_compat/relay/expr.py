@@ -209,9 +209,18 @@ class Expr:
     def __tvm_ffi_object__(self) -> AnyT:
         """What TVM receives for this expression: the Relax function of its free variables.
 
-        So ``tvm.IRModule.from_expr(expr)`` holds it as ``main``, as Relay's did.
+        So ``tvm.IRModule.from_expr(expr)`` holds it as ``main``, as Relay's did. The form is
+        built once and remembered, so that :func:`as_expr` maps it back: a list of expressions
+        through ``tvm.runtime.convert`` still makes a ``relay.Tuple`` of them (Relay's tests
+        write ``relay.Tuple(tvm.runtime.convert([call]))``).
         """
-        return UPPER.to_relax(self)
+        converted = self.__dict__.get("_ffi_object")
+        if converted is None:
+            converted = UPPER.to_relax(self)
+            self.__dict__["_ffi_object"] = converted
+            # Held strongly: after tvm.runtime.convert([...]) only the FFI form is left.
+            _CONVERTED_VARS[handle_of(converted)] = (converted, self)
+        return converted
 
     # Relay nodes compare by identity (structural equality is tvm.ir.structural_equal's job).
     __eq__ = object.__eq__
@@ -233,6 +242,8 @@ def as_expr(value: AnyT) -> Expr:
         return value
     if isinstance(value, TupleWrapper):
         return value.astuple()
+    if isinstance(value, tvm.runtime.Object) and handle_of(value) in _CONVERTED_VARS:
+        return _CONVERTED_VARS[handle_of(value)][1]  # an expression through tvm.runtime.convert
     if isinstance(value, list | tuple):
         return Tuple([as_expr(v) for v in value])
     return const(value)
@@ -252,22 +263,9 @@ class Var(Expr):
     def __repr__(self) -> str:
         return f"%{self.name_hint}"
 
-    def __tvm_ffi_object__(self) -> AnyT:
-        """What TVM receives for this variable: the Relax function of it (as for any
-        expression), remembered so that :func:`as_var` maps it back: a list of variables
-        through ``tvm.runtime.convert`` still makes a ``relay.Function``'s parameters."""
-        converted = self.__dict__.get("_ffi_object")
-        if converted is None:
-            converted = UPPER.to_relax(self)
-            self.__dict__["_ffi_object"] = converted
-            # Held strongly: after tvm.runtime.convert([relay.var(...)]) only the FFI form is
-            # left, and Relay code builds its Function from that. One entry per converted Var.
-            _CONVERTED_VARS[handle_of(converted)] = (converted, self)
-        return converted
 
-
-#: The FFI form of a converted Var (its address) -> (that form, the Var).
-_CONVERTED_VARS: dict[int, tuple[AnyT, Var]] = {}
+#: The FFI form of a converted expression (its address) -> (that form, the expression).
+_CONVERTED_VARS: dict[int, tuple[AnyT, Expr]] = {}
 
 
 def as_var(value: AnyT) -> AnyT:

@@ -7,6 +7,7 @@ from typing import Any as AnyT
 
 from tvm import relax
 
+from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.origin import remember
 
 from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
@@ -65,8 +66,10 @@ class Function(BaseFunc):
     def __relax_function__(self) -> relax.Function:
         """The Relax function of the same graph (built once; nodes are immutable)."""
         if self._relax is None:
-            # Remembered: the Relay passes and codegens find this function from its Relax form.
-            self._relax = remember(UPPER.function_to_relax(self), self)
+            self._relax = UPPER.function_to_relax(self)
+        # Remembered (again) on every use: mod["main"] reads back as this Relay function, and
+        # the Relay passes and codegens find this function from its Relax form.
+        origin.record(self._relax, self)
         return self._relax
 
     def __tvm_ffi_object__(self) -> relax.Function:

@@ -226,6 +226,11 @@ class RefusedName:
     def _refuse(self) -> RelayRemovedCallError:
         return RelayRemovedCallError(self._message or removed_message(self._name, self._reason))
 
+    @property
+    def refusal(self) -> str:
+        """Why the name is refused, and what to write instead (the reason its use names)."""
+        return self._reason or "compile-engine-compat's Relay front end does not provide it"
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise self._refuse()
 

@@ -141,6 +141,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName(
         "tvm.ir:GlobalVar.__call__", f"{_LEGACY}.ir_module:legacy_global_call", replaces=True
     ),
+    # IRModule.astext() and str(mod): Relay's text for a module the front end built.
+    MovedName("tvm.ir:IRModule.astext", f"{_LEGACY}.ir_module:irmodule_astext"),
+    MovedName("tvm.ir:IRModule.__str__", f"{_LEGACY}.ir_module:irmodule_str", replaces=True),
     MovedName("tvm.runtime.vm:Executable", "compile_engine_compat.relay.vm:Executable"),
     MovedName("tvm.runtime:Device.device_type", f"{_LEGACY}.device:device_type"),
     MovedName(

@@ -96,6 +96,11 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
     ),
     (
         "from tvm import relay\nrelay.transform.PartialEvaluate()\n",
+        True,
+        [("relay.transform.more_passes", "served")],
+    ),
+    (
+        "from tvm import relay\nrelay.transform.ToCPS(None)\n",
         False,
         [("relay.unsupported", "manual")],
     ),

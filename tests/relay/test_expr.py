@@ -70,3 +70,13 @@ def test_irmodule_from_an_expression_wraps_its_free_variables():
     ex = tvm.compile(mod, "llvm")
     got = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(np.zeros(3, "float32")))
     np.testing.assert_array_equal(got.numpy(), np.ones(3, "float32"))
+
+
+def test_an_expression_through_tvm_runtime_convert_comes_back_as_itself():
+    # Relay's tests write relay.Tuple(tvm.runtime.convert([call])).
+    x = relay.var("x", shape=(2,))
+    call = relay.exp(x)
+    converted = tvm.runtime.convert([call, x])
+    tup = relay.Tuple(converted)
+    assert tup.fields[0] is call and tup.fields[1] is x
+    assert relay.Function(tvm.runtime.convert([x]), call).params == [x]

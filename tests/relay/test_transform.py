@@ -149,7 +149,7 @@ def test_other_relay_passes_name_their_relax_counterpart():
     with pytest.raises(RelayRemovedError, match=r"tvm\.relax\.transform\.LegalizeOps"):
         T.LegalizeOps()
     with pytest.raises(RelayRemovedError, match="drop the pass"):
-        T.PartialEvaluate()
+        T.NotARelayPass()
 
 
 def test_bind_params_by_name_binds_and_keeps_the_numbers():

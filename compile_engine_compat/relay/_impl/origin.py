@@ -1,9 +1,13 @@
 """Which Relay function a Relax function of a module was made from.
 
-Modules hold Relax (``tvm.IRModule.from_expr(relay_func)``), but the passes that work on Relay's
-graph (``MergeComposite``, ``AnnotateTarget``, ``PartitionGraph``) and the external codegens
-(``relay.ext.<compiler>`` takes a Relay function) need the Relay graph back. Each Relax function
-the front end makes is remembered here with its Relay function, by the Relax object's identity.
+Modules hold Relax (``tvm.IRModule.from_expr(relay_func)``), but Relay-era code expects to read
+that function back as Relay: the passes that work on Relay's graph (``MergeComposite``,
+``AnnotateTarget``, ``PartitionGraph``), the external codegens (``relay.ext.<compiler>`` takes a
+Relay function), a user pass written with ``relay.ExprMutator``,
+``relay.analysis.post_order_visit(mod["main"], ...)`` and ``mod.astext()``. Each Relax function
+the front end makes is remembered here with its Relay function, by the Relax object's identity;
+the :data:`LIMIT` most recently made or used ones are kept. A Relax function that a Relax pass
+rewrote, or one made long ago, has no Relay origin: callers then work on its Relax form.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+import tvm
+from tvm import relax
+
 from compile_engine_compat.boundary import handle_of
 from compile_engine_compat.runtime import threads
 
-__all__ = ["relay_origin", "remember"]
+__all__ = ["LIMIT", "record", "relay_of", "relay_origin", "remember"]
 
 #: How many functions are remembered (the oldest go first): modules being transformed are
 #: among the most recent; a function forgotten is refused by the Relay passes, not mistaken.
@@ -47,3 +54,31 @@ def relay_origin(relax_func: Any) -> Any:
     with _lock:
         entry = _ORIGINS.get(key)
     return entry[1] if entry is not None and entry[0].same_as(relax_func) else None
+
+
+def record(relax_func: Any, relay_func: Any) -> None:
+    """:func:`remember`, for callers that do not need the function back."""
+    remember(relax_func, relay_func)
+
+
+def relay_of(value: Any) -> Any:
+    """The Relay function ``value`` is the Relax form of, or None.
+
+    Parameters
+    ----------
+    value : relax.Function, tvm.IRModule or anything
+        A Relax function (``mod["main"]``), or a module (its ``main``).
+    """
+    if isinstance(value, tvm.IRModule):
+        if "main" not in value:
+            return None
+        value = value["main"]
+    if not isinstance(value, relax.Function):
+        return None
+    found = relay_origin(value)
+    if found is not None:
+        with _lock:
+            key = handle_of(value)
+            if key in _ORIGINS:
+                _ORIGINS.move_to_end(key)
+    return found

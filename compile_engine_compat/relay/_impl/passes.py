@@ -120,6 +120,11 @@ def _identity(mod: tvm.IRModule) -> tvm.IRModule:
     return mod
 
 
+def identity_pass(name: str, opt_level: int) -> Any:
+    """A pass named ``name`` at Relay's ``opt_level`` that returns the module unchanged."""
+    return relay_pass(name, opt_level, _identity)
+
+
 def _refuse(pass_name: str, argument: str, why: str) -> ValueError:
     return ValueError(f"relay.transform.{pass_name}({argument}): {why}")
 

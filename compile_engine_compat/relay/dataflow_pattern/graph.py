@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..expr_functor import children
+from compile_engine_compat.relay._impl.graph_walk import children
 
 __all__ = ["ExprGraph"]
 

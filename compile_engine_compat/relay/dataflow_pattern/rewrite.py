@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.graph_walk import GraphMutator
 from compile_engine_compat.relay._impl.structural import relay_equal
 
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
-from ..expr_functor import ExprMutator
 from ..function import Function
 from .graph import ExprGraph
 from .matcher import Matcher
@@ -111,7 +111,7 @@ class Group:
     matched: dict[DFPattern, list[Any]] = field(default_factory=dict)
 
 
-class _Extractor(ExprMutator):
+class _Extractor(GraphMutator):
     """The matched sub-graph with its inputs replaced by the group's parameters; names it."""
 
     def __init__(self, inputs: dict[int, Var]) -> None:
@@ -236,7 +236,7 @@ def group_matches(pattern: DFPattern, expr: Any) -> tuple[list[Group], dict[int,
     return grouper.groups, grouper.gid
 
 
-class _GroupMutator(ExprMutator):
+class _GroupMutator(GraphMutator):
     """Rewrites the root of each group after its inputs were rewritten."""
 
     def __init__(self, groups: list[Group], gid: dict[int, int]) -> None:

@@ -1,9 +1,13 @@
 """``relay.transform``: Relay's passes as ``tvm.transform.Pass`` objects over Relax modules.
 
-The passes are in :mod:`compile_engine_compat.relay._impl.passes` (each a real Relax transform or
-a documented identity), the user-pass decorators, ``Sequential`` and ``build_config`` in
-:mod:`compile_engine_compat.relay._impl.pass_infra`; :mod:`.transform` is Relay's module path to
-both.
+The passes are in ``relay/_impl/passes.py`` and, named by how they are served, :mod:`.relax_backed`
+(each a real Relax transform), :mod:`.graph_rewrites` (rewrites of the Relay graph),
+:mod:`.identities` (documented identities) and :mod:`.refused` (refused at the call, naming the
+replacement); the user-pass decorators, ``Sequential`` and ``build_config`` in
+``relay/_impl/pass_infra.py``, ``FunctionPass`` and ``LayoutConfig`` in :mod:`.infra_classes`;
+the partitioning passes of external compilers (BYOC) in :mod:`.merge_composite`,
+:mod:`.annotate_target`, :mod:`.merge_compiler_regions` and :mod:`.partition_graph`;
+:mod:`.transform` is Relay's module path to all of them.
 
 Any other Relay pass is refused on access, naming its Relax counterpart where Relax has one.
 """
@@ -14,10 +18,19 @@ from typing import Any
 
 from compile_engine_compat.relay._impl.gradient import gradient  # relax.transform.Gradient
 
-from . import transform
+from . import graph_rewrites, identities, infra_classes, refused, relax_backed, transform
 from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
-__all__ = [*transform.__all__, "gradient", "transform"]
+__all__ = [
+    *transform.__all__,
+    "gradient",
+    "graph_rewrites",
+    "identities",
+    "infra_classes",
+    "refused",
+    "relax_backed",
+    "transform",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.graph_walk import GraphMutator, children, rebuild
 
 from ..expr import Call, Expr, Tuple, TupleGetItem
-from ..expr_functor import ExprMutator, children, rebuild
 from ..function import Function
 from ..op.op import get as get_op
 from .relay_module import relay_graph_pass
@@ -60,7 +60,7 @@ def annotation(kind: str, value: Any, compiler: str) -> Call:
     return Call(op, [value], op.row.make_attrs({"compiler": compiler}))
 
 
-class _Annotator(ExprMutator):
+class _Annotator(GraphMutator):
     def __init__(self, targets: Sequence[str], include_non_call_ops: bool) -> None:
         super().__init__()
         self.targets = list(targets)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
+from compile_engine_compat.relay._impl.graph_walk import GraphMutator, children
 
-from ..annotated_regions import BEGIN, END, AnnotatedRegionSet, is_annotation
-from ..expr_functor import ExprMutator, children
+from ..analysis.annotated_regions import BEGIN, END, AnnotatedRegionSet, is_annotation
 from ..function import Function
 from .annotate_target import DEFAULT
 from .relay_module import relay_graph_pass
@@ -89,7 +89,7 @@ class _Regions:
         return True
 
 
-class _Dropper(ExprMutator):
+class _Dropper(GraphMutator):
     """Removes the ``compiler_begin(compiler_end(x))`` pairs inside merged regions."""
 
     def __init__(self, drop: set[int]) -> None:

@@ -16,10 +16,10 @@ from typing import Any
 import tvm
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
+from compile_engine_compat.relay._impl.graph_walk import GraphMutator
 
-from ..annotated_regions import AnnotatedRegion, AnnotatedRegionSet, is_annotation
+from ..analysis.annotated_regions import AnnotatedRegion, AnnotatedRegionSet, is_annotation
 from ..expr import Call, Constant, Tuple, TupleGetItem, Var
-from ..expr_functor import ExprMutator
 from ..function import Function
 from .annotate_target import DEFAULT
 from .relay_module import relay_graph_pass
@@ -31,7 +31,7 @@ def _one() -> Any:
     return tvm.tirx.IntImm("int32", 1)
 
 
-class _Extract(ExprMutator):
+class _Extract(GraphMutator):
     """A region's body: its inputs (the begins) replaced by parameters."""
 
     def __init__(self, params: dict[int, Any]) -> None:
@@ -49,7 +49,7 @@ class _Extract(ExprMutator):
         return super()._dispatch(expr)
 
 
-class _Partitioner(ExprMutator):
+class _Partitioner(GraphMutator):
     def __init__(self, regions: AnnotatedRegionSet, namer: Any, bind_constants: bool) -> None:
         super().__init__()
         self.regions = regions

@@ -1,8 +1,10 @@
 """``relay.transform.transform``: the module Relay kept its passes in (``tvm.relay.transform``
-re-exported it). The passes live in :mod:`.passes`, the pass infrastructure in
-:mod:`.pass_infra`; the partitioning passes of external compilers (BYOC) are in
-:mod:`.merge_composite`, :mod:`.annotate_target`, :mod:`.merge_compiler_regions` and
-:mod:`.partition_graph`; this module is the legacy path to all of them.
+re-exported it). The passes live in modules named by how they are served: :mod:`.passes` (the
+first ones), :mod:`.relax_backed` (a Relax pass each), :mod:`.graph_rewrites` (rewrites of the
+Relay graph), :mod:`.identities`, :mod:`.refused` (refused at the call); the pass infrastructure
+in :mod:`.pass_infra` and :mod:`.infra_classes`; the partitioning passes of external compilers
+(BYOC) in :mod:`.merge_composite`, :mod:`.annotate_target`, :mod:`.merge_compiler_regions` and
+:mod:`.partition_graph`. This module is the legacy path to all of them.
 """
 
 from __future__ import annotations
@@ -31,33 +33,102 @@ from compile_engine_compat.relay._impl.passes import (
     ToMixedPrecision,
 )
 
+from . import refused
 from .annotate_target import AnnotateTarget
+from .graph_rewrites import ChangeBatch, DivToMul, SimplifyExpr, SimplifyFCTranspose
+from .identities import (
+    AlterOpLayout,
+    BackwardFoldScaleAxis,
+    BatchingOps,
+    CanonicalizeCast,
+    CapturePostDfsIndexInSpans,
+    CombineParallelConv2D,
+    DefuseOps,
+    EtaExpand,
+    FlattenAtrousConv,
+    FoldExplicitPadding,
+    ForwardFoldScaleAxis,
+    LazyGradientInit,
+    Legalize,
+    ManifestLifetimes,
+    PlanDevices,
+    SplitArgs,
+    ToBasicBlockNormalForm,
+    ToGraphNormalForm,
+)
+from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .partition_graph import PartitionGraph
+from .relax_backed import (
+    CombineParallelBatchMatmul,
+    CombineParallelDense,
+    FastMath,
+    Inline,
+    LambdaLift,
+    PartialEvaluate,
+    ToANormalForm,
+)
+
+# The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
+globals().update({name: getattr(refused, name) for name in refused.REFUSED_PASSES})
+
 
 __all__ = [
+    "AlterOpLayout",
     "AnnotateSpans",
     "AnnotateTarget",
+    "BackwardFoldScaleAxis",
+    "BatchingOps",
+    "CanonicalizeCast",
     "CanonicalizeOps",
+    "CapturePostDfsIndexInSpans",
+    "ChangeBatch",
+    "CombineParallelBatchMatmul",
+    "CombineParallelConv2D",
+    "CombineParallelDense",
     "ConvertLayout",
     "DeadCodeElimination",
+    "DefuseOps",
+    "DivToMul",
     "DynamicToStatic",
     "EliminateCommonSubexpr",
+    "EtaExpand",
+    "FastMath",
+    "FlattenAtrousConv",
     "FoldConstant",
+    "FoldExplicitPadding",
     "FoldScaleAxis",
+    "ForwardFoldScaleAxis",
+    "FunctionPass",
     "FuseOps",
     "InferType",
     "InferTypeLocal",
     "MergeCompilerRegions",
     "MergeComposite",
     "PartitionGraph",
+    "Inline",
+    "LambdaLift",
+    "LayoutConfig",
+    "LazyGradientInit",
+    "Legalize",
+    "ManifestLifetimes",
+    "PartialEvaluate",
     "PassContext",
+    "PlanDevices",
     "RemoveUnusedFunctions",
     "Sequential",
+    "SimplifyExpr",
+    "SimplifyFCTranspose",
     "SimplifyInference",
+    "SplitArgs",
+    "ToANormalForm",
+    "ToANormalFormExpr",
+    "ToBasicBlockNormalForm",
+    "ToGraphNormalForm",
     "ToMixedPrecision",
     "build_config",
     "function_pass",
     "module_pass",
+    *sorted(refused.REFUSED_PASSES),
 ]

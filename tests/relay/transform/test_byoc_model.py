@@ -185,7 +185,7 @@ def test_partitioned_resnet_matches_the_unpartitioned_build(relay_alias):
 
 
 def _composite_calls(body: Any) -> list[Any]:
-    from compile_engine_compat.relay.annotated_regions import region_graph_order
+    from compile_engine_compat.relay.analysis.annotated_regions import region_graph_order
 
     return [
         n

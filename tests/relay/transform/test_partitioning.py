@@ -12,7 +12,7 @@ from tvm import relax
 
 from compile_engine_compat import relay
 from compile_engine_compat.relay._impl.origin import relay_origin
-from compile_engine_compat.relay.annotated_regions import (
+from compile_engine_compat.relay.analysis.annotated_regions import (
     AnnotatedRegionSet,
     is_annotation,
     region_graph_order,

@@ -17,6 +17,7 @@ from typing import Any
 import tvm
 from tvm import tirx
 
+from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 from compile_engine_compat.relay.expr import (
     Call,
@@ -141,9 +142,15 @@ class _Parser:
                 name = self.take(kind="global").text[1:]
                 self.globals[name] = self.function_rest()
             self.take(kind="end")
-            if "main" not in self.globals:
-                raise SyntaxError("relay text: no def @main")
-            return tvm.IRModule.from_expr(self.globals["main"])
+            if "main" in self.globals:
+                return tvm.IRModule.from_expr(self.globals["main"])
+            # A module of named functions only (Relay printed mod["myf"] = f as def @myf).
+            functions = {}
+            for name, func in self.globals.items():
+                relax_func = func.__relax_function__().with_attr("global_symbol", name)
+                origin.record(relax_func, func)
+                functions[tvm.ir.GlobalVar(name)] = relax_func
+            return tvm.IRModule(functions)
         while self.accept("free_var"):
             v = self.param()
             self.scope[v.name_hint] = v

@@ -10,6 +10,7 @@ Relax form stays the way to see what runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from compile_engine_compat.relay.expr import (
 from compile_engine_compat.relay.function import Function
 from compile_engine_compat.relay.ty import FuncType, TensorType, TupleType, Type
 
-__all__ = ["VERSION_HEADER", "astext", "format_attr", "format_type"]
+__all__ = ["VERSION_HEADER", "astext", "format_attr", "format_type", "module_astext"]
 
 #: The first line of Relay's text format.
 VERSION_HEADER = '#[version = "0.0.5"]'
@@ -137,10 +138,21 @@ def _same(value: Any, default: Any) -> bool:
 class _Printer:
     """One printing: names (``%0``...), meta constants, and the lines of a scope."""
 
-    def __init__(self) -> None:
+    def __init__(self, annotate_types: bool = False) -> None:
         self.names: dict[int, str] = {}
         self.counter = 0
         self.meta: list[Constant] = []
+        #: Print ``/* ty=... */`` after each typed value, as Relay printed a typed module.
+        self.annotate_types = annotate_types
+
+    def type_comment(self, node: Expr) -> str:
+        """`` /* ty=float32 */`` for a typed value when printing a module's types, else ``""``."""
+        ty = node._checked_type if self.annotate_types else None
+        if ty is None or isinstance(node, Var | Constant | Function):
+            return ""
+        if isinstance(ty, TensorType) and len(ty.shape) == 0:
+            return f" /* ty={ty.dtype} */"
+        return f" /* ty={format_type(ty)} */"
 
     def atom(self, node: Expr, lines: list[str], indent: str) -> str:
         """The text of ``node`` as an argument, binding it to ``%n`` first when it is a value."""
@@ -163,7 +175,7 @@ class _Printer:
         text = self.value(node, lines, indent)
         name = f"%{self.counter}"
         self.counter += 1
-        lines.append(f"{indent}{name} = {text};")
+        lines.append(f"{indent}{name} = {text}{self.type_comment(node)};")
         self.names[id(node)] = name
         return name
 
@@ -217,7 +229,7 @@ class _Printer:
         """The lines of a scope whose result is ``node``."""
         lines: list[str] = []
         result = self.value(node, lines, indent)
-        lines.append(f"{indent}{result}")
+        lines.append(f"{indent}{result}{self.type_comment(node)}")
         return lines
 
     def function(self, func: Function, indent: str, head: str = "fn ") -> str:
@@ -254,6 +266,40 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
     else:
         lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
         lines += printer.body(node, "")
+    return _with_meta(printer, lines, show_meta_data)
+
+
+def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: bool = True) -> str:
+    """Relay's text of a module: ``def @name(...) -> type { ... }`` per function, each typed
+    value followed by ``/* ty=... */`` (the module is typed), as Relay printed it.
+
+    Parameters
+    ----------
+    functions : sequence of (str, Function)
+        Each function's global name and its Relay function, in printing order.
+    show_meta_data : bool
+        Append the ``#[metadata]`` section naming the tensor constants.
+
+    Returns
+    -------
+    str
+        The text, starting with ``#[version = "0.0.5"]``.
+    """
+    printer = _Printer(annotate_types=True)
+    lines = [VERSION_HEADER]
+    for name, func in functions:
+        ret = func.ret_type
+        checked = func._checked_type
+        if ret is None and isinstance(checked, FuncType):
+            ret = checked.ret_type  # typed (the module holds its typed Relax form)
+        typed = Function(func.params, func.body, ret, func.type_params, func.attrs)
+        lines.append(printer.function(typed, "", head=f"def @{name}"))
+        lines.append("")
+    return _with_meta(printer, lines[:-1] if len(lines) > 1 else lines, show_meta_data)
+
+
+def _with_meta(printer: _Printer, lines: list[str], show_meta_data: bool) -> str:
+    """The text of ``lines``, with the metadata section when the printing used constants."""
     if printer.meta:
         lines.append("/* meta data */")
         if show_meta_data:

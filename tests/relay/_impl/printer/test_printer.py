@@ -128,3 +128,17 @@ def test_an_if_prints_its_branches_as_scopes():
     text = relay.Function([c, x], relay.If(c, relay.exp(x), relay.negative(x))).astext()
     assert "if (%c) {\n" in text and "} else {\n" in text
     assert text.index("exp(%x)") < text.index("} else {") < text.index("negative(%x)")
+
+
+def test_a_module_of_named_functions_reads_back_and_prints_its_types() -> None:
+    from compile_engine_compat.relay.printer import module_astext
+
+    x = relay.var("x", shape=(), dtype="float32")
+    y = relay.var("y", shape=(), dtype="float32")
+    z = relay.add(x, y)
+    func = relay.Function([x, y], relay.add(z, z))
+    func.__relax_function__()  # typed, as a function of a module is
+    text = module_astext([("myf", func)])
+    assert "def @myf(" in text and "add(%0, %0) /* ty=float32 */" in text
+    mod = relay.fromtext(text)
+    assert [g.name_hint for g in mod.functions] == ["myf"]

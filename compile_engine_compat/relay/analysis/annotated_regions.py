@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.graph_walk import children
 
-from .expr import Call, Tuple, TupleGetItem
-from .expr_functor import children
-from .function import Function
+from ..expr import Call, Tuple, TupleGetItem
+from ..function import Function
 
 __all__ = ["AnnotatedRegion", "AnnotatedRegionSet", "is_annotation", "region_graph_order"]
 

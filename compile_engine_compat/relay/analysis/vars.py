@@ -1,5 +1,5 @@
-"""``relay.analysis``: the analyses Relay-era code calls on a graph (``free_vars``, ``all_vars``,
-``free_type_vars``)."""
+"""``relay.analysis``'s variable queries: ``free_vars``, ``bound_vars``, ``all_vars``, the type
+variable queries (always empty: the front end has no type variables) and ``all_dtypes``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,22 @@ from typing import Any
 
 from tvm import relax
 
-from .annotated_regions import AnnotatedRegionSet  # BYOC regions (annotated_regions.py)
-from .expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
-from .function import Function
+from compile_engine_compat.deprecations import legacy_api
 
-__all__ = ["AnnotatedRegionSet", "all_vars", "free_type_vars", "free_vars"]
+from ..expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
+from ..function import Function
+from ..ty import TensorType, TupleType, Type
+from .graph import post_order
+
+__all__ = [
+    "all_dtypes",
+    "all_type_vars",
+    "all_vars",
+    "bound_type_vars",
+    "bound_vars",
+    "free_type_vars",
+    "free_vars",
+]
 
 
 def free_vars(expr: Any) -> list[Any]:
@@ -48,6 +59,71 @@ def all_vars(expr: Expr) -> list[Var]:
         Function parameters and ``Let`` variables included.
     """
     return _vars(expr, free_only=False)
+
+
+@legacy_api("relay.analysis")
+def bound_vars(expr: Expr) -> list[Var]:
+    """The variables ``expr`` binds (function parameters, ``let`` variables), Relay's
+    ``bound_vars``, in order of first use.
+
+    Parameters
+    ----------
+    expr : Expr
+        A Relay expression.
+
+    Returns
+    -------
+    list of Var
+    """
+    free = {id(v) for v in _vars(expr, free_only=True)}
+    return [v for v in _vars(expr, free_only=False) if id(v) not in free]
+
+
+@legacy_api("relay.analysis")
+def all_dtypes(expr: Expr) -> set[str]:
+    """Every dtype of ``expr``'s values (Relay's ``all_dtypes``), e.g. ``{"int8", "int32"}``.
+
+    The graph is typed first (its free variables need types).
+
+    Parameters
+    ----------
+    expr : Expr
+        A Relay expression.
+
+    Returns
+    -------
+    set of str
+    """
+    from ..to_relax import infer  # the emitter sits above the analyses
+
+    infer(expr)
+    out: set[str] = set()
+    for node in post_order(expr):
+        if not isinstance(node, Expr):
+            continue
+        ty = node.type_annotation if isinstance(node, Var) else None
+        out.update(_dtypes(ty or node._checked_type))
+    return out
+
+
+def _dtypes(ty: Type | None) -> set[str]:
+    if isinstance(ty, TensorType):
+        return {str(ty.dtype)}
+    if isinstance(ty, TupleType):
+        return set().union(*(_dtypes(f) for f in ty.fields)) if ty.fields else set()
+    return set()
+
+
+@legacy_api("relay.analysis")
+def bound_type_vars(expr: Any, mod: Any = None) -> list[Any]:
+    """Relay's ``bound_type_vars``: always ``[]`` (see :func:`free_type_vars`)."""
+    return []
+
+
+@legacy_api("relay.analysis")
+def all_type_vars(expr: Any, mod: Any = None) -> list[Any]:
+    """Relay's ``all_type_vars``: always ``[]`` (see :func:`free_type_vars`)."""
+    return []
 
 
 def free_type_vars(expr: Any, mod: Any = None) -> list[Any]:

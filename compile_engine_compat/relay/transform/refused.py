@@ -1,0 +1,51 @@
+"""Relay passes with no meaning on TVM 0.27's Relax modules: each refused when called (not
+when imported), naming what replaces it."""
+
+from __future__ import annotations
+
+from compile_engine_compat.surfaces.import_alias import refused_name
+
+__all__ = ["REFUSED_PASSES"]
+
+_BYOC = (
+    "BYOC partitioning runs on Relax: tvm.relax.transform.FuseOpsByPattern, "
+    "MergeCompositeFunctions and RunCodegen"
+)
+_HIGHER_ORDER = (
+    "Relay's higher-order transforms (continuations, defunctionalization) have no Relax "
+    "counterpart: Relax functions are first-order dataflow"
+)
+_SPARSE = "sparse weight conversion has no Relax pass: keep the weights dense, or call TIR"
+
+#: Relay pass -> why it is refused, and what to use instead.
+REFUSED_PASSES: dict[str, str] = {
+    "MergeComposite": _BYOC,
+    "MergeCompilerRegions": _BYOC,
+    "PartitionGraph": _BYOC,
+    "AnnotateTarget": _BYOC,
+    "OutlineCompilerFunctionsWithExistingGlobalSymbols": _BYOC,
+    "MarkCompilerFunctionsAsExtern": _BYOC,
+    "InlineCompilerFunctionsBoundTo": _BYOC,
+    "CollagePartition": _BYOC,
+    "ToCPS": _HIGHER_ORDER,
+    "to_cps": _HIGHER_ORDER,
+    "un_cps": _HIGHER_ORDER,
+    "Defunctionalization": _HIGHER_ORDER,
+    "DenseToSparse": _SPARSE,
+    "Conv2dToSparse": _SPARSE,
+    "Conv2dToSparse2": _SPARSE,
+    "FakeQuantizationToInteger": "QNN graphs are not built by the front end: quantize in the "
+    "source framework and import with tvm.relax.frontend",
+    "FirstOrderGradient": "the module's functions are differentiated by "
+    "relay.transform.gradient(func) (relax.transform.Gradient); there is no module-wide pass",
+    "FoldConstantExpr": "it returned a Relay expression folded by the Relay interpreter: fold "
+    "the module with relay.transform.FoldConstant() (relax.transform.FoldConstant)",
+    "FlexibleShapeDispatch": "dynamic-shape dispatch is Relax's own: give the function "
+    "symbolic shapes (tvm.tirx.Var) and compile once",
+    "recast": "rewrite the dtypes with relay.transform.ToMixedPrecision() "
+    "(relax.transform.ToMixedPrecision)",
+}
+
+globals().update(
+    {name: refused_name(f"tvm.relay.transform.{name}", why) for name, why in REFUSED_PASSES.items()}
+)

@@ -1,0 +1,87 @@
+"""Relay passes served by the Relax pass that does the same job on the module's Relax form.
+
+Each is a real transform with Relay's name and opt level; :data:`RELAX_BACKED_KINDS` names the
+Relax pass and what differs, per pass, for the docs page and the tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm import relax
+
+from compile_engine_compat.deprecations import legacy_api
+
+from .passes import relay_pass
+
+__all__ = [
+    "RELAX_BACKED_KINDS",
+    "CombineParallelBatchMatmul",
+    "CombineParallelDense",
+    "FastMath",
+    "Inline",
+    "LambdaLift",
+    "PartialEvaluate",
+    "ToANormalForm",
+]
+
+#: Relay pass -> "real: <the Relax pass and what differs>".
+RELAX_BACKED_KINDS: dict[str, str] = {
+    "FastMath": "real: relax.transform.FastMathTransform (exp, tanh, erf become TVM's fast "
+    "approximations, as Relay's fast_* ops did)",
+    "Inline": "real: relax.transform.InlinePrivateFunctions (Relay inlined functions marked "
+    "Inline; Relax inlines the module's private functions)",
+    "LambdaLift": "real: relax.transform.LambdaLift (local functions become global ones)",
+    "PartialEvaluate": "real: relax.transform.FoldConstant (what partial evaluation computes "
+    "on the front end's graphs, which have no recursion or references: constant subgraphs)",
+    "CombineParallelDense": "real: relax.transform.CombineParallelMatmul (parallel matmuls "
+    "of one input become one)",
+    "CombineParallelBatchMatmul": "real: relax.transform.CombineParallelMatmul",
+    "ToANormalForm": "real: relax.transform.Normalize (a Relax function is in A-normal form: "
+    "every value bound once, in a dataflow block)",
+}
+
+
+@legacy_api("relay.transform.more_passes")
+def FastMath() -> Any:
+    """``relay.transform.FastMath()``: ``relax.transform.FastMathTransform`` (opt level 4)."""
+    return relay_pass("FastMath", 4, relax.transform.FastMathTransform())
+
+
+@legacy_api("relay.transform.more_passes")
+def Inline() -> Any:
+    """``relay.transform.Inline()``: ``relax.transform.InlinePrivateFunctions`` (opt level 1)."""
+    return relay_pass("Inline", 1, relax.transform.InlinePrivateFunctions())
+
+
+@legacy_api("relay.transform.more_passes")
+def LambdaLift() -> Any:
+    """``relay.transform.LambdaLift()``: ``relax.transform.LambdaLift`` (opt level 1)."""
+    return relay_pass("LambdaLift", 1, relax.transform.LambdaLift())
+
+
+@legacy_api("relay.transform.more_passes")
+def PartialEvaluate() -> Any:
+    """``relay.transform.PartialEvaluate()``: ``relax.transform.FoldConstant`` (opt level 1)."""
+    return relay_pass("PartialEvaluate", 1, relax.transform.FoldConstant())
+
+
+@legacy_api("relay.transform.more_passes")
+def CombineParallelDense(min_num_branches: int = 3, to_batch: bool = True) -> Any:
+    """``relay.transform.CombineParallelDense(...)``: ``relax.transform.CombineParallelMatmul``
+    (opt level 4). ``min_num_branches`` and ``to_batch`` have no Relax counterpart: Relax
+    combines two or more branches into one matmul."""
+    return relay_pass("CombineParallelDense", 4, relax.transform.CombineParallelMatmul())
+
+
+@legacy_api("relay.transform.more_passes")
+def CombineParallelBatchMatmul(min_num_branches: int = 3) -> Any:
+    """``relay.transform.CombineParallelBatchMatmul(...)``: Relax's ``CombineParallelMatmul``
+    (opt level 4)."""
+    return relay_pass("CombineParallelBatchMatmul", 4, relax.transform.CombineParallelMatmul())
+
+
+@legacy_api("relay.transform.more_passes")
+def ToANormalForm() -> Any:
+    """``relay.transform.ToANormalForm()``: ``relax.transform.Normalize`` (opt level 1)."""
+    return relay_pass("ToANormalForm", 1, relax.transform.Normalize())
