@@ -23,8 +23,8 @@ from typing import Any
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl import origin
 
-from . import origin
 from .expr import BaseOp, Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
 

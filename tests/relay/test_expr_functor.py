@@ -11,7 +11,7 @@ from tvm import relax
 
 from compile_engine_compat import relay
 from compile_engine_compat.deprecations import CompileEngineDeprecationWarning
-from compile_engine_compat.relay import origin
+from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.tvm_legacy import graph_executor
 
 

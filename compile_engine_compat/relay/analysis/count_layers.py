@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.registry import RelayOp
 
 from ..expr import Call
 from ..expr_functor import relay_node
-from ..op.registry import RelayOp
 from .graph import children, post_order
 
 __all__ = ["count_layers"]

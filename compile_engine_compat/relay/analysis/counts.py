@@ -12,11 +12,11 @@ from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl import origin
+from compile_engine_compat.relay._impl.registry import RelayOp
 
 from ..expr import UPPER, Call, Expr, Tuple, TupleGetItem, Var
 from ..expr_functor import relay_node
 from ..function import Function
-from ..op.registry import RelayOp
 from .graph import post_order
 from .vars import free_vars
 

@@ -94,7 +94,9 @@ def all_dtypes(expr: Expr) -> set[str]:
     -------
     set of str
     """
-    from ..to_relax import infer  # the emitter sits above the analyses
+    from compile_engine_compat.relay._impl.to_relax import (
+        infer,  # the emitter sits above the analyses
+    )
 
     infer(expr)
     out: set[str] = set()

@@ -17,15 +17,15 @@ import tvm
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
 from compile_engine_compat.relay._impl import origin
+from compile_engine_compat.relay._impl.pass_infra import through_relay
+from compile_engine_compat.relay._impl.passes import relay_pass
+from compile_engine_compat.relay._impl.registry import RelayOp
 
 from ..expr import Call, Constant, Expr, Var, const
 from ..expr_functor import ExprMutator
 from ..function import Function
 from ..op.op import builder
-from ..op.registry import RelayOp
 from ..ty import TensorType
-from .pass_infra import through_relay
-from .passes import relay_pass
 
 __all__ = [
     "GRAPH_REWRITE_KINDS",

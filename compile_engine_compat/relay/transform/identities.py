@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
-
-from .passes import identity_pass
+from compile_engine_compat.relay._impl.passes import identity_pass
 
 __all__ = [
     "IDENTITY_KINDS",

@@ -11,8 +11,7 @@ from typing import Any
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
-
-from .passes import relay_pass
+from compile_engine_compat.relay._impl.passes import relay_pass
 
 __all__ = [
     "RELAX_BACKED_KINDS",

@@ -131,7 +131,7 @@ def test_an_if_prints_its_branches_as_scopes():
 
 
 def test_a_module_of_named_functions_reads_back_and_prints_its_types() -> None:
-    from compile_engine_compat.relay.printer import module_astext
+    from compile_engine_compat.relay._impl.printer import module_astext
 
     x = relay.var("x", shape=(), dtype="float32")
     y = relay.var("y", shape=(), dtype="float32")
