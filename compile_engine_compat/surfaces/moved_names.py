@@ -67,6 +67,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.contrib.utils", "tvm.support.utils"),
     MovedName("tvm.contrib.nvcc", f"{_LEGACY}.nvcc"),
     MovedName("tvm.runtime.container", f"{_LEGACY}.container"),
+    MovedName("tvm.container", f"{_LEGACY}.container"),
     MovedName("tvm._ffi", f"{_LEGACY}.ffi"),
     MovedName("tvm._ffi.base", f"{_LEGACY}.ffi.base"),
     MovedName("tvm.script.tir", "tvm.script.tirx"),
