@@ -766,6 +766,10 @@ result = relay.load_param_dict(blob)["w"].numpy()
         'result = str(tvm.context("cpu", 0))\n',
         'result = str(tvm.device("cpu", 0))\n',
     ),
+    "tvm.device": (
+        'result = str(tvm.device("llvm", 0))\n',
+        'result = str(tvm.device("cpu", 0))\n',
+    ),
     "tvm.autotvm": (
         """\
 from tvm import autotvm
@@ -1568,7 +1572,7 @@ _TVM_ROWS = (
         "tvm.device(kind, index) with kind 'cpu', 'cuda', ... (not a target name like 'llvm')",
         ("tvm.device",),
         fix="served",
-        old_paths=("tvm.context", "tvm.device('llvm')"),
+        old_paths=("tvm.context",),
         shim="compile_engine_compat.tvm_legacy.device.context",
         note=(
             "Served by install(), which also lets tvm.device take the target names TVM 0.19 "
@@ -1763,6 +1767,20 @@ _PROGRAM_TVM_ROWS = (
         note=(
             "Served by install(): tvm.nd.from_dlpack takes a capsule or any __dlpack__ object, "
             "NDArray.to_dlpack() returns a capsule; both share memory, as in TVM 0.19."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.device",
+        "tvm.device('cpu', 0) or tvm.cpu(0): a device kind, not a target name ('llvm', 'c')",
+        ("tvm.device", "tvm.cpu"),
+        fix="served",
+        old_paths=("tvm.device('llvm')",),
+        shim="compile_engine_compat.tvm_legacy.device.device",
+        note=(
+            "TVM 0.19's tvm.device took a target name ('llvm', 'c', 'stackvm' -> cpu, 'nvptx' -> "
+            "cuda); TVM 0.27's raises ValueError. Served by install(), warning under this name "
+            "(not tvm.context, which the program never called)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

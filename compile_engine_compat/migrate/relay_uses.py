@@ -58,7 +58,7 @@ _TVM_NEXT = {
     "tvm.contrib": r"(?=\.graph_executor\b)",
 }
 #: Substrings of which every such use spells one (``from tvm import nd`` spells " nd").
-_WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context")
+_WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context", "tvm.device")
 #: The libcst finder's modules: not classified here.
 _ENGINE_MODULES = tuple(LEGACY_MODULES)
 _ENGINE_PACKAGE = "tvm.relay.backend"
