@@ -1440,7 +1440,9 @@ _RELAY_ROWS = (
             "TVM 0.27 has no TorchScript importer: a traced (or exportable scripted) "
             "ScriptModule goes through torch.onnx.export(dynamo=False) in memory and Relax's "
             "ONNX importer; an nn.Module through torch.export and from_exported_program. Inputs "
-            "take the input_infos names; params keep the state-dict names. custom_convert_map "
+            "take the input_infos names and, as in TVM 0.19, the traced graph's dtypes; params "
+            "keep the state-dict names. A graph with a Loop raises UnsupportedModelError (an "
+            "OpNotImplemented) naming the torch.export route. custom_convert_map "
             "and the other Relay-only options are refused. Needs the [torch] (and, for a "
             "ScriptModule, [onnx]) extra."
         ),

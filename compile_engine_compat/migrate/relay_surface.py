@@ -330,6 +330,7 @@ NAMES = frozenset(
         'tvm.relay.frontend.common.FrontendOptionError',
         'tvm.relay.frontend.common.MissingFrontendDependencyError',
         'tvm.relay.frontend.common.UnservedFrontendError',
+        'tvm.relay.frontend.common.UnsupportedModelError',
         'tvm.relay.frontend.common.detached_params',
         'tvm.relay.frontend.common.refuse_options',
         'tvm.relay.frontend.common.rename_params',

@@ -15,6 +15,7 @@ __all__ = [
     "FrontendOptionError",
     "MissingFrontendDependencyError",
     "UnservedFrontendError",
+    "UnsupportedModelError",
     "detached_params",
     "refuse_options",
     "rename_params",
@@ -32,6 +33,12 @@ class FrontendOptionError(ValueError):
 
 class UnservedFrontendError(NotImplementedError):
     """A Relay frontend with no importer in TVM 0.27; the message names the working route."""
+
+
+class UnsupportedModelError(tvm.error.OpNotImplemented):
+    """A model the importer serving a Relay frontend cannot convert (control flow the route
+    through ONNX drops, say); the message names the route that converts it. A
+    ``tvm.error.OpNotImplemented``, so code catching Relay's error still catches it."""
 
 
 def require(module: str, extra: str, what: str) -> Any:
