@@ -1645,9 +1645,14 @@ _WORKLOADS = (
     "densenet",
     "inception_v3",
     "synthetic",
+    "dqn",
+    "lstm",
+    "resnet_3d",
     "init",
     "layers",
     "create_workload",
+    "run_opt_pass",
+    "count_ops",
 )
 _PROGRAM_RELAY_ROWS = (
     _row(
@@ -1715,10 +1720,12 @@ _PROGRAM_RELAY_ROWS = (
         old_paths=tuple(f"tvm.relay.testing.{name}" for name in _WORKLOADS),
         shim="compile_engine_compat.relay.testing",
         note=(
-            "mlp, resnet, mobilenet, squeezenet, vgg, dcgan, densenet, inception_v3 and "
-            "synthetic build the same architectures with Relay's arguments and initializers "
-            "(random numbers differ from TVM 0.19's, shapes and names do not); the module is "
-            "Relax."
+            "mlp, resnet, resnet_3d, mobilenet, squeezenet, vgg, dcgan, densenet, "
+            "inception_v3, dqn, lstm and synthetic build the same architectures with Relay's "
+            "arguments and initializers (random numbers differ from TVM 0.19's, shapes and "
+            "names do not; lstm's steps share one data input); the module is Relax. "
+            "run_opt_pass returns the Relax main (or its body); count_ops counts Relay's op "
+            "names."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
