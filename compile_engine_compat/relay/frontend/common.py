@@ -1,5 +1,7 @@
 """What the frontends share: optional imports naming their extra, refused options, the
-``(IRModule, params)`` pair Relay's importers returned."""
+``(IRModule, params)`` pair Relay's importers returned; and TVM 0.19's converter helpers
+(``infer_type``, ``infer_shape``, ``infer_value``, ``get_relay_op``, ``AttrCvt``, ...), from
+:mod:`.helpers`."""
 
 from __future__ import annotations
 
@@ -11,7 +13,11 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from .helpers import *  # noqa: F403 - TVM 0.19's relay.frontend.common helpers
+from .helpers import __all__ as _HELPERS
+
 __all__ = [
+    *_HELPERS,
     "FrontendOptionError",
     "MissingFrontendDependencyError",
     "UnservedFrontendError",
