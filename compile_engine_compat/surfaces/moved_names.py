@@ -79,6 +79,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
     MovedName("tvm.runtime:Tensor.asnumpy", f"{_LEGACY}.nd:asnumpy"),
     MovedName("tvm.target:generic_func", f"{_LEGACY}.target:generic_func"),
+    MovedName("tvm.target:VirtualDevice", f"{_LEGACY}.virtual_device:VirtualDevice"),
     MovedName(
         "tvm.target:override_native_generic_func", f"{_LEGACY}.target:override_native_generic_func"
     ),
