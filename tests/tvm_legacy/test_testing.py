@@ -49,6 +49,18 @@ def test_requirements_skip_naming_what_is_missing_and_cpu_runs():
         testing.requires_gpu.marks("sometimes")
 
 
+def test_dtype_ranges_span_scopes_and_byoc_requirements():
+    assert testing.get_dtype_range("int8") == (-128, 127)
+    assert testing.get_dtype_range("float16")[1] == np.finfo("float16").max
+    with pytest.raises(TypeError, match="complex64"):
+        testing.get_dtype_range("complex64")
+    with testing.enable_span_filling(), testing.disable_span_filling():
+        pass
+    for requirement in (testing.requires_nnapi, testing.requires_vitis_ai, testing.requires_mrvl):
+        assert "OFF" in (requirement.missing() or "OFF")  # a flag this wheel builds without
+    assert "FVP" in (testing.requires_aprofile_aem_fvp.missing() or "")
+
+
 def test_cpu_feature_requirements_follow_the_host():
     from tvm.target import codegen
 
