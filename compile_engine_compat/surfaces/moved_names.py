@@ -66,6 +66,10 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     # The names upstream-style Relay test suites import (tvm.testing, tvm.contrib, tvm._ffi).
     MovedName("tvm.contrib.utils", "tvm.support.utils"),
     MovedName("tvm.contrib.nvcc", f"{_LEGACY}.nvcc"),
+    MovedName("tvm.contrib.relay_viz", f"{_LEGACY}.relay_viz"),
+    MovedName("tvm.contrib.relay_viz.interface", f"{_LEGACY}.relay_viz.interface"),
+    MovedName("tvm.contrib.relay_viz.terminal", f"{_LEGACY}.relay_viz.terminal"),
+    MovedName("tvm.contrib.relay_viz.dot", f"{_LEGACY}.relay_viz.dot"),
     MovedName("tvm.runtime.container", f"{_LEGACY}.container"),
     MovedName("tvm.container", f"{_LEGACY}.container"),
     MovedName("tvm._ffi", f"{_LEGACY}.ffi"),
