@@ -16,7 +16,7 @@ from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay.backend.executor_factory import graph_input_info
 from compile_engine_compat.relay.backend.graph_runner import VMRunner
 
-__all__ = ["GraphModule", "create"]
+__all__ = ["GraphModule", "create", "get_device"]
 
 
 @legacy_api("tvm.contrib.graph_executor.GraphModule")
@@ -197,18 +197,33 @@ class GraphModule:
         return BenchmarkResult(results)
 
 
+def get_device(libmod: Any, device: Any) -> tuple[list[Any], int, list[int]]:
+    """TVM 0.19's ``(devices, number of RPC devices, [type, id, ...])`` for ``device`` (a device
+    or a list of them). RPC devices do not exist here: the count is 0.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is not a device or a non-empty list of devices.
+    """
+    devices = [device] if isinstance(device, tvm.runtime.Device) else device
+    if not isinstance(devices, list | tuple) or not devices:
+        raise ValueError("dev has to be the type of Device or a list of Device")
+    type_id: list[int] = []
+    for dev in devices:
+        if not isinstance(dev, tvm.runtime.Device):
+            raise ValueError("dev has to be the type of Device or a list of Device")
+        type_id += [int(dev.dlpack_device_type()), int(dev.index)]
+    return list(devices), 0, type_id
+
+
 def create(graph_json_str: Any, libmod: Any, device: Any) -> GraphModule:
     """``graph_executor.create(graph, lib, dev)`` for the result of ``relay.build`` (in memory,
     or reloaded with ``tvm.runtime.load_module``).
 
     ``device`` is a device or a list of them (the first is used: one Relax VM runs the graph).
     """
-    if isinstance(device, list | tuple):
-        if not device:
-            raise ValueError("dev has to be the type of Device or a list of Device")
-        device = device[0]
-    if not isinstance(device, tvm.runtime.Device):
-        raise ValueError("dev has to be the type of Device or a list of Device")
+    device = get_device(libmod, device)[0][0]
     executable = getattr(libmod, "executable", libmod)
     names = getattr(libmod, "input_names", None)
     info = getattr(libmod, "input_info", None)

@@ -131,3 +131,10 @@ def test_create_from_graph_json_keeps_input_info(lib):
     np.testing.assert_array_equal(module.get_output(0).numpy(), X * W)
     with pytest.raises(ValueError, match="Device"):
         graph_executor.create(lib.get_graph_json(), lib.get_lib(), "cpu")
+
+
+def test_get_device_as_tvm_019():
+    devices, rpc, type_id = graph_executor.get_device(None, tvm.cpu(0))
+    assert devices == [tvm.cpu(0)] and rpc == 0 and type_id == [1, 0]
+    with pytest.raises(ValueError, match="list of Device"):
+        graph_executor.get_device(None, [])

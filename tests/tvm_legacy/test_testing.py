@@ -105,6 +105,15 @@ def test_relay_backend_runtime_and_executor(alias):
     assert Runtime("cpp").name == "cpp" and Executor("graph", {"link-params": True})["link-params"]
     with pytest.raises(ValueError, match="unknown 'gpaph'"):
         Executor("gpaph")
+    assert not Executor("graph")["link-params"] and str(Runtime("crt")) == "crt"
+    assert "aot" in Executor.list_registered()
+    assert Executor.list_registered_options(Executor("aot"))["interface-api"] == "runtime.String"
+    with pytest.raises(tvm.error.TVMError, match='Attribute "woof" is not available'):
+        Executor("aot", {"woof": "bark"})
+    with pytest.raises(RuntimeError, match='found "runtime.BoxBool"'):
+        Executor("aot", {"interface-api": True})
+    with pytest.raises(RuntimeError, match='Runtime "woof" is not defined'):
+        Runtime.list_registered_options("woof")
 
 
 CONFTEST = "import compile_engine_compat; compile_engine_compat.install()\n"
