@@ -101,8 +101,9 @@ def converted_input(name: str, value: Any, declared: tuple[tuple[int, ...], str]
     """``value`` for input ``name`` as TVM 0.19's ``NDArray.copyfrom`` took it.
 
     A NumPy array (or anything array-like) is converted to the input's dtype
-    (``np.ascontiguousarray(src, dtype=...)``: a float64 array feeds a float32 input); a TVM
-    tensor must have the input's dtype. Either must have its shape.
+    (``np.ascontiguousarray(src, dtype=...)``: a float64 array feeds a float32 input); so is a
+    TVM tensor of another dtype (TVM 0.19 copied its raw bytes where the sizes matched). Either
+    must have the input's shape.
 
     Parameters
     ----------
@@ -116,7 +117,7 @@ def converted_input(name: str, value: Any, declared: tuple[tuple[int, ...], str]
     Raises
     ------
     ValueError
-        A shape other than the input's, or a TVM tensor of another dtype.
+        A shape other than the input's.
     TypeError
         A value that is not array-like.
     """
@@ -129,13 +130,13 @@ def converted_input(name: str, value: Any, declared: tuple[tuple[int, ...], str]
     if declared is None or not declared[1]:
         return source
     shape, dtype = declared
-    if isinstance(source, tvm.runtime.Tensor):
-        if str(source.dtype) != dtype:
-            raise ValueError(
-                f"set_input({name!r}): a tensor of dtype {source.dtype} for an input of dtype "
-                f"{dtype} (a NumPy array is converted; a tensor is not)"
-            )
-    elif source.dtype != np.dtype(dtype) or not source.flags.c_contiguous:
+    if isinstance(source, tvm.runtime.Tensor) and str(source.dtype) != dtype:
+        # TVM 0.19 copied a tensor's bytes as they were when the sizes matched (reading an
+        # int32 tensor's bits as float32) and failed otherwise: its values are converted here.
+        source = source.numpy()
+    if not isinstance(source, tvm.runtime.Tensor) and (
+        source.dtype != np.dtype(dtype) or not source.flags.c_contiguous
+    ):
         source = np.ascontiguousarray(source, dtype=dtype)
     if not _shape_fits(tuple(source.shape), shape):
         raise ValueError(
@@ -326,7 +327,13 @@ class VMRunner:
             )
         value = _zero_copy_tensor("set_input_zero_copy", value)
         name = self.input_names[index]
-        converted_input(name, value, self.input_info.get(name))  # checks dtype and shape
+        declared = self.input_info.get(name)
+        if declared is not None and declared[1] and str(value.dtype) != declared[1]:
+            raise ValueError(
+                f"set_input_zero_copy({name!r}): a tensor of dtype {value.dtype} for an input "
+                f"of dtype {declared[1]} (without a copy, nothing converts it)"
+            )
+        converted_input(name, value, declared)  # checks the shape
         self.inputs[index] = value
 
     def set_output_zero_copy(self, key: Any, value: Any) -> None:
