@@ -135,6 +135,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         "tvm.relax:Function.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"
     ),
     MovedName("tvm.relax:Var.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"),
+    # Relay-era frontend tests read Relay's names off the Relax parameters of a module.
+    MovedName("tvm.relax:Var.name_hint", f"{_LEGACY}.relax_var:name_hint"),
+    MovedName("tvm.relax:Var.type_annotation", "compile_engine_compat.relay.ty:relax_checked_type"),
     # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
     MovedName(
         "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True

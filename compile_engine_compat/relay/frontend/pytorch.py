@@ -69,7 +69,8 @@ def _graph_dtypes(module: Any) -> list[str | None]:
     if graph is None:
         return []
     dtypes: list[str | None] = []
-    for value in list(graph.inputs())[1:]:  # the first is the module itself
+    # A module's graph takes the module itself first (a class-typed input); a function's not.
+    for value in [v for v in graph.inputs() if v.type().kind() != "ClassType"]:
         scalar = getattr(value.type(), "scalarType", lambda: None)()
         dtypes.append(_SCALAR_TYPES.get(scalar) if scalar else None)
     return dtypes
@@ -188,8 +189,8 @@ def from_pytorch(
 
     Parameters
     ----------
-    script_module : torch.jit.ScriptModule or torch.nn.Module
-        A traced (or exportable scripted) module, or the ``nn.Module`` itself.
+    script_module : torch.jit.ScriptModule, torch.jit.ScriptFunction or torch.nn.Module
+        A traced (or exportable scripted) module or function, or the ``nn.Module`` itself.
     input_infos : list of (str, shape) or (str, (shape, dtype))
         The inputs, in order; their names are the input names of ``main``.
     default_dtype : str
@@ -227,13 +228,13 @@ def from_pytorch(
         _REFUSED_OPTIONS,
     )
     torch = require("torch", "torch", _WHAT)
-    if isinstance(script_module, torch.jit.ScriptModule):
+    if isinstance(script_module, torch.jit.ScriptModule | torch.jit.ScriptFunction):
         inputs = _inputs(input_infos, default_dtype, _graph_dtypes(script_module))
         return _from_script_module(torch, script_module, inputs)
     inputs = _inputs(input_infos, default_dtype)
     if isinstance(script_module, torch.nn.Module):
         return _from_nn_module(torch, script_module, inputs)
     raise TypeError(
-        f"{_WHAT} takes a torch.jit.ScriptModule or a torch.nn.Module, got "
+        f"{_WHAT} takes a torch.jit.ScriptModule, a ScriptFunction or a torch.nn.Module, got "
         f"{type(script_module).__qualname__}"
     )

@@ -83,7 +83,7 @@ def test_relay_only_options_and_bad_inputs_are_refused():
         relay.frontend.from_pytorch(net, "x")
     with pytest.raises(ValueError, match="negative"):
         relay.frontend.from_pytorch(net, [("x", (1, -3, 8, 8))])
-    with pytest.raises(TypeError, match=r"ScriptModule or a torch\.nn\.Module"):
+    with pytest.raises(TypeError, match=r"ScriptFunction or a torch\.nn\.Module"):
         relay.frontend.from_pytorch(object(), [("x", CONV_SHAPE)])
 
 
@@ -123,3 +123,13 @@ def test_a_traced_loop_routes_to_torch_export_in_a_typed_error():
     with pytest.raises(UnsupportedModelError, match=r"prim::Loop.*from_exported_program") as info:
         relay.frontend.from_pytorch(traced, [("x", (3, 4))])
     assert isinstance(info.value, tvm.error.OpNotImplemented)  # Relay's catch still catches
+
+
+def test_a_traced_function_imports_with_its_graphs_dtypes():
+    def scale_add(x, y):
+        return x + y * 2
+
+    traced = torch.jit.trace(scale_add, (torch.ones(2, dtype=torch.float64), torch.ones(2)))
+    mod, params = relay.frontend.from_pytorch(traced, [("x", (2,)), ("y", (2,))])
+    assert [p.ty.dtype for p in mod["main"].params] == ["float64", "float32"]
+    assert params == {}
