@@ -23,9 +23,9 @@ class ConfigError(RuntimeError, ValueError):
 #: TVM 0.19's option types -> the Python types that satisfy them, and each type's name for a
 #: value of the wrong one.
 _TYPES: dict[str, tuple[type, ...]] = {
-    "IntImm": (bool, int),
+    "runtime.BoxBool": (bool, int),
     "runtime.String": (str,),
-    "Integer": (int,),
+    "IntImm": (int,),
 }
 _VALUE_TYPES = {bool: "runtime.BoxBool", int: "runtime.BoxInt", str: "runtime.String"}
 
@@ -49,7 +49,7 @@ class _Config:
                 raise ConfigError(f'Attribute "{key}" is not available on this {kind}')
             type_name = known[key][0]
             if not isinstance(value, _TYPES[type_name]) or (
-                type_name != "IntImm" and isinstance(value, bool)
+                type_name != "runtime.BoxBool" and isinstance(value, bool)
             ):
                 found = _VALUE_TYPES.get(type(value), type(value).__name__)
                 raise ConfigError(
@@ -100,8 +100,8 @@ class Runtime(_Config):
     """``Runtime("cpp")`` / ``Runtime("crt", options)``: recorded; the Relax VM runs the result."""
 
     KINDS = {
-        "cpp": {"system-lib": ("IntImm", None)},
-        "crt": {"system-lib": ("IntImm", None)},
+        "cpp": {"system-lib": ("runtime.BoxBool", None)},
+        "crt": {"system-lib": ("runtime.BoxBool", None)},
     }
 
 
@@ -110,13 +110,13 @@ class Executor(_Config):
     Relax VM whichever is named."""
 
     KINDS = {
-        "graph": {"link-params": ("IntImm", False)},
+        "graph": {"link-params": ("runtime.BoxBool", False)},
         "aot": {
-            "link-params": ("IntImm", False),
-            "unpacked-api": ("IntImm", None),
+            "link-params": ("runtime.BoxBool", False),
+            "unpacked-api": ("runtime.BoxBool", None),
             "interface-api": ("runtime.String", None),
-            "workspace-byte-alignment": ("Integer", None),
-            "constant-byte-alignment": ("Integer", None),
+            "workspace-byte-alignment": ("IntImm", None),
+            "constant-byte-alignment": ("IntImm", None),
         },
         "vm": {},
     }
