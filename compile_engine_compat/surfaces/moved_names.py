@@ -82,6 +82,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
     MovedName("tvm.runtime:Tensor.asnumpy", f"{_LEGACY}.nd:asnumpy"),
+    MovedName("tvm.runtime:NDArray", f"{_LEGACY}.nd:NDArray"),
     MovedName("tvm.target:generic_func", f"{_LEGACY}.target:generic_func"),
     MovedName("tvm.target:VirtualDevice", f"{_LEGACY}.virtual_device:VirtualDevice"),
     MovedName(
