@@ -110,7 +110,7 @@ def test_relay_backend_runtime_and_executor(alias):
     assert Executor.list_registered_options(Executor("aot"))["interface-api"] == "runtime.String"
     with pytest.raises(tvm.error.TVMError, match='Attribute "woof" is not available'):
         Executor("aot", {"woof": "bark"})
-    with pytest.raises(RuntimeError, match='found "runtime.BoxBool"'):
+    with pytest.raises(RuntimeError, match=r'found "runtime\.BoxBool"'):
         Executor("aot", {"interface-api": True})
     with pytest.raises(RuntimeError, match='Runtime "woof" is not defined'):
         Runtime.list_registered_options("woof")
