@@ -688,7 +688,9 @@ _RELAY_ROWS = (
             "TVM 0.27 has no TorchScript importer: a traced (or exportable scripted) "
             "ScriptModule goes through torch.onnx.export(dynamo=False) in memory and Relax's "
             "ONNX importer; an nn.Module through torch.export and from_exported_program. Inputs "
-            "take the input_infos names; params keep the state-dict names. custom_convert_map "
+            "take the input_infos names and, as in TVM 0.19, the traced graph's dtypes; params "
+            "keep the state-dict names. A graph with a Loop raises UnsupportedModelError (an "
+            "OpNotImplemented) naming the torch.export route. custom_convert_map "
             "and the other Relay-only options are refused. Needs the [torch] (and, for a "
             "ScriptModule, [onnx]) extra."
         ),
@@ -820,7 +822,7 @@ _TVM_ROWS = (
         "tvm.device(kind, index) with kind 'cpu', 'cuda', ... (not a target name like 'llvm')",
         ("tvm.device",),
         fix="served",
-        old_paths=("tvm.context", "tvm.device('llvm')"),
+        old_paths=("tvm.context",),
         shim="compile_engine_compat.tvm_legacy.device.context",
         note=(
             "Served by install(), which also lets tvm.device take the target names TVM 0.19 "
@@ -951,9 +953,14 @@ _WORKLOADS = (
     "densenet",
     "inception_v3",
     "synthetic",
+    "dqn",
+    "lstm",
+    "resnet_3d",
     "init",
     "layers",
     "create_workload",
+    "run_opt_pass",
+    "count_ops",
 )
 _PROGRAM_RELAY_ROWS = (
     _row(
@@ -1121,10 +1128,12 @@ _PROGRAM_RELAY_ROWS = (
         old_paths=tuple(f"tvm.relay.testing.{name}" for name in _WORKLOADS),
         shim="compile_engine_compat.relay.testing",
         note=(
-            "mlp, resnet, mobilenet, squeezenet, vgg, dcgan, densenet, inception_v3 and "
-            "synthetic build the same architectures with Relay's arguments and initializers "
-            "(random numbers differ from TVM 0.19's, shapes and names do not); the module is "
-            "Relax."
+            "mlp, resnet, resnet_3d, mobilenet, squeezenet, vgg, dcgan, densenet, "
+            "inception_v3, dqn, lstm and synthetic build the same architectures with Relay's "
+            "arguments and initializers (random numbers differ from TVM 0.19's, shapes and "
+            "names do not; lstm's steps share one data input); the module is Relax. "
+            "run_opt_pass returns the Relax main (or its body); count_ops counts Relay's op "
+            "names."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1235,6 +1244,20 @@ _PROGRAM_TVM_ROWS = (
         note=(
             "Served by install(): tvm.nd.from_dlpack takes a capsule or any __dlpack__ object, "
             "NDArray.to_dlpack() returns a capsule; both share memory, as in TVM 0.19."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.device",
+        "tvm.device('cpu', 0) or tvm.cpu(0): a device kind, not a target name ('llvm', 'c')",
+        ("tvm.device", "tvm.cpu"),
+        fix="served",
+        old_paths=("tvm.device('llvm')",),
+        shim="compile_engine_compat.tvm_legacy.device.device",
+        note=(
+            "TVM 0.19's tvm.device took a target name ('llvm', 'c', 'stackvm' -> cpu, 'nvptx' -> "
+            "cuda); TVM 0.27's raises ValueError. Served by install(), warning under this name "
+            "(not tvm.context, which the program never called)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -621,6 +621,10 @@ result = relay.load_param_dict(blob)["w"].numpy()
         'result = str(tvm.context("cpu", 0))\n',
         'result = str(tvm.device("cpu", 0))\n',
     ),
+    "tvm.device": (
+        'result = str(tvm.device("llvm", 0))\n',
+        'result = str(tvm.device("cpu", 0))\n',
+    ),
     "tvm.autotvm": (
         """\
 from tvm import autotvm

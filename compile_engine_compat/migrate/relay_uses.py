@@ -80,7 +80,7 @@ def _tvm_next() -> dict[str, str]:
 _TVM_NEXT = _tvm_next()
 #: Substrings of which every such use spells one (``from tvm import nd`` spells " nd"; the
 #: TVM 0.19 names TVM 0.27 lacks are reached through ``tvm``).
-_WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context", "tvm")
+_WORDS = ("relay", "autotvm", "graph_executor", "tvm.nd", " nd", "tvm.context", "tvm.device", "tvm")
 #: TVM 0.19 names ``install()`` serves outside the roots (the moved names' rows).
 _MOVED = frozenset(
     row.legacy.replace(":", ".") for row in MOVED_NAMES if not row.legacy.endswith(":*")

@@ -19,7 +19,8 @@ __all__ = ["load_param_dict", "save_param_dict"]
 def save_param_dict(params: Mapping[str, Any]) -> bytearray:
     """``relay.save_param_dict(params)``: the bytes ``tvm.runtime.save_param_dict`` writes.
 
-    NumPy arrays are accepted as Relay accepted them.
+    NumPy arrays are accepted as Relay accepted them; the result is a ``bytearray``, as Relay's
+    was (TVM 0.27's function returns ``bytes``).
     """
     tensors = {
         name: value
@@ -27,7 +28,7 @@ def save_param_dict(params: Mapping[str, Any]) -> bytearray:
         else tvm.runtime.tensor(np.asarray(value))
         for name, value in params.items()
     }
-    return tvm.runtime.save_param_dict(tensors)
+    return bytearray(tvm.runtime.save_param_dict(tensors))  # TVM 0.19 returned a bytearray
 
 
 @legacy_api("relay.save_param_dict")

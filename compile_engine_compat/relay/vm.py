@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import tvm
+from tvm import relax
+
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
 from compile_engine_compat.facade import model_builds
 
@@ -44,12 +47,88 @@ class Executable:
         self.input_names = list(input_names)
         self.library = library  # the compile cache's file ``lib`` was loaded from, if so
 
-    # -- upstream Relay test files (test_vm): Relay's inspection and constant-file methods -----
+    # -- Relay's inspection methods, answered from the Relax VM executable ---------------------
+    def _text(self) -> str:
+        """The Relax VM's text of the executable (``as_text()``)."""
+        as_text = getattr(self.lib, "as_text", None)
+        if as_text is None:
+            raise ValueError(
+                "this Executable wraps a reloaded library, which keeps no VM text: inspect the "
+                "executable relay.vm.compile returned, before export_library"
+            )
+        return str(as_text())
+
     @property
     def bytecode(self) -> str:
         """The VM's instructions as text: the Relax VM's (``as_text()``), not Relay's bytecode
         (``alloc_tensor``, ``reshape_tensor`` are Relay VM instructions the Relax VM lacks)."""
-        return str(self.lib.as_text())
+        return self._text()
+
+    @property
+    def stats(self) -> str:
+        """The executable's statistics (the Relax VM's: constant pool and globals)."""
+        stats = getattr(self.lib, "stats", None)
+        if stats is None:
+            self._text()  # raises, naming why
+        return str(stats())  # type: ignore[misc]
+
+    def _functions(self) -> tuple[list[str], list[str]]:
+        """The VM functions and the packed functions the executable calls, in order."""
+        vm_functions, packed = [], []
+        for line in self._text().splitlines():
+            if line.startswith("@") and line.endswith(":"):
+                vm_functions.append(line[1:-1])
+            elif line.startswith("@") and line.endswith(" packed_func;"):
+                packed.append(line[1 : -len(" packed_func;")])
+        return vm_functions, packed
+
+    @property
+    def globals(self) -> list[str]:
+        """The VM functions of the executable (``main`` and the other functions of the module)."""
+        return self._functions()[0]
+
+    @property
+    def primitive_ops(self) -> list[str]:
+        """The compiled kernels the VM calls (Relax's names, ``add1``, ``fused_conv2d_add``,
+        where Relay's were ``vm_mod_fused_add``); the VM's own builtins are left out."""
+        return [name for name in self._functions()[1] if not name.startswith("vm.")]
+
+    @property
+    def primitives(self) -> str:
+        """The packed functions the executable calls, one a line (builtins included)."""
+        return "\n".join(self._functions()[1])
+
+    @property
+    def constants(self) -> str:
+        """A description of the constant pool (the Relax VM's ``stats`` line, not Relay's
+        ``VM Const[i]: ...`` lines)."""
+        lines = [line.strip() for line in self.stats.splitlines()]
+        return "\n".join(line for line in lines if line.startswith("Constant pool"))
+
+    @property
+    def virtual_devices(self) -> str:
+        """Refused: the Relax VM executable records no virtual devices."""
+        raise NotImplementedError(
+            "Executable.virtual_devices is not served: a Relax VM executable records no virtual "
+            "devices; the devices are the ones given to tvm.runtime.vm.VirtualMachine(exe, dev)"
+        )
+
+    @property
+    def module(self) -> Any:
+        """The runtime module of the executable (:attr:`lib`)."""
+        return self.lib
+
+    def get_function_arity(self, func_name: str) -> int:
+        """The number of parameters of VM function ``func_name``."""
+        return len(self.get_function_params(func_name))
+
+    def get_function_params(self, func_name: str) -> list[str]:
+        """The parameter names of VM function ``func_name``."""
+        if func_name == "main" and self.input_names:
+            return list(self.input_names)
+        vm = relax.VirtualMachine(self.lib, tvm.cpu())
+        arity = int(vm._get_function_arity(func_name))
+        return [str(vm._get_function_param_name(func_name, i)) for i in range(arity)]
 
     def _no_late_bound_consts(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -63,13 +142,13 @@ class Executable:
     load_late_bound_consts = _no_late_bound_consts
     load_late_bound_consts_from_map = _no_late_bound_consts
 
-    def save(self) -> tuple[bytes, Any]:
+    def save(self) -> tuple[bytearray, Any]:
         """Relay's ``(code, lib)``: export ``lib`` with ``lib.export_library(path)``.
 
         ``lib`` is the VM executable, or for a build loaded from the persistent compile cache
         this :class:`Executable` itself, whose ``export_library`` copies the cached library.
         """
-        code = json.dumps({"format": _CODE_FORMAT, "inputs": self.input_names}).encode()
+        code = bytearray(json.dumps({"format": _CODE_FORMAT, "inputs": self.input_names}).encode())
         return code, (self if self.library is not None else self.lib)
 
     @staticmethod

@@ -66,7 +66,12 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     # The names upstream-style Relay test suites import (tvm.testing, tvm.contrib, tvm._ffi).
     MovedName("tvm.contrib.utils", "tvm.support.utils"),
     MovedName("tvm.contrib.nvcc", f"{_LEGACY}.nvcc"),
+    MovedName("tvm.contrib.relay_viz", f"{_LEGACY}.relay_viz"),
+    MovedName("tvm.contrib.relay_viz.interface", f"{_LEGACY}.relay_viz.interface"),
+    MovedName("tvm.contrib.relay_viz.terminal", f"{_LEGACY}.relay_viz.terminal"),
+    MovedName("tvm.contrib.relay_viz.dot", f"{_LEGACY}.relay_viz.dot"),
     MovedName("tvm.runtime.container", f"{_LEGACY}.container"),
+    MovedName("tvm.container", f"{_LEGACY}.container"),
     MovedName("tvm._ffi", f"{_LEGACY}.ffi"),
     MovedName("tvm._ffi.base", f"{_LEGACY}.ffi.base"),
     MovedName("tvm.script.tir", "tvm.script.tirx"),
@@ -82,7 +87,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
     MovedName("tvm.runtime:Tensor.asnumpy", f"{_LEGACY}.nd:asnumpy"),
+    MovedName("tvm.runtime:NDArray", f"{_LEGACY}.nd:NDArray"),
     MovedName("tvm.target:generic_func", f"{_LEGACY}.target:generic_func"),
+    MovedName("tvm.target:VirtualDevice", f"{_LEGACY}.virtual_device:VirtualDevice"),
     MovedName(
         "tvm.target:override_native_generic_func", f"{_LEGACY}.target:override_native_generic_func"
     ),
@@ -150,6 +157,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         "tvm.relax:Function.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"
     ),
     MovedName("tvm.relax:Var.checked_type", "compile_engine_compat.relay.ty:relax_checked_type"),
+    # Relay-era frontend tests read Relay's names off the Relax parameters of a module.
+    MovedName("tvm.relax:Var.name_hint", f"{_LEGACY}.relax_var:name_hint"),
+    MovedName("tvm.relax:Var.type_annotation", "compile_engine_compat.relay.ty:relax_checked_type"),
     # TVM 0.27's save_json crashes on typed nodes: a TypeError instead (boundary's guard).
     MovedName(
         "tvm.ir:save_json", "compile_engine_compat.boundary:guarded_save_json", replaces=True

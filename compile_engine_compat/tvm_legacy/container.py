@@ -1,7 +1,8 @@
 """``tvm.runtime.container`` of TVM <=0.19 (served by ``install()``).
 
 TVM 0.27 moved the runtime containers to ``tvm_ffi``: ``ShapeTuple`` is
-``tvm.runtime.ShapeTuple``, ``String`` is ``str`` (FFI strings convert to it), and
+``tvm.runtime.ShapeTuple``, ``String`` is ``str`` (FFI strings convert to it), ``Map`` and
+``Array`` are ``tvm_ffi``'s (``tvm.container.Map`` of TVM 0.19, served as ``tvm.container``), and
 ``tuple_object(fields)`` builds an FFI ``Array`` (what the Relax VM returns for a tuple; the ADT
 tuple of Relay's VM is gone).
 """
@@ -14,10 +15,12 @@ from typing import Any
 import tvm
 import tvm_ffi
 
-__all__ = ["ADT", "ShapeTuple", "String", "getitem_helper", "tuple_object"]
+__all__ = ["ADT", "Array", "Map", "ShapeTuple", "String", "getitem_helper", "tuple_object"]
 
 ShapeTuple = tvm.runtime.ShapeTuple
 String = str
+Map = tvm_ffi.Map
+Array = tvm_ffi.Array
 #: Relay's VM returned a tuple as an ADT; the Relax VM returns an FFI ``Array`` (indexable,
 #: iterable, ``len``), so ``isinstance(result, ADT)`` still tells a tuple result from a tensor.
 #: ADT values of other constructors (Relay's lists, options) do not exist on the Relax VM.

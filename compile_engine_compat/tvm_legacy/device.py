@@ -30,7 +30,7 @@ def device(dev_type: Any, dev_id: int = 0) -> Any:
     """``tvm.device`` that also takes the target names TVM 0.19 did (``"llvm"`` -> cpu)."""
     translated = _target_device(dev_type)
     if translated is not None:
-        warn_legacy("tvm.context")
+        warn_legacy("tvm.device")
         dev_type = translated
     return _device(dev_type, dev_id)
 

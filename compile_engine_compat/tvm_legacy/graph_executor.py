@@ -7,47 +7,15 @@ not find 'w' in graph's inputs``, while ``set_input(**params)`` skips such names
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.relay.backend.executor_factory import VMRunner
+from compile_engine_compat.relay.backend.executor_factory import VMRunner, graph_input_info
 
-__all__ = ["GraphModule", "create"]
-
-
-def _flatten(value: Any) -> list[Any]:
-    if isinstance(value, tvm.runtime.Tensor):
-        return [value]
-    return [leaf for item in value for leaf in _flatten(item)]
-
-
-def _as_array(value: Any) -> Any:
-    """``value`` as a TVM tensor or a NumPy array (a framework tensor through its ``numpy()``)."""
-    if isinstance(value, tvm.runtime.Tensor):
-        return value
-    return np.asarray(getattr(value, "numpy", lambda: value)())
-
-
-def _copied_in(current: Any, value: Any, device: Any) -> Any:
-    """``value`` copied into the input tensor ``current`` when it has the same shape and dtype
-    (TVM 0.19's ``set_input`` copied into the graph's own input buffer), else into a new one.
-
-    Copying in, the input stays where the last run read it: a new 600 KB tensor per
-    ``set_input`` cost MobileNetV2 about 40 us a run in fresh pages and cache misses.
-    """
-    source = _as_array(value)
-    if (
-        isinstance(current, tvm.runtime.Tensor)
-        and tuple(current.shape) == tuple(source.shape)
-        and str(current.dtype) == str(source.dtype)
-    ):
-        return current.copyfrom(source)
-    fresh = tvm.runtime.empty(tuple(source.shape), str(source.dtype), device)
-    return fresh.copyfrom(source)
+__all__ = ["GraphModule", "create", "get_device"]
 
 
 @legacy_api("tvm.contrib.graph_executor.GraphModule")
@@ -70,74 +38,94 @@ class GraphModule:
             )
         self.module = module
 
-    def _index(self, key: Any) -> int | None:
-        """The input index of ``key`` (a name or an index); None when the graph lacks it."""
-        names = self.module.input_names
-        if isinstance(key, str):
-            return names.index(key) if key in names else None
-        if isinstance(key, bool) or not isinstance(key, int | np.integer):
-            raise TypeError(f"an input key is a name or an int index, got {key!r}")
-        return int(key) if 0 <= key < len(names) else None
-
     def set_input(self, key: Any = None, value: Any = None, **params: Any) -> None:
         """Set an input by name or index; keyword inputs the graph lacks are skipped (Relay's
-        ``set_input(**params)`` after ``relay.build(params=)``)."""
-        if key is not None:
-            index = self._index(key)
-            if index is None:
-                raise RuntimeError(
-                    f"Could not find '{key}' in graph's inputs (inputs: {self.module.input_names})"
-                )
-            self._set(index, value)
-        for name, val in params.items():
-            index = self._index(name)
-            if index is not None:
-                self._set(index, val)
+        ``set_input(**params)`` after ``relay.build(params=)``).
 
-    def _set(self, index: int, value: Any) -> None:
-        inputs = self.module.inputs
-        inputs[index] = _copied_in(inputs[index], value, self.module.device)
+        A NumPy array is converted to the input's dtype, as TVM 0.19's ``NDArray.copyfrom``
+        did (``np.ascontiguousarray(value, dtype=...)``); its shape must be the input's.
+        """
+        if key is not None:
+            self.module.set_input(key, value)
+        for name, val in params.items():
+            if self.module.index_of(name) is not None:
+                self.module.set_input(name, val)
+
+    def set_input_zero_copy(self, key: Any = None, value: Any = None, **params: Any) -> None:
+        """Make tensors the inputs themselves, without a copy (keywords the graph lacks are
+        skipped, as ``set_input``'s)."""
+        if key is not None:
+            self.module.set_input_zero_copy(key, value)
+        for name, val in params.items():
+            if self.module.index_of(name) is not None:
+                self.module.set_input_zero_copy(name, val)
+
+    def set_output_zero_copy(self, key: Any, value: Any) -> None:
+        """Have each run leave output ``key`` in the tensor ``value`` (copied in after the run:
+        the Relax VM allocates its outputs)."""
+        self.module.set_output_zero_copy(key, value)
 
     def run(self, **inputs: Any) -> None:
-        """Run ``main`` on the inputs set so far."""
+        """Run ``main`` on the inputs set so far (``inputs`` set first)."""
         if inputs:
             self.set_input(**inputs)
-        self.module.outputs = _flatten(self.module.run())
+        self.module.execute()
 
     def get_num_outputs(self) -> int:
         """The number of outputs of the last run (flattened)."""
-        return len(self._outputs("get_num_outputs()"))
+        return self.module.get_num_outputs()
 
     def get_num_inputs(self) -> int:
         """The number of inputs of ``main``."""
-        return len(self.module.input_names)
-
-    def _outputs(self, call: str) -> list[Any]:
-        if self.module.outputs is None:
-            raise RuntimeError(f"{call} before run(): the graph has produced no outputs yet")
-        return self.module.outputs
+        return self.module.get_num_inputs()
 
     def get_output(self, index: int, out: Any = None) -> Any:
         """Output ``index`` of the last run (copied into ``out`` when given)."""
-        outputs = self._outputs(f"get_output({index})")
-        if isinstance(index, bool) or not isinstance(index, int | np.integer):
-            raise TypeError(f"get_output takes an int index, got {index!r}")
-        if not 0 <= index < len(outputs):
-            raise IndexError(f"get_output({index}): the graph has {len(outputs)} output(s)")
-        value = outputs[int(index)]
+        return self.module.get_output(index, out)
+
+    def get_input(self, index: Any, out: Any = None) -> Any:
+        """An input set with :meth:`set_input` (copied into ``out`` when given)."""
+        value = self.module.get_input(index)
         if out is not None:
+            if value is None:
+                raise RuntimeError(f"get_input({index!r}, out): the input is not set yet")
             out.copyfrom(value)
             return out
         return value
 
-    def get_input(self, index: Any) -> Any:
-        """An input set with :meth:`set_input`."""
-        i = self._index(index)
-        if i is None:
-            raise RuntimeError(
-                f"Could not find '{index}' in graph's inputs (inputs: {self.module.input_names})"
+    def get_input_index(self, name: str) -> int:
+        """The index of input ``name``, or -1 when the graph has no such input."""
+        return self.module.get_input_index(name)
+
+    def get_input_info(self) -> tuple[Any, Any]:
+        """TVM 0.19's ``(shape_dict, dtype_dict)`` of the graph's inputs (the parameters
+        ``relay.build`` bound are not inputs): ``{name: ShapeTuple}``, ``{name: dtype}``."""
+        info = self.module.get_input_info()
+        return info["shape"], info["dtype"]
+
+    def debug_get_output(self, node: Any, out: Any) -> None:
+        """Refused, as TVM 0.19 refused it on the graph executor (its debug executor is gone)."""
+        raise NotImplementedError(
+            "debug_get_output is not served (TVM 0.19 served it only on "
+            "debugger.debug_executor, removed after TVM 0.19): read intermediate values by "
+            "returning them from the function, or use tvm.runtime.profiling on the Relax VM"
+        )
+
+    def load_params(self, params_bytes: Any) -> None:
+        """Set the inputs named in ``params_bytes`` (``relay.save_param_dict(params)``)."""
+        self.module.load_params(params_bytes)
+
+    def share_params(self, other: GraphModule, params_bytes: Any) -> None:
+        """Share ``other``'s input tensors for the names in ``params_bytes``."""
+        if not isinstance(other, GraphModule):
+            raise TypeError(
+                f"share_params takes another GraphModule, got {type(other).__qualname__}"
             )
-        return self.module.inputs[i]
+        self.module.share_params(other.module, params_bytes)
+
+    def __getitem__(self, key: str) -> Any:
+        """The module's function ``key`` (``gmod["load_params"]``)."""
+        return self.module[key]
 
     def benchmark(
         self,
@@ -208,17 +196,37 @@ class GraphModule:
         return BenchmarkResult(results)
 
 
+def get_device(libmod: Any, device: Any) -> tuple[list[Any], int, list[int]]:
+    """TVM 0.19's ``(devices, number of RPC devices, [type, id, ...])`` for ``device`` (a device
+    or a list of them). RPC devices do not exist here: the count is 0.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is not a device or a non-empty list of devices.
+    """
+    devices = [device] if isinstance(device, tvm.runtime.Device) else device
+    if not isinstance(devices, list | tuple) or not devices:
+        raise ValueError("dev has to be the type of Device or a list of Device")
+    type_id: list[int] = []
+    for dev in devices:
+        if not isinstance(dev, tvm.runtime.Device):
+            raise ValueError("dev has to be the type of Device or a list of Device")
+        type_id += [int(dev.dlpack_device_type()), int(dev.index)]
+    return list(devices), 0, type_id
+
+
 def create(graph_json_str: Any, libmod: Any, device: Any) -> GraphModule:
     """``graph_executor.create(graph, lib, dev)`` for the result of ``relay.build`` (in memory,
-    or reloaded with ``tvm.runtime.load_module``)."""
+    or reloaded with ``tvm.runtime.load_module``).
+
+    ``device`` is a device or a list of them (the first is used: one Relax VM runs the graph).
+    """
+    device = get_device(libmod, device)[0][0]
     executable = getattr(libmod, "executable", libmod)
     names = getattr(libmod, "input_names", None)
-    if names is None:
-        try:
-            names = json.loads(graph_json_str)["inputs"]
-        except (TypeError, ValueError, KeyError) as exc:
-            raise ValueError(
-                "graph_executor.create takes the graph JSON of compile_engine_compat.relay.build "
-                "(lib.get_graph_json()); this one names no inputs"
-            ) from exc
-    return GraphModule(VMRunner(executable, device, list(names)))
+    info = getattr(libmod, "input_info", None)
+    if names is None or not info:
+        graph_names, info = graph_input_info(graph_json_str)
+        names = graph_names if names is None else names
+    return GraphModule(VMRunner(executable, device, list(names), info))

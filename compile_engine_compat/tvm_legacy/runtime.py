@@ -49,18 +49,19 @@ def load_module(path: Any, fmt: str = "") -> Any:
     ValueError
         For a missing file (as TVM), or a ``.relay.json`` marker beside it that cannot be read.
     """
-    names = None
+    marked = None
     if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):
         check_whole_library(path)  # before TVM maps it
-        names = read_marker(path)  # before the library's code runs
+        marked = read_marker(path)  # before the library's code runs
     # relay.build's export (its marker beside it) reloads without TVM's C++ log of the VM's
     # sections, as Relay's did; any other library loads exactly as TVM loads it.
-    with tvm_warnings_dropped() if names is not None else contextlib.nullcontext():
+    with tvm_warnings_dropped() if marked is not None else contextlib.nullcontext():
         module = tvm_load_module(path)
-    if names is None:
+    if marked is None:
         return module
     warn_legacy("tvm.runtime.load_module")
-    return LoadedFactory(module, names)
+    names, input_info = marked
+    return LoadedFactory(module, names, input_info)
 
 
 def executable_time_evaluator(

@@ -17,28 +17,34 @@ in the pytest plugin :mod:`compile_engine_compat.tvm_legacy.testing_plugin`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import itertools
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pytest
 import tvm
 
 #: The TVM 0.19 names ``install()`` sets on ``tvm.testing`` (where TVM 0.27 lacks them); the
 #: plugin's helpers (:data:`REQUIREMENTS`, :func:`test_targets`, ...) are not among them.
 __all__ = [
+    "disable_span_filling",
+    "enable_span_filling",
     "exclude_targets",
+    "get_dtype_range",
     "known_failing_targets",
     "parameters",
     "parametrize_targets",
     "requires_aarch64",
     "requires_aarch64_sme",
     "requires_aarch64_sve",
+    "requires_aprofile_aem_fvp",
     "requires_arm_dot",
     "requires_arm_fp16",
     "requires_cascadelake",
@@ -55,16 +61,20 @@ __all__ = [
     "requires_llvm",
     "requires_matrixcore",
     "requires_metal",
+    "requires_mrvl",
     "requires_multi_gpu",
     "requires_nccl",
+    "requires_nnapi",
     "requires_nvcc_version",
     "requires_nvptx",
     "requires_opencl",
+    "requires_openclml",
     "requires_package",
     "requires_rocm",
     "requires_rpc",
     "requires_skylake_avx512",
     "requires_tensorcore",
+    "requires_vitis_ai",
     "requires_vulkan",
     "requires_x86",
     "requires_x86_amx",
@@ -301,6 +311,15 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement("rpc", "RPC", _library("USE_RPC", "RPC", "")),
         Requirement("libtorch", "LibTorch", _library("USE_LIBTORCH", "LibTorch", "")),
         Requirement("hexagon", "Hexagon", _library("USE_HEXAGON", "Hexagon", "")),
+        Requirement("OpenCLML", "CLML", _library("USE_CLML", "CLML", "opencl")),
+        Requirement("NNAPI", "NNAPI", _library("USE_NNAPI_CODEGEN", "NNAPI", "")),
+        Requirement("mrvl", "Marvell", _library("USE_MRVL", "Marvell", "")),
+        Requirement("vitis_ai", "Vitis AI", _library("USE_VITIS_AI", "Vitis AI", "")),
+        Requirement(
+            "aprofile-aem-fvp",
+            "AProfile AEM FVP",
+            lambda: "AProfile AEM FVP: the Arm FVP runner is not part of TVM 0.27",
+        ),
         Requirement("arm_dot", "ARM dot product", _cpu_features("ARM dot product", ("dotprod",))),
         Requirement("arm_fp16", "Arm FP16", _cpu_features("Arm FP16", ("fullfp16",))),
         Requirement("arm_sve", "AArch64 SVE", _cpu_features("AArch64 SVE", ("sve",))),
@@ -368,6 +387,39 @@ requires_x86_avx512 = REQUIREMENTS["x86_avx512"]
 requires_x86_amx = REQUIREMENTS["x86_amx"]
 requires_skylake_avx512 = REQUIREMENTS["skylake_avx512"]
 requires_cascadelake = REQUIREMENTS["cascadelake"]
+requires_openclml = REQUIREMENTS["OpenCLML"]
+requires_nnapi = REQUIREMENTS["NNAPI"]
+requires_mrvl = REQUIREMENTS["mrvl"]
+requires_vitis_ai = REQUIREMENTS["vitis_ai"]
+requires_aprofile_aem_fvp = REQUIREMENTS["aprofile-aem-fvp"]
+
+
+def get_dtype_range(dtype: str) -> tuple[Any, Any]:
+    """The smallest and largest value of ``dtype`` (NumPy's ``finfo``/``iinfo``; bool 0, 1)."""
+    np_dtype = np.dtype(dtype)
+    if np_dtype.kind == "f":
+        info: Any = np.finfo(np_dtype)
+    elif np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+    elif np_dtype.kind == "b":
+        return 0, 1
+    else:
+        raise TypeError(f"get_dtype_range: no range for dtype {dtype!r}")
+    return info.min, info.max
+
+
+@contextlib.contextmanager
+def enable_span_filling() -> Iterator[None]:
+    """A scope in which TVM 0.19's frontends filled source spans: here a scope that changes
+    nothing, as the Relax form the front end builds carries no spans."""
+    yield
+
+
+@contextlib.contextmanager
+def disable_span_filling() -> Iterator[None]:
+    """A scope without span filling: the front end never fills spans, so nothing changes."""
+    yield
+
 
 #: Target kind -> the requirement a test parametrized over it carries.
 _KIND_REQUIREMENT = {

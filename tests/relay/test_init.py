@@ -30,6 +30,7 @@ def test_every_name_the_front_end_warns_has_a_row():
         "tvm.autotvm.apply_history_best",
         "tvm.nd",
         "tvm.context",
+        "tvm.device",
         # Relay programs end to end: passes, params, tuning, targets, DLPack.
         "relay.transform",
         # The vendors' path (BYOC).

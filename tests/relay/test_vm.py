@@ -202,3 +202,17 @@ def test_optimize_binds_the_params_and_free_vars_reads_the_relax_body():
     assert [v.name for v in relay.analysis.free_vars(opt_mod["main"].body)] == ["x"]
     vm = VirtualMachine(relay.vm.compile(opt_mod, "llvm"), tvm.cpu())
     np.testing.assert_array_equal(vm.run(X).numpy(), _graph_result())
+
+
+def test_executable_inspection_answers_from_the_relax_vm():
+    exe = relay.vm.compile(_module(), target="llvm", params={"w": W, "b": B})
+    assert exe.globals == ["main"]
+    assert exe.primitive_ops and not any(op.startswith("vm.") for op in exe.primitive_ops)
+    assert all(op in exe.primitives.splitlines() for op in exe.primitive_ops)
+    assert "Globals" in exe.stats and exe.constants.startswith("Constant pool")
+    assert exe.get_function_params("main") == ["x"] and exe.get_function_arity("main") == 1
+    assert exe.module is exe.lib
+    code, _ = exe.save()
+    assert isinstance(code, bytearray)
+    with pytest.raises(NotImplementedError, match="virtual devices"):
+        _ = exe.virtual_devices

@@ -158,3 +158,18 @@ def test_the_table_is_data_and_the_surfaces_floor_imports_nothing_above_it() -> 
             if isinstance(node, ast.Import):
                 for name in node.names:
                     assert not name.name.startswith("compile_engine_compat.relay"), path.name
+
+
+def test_device_with_a_target_name_warns_under_its_own_name(alias) -> None:
+    import warnings
+
+    import tvm
+
+    from compile_engine_compat.deprecations import CompileEngineDeprecationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert tvm.device("llvm", 0) == tvm.cpu(0)
+    messages = [str(w.message) for w in caught if w.category is CompileEngineDeprecationWarning]
+    assert messages and all(m.startswith("tvm.device is deprecated") for m in messages)
+    assert not any("tvm.context" in m for m in messages)

@@ -49,6 +49,18 @@ def test_requirements_skip_naming_what_is_missing_and_cpu_runs():
         testing.requires_gpu.marks("sometimes")
 
 
+def test_dtype_ranges_span_scopes_and_byoc_requirements():
+    assert testing.get_dtype_range("int8") == (-128, 127)
+    assert testing.get_dtype_range("float16")[1] == np.finfo("float16").max
+    with pytest.raises(TypeError, match="complex64"):
+        testing.get_dtype_range("complex64")
+    with testing.enable_span_filling(), testing.disable_span_filling():
+        pass
+    for requirement in (testing.requires_nnapi, testing.requires_vitis_ai, testing.requires_mrvl):
+        assert "OFF" in (requirement.missing() or "OFF")  # a flag this wheel builds without
+    assert "FVP" in (testing.requires_aprofile_aem_fvp.missing() or "")
+
+
 def test_cpu_feature_requirements_follow_the_host():
     from tvm.target import codegen
 
@@ -93,6 +105,15 @@ def test_relay_backend_runtime_and_executor(alias):
     assert Runtime("cpp").name == "cpp" and Executor("graph", {"link-params": True})["link-params"]
     with pytest.raises(ValueError, match="unknown 'gpaph'"):
         Executor("gpaph")
+    assert not Executor("graph")["link-params"] and str(Runtime("crt")) == "crt"
+    assert "aot" in Executor.list_registered()
+    assert Executor.list_registered_options(Executor("aot"))["interface-api"] == "runtime.String"
+    with pytest.raises(tvm.error.TVMError, match='Attribute "woof" is not available'):
+        Executor("aot", {"woof": "bark"})
+    with pytest.raises(RuntimeError, match=r'found "runtime\.BoxBool"'):
+        Executor("aot", {"interface-api": True})
+    with pytest.raises(RuntimeError, match='Runtime "woof" is not defined'):
+        Runtime.list_registered_options("woof")
 
 
 CONFTEST = "import compile_engine_compat; compile_engine_compat.install()\n"

@@ -1,8 +1,11 @@
 """What ``relay.build`` returns: Relay's executor factory, over one Relax VM executable.
 
-``lib["default"](dev)`` gives a module that ``tvm.contrib.graph_executor.GraphModule`` (served by
-``install()``) runs, and unpacking it as ``graph, lib, params`` still works. There is no graph
-JSON: ``get_graph_json()`` returns a small JSON description of the inputs, not an executor graph.
+``relay.build`` returns a :class:`GraphExecutorFactoryModule` (TVM 0.19's class name, so
+``isinstance`` checks hold). ``lib["default"](dev)`` gives a module that
+``tvm.contrib.graph_executor.GraphModule`` (served by ``install()``) runs, and unpacking it as
+``graph, lib, params`` still works. There is no executor graph: ``get_graph_json()`` returns TVM
+0.19's graph JSON for the inputs only (their ``nodes``, ``arg_nodes`` and the ``shape``/``dltype``
+attributes), plus ``"inputs"`` and ``"executor"``.
 
 ``lib.export_library(path)`` writes the executable's shared library, and next to it a small
 marker, ``path + ".relay.json"``. Under ``install()``, ``tvm.runtime.load_module`` of a path with
@@ -20,20 +23,34 @@ from typing import Any
 
 import numpy as np
 import tvm
-from tvm import relax
 
 from compile_engine_compat import new_files
 from compile_engine_compat.facade import model_builds
+from compile_engine_compat.relay._impl.graph_runner import (
+    InputInfo,
+    VMRunner,
+    graph_info,
+    graph_json,
+    main_input_info,
+)
 from compile_engine_compat.relay._impl.host_library import HostLibrary, host_library
 
 __all__ = [
     "MARKER_SUFFIX",
+    "AOTExecutorFactoryModule",
     "BuildResult",
+    "ExecutorFactoryModule",
+    "GraphExecutorFactoryModule",
+    "InputInfo",
     "LoadedFactory",
     "VMRunner",
+    "graph_input_info",
+    "graph_json",
+    "main_input_info",
     "read_marker",
     "write_marker",
 ]
+
 
 #: The file ``export_library`` writes next to the library: it says the library came from
 #: ``relay.build`` (and what ``["default"]`` serves).
@@ -41,104 +58,42 @@ MARKER_SUFFIX = ".relay.json"
 _MARKER_FORMAT = "compile_engine_compat.relay.build/1"
 
 
-def _vm_input_names(vm: Any) -> list[str]:
-    """The parameter names of ``main``, as the VM executable records them."""
-    arity = int(vm["get_function_arity"]("main"))
-    return [str(vm["get_function_param_name"]("main", i)) for i in range(arity)]
+class ExecutorFactoryModule:
+    """TVM 0.19's base of what ``relay.build`` returns: ``get_executor_config``, ``get_params``,
+    ``get_lib``, ``lib["default"]`` and the ``graph, lib, params`` unpacking."""
+
+    def get_executor_config(self) -> Any:
+        """The executor's configuration (the graph JSON for the graph executor)."""
+        raise NotImplementedError
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters given to ``relay.build``."""
+        raise NotImplementedError
+
+    def get_lib(self) -> Any:
+        """The compiled library."""
+        raise NotImplementedError
 
 
-class VMRunner:
-    """``lib["default"](dev)``: a Relax VM with Relay's graph-module interface underneath.
+class GraphExecutorFactoryModule(ExecutorFactoryModule):
+    """What :func:`build` returns (TVM 0.19's ``GraphExecutorFactoryModule``), over one Relax VM
+    executable.
 
-    It holds the inputs set so far (``GraphModule.set_input`` writes them) and the outputs of
-    the last run, so ``time_evaluator("run", dev)()`` times ``run`` as Relay's module did.
+    Attributes
+    ----------
+    ir_mod : tvm.IRModule
+        The module built (Relax).
+    lib : tvm.runtime.Executable
+        The executable (``get_lib()``).
+    params : dict
+        The parameters given to ``build`` (bound into the executable).
+    libmod_name : str
+        ``"default"``.
+    input_names : list of str
+        The inputs of ``main`` left after binding ``params``.
+    input_info : dict
+        Input name -> (shape, dtype).
     """
-
-    def __init__(self, executable: Any, device: Any, input_names: list[str] | None = None) -> None:
-        self.vm = relax.VirtualMachine(executable, device)
-        self.device = device
-        self.input_names = (
-            list(input_names) if input_names is not None else _vm_input_names(self.vm)
-        )
-        self.inputs: list[Any] = [None] * len(self.input_names)
-        self.outputs: list[Any] | None = None
-
-    def missing_inputs(self) -> list[str]:
-        """The inputs not set yet."""
-        return [name for name, value in zip(self.input_names, self.inputs) if value is None]
-
-    def run(self) -> Any:
-        """Run ``main`` on the inputs set (the VM's result, not flattened)."""
-        missing = self.missing_inputs()
-        if missing:
-            raise ValueError(f"inputs not set: {missing} (set_input them before run())")
-        return self.vm["main"](*self.inputs)
-
-    def time_evaluator(
-        self,
-        func_name: str,
-        dev: Any,
-        number: int = 10,
-        repeat: int = 1,
-        min_repeat_ms: int = 0,
-        limit_zero_time_iterations: int = 100,
-        cooldown_interval_ms: int = 0,
-        repeats_to_cooldown: int = 1,
-        cache_flush_bytes: int = 0,
-        f_preproc: str = "",
-    ) -> Callable[[], Any]:
-        """``module.time_evaluator("run", dev, number=, repeat=)``: time ``run`` on the set inputs.
-
-        Parameters
-        ----------
-        func_name : {"run", "main", "default"}
-            What to time: all name the one function the executable runs.
-        dev : tvm.runtime.Device
-            The device to time on.
-        number, repeat, min_repeat_ms, cooldown_interval_ms, repeats_to_cooldown, f_preproc
-            As ``tvm.runtime.Module.time_evaluator``.
-        limit_zero_time_iterations : int
-            Accepted; the Relax VM's evaluator has no such limit.
-        cache_flush_bytes : int
-            Only 0: flush caches with ``f_preproc="cache_flush_cpu_non_first_arg"`` instead.
-
-        Returns
-        -------
-        callable
-            Called with no arguments, returns ``tvm.runtime.BenchmarkResult`` (seconds).
-        """
-        if func_name not in ("run", "main", "default"):
-            raise ValueError(
-                f"time_evaluator: the module runs one function ('run'), not {func_name!r}"
-            )
-        if cache_flush_bytes:
-            raise ValueError(
-                "time_evaluator(cache_flush_bytes=...) is not served on the Relax VM: pass "
-                "f_preproc='cache_flush_cpu_non_first_arg'"
-            )
-        timer = self.vm.time_evaluator(
-            "invoke_stateful",
-            dev,
-            number=number,
-            repeat=repeat,
-            min_repeat_ms=min_repeat_ms,
-            cooldown_interval_ms=cooldown_interval_ms,
-            repeats_to_cooldown=repeats_to_cooldown,
-            f_preproc=f_preproc,
-        )
-
-        def evaluate() -> Any:
-            missing = self.missing_inputs()
-            if missing:
-                raise ValueError(f"inputs not set: {missing} (set_input them before timing)")
-            self.vm.set_input("main", *self.inputs)
-            return timer("main")
-
-        return evaluate
-
-
-class BuildResult:
-    """What :func:`build` returns (Relay's ``GraphExecutorFactoryModule``)."""
 
     def __init__(
         self,
@@ -154,16 +109,23 @@ class BuildResult:
         self.lib = self.executable
         self.ir_mod = mod
         self.params = params
+        self.libmod_name = "default"
+        self.iter_cnt = 0
         self.input_names = [p.name for p in mod["main"].params]
+        self.input_info = main_input_info(mod)
 
     def __getitem__(self, name: str) -> Any:
         if name != "default":
             raise KeyError(f"the built module is named 'default', not {name!r}")
-        return lambda dev: VMRunner(self.executable, dev, self.input_names)
+        return lambda dev: VMRunner(self.executable, dev, self.input_names, self.input_info)
 
     def get_lib(self) -> Any:
         """The compiled executable (``tvm.compile``'s result)."""
         return self.executable
+
+    def get_devices(self) -> list[Any]:
+        """``[]``, as TVM 0.19's graph executor factory answered."""
+        return []
 
     def get_source(self, fmt: str = "") -> str:
         """The kernels' code in ``fmt`` (``"asm"``, ``"ll"``), as Relay's module printed it.
@@ -186,19 +148,24 @@ class BuildResult:
         return dict(self.params)
 
     def get_graph_json(self) -> str:
-        """A JSON description of the inputs (no executor graph exists on the Relax VM)."""
-        return json.dumps({"inputs": self.input_names, "executor": "relax.VirtualMachine"})
+        """TVM 0.19's graph JSON of the inputs (:func:`graph_json`): no executor graph exists
+        on the Relax VM."""
+        return graph_json(self.input_names, self.input_info)
+
+    def get_executor_config(self) -> str:
+        """The graph JSON (:meth:`get_graph_json`), as TVM 0.19's graph executor factory."""
+        return self.get_graph_json()
 
     def export_library(self, file_name: Any, *args: Any, **kwargs: Any) -> None:
         """Export the executable, and the marker ``tvm.runtime.load_module`` reads back."""
         model_builds.export_library(
             model_builds.BuiltModule(self.executable, self.library), file_name, *args, **kwargs
         )
-        write_marker(os.fspath(file_name), self.input_names)
+        write_marker(os.fspath(file_name), self.input_names, self.input_info)
 
     def time_evaluator(self, func_name: str, dev: Any, **kwargs: Any) -> Callable[..., Any]:
         """``lib.time_evaluator("default", dev, ...)(*inputs)``: time ``main`` on ``inputs``."""
-        runner = VMRunner(self.executable, dev, self.input_names)
+        runner = VMRunner(self.executable, dev, self.input_names, self.input_info)
         timer = runner.time_evaluator(func_name, dev, **kwargs)
 
         def evaluate(*inputs: Any) -> Any:
@@ -215,6 +182,23 @@ class BuildResult:
         return iter((self.get_graph_json(), lib, self.params))
 
 
+#: The shim's name for it before it took TVM 0.19's.
+BuildResult = GraphExecutorFactoryModule
+
+
+class AOTExecutorFactoryModule(ExecutorFactoryModule):
+    """TVM 0.19's AOT executor factory: refused at construction (``relay.build`` never makes
+    one here: every executor runs on the Relax VM)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(
+            "AOTExecutorFactoryModule is not served: the AOT executor was removed after TVM "
+            "0.19, and relay.build returns a GraphExecutorFactoryModule for every executor. "
+            "Use relay.build(...)['default'](dev) with graph_executor.GraphModule, or "
+            "tvm.compile + tvm.relax.VirtualMachine. See MIGRATION.md#relay-build"
+        )
+
+
 def _tensor(value: Any, dev: Any) -> Any:
     if isinstance(value, tvm.runtime.Tensor):
         return value
@@ -228,14 +212,17 @@ class LoadedFactory:
     loaded ``tvm.runtime.Module``'s (:attr:`module`).
     """
 
-    def __init__(self, module: Any, input_names: list[str]) -> None:
+    def __init__(
+        self, module: Any, input_names: list[str], input_info: InputInfo | None = None
+    ) -> None:
         self.module = module
         self.executable = module
         self.input_names = list(input_names)
+        self.input_info: InputInfo = dict(input_info or {})
 
     def __getitem__(self, name: str) -> Any:
         if name == "default":
-            return lambda dev: VMRunner(self.module, dev, self.input_names)
+            return lambda dev: VMRunner(self.module, dev, self.input_names, self.input_info)
         return self.module[name]
 
     def __getattr__(self, name: str) -> Any:
@@ -246,19 +233,22 @@ class LoadedFactory:
         return self.module
 
     def get_graph_json(self) -> str:
-        """A JSON description of the inputs, as ``BuildResult.get_graph_json``."""
-        return json.dumps({"inputs": self.input_names, "executor": "relax.VirtualMachine"})
+        """The graph JSON of the inputs, as ``GraphExecutorFactoryModule.get_graph_json``."""
+        return graph_json(self.input_names, self.input_info)
 
 
-def write_marker(path: str, input_names: list[str]) -> None:
-    """Write the marker that :func:`read_marker` reads next to the library ``path``."""
-    record = {"format": _MARKER_FORMAT, "inputs": list(input_names)}
+def write_marker(path: str, input_names: list[str], input_info: InputInfo | None = None) -> None:
+    """Write the marker that :func:`read_marker` reads next to the library ``path`` (written to
+    a new file, then renamed over any old one)."""
+    record = json.loads(graph_json(input_names, input_info or {}))
+    record["format"] = _MARKER_FORMAT
     with new_files.replacing(path + MARKER_SUFFIX) as staging:
         staging.write_text(json.dumps(record), encoding="utf-8")
 
 
-def read_marker(path: Any) -> list[str] | None:
-    """The input names of the marker ``path + ".relay.json"``, or None when there is none.
+def read_marker(path: Any) -> tuple[list[str], InputInfo] | None:
+    """The input names and their shapes and dtypes held by the marker ``path + ".relay.json"``,
+    or None when there is none.
 
     Raises
     ------
@@ -275,22 +265,23 @@ def read_marker(path: Any) -> list[str] | None:
         return None
     except OSError as err:
         raise ValueError(f"{marker}: relay.build's marker cannot be read ({err.strerror})") from err
-    names = _marker_record(text)
-    if names is None:
+    record = _marker_record(text)
+    if record is None:
         raise ValueError(
             f"{marker}: this marker of relay.build's export_library cannot be read (not the "
             f"JSON of format {_MARKER_FORMAT!r} with a list of input names); export the library "
             "again, or remove the marker to load the library as a plain module"
         )
-    return names
+    return list(record["inputs"]), graph_info(record)
 
 
 #: A marker holds a format name and input names: far below this.
 _MARKER_MAX_BYTES = 1 << 20
 
 
-def _marker_record(text: bytes) -> list[str] | None:
-    """The input names a marker's bytes hold, or None when they are not a marker's."""
+def _marker_record(text: bytes) -> dict[str, Any] | None:
+    """The record a marker's bytes hold (its input names checked), or None when they are not a
+    marker's."""
     if len(text) > _MARKER_MAX_BYTES:
         return None
     try:
@@ -302,4 +293,23 @@ def _marker_record(text: bytes) -> list[str] | None:
     names = record.get("inputs", [])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         return None
-    return names
+    return record
+
+
+def graph_input_info(graph_json_str: str) -> tuple[list[str], InputInfo]:
+    """The input names and info of a :func:`graph_json` text.
+
+    Raises
+    ------
+    ValueError
+        If it is not JSON naming the inputs.
+    """
+    try:
+        record = json.loads(graph_json_str)
+        names = [str(n) for n in record["inputs"]]
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(
+            "graph_executor.create takes the graph JSON of compile_engine_compat.relay.build "
+            "(lib.get_graph_json()); this one names no inputs"
+        ) from exc
+    return names, graph_info(record)

@@ -1,5 +1,7 @@
 """What the frontends share: optional imports naming their extra, refused options, the
-``(IRModule, params)`` pair Relay's importers returned."""
+``(IRModule, params)`` pair Relay's importers returned; and TVM 0.19's converter helpers
+(``infer_type``, ``infer_shape``, ``infer_value``, ``get_relay_op``, ``AttrCvt``, ...), from
+:mod:`.helpers`."""
 
 from __future__ import annotations
 
@@ -11,10 +13,15 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from compile_engine_compat.relay._impl.frontend_helpers import *  # noqa: F403 - TVM 0.19's relay.frontend.common helpers
+from compile_engine_compat.relay._impl.frontend_helpers import __all__ as _HELPERS
+
 __all__ = [
+    *_HELPERS,
     "FrontendOptionError",
     "MissingFrontendDependencyError",
     "UnservedFrontendError",
+    "UnsupportedModelError",
     "detached_params",
     "refuse_options",
     "rename_params",
@@ -32,6 +39,12 @@ class FrontendOptionError(ValueError):
 
 class UnservedFrontendError(NotImplementedError):
     """A Relay frontend with no importer in TVM 0.27; the message names the working route."""
+
+
+class UnsupportedModelError(tvm.error.OpNotImplemented):
+    """A model the importer serving a Relay frontend cannot convert (control flow the route
+    through ONNX drops, say); the message names the route that converts it. A
+    ``tvm.error.OpNotImplemented``, so code catching Relay's error still catches it."""
 
 
 def require(module: str, extra: str, what: str) -> Any:

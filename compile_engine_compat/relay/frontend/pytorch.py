@@ -20,7 +20,14 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api
 
-from .common import FrontendOptionError, detached_params, refuse_options, rename_params, require
+from .common import (
+    FrontendOptionError,
+    UnsupportedModelError,
+    detached_params,
+    refuse_options,
+    rename_params,
+    require,
+)
 from .onnx import onnx_to_relax
 
 __all__ = ["from_pytorch"]
@@ -37,20 +44,63 @@ _REFUSED_OPTIONS = {
     "preserve_pytorch_scopes": (False, "Relax's importers keep no source scopes in spans"),
 }
 _WHAT = "relay.frontend.from_pytorch"
+_ROUTE = (
+    "pass the nn.Module itself (from_pytorch(model, input_infos) uses torch.export), or import "
+    "torch.export.export(model, args) with tvm.relax.frontend.torch.from_exported_program"
+)
+#: TorchScript scalar types -> dtypes (what a traced graph records for each input).
+_SCALAR_TYPES = {
+    "Float": "float32",
+    "Double": "float64",
+    "Half": "float16",
+    "BFloat16": "bfloat16",
+    "Int": "int32",
+    "Long": "int64",
+    "Short": "int16",
+    "Char": "int8",
+    "Byte": "uint8",
+    "Bool": "bool",
+}
 
 
-def _inputs(input_infos: Any, default_dtype: str) -> list[tuple[str, tuple[int, ...], str]]:
-    """Relay's ``[(name, shape)]`` or ``[(name, (shape, dtype))]`` as (name, shape, dtype)."""
+def _graph_dtypes(module: Any) -> list[str | None]:
+    """The dtype a traced graph recorded for each input (None where it recorded none): TVM
+    0.19 typed each input from the graph, ``default_dtype`` only where it said nothing."""
+    graph = getattr(module, "graph", None)
+    if graph is None:
+        return []
+    dtypes: list[str | None] = []
+    # A module's graph takes the module itself first (a class-typed input); a function's not.
+    for value in [v for v in graph.inputs() if v.type().kind() != "ClassType"]:
+        scalar = getattr(value.type(), "scalarType", lambda: None)()
+        dtypes.append(_SCALAR_TYPES.get(scalar) if scalar else None)
+    return dtypes
+
+
+def _control_flow(module: Any) -> list[str]:
+    """The TorchScript control-flow nodes (``prim::Loop``, ``prim::If``) of ``module``'s graph."""
+    graph = getattr(module, "inlined_graph", None)
+    if graph is None:
+        return []
+    return sorted({n.kind() for n in graph.nodes() if n.kind() in ("prim::Loop", "prim::If")})
+
+
+def _inputs(
+    input_infos: Any, default_dtype: str, graph_dtypes: Sequence[str | None] = ()
+) -> list[tuple[str, tuple[int, ...], str]]:
+    """Relay's ``[(name, shape)]`` or ``[(name, (shape, dtype))]`` as (name, shape, dtype): an
+    input without a dtype takes the graph's (``graph_dtypes``), else ``default_dtype``."""
     if isinstance(input_infos, dict):
         input_infos = list(input_infos.items())
     if not isinstance(input_infos, Sequence) or isinstance(input_infos, str):
         raise TypeError(f"{_WHAT}: input_infos is a list of (name, shape), got {input_infos!r}")
     inputs = []
-    for info in input_infos:
+    for index, info in enumerate(input_infos):
         if not (isinstance(info, Sequence) and len(info) == 2 and isinstance(info[0], str)):
             raise TypeError(f"{_WHAT}: each input_infos entry is (name, shape), got {info!r}")
         name, spec = info
-        dtype = default_dtype
+        recorded = graph_dtypes[index] if index < len(graph_dtypes) else None
+        dtype = recorded or default_dtype
         if len(spec) == 2 and isinstance(spec[1], str) and not isinstance(spec[0], int):
             spec, dtype = spec
         shape = tuple(int(d) for d in spec)
@@ -96,14 +146,21 @@ def _from_script_module(
     except Exception as exc:
         raise FrontendOptionError(
             f"{_WHAT}: this TorchScript module does not export to ONNX ({exc}). TVM 0.27 has no "
-            "TorchScript importer: pass the nn.Module itself (from_pytorch(model, input_infos) "
-            "uses torch.export), or import torch.export.export(model, args) with "
-            "tvm.relax.frontend.torch.from_exported_program"
+            f"TorchScript importer: {_ROUTE}"
         ) from exc
     model = onnx.load_from_string(buffer.getvalue())
     shapes = {name: shape for name, shape, _ in inputs}
     dtypes = {name: dtype for name, _, dtype in inputs}
-    return onnx_to_relax(model, shapes, dtypes, None, freeze_params=False)
+    try:
+        return onnx_to_relax(model, shapes, dtypes, None, freeze_params=False)
+    except tvm.error.OpNotImplemented as exc:
+        flow = _control_flow(module)
+        held = f" (its graph holds {', '.join(flow)})" if flow else ""
+        raise UnsupportedModelError(
+            f"{_WHAT}: this TorchScript module{held} does not import: TVM 0.27 has no "
+            f"TorchScript importer, and its route through ONNX stops at {exc}. Control flow "
+            f"(a detection model's loops) needs the torch.export route: {_ROUTE}"
+        ) from exc
 
 
 def _from_nn_module(
@@ -145,12 +202,14 @@ def from_pytorch(
 
     Parameters
     ----------
-    script_module : torch.jit.ScriptModule or torch.nn.Module
-        A traced (or exportable scripted) module, or the ``nn.Module`` itself.
+    script_module : torch.jit.ScriptModule, torch.jit.ScriptFunction or torch.nn.Module
+        A traced (or exportable scripted) module or function, or the ``nn.Module`` itself.
     input_infos : list of (str, shape) or (str, (shape, dtype))
         The inputs, in order; their names are the input names of ``main``.
     default_dtype : str
-        The dtype of an input given without one.
+        The dtype of an input given without one, where the traced graph records none (TVM
+        0.19 took each input's dtype from the traced graph: a model traced with float64 inputs
+        gets float64 inputs).
     custom_convert_map, use_parser_friendly_name, keep_quantized_weight,
     export_renamed_c_graph_path, preserve_pytorch_scopes
         Relay-only options: any value but the default raises
@@ -166,6 +225,9 @@ def from_pytorch(
     ------
     MissingFrontendDependencyError
         ``torch`` (the ``[torch]`` extra) or, for a ScriptModule, ``onnx`` (``[onnx]``) missing.
+    UnsupportedModelError
+        A ScriptModule whose ONNX form Relax cannot import (a ``Loop``); the message routes to
+        ``torch.export`` and ``from_exported_program``.
     """
     refuse_options(
         _WHAT,
@@ -179,12 +241,13 @@ def from_pytorch(
         _REFUSED_OPTIONS,
     )
     torch = require("torch", "torch", _WHAT)
-    inputs = _inputs(input_infos, default_dtype)
-    if isinstance(script_module, torch.jit.ScriptModule):
+    if isinstance(script_module, torch.jit.ScriptModule | torch.jit.ScriptFunction):
+        inputs = _inputs(input_infos, default_dtype, _graph_dtypes(script_module))
         return _from_script_module(torch, script_module, inputs)
+    inputs = _inputs(input_infos, default_dtype)
     if isinstance(script_module, torch.nn.Module):
         return _from_nn_module(torch, script_module, inputs)
     raise TypeError(
-        f"{_WHAT} takes a torch.jit.ScriptModule or a torch.nn.Module, got "
+        f"{_WHAT} takes a torch.jit.ScriptModule, a ScriptFunction or a torch.nn.Module, got "
         f"{type(script_module).__qualname__}"
     )

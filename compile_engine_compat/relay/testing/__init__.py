@@ -1,9 +1,11 @@
 """``relay.testing``: the helpers and workloads Relay-era tests and tutorials import.
 
-* ``run_infer_type``, ``rand``, ``temp_op_attr``, ``check_grad`` (``relax.transform.Gradient``);
+* ``run_infer_type``, ``run_opt_pass``, ``count_ops``, ``rand``, ``temp_op_attr``,
+  ``check_grad`` (``relax.transform.Gradient``), ``gradient``, ``enabled_targets``;
 * the workloads, one module each, whose ``get_workload(...)`` returns ``(mod, params)`` with
-  Relay's arguments: :mod:`.mlp`, :mod:`.resnet`, :mod:`.mobilenet`, :mod:`.squeezenet`,
-  :mod:`.vgg`, :mod:`.dcgan`, :mod:`.densenet`, :mod:`.inception_v3`, :mod:`.synthetic`;
+  Relay's arguments: :mod:`.mlp`, :mod:`.resnet`, :mod:`.resnet_3d`, :mod:`.mobilenet`,
+  :mod:`.squeezenet`, :mod:`.vgg`, :mod:`.dcgan`, :mod:`.densenet`, :mod:`.inception_v3`,
+  :mod:`.dqn`, :mod:`.lstm`, :mod:`.synthetic`;
 * what they are built with: :mod:`.layers` and :mod:`.init` (``create_workload``, the
   initializers).
 
@@ -13,26 +15,35 @@ A workload's module holds the Relax function of the Relay network, so it goes to
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
 import tvm
+from tvm import relax
 
-from compile_engine_compat.relay._impl.gradient import (
-    check_grad,  # over relax.transform.Gradient (relay/_impl/gradient.py)
+from compile_engine_compat.relay._impl.gradient import (  # over relax.transform.Gradient
+    check_grad,
+    gradient,
 )
 from compile_engine_compat.relay._impl.to_relax import infer
 from compile_engine_compat.relay.analysis import free_vars
+from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError, removed_message
 
+from ..expr import BaseOp, Call, Expr, If, Let, Tuple, TupleGetItem
+from ..function import Function
 from . import (
     dcgan,
     densenet,
+    dqn,
     inception_v3,
     init,
     layers,
+    lstm,
     mlp,
     mobilenet,
     resnet,
+    resnet_3d,
     squeezenet,
     synthetic,
     temp_op_attr,
@@ -42,16 +53,22 @@ from .init import create_workload
 
 __all__ = [
     "check_grad",
+    "count_ops",
     "create_workload",
     "dcgan",
     "densenet",
+    "dqn",
+    "enabled_targets",
+    "gradient",
     "inception_v3",
     "init",
     "layers",
+    "lstm",
     "mlp",
     "mobilenet",
     "rand",
     "resnet",
+    "resnet_3d",
     "run_infer_type",
     "run_opt_pass",
     "squeezenet",
@@ -80,44 +97,106 @@ def run_infer_type(expr: Any, mod: Any = None) -> Any:
 
 
 def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
-    """Run ``opt_pass`` on a module of ``expr`` (Relay's ``relay.testing.run_opt_pass``).
+    """Run ``opt_pass`` on ``expr`` as a module's ``main`` (Relay's ``relay.testing.run_opt_pass``).
 
     Parameters
     ----------
-    expr : Expr or Function
-        A Relay expression (a function of its free variables) or function.
+    expr : relay.Function or Expr
+        An expression is made the body of a function of its free variables, as
+        ``tvm.IRModule.from_expr`` made it.
     opt_pass : tvm.transform.Pass
-        The pass.
+        A pass (``relay.transform.FoldConstant()``, a ``Sequential``, a user pass).
     import_prelude : bool
-        Relay's prelude: not served (ADTs are not mapped); refused when True.
+        Refused when True: the Relay prelude (ADT lists, trees, options) is not served.
 
     Returns
     -------
-    Function or Expr
-        The pass's ``main`` as a Relay function (its body, for an expression), where the module
-        still holds the Relay function it was made from; else its Relax function.
+    relay.Function or Expr
+        ``main`` after the pass (its body, for an expression): the Relay function, where the
+        module still holds the Relay function it was made from (a Relay-graph pass or an
+        identity); else the Relax function a Relax pass made.
     """
     from compile_engine_compat.relay._impl.origin import relay_origin
 
-    from ..function import Function
-
     if not isinstance(opt_pass, tvm.transform.Pass):
-        raise TypeError(f"run_opt_pass takes a tvm.transform.Pass, got {opt_pass!r}")
-    if import_prelude:
-        raise NotImplementedError(
-            "relay.testing.run_opt_pass(import_prelude=True): the Relay "
-            "prelude (ADTs) is not mapped"
+        raise TypeError(
+            f"run_opt_pass takes a tvm.transform.Pass, got {type(opt_pass).__qualname__}"
         )
-    func = expr if isinstance(expr, Function) else Function(free_vars(expr), expr)
-    mod = tvm.IRModule.from_expr(func)
-    mod = opt_pass(mod)
+    if import_prelude:
+        raise RelayRemovedCallError(
+            removed_message(
+                "tvm.relay.testing.run_opt_pass(import_prelude=True)",
+                "the Relay prelude (ADT lists, trees, options) is not mapped: use Relax tuples",
+            )
+        )
+    is_function = isinstance(expr, Function | relax.Function)
+    if not is_function and isinstance(expr, Expr):
+        expr = Function(free_vars(expr), expr)
+    mod = opt_pass(tvm.IRModule.from_expr(expr))
     entry = mod["main"]
-    relay_entry = relay_origin(entry)
-    if relay_entry is None:
-        return entry if isinstance(expr, Function) else entry.body
-    return relay_entry if isinstance(expr, Function) else relay_entry.body
+    entry = relay_origin(entry) or entry
+    return entry if is_function else entry.body
 
 
 def rand(dtype: str, *shape: int) -> Any:
     """``relay.testing.rand(dtype, *shape)``: a tensor of ``np.random.rand`` values on the CPU."""
     return tvm.runtime.tensor(np.random.rand(*shape).astype(dtype), tvm.cpu(0))
+
+
+def enabled_targets() -> list[tuple[str, Any]]:
+    """``relay.testing.enabled_targets()``: ``tvm.testing.enabled_targets()`` (Relay re-exported
+    it), the ``(target, device)`` pairs this machine runs."""
+    import tvm.testing  # imported on use: it imports pytest
+
+    return list(tvm.testing.enabled_targets())
+
+
+def _children(node: Any) -> list[Any]:
+    """The sub-expressions of a Relay node of the front end."""
+    if isinstance(node, Call):
+        return [node.op, *node.args] if isinstance(node.op, Expr) else list(node.args)
+    if isinstance(node, Tuple):
+        return list(node.fields)
+    if isinstance(node, TupleGetItem):
+        return [node.tuple_value]
+    if isinstance(node, If):
+        return [node.cond, node.true_branch, node.false_branch]
+    if isinstance(node, Let):
+        return [node.value, node.body]
+    if isinstance(node, Function):
+        return [node.body]
+    return []
+
+
+def count_ops(expr: Any) -> collections.Counter[str]:
+    """How often each op is called in ``expr`` (Relay's ``relay.testing.count_ops``).
+
+    A Relay expression of the front end is counted as built (``nn.conv2d``, ``nn.bias_add``);
+    a Relax one (what a pass returned) by its ops, named as Relay named them (``relax.``
+    dropped).
+    """
+    counts: collections.Counter[str] = collections.Counter()
+    if isinstance(expr, relax.Expr) or isinstance(expr, tvm.IRModule):
+        nodes = expr.functions.values() if isinstance(expr, tvm.IRModule) else [expr]
+
+        def visit(node: Any) -> None:
+            if isinstance(node, relax.Call) and isinstance(node.op, tvm.ir.Op):
+                counts[str(node.op.name).removeprefix("relax.")] += 1
+
+        for node in nodes:
+            if isinstance(node, relax.Function):
+                relax.analysis.post_order_visit(node, visit)
+        if isinstance(expr, relax.Expr) and not isinstance(expr, relax.Function):
+            relax.analysis.post_order_visit(expr, visit)
+        return counts
+    seen: set[int] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Call) and isinstance(node.op, BaseOp):
+            counts[node.op.name] += 1
+        stack.extend(_children(node))
+    return counts

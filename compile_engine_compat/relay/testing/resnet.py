@@ -16,7 +16,7 @@ from ..function import Function
 from . import layers
 from .init import create_workload
 
-__all__ = ["get_net", "get_workload", "residual_unit", "resnet"]
+__all__ = ["get_net", "get_workload", "plan", "residual_unit", "resnet"]
 
 #: ImageNet depth -> units per stage.
 _IMAGENET_UNITS = {
@@ -128,7 +128,7 @@ def resnet(
     return Function(free_vars(out), out)
 
 
-def _plan(num_layers: int, height: int) -> tuple[list[int], list[int], bool]:
+def plan(num_layers: int, height: int) -> tuple[list[int], list[int], bool]:
     """(units per stage, filters, bottleneck) for a depth and an image height."""
     if height <= 28:
         if num_layers >= 164 and (num_layers - 2) % 9 == 0:
@@ -153,7 +153,7 @@ def get_net(
 ) -> Function:
     """ResNet-``num_layers`` for ``image_shape`` in ``layout`` (CHW or HWC order)."""
     height = image_shape[0] if layout == "NHWC" else image_shape[1]
-    units, filters, bottle_neck = _plan(num_layers, height)
+    units, filters, bottle_neck = plan(num_layers, height)
     return resnet(
         units=units,
         num_stages=len(units),

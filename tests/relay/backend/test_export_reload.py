@@ -100,6 +100,7 @@ def test_load_module_probe_install_sets_and_uninstall_restores():
 
 def test_param_dicts_round_trip_in_tvm_runtime_format():
     blob = relay.save_param_dict({"w": W, "b": tvm.runtime.tensor(X)})
+    assert isinstance(blob, bytearray)  # TVM 0.19's type
     loaded = relay.load_param_dict(blob)
     np.testing.assert_array_equal(loaded["w"].numpy(), W)
     assert set(tvm.runtime.load_param_dict(blob)) == {"w", "b"}

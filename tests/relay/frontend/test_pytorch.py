@@ -85,7 +85,7 @@ def test_relay_only_options_and_bad_inputs_are_refused():
         relay.frontend.from_pytorch(net, "x")
     with pytest.raises(ValueError, match="negative"):
         relay.frontend.from_pytorch(net, [("x", (1, -3, 8, 8))])
-    with pytest.raises(TypeError, match=r"ScriptModule or a torch\.nn\.Module"):
+    with pytest.raises(TypeError, match=r"ScriptFunction or a torch\.nn\.Module"):
         relay.frontend.from_pytorch(object(), [("x", CONV_SHAPE)])
 
 
@@ -100,3 +100,51 @@ def test_the_internal_export_lets_no_torch_warning_through(route):
         warnings.simplefilter("always")
         relay.frontend.from_pytorch(model, [("data", CONV_SHAPE)])
     assert [type(w.message).__name__ for w in caught] == ["CompileEngineDeprecationWarning"]
+
+
+class _Double(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_input_dtypes_come_from_the_traced_graph_as_tvm_019():
+    traced = torch.jit.trace(_Double(), torch.ones(2, 2, dtype=torch.float64))
+    mod, params = relay.frontend.from_pytorch(traced, [("x", (2, 2))])
+    assert mod["main"].params[0].ty.dtype == "float64"
+    out = _run(mod, params, "x", np.full((2, 2), 1.5))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, np.full((2, 2), 3.0))
+    # An explicit dtype still wins, as in TVM 0.19.
+    mod, _ = relay.frontend.from_pytorch(traced, [("x", ((2, 2), "float64"))])
+    assert mod["main"].params[0].ty.dtype == "float64"
+
+
+@torch.jit.script
+def _add_until(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(int(x.sum().item())):
+        x = x + 1
+    return x
+
+
+class _Looping(torch.nn.Module):
+    def forward(self, x):
+        return _add_until(x)
+
+
+def test_a_traced_loop_routes_to_torch_export_in_a_typed_error():
+    from compile_engine_compat.relay.frontend.common import UnsupportedModelError
+
+    traced = torch.jit.trace(_Looping(), torch.ones(3, 4))
+    with pytest.raises(UnsupportedModelError, match=r"prim::Loop.*from_exported_program") as info:
+        relay.frontend.from_pytorch(traced, [("x", (3, 4))])
+    assert isinstance(info.value, tvm.error.OpNotImplemented)  # Relay's catch still catches
+
+
+def test_a_traced_function_imports_with_its_graphs_dtypes():
+    def scale_add(x, y):
+        return x + y * 2
+
+    traced = torch.jit.trace(scale_add, (torch.ones(2, dtype=torch.float64), torch.ones(2)))
+    mod, params = relay.frontend.from_pytorch(traced, [("x", (2,)), ("y", (2,))])
+    assert [p.ty.dtype for p in mod["main"].params] == ["float64", "float32"]
+    assert params == {}

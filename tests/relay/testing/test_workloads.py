@@ -38,6 +38,11 @@ SMALL: dict[str, Callable[[], Any]] = {
     "vgg11": lambda: T.vgg.get_workload(1, image_shape=(3, 32, 32), num_classes=10),
     "dcgan": lambda: T.dcgan.get_workload(1, ngf=4, random_len=8),
     "synthetic": lambda: T.synthetic.get_workload(),
+    "dqn": lambda: T.dqn.get_workload(1, num_actions=4, image_shape=(4, 36, 36)),
+    "lstm": lambda: T.lstm.get_workload(iterations=3, num_hidden=4),
+    "resnet_3d": lambda: T.resnet_3d.get_workload(
+        num_layers=8, image_shape=(3, 4, 16, 16), num_classes=10
+    ),
 }
 
 #: name -> a get_workload call at the tutorials' size (opt-in: -m workloads).

@@ -1,0 +1,65 @@
+"""``relay.testing``'s helpers: run_opt_pass, count_ops, enabled_targets, and the LSTM's
+arithmetic against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+from compile_engine_compat import relay
+from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
+from compile_engine_compat.tvm_legacy.graph_executor import GraphModule
+
+T = relay.testing
+
+
+def _relu_net():
+    x = relay.var("x", shape=(2, 3))
+    y = relay.nn.relu(relay.add(x, relay.const(1.0)))
+    return relay.Function([x], relay.nn.relu(y))
+
+
+def test_run_opt_pass_returns_main_for_a_function_and_the_body_for_an_expression():
+    func = _relu_net()
+    out = T.run_opt_pass(func, relay.transform.InferType())
+    assert isinstance(out, relax.Function)
+    body = T.run_opt_pass(func.body, relay.transform.InferType())
+    assert isinstance(body, relax.Expr) and not isinstance(body, relax.Function)
+    with pytest.raises(TypeError, match=r"tvm\.transform\.Pass"):
+        T.run_opt_pass(func, "FoldConstant")
+    with pytest.raises(RelayRemovedCallError, match="prelude"):
+        T.run_opt_pass(func, relay.transform.InferType(), import_prelude=True)
+
+
+def test_count_ops_on_relay_and_on_what_a_pass_returned():
+    func = _relu_net()
+    assert T.count_ops(func) == {"nn.relu": 2, "add": 1}
+    folded = T.run_opt_pass(func, relay.transform.InferType())
+    assert T.count_ops(folded)["nn.relu"] == 2
+
+
+def test_enabled_targets_are_tvm_testings():
+    assert any(str(target).startswith("llvm") for target, _ in T.enabled_targets())
+
+
+def test_lstm_matches_numpy():
+    mod, params = T.lstm.get_workload(iterations=2, num_hidden=3)
+    lib = relay.build(mod, target="llvm", params=params)
+    module = GraphModule(lib["default"](tvm.cpu()))
+    data = np.random.default_rng(1).standard_normal((1, 3)).astype("float32")
+    module.run(data=data)
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    h = c = np.zeros((1, 3), "float32")
+    for step in range(2):
+        p = {k: params[f"lstm_{step}_{k}"].numpy() for k in ("i2h_weight", "i2h_bias")}
+        q = {k: params[f"lstm_{step}_{k}"].numpy() for k in ("h2h_weight", "h2h_bias")}
+        gates = data @ p["i2h_weight"].T + p["i2h_bias"] + h @ q["h2h_weight"].T + q["h2h_bias"]
+        i, f, g, o = np.split(gates, 4, axis=1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
+    np.testing.assert_allclose(module.get_output(0).numpy(), h, rtol=1e-5, atol=1e-6)
