@@ -749,14 +749,9 @@ _PROGRAM_BLOCKS: dict[str, tuple[str, str]] = {
 # -- end of the Relay-programs blocks -----------------------------------------------------------
 
 # -- the vendors' path (BYOC): exp(add(x, y)) as one composite, partitioned, run by a codegen --
-_PATTERN_BEFORE = """\
-from tvm.relay.dataflow_pattern import is_op, wildcard
-
-"""
-_TABLE_BEFORE = (
-    _PATTERN_BEFORE
-    + 'table = [("guide.add_exp", is_op("exp")(is_op("add")(wildcard(), wildcard())))]\n'
-)
+_PATTERN_IMPORT = "from tvm.relay.dataflow_pattern import is_op, wildcard\n"
+_BYOC_GRAPH = _PATTERN_IMPORT + _RELAY_GRAPH
+_TABLE_BEFORE = 'table = [("guide.add_exp", is_op("exp")(is_op("add")(wildcard(), wildcard())))]\n'
 _PARTITION_BEFORE = """\
 mod = relay.transform.MergeComposite(table)(mod)
 mod = relay.transform.AnnotateTarget(["guide"])(mod)  # composites named guide.*
@@ -775,6 +770,8 @@ result = vm["main"](a, b).numpy()
 """
 #: The codegens' work: a partition becomes a kernel exported under its global_symbol.
 _PARTITION_KERNEL = """\
+
+
 def exp_add_kernel(symbol):  # exp(x + y), as the accelerator's library would run it
     x = te.placeholder((4,), name="x")
     y = te.placeholder((4,), name="y")
@@ -786,8 +783,7 @@ def exp_add_kernel(symbol):  # exp(x + y), as the accelerator's library would ru
 """
 _BYOC_BLOCKS: dict[str, tuple[str, str]] = {
     "relay.dataflow_pattern": (
-        _RELAY_GRAPH
-        + _PATTERN_BEFORE
+        _BYOC_GRAPH
         + """\
 pattern = is_op("exp")(is_op("add")(wildcard(), wildcard()))
 total = relay.add(x, y)
@@ -803,7 +799,7 @@ result = [pattern.match(exp, var2val), pattern.match(total, var2val)]
 """,
     ),
     "relay.op.contrib.register_pattern_table": (
-        _PATTERN_BEFORE
+        _PATTERN_IMPORT
         + """\
 from tvm.relay.op.contrib.register import get_pattern_table, register_pattern_table
 
@@ -815,23 +811,20 @@ def guide_patterns():
 
 result = [entry[0] for entry in get_pattern_table("guide")]
 """,
-        _PATTERNS_AFTER
-        + """\
-from tvm.relax.backend.pattern_registry import get_patterns_with_prefix, register_patterns
-
-register_patterns(patterns)
-result = [entry.name for entry in get_patterns_with_prefix("guide.")]
-""",
+        "from tvm.relax.backend import pattern_registry\n"
+        + _PATTERNS_AFTER
+        + "pattern_registry.register_patterns(patterns)\n"
+        'result = [entry.name for entry in pattern_registry.get_patterns_with_prefix("guide.")]\n',
     ),
     "relay.transform.MergeComposite": (
-        _RELAY_GRAPH
+        _BYOC_GRAPH
         + _TABLE_BEFORE
         + "mod = relay.transform.MergeComposite(table)(mod)\n"
         + _RELAY_BUILD_AND_RUN,
         _PATTERNS_AFTER + _FUSE_AFTER + _RUN_MOD,
     ),
     "relay.transform.PartitionGraph": (
-        _RELAY_GRAPH
+        _BYOC_GRAPH
         + _TABLE_BEFORE
         + _PARTITION_BEFORE
         + "result = len(mod.functions)  # main and one partition for compiler guide\n",
@@ -841,7 +834,8 @@ result = [entry.name for entry in get_patterns_with_prefix("guide.")]
         "result = len(mod.functions)\n",
     ),
     "relay.ext": (
-        _PARTITION_KERNEL
+        _BYOC_GRAPH
+        + _PARTITION_KERNEL
         + """\
 @tvm.register_func("relay.ext.guide")
 def guide_codegen(partition):  # the partition's Relay function in, a runtime module out
@@ -849,21 +843,20 @@ def guide_codegen(partition):  # the partition's Relay function in, a runtime mo
 
 
 """
-        + _RELAY_GRAPH
         + _TABLE_BEFORE
         + _PARTITION_BEFORE
         + _RELAY_BUILD_AND_RUN,
-        _PARTITION_KERNEL
+        _PATTERNS_AFTER.replace('"guide.', '"guide_relax.')
+        + _PARTITION_KERNEL
         + """\
 @tvm.register_global_func("relax.ext.guide_relax")
 def guide_codegen(partitions, options, constant_names):  # Relax functions in, modules out
     return [exp_add_kernel(str(f.attrs["global_symbol"])) for f in partitions]
 
 
+fuse = relax.transform.FuseOpsByPattern(patterns, annotate_codegen=True)
+mod = relax.transform.RunCodegen()(fuse(IRModule({"main": func})))
 """
-        + _PATTERNS_AFTER.replace('"guide.', '"guide_relax.')
-        + "fuse = relax.transform.FuseOpsByPattern(patterns, annotate_codegen=True)\n"
-        + 'mod = relax.transform.RunCodegen()(fuse(IRModule({"main": func})))\n'
         + _RUN_MOD,
     ),
 }
