@@ -146,7 +146,7 @@ def build(
         raise TypeError("build_model needs a module with a Relax function 'main'")
     resolved = resolve_target(target)
     bound = bind_params(mod, params)
-    if not disk.active():
+    if not disk.active() or _links_external_modules(bound):
         return BuiltModule(vm_executable.build_executable(bound, resolved))
     key = module_key(bound, resolved)
     stored = disk.load_artifact(key)
@@ -190,6 +190,16 @@ def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any
         )
     with new_files.replacing(path, 0o777) as staging:
         shutil.copyfile(built.library, staging)
+
+
+def _links_external_modules(mod: tvm.IRModule) -> bool:
+    """True for a module carrying external codegens' runtime modules (``external_mods``).
+
+    ``relax.transform.RunCodegen`` (``relay.build`` of a ``PartitionGraph`` result) attaches
+    them. No structural hash covers their code (TVM cannot hash a runtime module), so such a
+    build is never stored in, nor loaded from, the persistent cache: it is built each time.
+    """
+    return mod.attrs is not None and "external_mods" in mod.attrs
 
 
 def module_key(bound: tvm.IRModule, target: tvm.target.Target) -> disk.ArtifactKey:

@@ -413,9 +413,7 @@ x = relay.var("x", shape=(4,), dtype="float32")
 y = relay.var("y", shape=(4,), dtype="float32")
 mod = tvm.IRModule.from_expr(relay.Function([x, y], relay.exp(relay.add(x, y))))
 """
-_RELAY_BUILD = (
-    _RELAY_GRAPH
-    + """\
+_RELAY_BUILD_AND_RUN = """\
 lib = relay.build(mod, target="llvm")
 from tvm.contrib import graph_executor
 
@@ -425,7 +423,7 @@ module.set_input("y", b)
 module.run()
 result = module.get_output(0).numpy()
 """
-)
+_RELAY_BUILD = _RELAY_GRAPH + _RELAY_BUILD_AND_RUN
 # -- Relay programs end to end (frontends, export and reload): the examples' texts ----------
 _ONNX_MODEL = """\
 import onnx
@@ -806,12 +804,126 @@ _PROGRAM_BLOCKS: dict[str, tuple[str, str]] = {
 }
 # -- end of the Relay-programs blocks -----------------------------------------------------------
 
+# -- the vendors' path (BYOC): exp(add(x, y)) as one composite, partitioned, run by a codegen --
+_PATTERN_IMPORT = "from tvm.relay.dataflow_pattern import is_op, wildcard\n"
+_BYOC_GRAPH = _PATTERN_IMPORT + _RELAY_GRAPH
+_TABLE_BEFORE = 'table = [("guide.add_exp", is_op("exp")(is_op("add")(wildcard(), wildcard())))]\n'
+_PARTITION_BEFORE = """\
+mod = relay.transform.MergeComposite(table)(mod)
+mod = relay.transform.AnnotateTarget(["guide"])(mod)  # composites named guide.*
+mod = relay.transform.MergeCompilerRegions()(mod)
+mod = relay.transform.PartitionGraph()(mod)
+"""
+_PATTERNS_AFTER = """\
+from tvm.relax.dpl import is_op, wildcard
+
+patterns = [("guide.add_exp", is_op("relax.exp")(is_op("relax.add")(wildcard(), wildcard())))]
+"""
+_FUSE_AFTER = 'mod = relax.transform.FuseOpsByPattern(patterns)(IRModule({"main": func}))\n'
+_RUN_MOD = """\
+vm = relax.VirtualMachine(tvm.compile(mod, target), dev)
+result = vm["main"](a, b).numpy()
+"""
+#: The codegens' work: a partition becomes a kernel exported under its global_symbol.
+_PARTITION_KERNEL = """\
+
+
+def exp_add_kernel(symbol):  # exp(x + y), as the accelerator's library would run it
+    x = te.placeholder((4,), name="x")
+    y = te.placeholder((4,), name="y")
+    out = te.compute((4,), lambda i: te.exp(x[i] + y[i]), name="out")
+    prim = te.create_prim_func([x, y, out]).with_attr("global_symbol", symbol)
+    return tvm.tirx.build(prim, target)
+
+
+"""
+_BYOC_BLOCKS: dict[str, tuple[str, str]] = {
+    "relay.dataflow_pattern": (
+        _BYOC_GRAPH
+        + """\
+pattern = is_op("exp")(is_op("add")(wildcard(), wildcard()))
+total = relay.add(x, y)
+result = [pattern.match(relay.exp(total)), pattern.match(total)]
+""",
+        """\
+from tvm.relax.dpl import is_op, wildcard
+
+pattern = is_op("relax.exp")(is_op("relax.add")(wildcard(), wildcard()))
+var2val = relax.analysis.get_var2val(func)  # Relax binds each call to a variable
+total, exp = (binding.value for binding in func.body.blocks[0].bindings)
+result = [pattern.match(exp, var2val), pattern.match(total, var2val)]
+""",
+    ),
+    "relay.op.contrib.register_pattern_table": (
+        _PATTERN_IMPORT
+        + """\
+from tvm.relay.op.contrib.register import get_pattern_table, register_pattern_table
+
+
+@register_pattern_table("guide")
+def guide_patterns():
+    return [("guide.add_exp", is_op("exp")(is_op("add")(wildcard(), wildcard())))]
+
+
+result = [entry[0] for entry in get_pattern_table("guide")]
+""",
+        "from tvm.relax.backend import pattern_registry\n"
+        + _PATTERNS_AFTER
+        + "pattern_registry.register_patterns(patterns)\n"
+        'result = [entry.name for entry in pattern_registry.get_patterns_with_prefix("guide.")]\n',
+    ),
+    "relay.transform.MergeComposite": (
+        _BYOC_GRAPH
+        + _TABLE_BEFORE
+        + "mod = relay.transform.MergeComposite(table)(mod)\n"
+        + _RELAY_BUILD_AND_RUN,
+        _PATTERNS_AFTER + _FUSE_AFTER + _RUN_MOD,
+    ),
+    "relay.transform.PartitionGraph": (
+        _BYOC_GRAPH
+        + _TABLE_BEFORE
+        + _PARTITION_BEFORE
+        + "result = len(mod.functions)  # main and one partition for compiler guide\n",
+        _PATTERNS_AFTER
+        + _FUSE_AFTER
+        + "mod = relax.transform.MergeCompositeFunctions()(mod)  # Codegen: guide\n"
+        "result = len(mod.functions)\n",
+    ),
+    "relay.ext": (
+        _BYOC_GRAPH
+        + _PARTITION_KERNEL
+        + """\
+@tvm.register_func("relay.ext.guide")
+def guide_codegen(partition):  # the partition's Relay function in, a runtime module out
+    return exp_add_kernel(str(partition.attrs["global_symbol"]))
+
+
+"""
+        + _TABLE_BEFORE
+        + _PARTITION_BEFORE
+        + _RELAY_BUILD_AND_RUN,
+        _PATTERNS_AFTER.replace('"guide.', '"guide_relax.')
+        + _PARTITION_KERNEL
+        + """\
+@tvm.register_global_func("relax.ext.guide_relax")
+def guide_codegen(partitions, options, constant_names):  # Relax functions in, modules out
+    return [exp_add_kernel(str(f.attrs["global_symbol"])) for f in partitions]
+
+
+fuse = relax.transform.FuseOpsByPattern(patterns, annotate_codegen=True)
+mod = relax.transform.RunCodegen()(fuse(IRModule({"main": func})))
+"""
+        + _RUN_MOD,
+    ),
+}
+
 _BLOCKS: dict[str, tuple[str, str]] = {
     **_ENGINE_BLOCKS,
     **_TE_BLOCKS,
     **_global_blocks(),
     **_OTHER_BLOCKS,
     **_PROGRAM_BLOCKS,
+    **_BYOC_BLOCKS,
 }
 
 

@@ -19,7 +19,7 @@ from pipeline.module_cases import (
     mobile_block_weights,
     numpy_mobile_block,
 )
-from tvm import relax
+from tvm import relax, te
 
 from compile_engine_compat.cache import disk
 from compile_engine_compat.facade import model_builds
@@ -114,6 +114,28 @@ def test_the_persistent_cache_stores_a_whole_module_and_loads_it(cache_root):
     # Other weights are another module: built, not loaded.
     other = {k: v * 2 for k, v in mobile_block_weights().items()}
     assert isinstance(model_builds.build_model(mobile_block(), "llvm", other), relax.VMExecutable)
+
+
+def test_a_module_linking_external_codegen_modules_is_built_and_not_cached(cache_root):
+    """RunCodegen's runtime modules (relay.build of a PartitionGraph result) have no structural
+    hash in TVM: such a build skips the cache instead of failing in TVM's hashing."""
+    x = te.placeholder((4,), name="x")
+    out = te.compute((4,), lambda i: x[i] + 1.0, name="out")
+    prim = te.create_prim_func([x, out]).with_attr("global_symbol", "external_add_one")
+    bb = relax.BlockBuilder()
+    arg = relax.Var("x", relax.TensorType([4], "float32"))
+    with bb.function("main", [arg]):
+        call = relax.call_dps_packed("external_add_one", [arg], relax.TensorType([4], "float32"))
+        bb.emit_func_output(bb.emit(call))
+    mod = bb.get().with_attr("external_mods", [tvm.tirx.build(prim, "llvm")])
+    for _ in range(2):
+        built = model_builds.build_model(mod, "llvm")
+        assert isinstance(built, relax.VMExecutable)  # built each time, never loaded
+        zeros = tvm.runtime.tensor(np.zeros(4, "float32"))
+        np.testing.assert_array_equal(
+            relax.VirtualMachine(built, tvm.cpu())["main"](zeros).numpy(), np.ones(4)
+        )
+    assert not [path for path in cache_root.rglob("*") if path.is_file()]  # nothing stored
 
 
 CHILD = """
