@@ -9,7 +9,7 @@ from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
 
-from ..expr import Call, Expr, If, Let, Tuple, TupleGetItem, Var
+from ..expr import UPPER, Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
 from ..ty import TensorType, TupleType, Type
 from .graph import post_order
@@ -94,11 +94,9 @@ def all_dtypes(expr: Expr) -> set[str]:
     -------
     set of str
     """
-    from compile_engine_compat.relay._impl.to_relax import (
-        infer,  # the emitter sits above the analyses
-    )
-
-    infer(expr)
+    if hasattr(expr, "astuple") and not isinstance(expr, Expr):
+        expr = expr.astuple()
+    UPPER.to_relax(expr)  # types every node (the emitter sits above the analyses)
     out: set[str] = set()
     for node in post_order(expr):
         if not isinstance(node, Expr):

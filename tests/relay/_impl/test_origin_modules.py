@@ -31,7 +31,7 @@ def test_a_relax_pass_result_has_no_origin():
 def test_only_the_most_recent_functions_are_remembered():
     first = _func("first")
     relax_first = first.__relax_function__()
-    for i in range(origin.CAPACITY):
+    for i in range(origin.LIMIT):
         _func(f"v{i}").__relax_function__()
     assert origin.relay_of(relax_first) is None
     assert first.__relax_function__() is relax_first  # used again: remembered again

@@ -52,8 +52,8 @@ def test_check_kind_and_unmatched_cases():
 def test_partitioning_names_are_refused_at_the_call_not_at_the_import():
     from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
 
-    region_set = A.AnnotatedRegionSet  # importing it works
+    calibration = A.get_calibration_data  # importing it works
     with pytest.raises(RelayRemovedCallError, match="FuseOpsByPattern"):
-        region_set(None, None, None)
+        calibration(None, None)
     with pytest.raises(RelayRemovedCallError, match="quantize in the source framework"):
         A.list_fake_quantized_op_freqs(None)

@@ -8,6 +8,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay
+from compile_engine_compat.relay._impl.registry import RelayOp
 
 A = relay.analysis
 
@@ -26,7 +27,7 @@ def test_post_order_visit_visits_children_first_and_each_node_once():
     A.post_order_visit(func, order.append)
     assert order[-1] is func and order[0] is x
     assert len(order) == len({id(n) for n in order})
-    names = [n.name for n in order if isinstance(n, relay.op.registry.RelayOp)]
+    names = [n.name for n in order if isinstance(n, RelayOp)]
     assert names == ["exp", "nn.dense"]
 
 
