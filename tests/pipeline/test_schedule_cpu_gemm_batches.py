@@ -27,8 +27,6 @@ from pipeline.schedule_cases import F32, HOST, R, np_conv
 pytestmark = pytest.mark.property
 
 TARGET = tvm.target.Target(HOST)
-# Two paths' float32 sums in other orders (the packed rule chunks the channels).
-PATH_TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 
 def examples(factor: float) -> int:
@@ -78,7 +76,9 @@ def _check_all_paths(func: relax.Function, mod: Any, x: np.ndarray, w: np.ndarra
     expected = _numpy(x, w, stride)
     out = _run_kernel(mod, x, w, expected.shape)
     assert compare(out, expected.astype(F32), REFERENCE_TOLERANCES) == ""
-    np.testing.assert_allclose(out, _default_pipeline(func, x, w), **PATH_TOLERANCE)
+    # TVM's NHWC conv sums the channels innermost, the module's legalization outermost: the
+    # two float32 sums differ by rounding, within the reference tolerance (scaled to |max|).
+    assert compare(out, _default_pipeline(func, x, w), REFERENCE_TOLERANCES) == ""
 
 
 def _arrays(seed: int, batch: int, channels: int, size: int, kernel: int, out: int):
@@ -97,10 +97,12 @@ RESNET_CONVS = {
 }
 
 
-@pytest.mark.parametrize("batch", [1, 2, 4, 8, 16, 32])
+@pytest.mark.parametrize("batch", [1, 2, 4, 8, 16, 32, "symbolic"])
 @pytest.mark.parametrize("conv", sorted(RESNET_CONVS))
 def test_resnet_convolutions_take_the_packed_rule_at_every_batch(conv, batch):
-    rules, _ = _scheduled(_conv(batch, *RESNET_CONVS[conv]))
+    # A symbolic batch (relay.Any()) stays an outer parallel loop; the rows are the pixels.
+    size = tirx.Var("n", "int64") if batch == "symbolic" else batch
+    rules, _ = _scheduled(_conv(size, *RESNET_CONVS[conv]))
     assert rules.get("conv2d_nhwc") == "packed_gemm"
 
 
@@ -150,6 +152,10 @@ def test_module_convolutions_with_a_symbolic_batch_match_at_batch_1_and_3(
 ):
     func = _conv(tirx.Var("n", "int64"), channels, size, kernel, stride, out)
     rules, mod = _scheduled(func)  # no TypeError: the legalization keeps the batch symbolic
-    assert rules.get("conv2d_nhwc") == "parallel_reduction"  # the packed rule needs static loops
+    out_size = (size - 1) // stride + 1
+    # The packed rule when a register tile's rows divide the pixels, else the parallel fallback.
+    assert rules.get("conv2d_nhwc") in ("packed_gemm", "parallel_reduction")
+    if out_size * out_size % 2 == 0:
+        assert rules.get("conv2d_nhwc") == "packed_gemm"
     for batch in (1, 3):
         _check_all_paths(func, mod, *_arrays(seed, batch, channels, size, kernel, out), stride)

@@ -133,10 +133,12 @@ def gemm_plan(info: BlockInfo, isa: Isa) -> GemmPlan | None:
     It needs static extents, spatial loops outside the reduction loops, exactly two inputs, and a
     spatial axis (the columns) that indexes one input (the packed operand, every index a plain
     loop variable) but not the other: one vector of packed columns then multiplies one broadcast
-    scalar of the other input. The tile rows are a spatial axis of the other input only.
+    scalar of the other input. The tile rows are a spatial axis of the other input only. A
+    symbolic extent is taken only on an axis of the other input only (a ``relay.Any()`` batch):
+    it stays an outer parallel loop, and the rows are the static axes.
     """
     n_spatial = info.spatial.index(False) if False in info.spatial else len(info.spatial)
-    if n_spatial == 0 or any(info.spatial[n_spatial:]) or None in info.extents:
+    if n_spatial == 0 or any(info.spatial[n_spatial:]) or None in info.extents[n_spatial:]:
         return None
     reads, writes = list(info.block.reads), list(info.block.writes)
     if len(reads) != 2 or len(writes) != 1:
@@ -173,7 +175,11 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
 
     b_loops = [loop_of(var) for var in b_index]
     spatial_b = [i for i in b_loops if i < n_spatial and not contains(a_vars, info.vars[i])]
-    spatial_a = [i for i in range(n_spatial) if contains(a_vars, info.vars[i]) and i not in b_loops]
+    a_only = [i for i in range(n_spatial) if contains(a_vars, info.vars[i]) and i not in b_loops]
+    symbolic = [i for i in range(n_spatial) if info.extents[i] is None]
+    if any(i not in a_only for i in symbolic):
+        return None  # a symbolic column or shared axis: no static tiles
+    spatial_a = [i for i in a_only if i not in symbolic]
     if not spatial_b or not spatial_a:
         return None
     dtype = b_region.source.dtype
