@@ -1,8 +1,10 @@
 """Benchmark: the shim against bare TVM, the new path, NumPy and (if installed) PyTorch.
 
 Run ``python bench/run.py`` (``--quick`` for a smoke run, ``--only NAME...`` for some steps:
-``models``, ``interleaved``, ``probe``, ...). One process measures everything except the
-persistent-cache rows, which need fresh processes by definition. It prints a Markdown table
+``models``, ``interleaved``, ``probe``, ...; ``--batches 1 2 4 8 16 32`` adds ResNet-18 at each
+batch size, time per image, off by default as it is long: ``--only batch_sweep --batches ...``
+runs it alone). One process measures everything except the persistent-cache rows, which need
+fresh processes by definition. It prints a Markdown table
 (shim time, other time, ratio, goal); ``bench/RESULTS.md`` keeps a run's output. Each time is
 the median of several rounds, shown with the fastest and slowest round; ratios are of medians.
 No measurement waits for other libraries' threads to settle: the rows run back to back, as a
@@ -348,16 +350,30 @@ def _model_stack() -> tuple[Any, Any, Any] | None:
     return models, onnxruntime, torch
 
 
+def _relay_model_stack() -> tuple[Any, Any, Any] | None:
+    """:func:`_model_stack`, with the shim serving ``tvm.relay`` and PyTorch on 2 threads."""
+    stack = _model_stack()
+    if stack is not None:
+        import compile_engine_compat
+
+        compile_engine_compat.install()
+        stack[2].set_num_threads(2)
+    return stack
+
+
+def _ort_session(ort: Any, data: bytes) -> Any:
+    """An onnxruntime session of the ONNX model ``data`` on 2 threads."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
 def bench_models(engine: Any) -> None:
     """ResNet-18, MobileNetV2 and the encoder: relay.build + GraphModule, onnxruntime, PyTorch."""
-    stack = _model_stack()
+    stack = _relay_model_stack()
     if stack is None:
         return
     models, ort, torch = stack
-    import compile_engine_compat
-
-    compile_engine_compat.install()
-    torch.set_num_threads(2)
     for model in models.MODELS:
         _bench_model(models, model, ort, torch)
 
@@ -392,9 +408,7 @@ def _bench_model(models: Any, model: Any, ort: Any, torch: Any) -> None:
     module.set_input("input", x)
     module.run()
     np.testing.assert_allclose(module.get_output(0).numpy(), expected, rtol=1e-4, atol=1e-4)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    session = _ort_session(ort, data)
     np.testing.assert_allclose(session.run(None, {"input": x})[0], expected, rtol=1e-4, atol=1e-4)
 
     def shim_run() -> None:
@@ -418,6 +432,55 @@ def _bench_model(models: Any, model: Any, ort: Any, torch: Any) -> None:
     build_time = once(shim_build, repeat=1 if QUICK else 2)
     row(f"{model.name}: build (relay.build + GraphModule)", build_time,
         "tvm.compile(llvm) + VM creation", once(tvm_build, repeat=1), goal)  # fmt: skip
+
+
+def bench_batch_sweep(batches: Sequence[int]) -> None:
+    """ResNet-18 at each batch size: time per image against onnxruntime's and the shim's at the
+    first batch size (``--batches 1 2 4 8 16 32``; long, so only on request)."""
+    stack = _relay_model_stack()
+    if stack is None:
+        return
+    models, ort, _ = stack
+    import onnx
+    from tvm import relay  # the shim's Relay front end, served by install()
+    from tvm.contrib import graph_executor
+
+    model = models.MODELS[0]
+    net = model.make()
+    first: Timing | None = None
+    for batch in batches:
+        x = np.random.default_rng(0).standard_normal((batch, *model.input_shape[1:]))
+        x = x.astype("float32")
+        data = models.onnx_bytes(net, x)
+        relay_mod, relay_params = relay.frontend.from_onnx(
+            onnx.load_from_string(data), {"input": x.shape}
+        )
+        lib = relay.build(relay_mod, target="llvm", params=relay_params)
+        module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+        session = _ort_session(ort, data)
+        module.set_input("input", x)
+        module.run()
+        expected = session.run(None, {"input": x})[0]
+        np.testing.assert_allclose(module.get_output(0).numpy(), expected, rtol=1e-4, atol=1e-4)
+
+        def shim_run(module: Any = module, x: np.ndarray = x) -> None:
+            module.set_input("input", x)
+            module.run()
+            module.get_output(0)
+
+        ort_run = functools.partial(session.run, None, {"input": x})
+        shim = _per_image(per_call(shim_run, repeat=3), batch)
+        other = _per_image(per_call(ort_run, repeat=3), batch)
+        what = f"{model.name}, batch {batch}: time per image"
+        row(what, shim, "onnxruntime (2 threads), per image", other, "<= 1.0x")
+        if first is None:
+            first = shim
+        else:
+            row(what, shim, f"the shim at batch {batches[0]}, per image", first, "<= 1.0x")
+
+
+def _per_image(timing: Timing, batch: int) -> Timing:
+    return Timing([timing.best / batch, timing / batch, timing.worst / batch])
 
 
 _MODEL_CHILD = """
@@ -899,6 +962,13 @@ def main() -> None:
         help="run only the steps whose name contains one of these (e.g. jit_many persistent)",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the rows to PATH as JSON")
+    parser.add_argument(
+        "--batches",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="also sweep ResNet-18 over these batch sizes, time per image (e.g. 1 2 4 8 16 32)",
+    )
     args = parser.parse_args()
     QUICK = args.quick
     engine = compile_engine.get()
@@ -910,6 +980,8 @@ def main() -> None:
         bench_model_cache,
         bench_tvm_pool,
     ]
+    if args.batches:
+        steps.append(functools.partial(bench_batch_sweep, args.batches))
     for step in steps:
         name = getattr(step, "func", step).__name__
         if args.only and not any(word in name for word in args.only):

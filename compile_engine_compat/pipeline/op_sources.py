@@ -256,10 +256,17 @@ def _softmax(bb: Any, call: Any) -> Any:
     return bb.call_te(topi.nn.fast_softmax, call.args[0], int(call.attrs.axis))
 
 
+def _static_or_symbolic(dim: Any) -> Any:
+    """A static dimension as an int, a symbolic one (``relay.Any()``, a symbolic ONNX dim) as
+    the PrimExpr it is."""
+    return int(dim) if isinstance(dim, tvm.tirx.IntImm) else dim
+
+
 def _conv2d_nhwc(bb: Any, call: Any) -> Any:
     """conv2d in NHWC/OHWI, groups 1, summed over (channel, kernel row, kernel column): the
     order of the NCHW convolution it was converted from, and one the packed GEMM rule can
-    cut into cache-sized chunks of channels (TOPI's NHWC sums the channels innermost)."""
+    cut into cache-sized chunks of channels (TOPI's NHWC sums the channels innermost).
+    Symbolic dimensions stay symbolic: the schedule rules take the ones they can."""
     attrs = call.attrs
     default = _default_legalization("relax.nn.conv2d")
     if (
@@ -275,8 +282,8 @@ def _conv2d_nhwc(bb: Any, call: Any) -> Any:
         top, left, bottom, right = (int(p) for p in attrs.padding)
         (sh, sw), (dh, dw) = (int(s) for s in attrs.strides), (int(d) for d in attrs.dilation)
         padded = topi.nn.pad(data, [0, top, left, 0], [0, bottom, right, 0], name="pad_temp")
-        n, h, w, _ = (int(d) for d in padded.shape)
-        out_c, kh, kw, in_c = (int(d) for d in weight.shape)
+        n, h, w, _ = (_static_or_symbolic(d) for d in padded.shape)
+        out_c, kh, kw, in_c = (_static_or_symbolic(d) for d in weight.shape)
         out_h, out_w = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
         rc = te.reduce_axis((0, in_c), name="rc")
         ry = te.reduce_axis((0, kh), name="ry")

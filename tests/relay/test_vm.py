@@ -216,3 +216,29 @@ def test_executable_inspection_answers_from_the_relax_vm():
     assert isinstance(code, bytearray)
     with pytest.raises(NotImplementedError, match="virtual devices"):
         _ = exe.virtual_devices
+
+
+def _np_conv_nchw(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    kh, kw = w.shape[2:]
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(2, 3))
+    windows = windows[:, :, ::stride, ::stride]  # (n, c, oh, ow, kh, kw)
+    return np.einsum("ncyxij,ocij->noyx", windows, w.astype(np.float64))
+
+
+def test_a_conv_net_with_a_dynamic_batch_runs_at_batch_1_and_3():
+    # relay.Any() batch: the whole-module conv legalization keeps it symbolic (it once raised
+    # TypeError converting the batch to int); the convolutions take a deliberate parallel rule.
+    w1 = RNG.standard_normal((16, 3, 3, 3)).astype("float32")
+    w2 = RNG.standard_normal((32, 16, 1, 1)).astype("float32")
+    x = relay.var("x", shape=(relay.Any(), 3, 12, 12))
+    v1, v2 = relay.var("w1", shape=w1.shape), relay.var("w2", shape=w2.shape)
+    hidden = relay.nn.relu(relay.nn.conv2d(x, v1, padding=(1, 1)))
+    out = relay.nn.conv2d(hidden, v2, strides=(2, 2))
+    mod = tvm.IRModule.from_expr(relay.Function([x, v1, v2], out))
+    exe = relay.vm.compile(mod, target="llvm", params={"w1": w1, "w2": w2})
+    vm = VirtualMachine(exe, tvm.cpu())
+    for batch in (1, 3):
+        data = RNG.standard_normal((batch, 3, 12, 12)).astype("float32")
+        expected = _np_conv_nchw(np.maximum(_np_conv_nchw(data, w1, 1, 1), 0), w2, 2, 0)
+        np.testing.assert_allclose(vm.run(data).numpy(), expected, rtol=1e-4, atol=1e-4)

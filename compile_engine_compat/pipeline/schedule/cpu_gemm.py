@@ -133,10 +133,12 @@ def gemm_plan(info: BlockInfo, isa: Isa) -> GemmPlan | None:
     It needs static extents, spatial loops outside the reduction loops, exactly two inputs, and a
     spatial axis (the columns) that indexes one input (the packed operand, every index a plain
     loop variable) but not the other: one vector of packed columns then multiplies one broadcast
-    scalar of the other input. The tile rows are a spatial axis of the other input only.
+    scalar of the other input. The tile rows are a spatial axis of the other input only. A
+    symbolic extent is taken only on an axis of the other input only (a ``relay.Any()`` batch):
+    it stays an outer parallel loop, and the rows are the static axes.
     """
     n_spatial = info.spatial.index(False) if False in info.spatial else len(info.spatial)
-    if n_spatial == 0 or any(info.spatial[n_spatial:]) or None in info.extents:
+    if n_spatial == 0 or any(info.spatial[n_spatial:]) or None in info.extents[n_spatial:]:
         return None
     reads, writes = list(info.block.reads), list(info.block.writes)
     if len(reads) != 2 or len(writes) != 1:
@@ -173,7 +175,11 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
 
     b_loops = [loop_of(var) for var in b_index]
     spatial_b = [i for i in b_loops if i < n_spatial and not contains(a_vars, info.vars[i])]
-    spatial_a = [i for i in range(n_spatial) if contains(a_vars, info.vars[i]) and i not in b_loops]
+    a_only = [i for i in range(n_spatial) if contains(a_vars, info.vars[i]) and i not in b_loops]
+    symbolic = [i for i in range(n_spatial) if info.extents[i] is None]
+    if any(i not in a_only for i in symbolic):
+        return None  # a symbolic column or shared axis: no static tiles
+    spatial_a = [i for i in a_only if i not in symbolic]
     if not spatial_b or not spatial_a:
         return None
     dtype = b_region.source.dtype
@@ -224,7 +230,7 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
         chunk = max(fits) if fits else None
     block_cols, block_rows = _balanced_blocks(
         (col_extent, cols, _block_cols_limit(reduction, item)),
-        (row_extent, rows, info.extents[row] or 1),
+        (row_extent, rows, _runs([info.extents[i] or 1 for i in spatial_a])),
         item,
         chunk,
         _other_blocks(info, n_spatial, (*spatial_a, col)),
@@ -243,34 +249,43 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
     )
 
 
+def _runs(extents: list[int]) -> tuple[int, ...]:
+    """The lengths of the runs of the fused row loop: the products of each suffix of its axes'
+    ``extents`` but the whole (a conv's N x H x W pixels: one image row W, one image H x W)."""
+    return tuple(math.prod(extents[i:]) for i in range(1, len(extents)))
+
+
 def _other_blocks(info: BlockInfo, n_spatial: int, cut: tuple[int, ...]) -> int:
     """The parallel iterations of the spatial loops that are neither rows nor columns."""
     return math.prod(info.extents[i] or 1 for i in range(n_spatial) if i not in cut)
 
 
 def _balanced_blocks(
-    col: tuple[int, int, int], row: tuple[int, int, int], item: int, chunk: int | None, other: int
+    col: tuple[int, int, int],
+    row: tuple[int, int, tuple[int, ...]],
+    item: int,
+    chunk: int | None,
+    other: int,
 ) -> tuple[int, int]:
     """The block's columns and rows: the largest block (then the widest) whose blocks share out
     evenly over the kernel threads, at least :data:`_MIN_BALANCE` of the threads' turns busy
     (the largest of all when none does).
 
-    ``col`` is (extent, tile, limit), ``row`` (extent, tile, alignment). Few blocks share out
-    badly: MobileNetV2's 960 -> 320 1x1 conv at 7x7 made 5 blocks of 64 columns, 3 turns on one
-    thread for 2 on the other; 10 blocks of 32 columns keep both busy (the model ran 2% faster).
-    The split depends on :func:`~compile_engine_compat.runtime.threads.kernel_threads`: a kernel
-    from the persistent cache built with another thread count gives the same results, shared out
-    less evenly.
+    ``col`` is (extent, tile, limit), ``row`` (extent, tile, runs: see :func:`_block_sizes`).
+    Few blocks share out badly: MobileNetV2's 960 -> 320 1x1 conv at 7x7 made 5 blocks of 64
+    columns, 3 turns on one thread for 2 on the other; 10 blocks of 32 columns keep both busy
+    (the model ran 2% faster).
+    The split depends on :func:`~compile_engine_compat.runtime.threads.kernel_threads`: a kernel from the
+    persistent cache built with another thread count gives the same results, shared out less
+    evenly.
     """
     threads = kernel_threads()
     col_extent, col_tile, col_limit = col
-    row_extent, row_tile, aligned = row
+    row_extent, row_tile, runs = row
     sizes = [
         (cols, rows)
         for cols in _block_sizes(col_extent, col_tile, col_limit)
-        for rows in _block_sizes(
-            row_extent, row_tile, _block_rows_limit(cols, item, chunk), aligned
-        )
+        for rows in _block_sizes(row_extent, row_tile, _block_rows_limit(cols, item, chunk), runs)
     ]
 
     def score(size: tuple[int, int]) -> tuple[float, int, int]:
@@ -296,18 +311,21 @@ def _block_rows_limit(block_cols: int, item: int, chunk: int | None) -> int:
     return max(1, min(_BLOCK_ROWS, _ACCUMULATOR_BYTES // (block_cols * item)))
 
 
-def _block_sizes(extent: int, tile: int, limit: int, aligned: int = 1) -> list[int]:
+def _block_sizes(extent: int, tile: int, limit: int, runs: tuple[int, ...] = ()) -> list[int]:
     """The multiples of ``tile`` dividing ``extent`` and at most ``limit`` (``tile`` at least)
-    that hold whole runs of ``aligned`` or lie within one (a block of a conv's fused pixels
-    covers whole image rows, or part of one: its output region is then a box, which the
-    epilogue computed per block needs)."""
+    that hold whole runs of each length in ``runs`` or lie within one (a block of a conv's fused
+    N x H x W pixels covers whole image rows or part of one, and whole images or part of one:
+    its output region is then a box, which the epilogue computed per block needs). A block
+    that held whole rows but straddled two images (112 of 14 x 14 pixels at batch 4) left part
+    of its output unwritten, so the rule was dropped and the conv ran unscheduled, 60x slower.
+    """
     count = extent // tile
     sizes = [
         n * tile
         for n in range(2, count + 1)
         if count % n == 0
         and n * tile <= limit
-        and (n * tile % aligned == 0 or aligned % (n * tile) == 0)
+        and all(n * tile % run == 0 or run % (n * tile) == 0 for run in runs)
     ]
     return [tile, *sizes]
 

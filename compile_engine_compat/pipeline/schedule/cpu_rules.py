@@ -8,7 +8,8 @@
   (:func:`tiled_reduction`);
 * other reductions: spatial loops parallel (:func:`parallel_reduction`).
 
-:func:`choose_cpu_rule` picks one per block; the driver (:mod:`.`) runs it on a copy.
+:func:`choose_cpu_rules` lists them per block, best first; the driver (:mod:`.`) runs each on a
+copy and keeps the first that applies whole.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "SINGLE_THREAD_ELEMENTS",
     "SINGLE_THREAD_PRODUCT_SUMS",
     "choose_cpu_rule",
+    "choose_cpu_rules",
 ]
 
 # Below this many loop iterations a kernel runs single-threaded and unvectorized-by-rule: the
@@ -85,16 +87,33 @@ _REDUCTION_CHUNKS = (256, 128, 64)
 
 
 def choose_cpu_rule(sch: s_tir.Schedule, name: str, isa: Isa) -> NamedRule | None:
+    """The rule for block ``name``, or None when no rule changes it."""
+    rules = choose_cpu_rules(sch, name, isa)
+    return rules[0] if rules else None
+
+
+def choose_cpu_rules(sch: s_tir.Schedule, name: str, isa: Isa) -> list[NamedRule]:
+    """The rules for block ``name``, best first: the driver keeps the first that applies whole.
+
+    A reduction whose fast rule (depthwise, packed GEMM, tiled) does not fit after all falls
+    back to :func:`_parallel_reduction` deliberately, so that no shape runs an unscheduled
+    loop nest on one thread.
+    """
     try:
         info = BlockInfo(sch, name)
     except RULE_ERRORS:
-        return None
+        return []
     if not info.trivial or not info.loops:
-        return None
+        return []
     named = _rule_for(info, isa)
-    if named is None or not _single_threaded_work(info):
-        return named
-    return named[0], functools.partial(_on_one_thread, rule=named[1])
+    if named is None:
+        return []
+    rules = [named]
+    if info.is_reduction and named[0] != "parallel_reduction":
+        rules.append(("parallel_reduction", _parallel_reduction))
+    if not _single_threaded_work(info):
+        return rules
+    return [(rule_name, functools.partial(_on_one_thread, rule=rule)) for rule_name, rule in rules]
 
 
 def _single_threaded_work(info: BlockInfo) -> bool:

@@ -1,8 +1,8 @@
 """The rule driver: which default rules a function gets for its target, each kept only when whole.
 
-:func:`schedule_blocks` runs the CPU rules block by block (:func:`.cpu_rules.choose_cpu_rule`
-picks one, :func:`try_rule` runs it on a copy and keeps the copy only when the rule applied
-completely and every block still runs over its whole domain), the dlight rules on GPU kinds
+:func:`schedule_blocks` runs the CPU rules block by block (:func:`.cpu_rules.choose_cpu_rules`
+lists them best first, :func:`try_rule` runs each on a copy and keeps the first copy whose rule
+applied completely and every block still runs over its whole domain), the dlight rules on GPU kinds
 (:mod:`.gpu`), and leaves other targets alone. :func:`user_schedules` and
 :func:`apply_user_schedules` run the schedules of user strategies after the defaults. The package
 docstring (:mod:`compile_engine_compat.pipeline.schedule`) describes the rules.
@@ -10,6 +10,7 @@ docstring (:mod:`compile_engine_compat.pipeline.schedule`) describes the rules.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
     loop_iterations,
     target_isa,
 )
-from compile_engine_compat.pipeline.schedule.cpu_rules import choose_cpu_rule
+from compile_engine_compat.pipeline.schedule.cpu_rules import choose_cpu_rules
 from compile_engine_compat.pipeline.schedule.gpu import schedule_gpu
 from compile_engine_compat.pipeline.trace import UserSchedule
 from compile_engine_compat.runtime import threads
@@ -48,13 +49,15 @@ __all__ = [
 ]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "15"
+RULES_VERSION = "16"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
 
 #: The rule names (:attr:`RuleOutcome.rules`) of elementwise blocks whose innermost loop the rule
 #: vectorized: code that LLVM's loop vectorizer has nothing left to do for.
 VECTORIZED_ELEMENTWISE = frozenset({"flat_vectorized", "injective_vectorized"})
+
+logger = logging.getLogger("compile_engine")
 
 # Parallel loops need a thread pool as wide as the machine; set it before TVM's pool starts.
 threads.configure()
@@ -248,13 +251,13 @@ def schedule_cpu(
     for name in names:
         if name in skip:
             continue
-        named = choose_cpu_rule(sch, name, isa)
-        if named is None:
-            continue
-        trial = try_rule(sch, name, named[1])
-        if trial is not sch:  # try_rule returns sch itself when it discarded the rule
-            kept[name] = named[0]
-            sch = trial
+        for rule_name, rule in choose_cpu_rules(sch, name, isa):
+            trial = try_rule(sch, name, rule)
+            if trial is not sch:  # try_rule returns sch itself when it discarded the rule
+                kept[name] = rule_name
+                sch = trial
+                break
+            logger.debug("schedule rule %s did not fit block %s", rule_name, name)
     return RuleOutcome(sch, tuple(names), kept)
 
 
