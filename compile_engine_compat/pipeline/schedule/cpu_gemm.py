@@ -275,9 +275,9 @@ def _balanced_blocks(
     Few blocks share out badly: MobileNetV2's 960 -> 320 1x1 conv at 7x7 made 5 blocks of 64
     columns, 3 turns on one thread for 2 on the other; 10 blocks of 32 columns keep both busy
     (the model ran 2% faster).
-    The split depends on :func:`~compile_engine_compat.runtime.threads.kernel_threads`: a kernel from the
-    persistent cache built with another thread count gives the same results, shared out less
-    evenly.
+    The split depends on :func:`~compile_engine_compat.runtime.threads.kernel_threads`: a kernel
+    from the persistent cache built with another thread count gives the same results, shared out
+    less evenly.
     """
     threads = kernel_threads()
     col_extent, col_tile, col_limit = col
