@@ -81,7 +81,9 @@ def _check_all_paths(func: relax.Function, mod: Any, x: np.ndarray, w: np.ndarra
     assert compare(out, _default_pipeline(func, x, w), REFERENCE_TOLERANCES) == ""
 
 
-def _arrays(seed: int, batch: int, channels: int, size: int, kernel: int, out: int):
+def _arrays(
+    seed: int, batch: int, channels: int, size: int, kernel: int, out: int
+) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch, size, size, channels)).astype(F32)
     w = rng.standard_normal((out, kernel, kernel, channels)).astype(F32)
