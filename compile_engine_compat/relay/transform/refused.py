@@ -19,10 +19,6 @@ _SPARSE = "sparse weight conversion has no Relax pass: keep the weights dense, o
 
 #: Relay pass -> why it is refused, and what to use instead.
 REFUSED_PASSES: dict[str, str] = {
-    "MergeComposite": _BYOC,
-    "MergeCompilerRegions": _BYOC,
-    "PartitionGraph": _BYOC,
-    "AnnotateTarget": _BYOC,
     "OutlineCompilerFunctionsWithExistingGlobalSymbols": _BYOC,
     "MarkCompilerFunctionsAsExtern": _BYOC,
     "InlineCompilerFunctionsBoundTo": _BYOC,
