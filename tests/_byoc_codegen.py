@@ -136,3 +136,14 @@ def convc_codegen(func: Any) -> Any:
 def register_convc() -> None:
     """Register :func:`convc_codegen` as ``relay.ext.convc`` (under ``install()``: Relay form)."""
     tvm.register_func("relay.ext.convc", convc_codegen, override=True)
+
+
+def composite_calls(body: Any) -> list[Any]:
+    """The calls of composite functions in a Relay graph, in graph order."""
+    from compile_engine_compat.relay.analysis.annotated_regions import region_graph_order
+
+    return [
+        n
+        for n in region_graph_order(body)
+        if hasattr(n, "op") and hasattr(n.op, "attrs") and "Composite" in n.op.attrs
+    ]

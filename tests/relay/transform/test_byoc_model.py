@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 import tvm
-from _byoc_codegen import convc_pattern_table, register_convc
+from _byoc_codegen import composite_calls, convc_pattern_table, register_convc
 
 from compile_engine_compat.relay._impl.origin import relay_origin
 from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
@@ -86,20 +86,10 @@ def test_partitioned_resnet_matches_the_unpartitioned_build(relay_alias):
     mod = transform.PartitionGraph()(mod)
     partitions = [g.name_hint for g in mod.get_global_vars() if g.name_hint != "main"]
     # stem + block 0's first conv, block 0's second conv ... : every conv is offloaded.
-    offloaded = [node for g in partitions for node in _composite_calls(relay_origin(mod[g]).body)]
+    offloaded = [node for g in partitions for node in composite_calls(relay_origin(mod[g]).body)]
     assert len(offloaded) == 6
     assert all(relay_origin(mod[g]).attrs["Compiler"] == "convc" for g in partitions)
     assert mod[partitions[0]].attrs["Codegen"] == "convc"  # the Relax form, for RunCodegen
 
     partitioned = _run(relay, mod, params, data)
     np.testing.assert_allclose(partitioned, reference, rtol=1e-4, atol=1e-4)
-
-
-def _composite_calls(body: Any) -> list[Any]:
-    from compile_engine_compat.relay.analysis.annotated_regions import region_graph_order
-
-    return [
-        n
-        for n in region_graph_order(body)
-        if hasattr(n, "op") and hasattr(n.op, "attrs") and "Composite" in n.op.attrs
-    ]
