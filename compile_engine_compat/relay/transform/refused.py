@@ -8,8 +8,9 @@ from compile_engine_compat.surfaces.import_alias import refused_name
 __all__ = ["REFUSED_PASSES"]
 
 _BYOC = (
-    "BYOC partitioning runs on Relax: tvm.relax.transform.FuseOpsByPattern, "
-    "MergeCompositeFunctions and RunCodegen"
+    "served here are MergeComposite, AnnotateTarget, MergeCompilerRegions and PartitionGraph "
+    "(docs/byoc.md); the rest of BYOC partitioning runs on Relax: "
+    "tvm.relax.transform.FuseOpsByPattern, MergeCompositeFunctions and RunCodegen"
 )
 _HIGHER_ORDER = (
     "Relay's higher-order transforms (continuations, defunctionalization) have no Relax "
