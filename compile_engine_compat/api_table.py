@@ -1094,7 +1094,9 @@ _PROGRAM_RELAY_ROWS = (
         shim="compile_engine_compat.relay.build_module.bind_params_by_name",
         note=(
             "Takes a Relax function (mod['main'] of a front-end module) or a relay.Function and "
-            "returns the Relax function with the named parameters bound as constants."
+            "returns the Relax function with the named parameters bound as constants. A Relay "
+            "function (or its Relax form) is bound on its Relay graph, which the result keeps: "
+            "the BYOC passes, dataflow_pattern.rewrite and relay.ext codegens read it back."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -20,6 +20,8 @@ from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.model_builds import bind_params, build_model
 from compile_engine_compat.facade.model_builds import build as build_whole_module
 from compile_engine_compat.relay._impl.external_codegen import run_external_codegens
+from compile_engine_compat.relay._impl.graph_walk import GraphMutator
+from compile_engine_compat.relay._impl.origin import relay_of
 
 from .analysis import free_vars
 from .backend.executor_factory import BuildResult, VMRunner
@@ -252,7 +254,10 @@ def bind_params_by_name(func: Any, params: Mapping[str, Any]) -> relax.Function:
     -------
     relax.Function
         The function without the named parameters, their values bound as constants (Relay
-        returned a ``relay.Function``; the front end's functions are Relax to TVM).
+        returned a ``relay.Function``; the front end's functions are Relax to TVM). Given a
+        Relay function, or the Relax form of one, the binding is done on the Relay graph and the
+        result keeps it: the Relay passes (``MergeComposite``, ...), the pattern language and
+        ``relay.ext`` codegens read the bound function back as Relay, constants included.
 
     Raises
     ------
@@ -261,18 +266,53 @@ def bind_params_by_name(func: Any, params: Mapping[str, Any]) -> relax.Function:
     ValueError
         If a name matches more than one parameter (Relay's error).
     """
-    if isinstance(func, Function):
-        func = func.__relax_function__()
+    relay_func = relay_of(func) if isinstance(func, relax.Function) else func
+    if isinstance(relay_func, Function):
+        return _bind_relay(relay_func, params).__relax_function__()
     if not isinstance(func, relax.Function):
         raise TypeError(
             f"bind_params_by_name takes a relax.Function (mod['main']) or a relay.Function, "
             f"got {type(func).__name__}"
         )
-    names = [p.name for p in func.params]
-    for name in params:
-        if names.count(name) > 1:
-            raise ValueError(f"Multiple args in the function have name {name}")
+    names = _unique_names([p.name for p in func.params], params)
     known = {name: value for name, value in params.items() if name in names}
     if not known:
         return func
     return bind_params(tvm.IRModule({"main": func}), known)["main"]
+
+
+class _BindVars(GraphMutator):
+    """Replaces the variables of ``values`` (by identity) with constants."""
+
+    def __init__(self, values: dict[int, Constant]) -> None:
+        super().__init__()
+        self.values = values
+
+    def visit_var(self, var: Any) -> Any:
+        return self.values.get(id(var), var)
+
+
+def _bind_relay(func: Function, params: Mapping[str, Any]) -> Function:
+    """``func`` with the parameters ``params`` names replaced by constants (Relay's binding)."""
+    _unique_names([p.name_hint for p in func.params], params)
+    values = {
+        id(p): const(_host_array(params[p.name_hint])) for p in func.params if p.name_hint in params
+    }
+    if not values:
+        return func
+    body = _BindVars(values).visit(func.body)
+    kept = [p for p in func.params if id(p) not in values]
+    return Function(kept, body, func.ret_type, func.type_params, func.attrs)
+
+
+def _unique_names(names: list[str], params: Mapping[str, Any]) -> list[str]:
+    """``names`` (a function's parameter names); ValueError if ``params`` names a duplicate."""
+    for name in params:
+        if names.count(name) > 1:
+            raise ValueError(f"Multiple args in the function have name {name}")
+    return names
+
+
+def _host_array(value: Any) -> np.ndarray:
+    """A parameter value (``tvm.nd`` array, tensor or array-like) as a NumPy array."""
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)

@@ -72,3 +72,25 @@ def test_evaluate_an_expression_or_a_global_in_the_modules_context(installed_ali
     out = run((10, 8))  # Python ints take the parameter's dtype (int64 here)
     assert out.numpy() == 10 and out.numpy().dtype == np.int64
     assert run((relay.const(4, "int64"), 1)).numpy() == 4  # a Constant as its data
+
+
+def test_bind_params_by_name_keeps_the_relay_graph_for_the_byoc_passes():
+    from compile_engine_compat.relay._impl.origin import relay_of
+    from compile_engine_compat.relay.dataflow_pattern import is_constant, is_op, wildcard
+
+    ws = np.arange(12, dtype="float32").reshape(3, 4)
+    mod = tvm.IRModule.from_expr(_mlp())
+    bound = relay.build_module.bind_params_by_name(mod["main"], {"w": ws, "nope": ws})
+    assert [p.name for p in bound.params] == ["x", "b"]  # the Relax form, as before
+    relay_bound = relay_of(bound)  # ... of the bound Relay graph, read back by the Relay passes
+    dense = relay_bound.body.fields[0].args[0].args[0]
+    assert isinstance(dense.args[1], relay.Constant)
+    np.testing.assert_array_equal(dense.args[1].data.numpy(), ws)
+    pattern = is_op("nn.dense")(wildcard(), is_constant())
+    merged = relay.transform.MergeComposite([("acc.dense", pattern)])(tvm.IRModule({"main": bound}))
+    composite = relay_of(merged).body.fields[0].args[0].args[0].op
+    assert composite.attrs["Composite"] == "acc.dense"
+    with pytest.raises(ValueError, match="Multiple args"):
+        x = relay.var("x", shape=(2,))
+        twice = relay.Function([x, relay.var("x", shape=(2,))], x)
+        relay.build_module.bind_params_by_name(twice, {"x": np.zeros(2, "float32")})

@@ -6,6 +6,11 @@ frontend, as ``bench/run.py`` does. The default suite runs each architecture at 
 and input size (seconds); the full-size models run under the ``models`` marker, which the
 default run deselects (``pytest -m models`` runs them: ~1 minute on 2 cores).
 
+The partitioned build of ``relay.testing``'s ResNet-18 (ImageNet size, its batch norms folded
+into the convolutions, every conv2d offloaded to the C-source codegen of
+``tests/_byoc_codegen.py``) matches the logits of its unpartitioned build, under the same
+marker (~15 s on 2 cores; it needs no torch, but lives here, where the models run).
+
 torch, onnx and onnxruntime are test extras: without them these tests are skipped.
 """
 
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -90,3 +96,119 @@ def test_small_models_match_pytorch(name):
 @pytest.mark.parametrize("model", models.MODELS, ids=lambda m: m.name.split(" ")[0])
 def test_benchmark_models_match_pytorch(model):
     _check(model.make(), model.example())
+
+
+def _fold_batch_norms(relay: Any, func: Any) -> Any:
+    """Each conv2d(x, w) -> batch_norm(...)[0] as bias_add(conv2d(x, w * scale), shift), as a
+    vendor folds them (constants computed by NumPy; the weights and statistics bound)."""
+    from tvm.relay.dataflow_pattern import (
+        DFPatternCallback,
+        is_constant,
+        is_op,
+        is_tuple_get_item,
+        rewrite,
+        wildcard,
+    )
+
+    class FoldBatchNorm(DFPatternCallback):
+        def __init__(self) -> None:
+            super().__init__(require_type=True)
+            self.data, self.weight = wildcard(), is_constant()
+            self.conv = is_op("nn.conv2d")(self.data, self.weight)
+            self.stats = [is_constant() for _ in range(4)]  # gamma, beta, mean, var
+            self.norm = is_op("nn.batch_norm")(self.conv, *self.stats)
+            self.pattern = is_tuple_get_item(self.norm, 0)
+
+        def callback(self, pre: Any, post: Any, node_map: Any) -> Any:
+            conv, norm = node_map[self.conv][0], node_map[self.norm][0]
+            gamma, beta, mean, var = (node_map[s][0].data.numpy() for s in self.stats)
+            assert int(norm.attrs.axis) == 1 and str(conv.attrs.kernel_layout) == "OIHW"
+            scale = 1 / np.sqrt(var + float(norm.attrs.epsilon))
+            scale = scale * gamma if norm.attrs.scale else scale
+            shift = beta - mean * scale if norm.attrs.center else -mean * scale
+            weight = node_map[self.weight][0].data.numpy() * scale[:, None, None, None]
+            a = conv.attrs
+            folded = relay.nn.conv2d(
+                node_map[self.data][0],
+                relay.const(weight.astype("float32")),
+                strides=a.strides,
+                padding=a.padding,
+                channels=a.channels,
+                kernel_size=a.kernel_size,
+            )
+            return relay.nn.bias_add(folded, relay.const(shift.astype("float32")))
+
+    return rewrite(FoldBatchNorm(), func)
+
+
+def _graph_module_output(relay: Any, mod: Any, params: Any, data: np.ndarray) -> np.ndarray:
+    import tvm
+    from tvm.contrib import graph_executor
+
+    lib = relay.build(mod, target="llvm", params=params)
+    module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    module.set_input("data", data)
+    module.run()
+    return np.asarray(module.get_output(0).numpy())
+
+
+def _ops_named(func: Any, name: str) -> list[Any]:
+    from compile_engine_compat.relay.analysis.annotated_regions import region_graph_order
+
+    return [
+        n
+        for n in region_graph_order(func.body)
+        if getattr(n, "op", None) is not None and getattr(n.op, "name", None) == name
+    ]
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_partitioned_resnet18_matches_the_unpartitioned_build(installed_alias):
+    import tvm
+    from _byoc_codegen import composite_calls, convc_pattern_table, register_convc
+    from tvm import relay
+    from tvm.relay import transform
+
+    from compile_engine_compat.relay._impl.origin import relay_of
+
+    start = time.perf_counter()
+    mod, params = relay.testing.resnet.get_workload(
+        num_layers=18, batch_size=1, image_shape=(3, 224, 224)
+    )
+    softmax = relay_of(mod).body  # random weights give near-uniform probabilities: compare logits
+    assert softmax.op.name == "nn.softmax"
+    mod = tvm.IRModule.from_expr(relay.Function(relay_of(mod).params, softmax.args[0]))
+    rng = np.random.default_rng(0)
+    for name, value in params.items():  # statistics a trained network has, not the 1s and 0s
+        shape = value.shape
+        if name.endswith(("_gamma", "_moving_var")):
+            params[name] = tvm.runtime.tensor(rng.uniform(0.5, 1.5, shape).astype("float32"))
+        elif name.endswith(("_beta", "_moving_mean")):
+            params[name] = tvm.runtime.tensor(rng.normal(0, 0.2, shape).astype("float32"))
+    data = rng.uniform(-1, 1, (1, 3, 224, 224)).astype("float32")
+    reference = _graph_module_output(relay, mod, params, data)
+
+    register_convc()
+    bound = relay.build_module.bind_params_by_name(mod["main"], params)
+    partitioned = tvm.IRModule.from_expr(_fold_batch_norms(relay, bound))
+    partitioned = transform.MergeComposite(convc_pattern_table(with_bare_conv=True))(partitioned)
+    partitioned = transform.AnnotateTarget(["convc"])(partitioned)
+    partitioned = transform.MergeCompilerRegions()(partitioned)
+    partitioned = transform.PartitionGraph(bind_constants=False)(partitioned)
+    names = [g.name_hint for g in partitioned.get_global_vars() if g.name_hint != "main"]
+    offloaded = [c for g in names for c in composite_calls(relay_of(partitioned[g]).body)]
+    convs = _ops_named(relay_of(mod), "nn.conv2d")
+    # 21 conv2d (the stem, 2 per unit, each stage's 1x1 shortcut): every one went to the codegen,
+    # in 13 partitions (the stem; each unit's pair, merged; the shortcuts).
+    assert len(convs) == len(offloaded) == 21 and len(names) == 13
+    assert not _ops_named(relay_of(partitioned), "nn.conv2d")
+    assert all(relay_of(partitioned[g]).attrs["Compiler"] == "convc" for g in names)
+    output = _graph_module_output(relay, partitioned, None, data)
+    scale = float(np.abs(reference).max())
+    np.testing.assert_allclose(output, reference, rtol=0, atol=1e-3 * scale)
+    print(
+        f"ResNet-18: {len(names)} partitions, {len(offloaded)} composites; max abs difference "
+        f"{np.abs(output - reference).max():.3g} (output scale {scale:.3g}); "
+        f"{time.perf_counter() - start:.1f} s"
+    )

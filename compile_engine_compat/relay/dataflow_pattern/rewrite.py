@@ -14,7 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tvm import relax
+
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.graph_walk import GraphMutator
 from compile_engine_compat.relay._impl.structural import relay_equal
 
@@ -347,8 +350,8 @@ def rewrite(
     ----------
     callbacks : DFPatternCallback or list of them
         Applied in turn, each to the whole graph, in rounds.
-    expr : Expr
-        The graph.
+    expr : Expr, or the Relax function of a front-end function (``mod["main"]``)
+        The graph (a Relax function is read back as the Relay function it was built from).
     mod : ignored
         Relay's module for type inference (the front end types without one).
 
@@ -356,7 +359,21 @@ def rewrite(
     -------
     Expr
         The rewritten graph (``expr`` itself when nothing matched).
+
+    Raises
+    ------
+    TypeError
+        For a Relax function with no Relay graph (a Relax pass or TVMScript built it).
     """
+    if isinstance(expr, relax.Function):
+        found = origin.relay_of(expr)
+        if found is None:
+            raise TypeError(
+                "relay.dataflow_pattern.rewrite works on the Relay graph of the front end; this "
+                "Relax function has none (a Relax pass built it, or it was not built by "
+                "tvm.relay): rewrite it with tvm.relax.dpl.rewrite_call"
+            )
+        expr = found
     items = [callbacks] if isinstance(callbacks, DFPatternCallback) else list(callbacks)
     for cb in items:
         if not isinstance(getattr(cb, "pattern", None), DFPattern):

@@ -88,6 +88,20 @@ def test_a_callback_returning_no_expression_is_refused():
         rewrite(Broken(), relay.nn.relu(relay.var("x")))
 
 
+def test_the_relax_form_of_a_relay_function_is_rewritten_as_its_relay_graph():
+    import tvm
+    from tvm import relax
+
+    x = relay.var("x", shape=(3,))
+    main = tvm.IRModule.from_expr(relay.Function([x], relay.negative(relay.negative(x))))["main"]
+    assert isinstance(main, relax.Function)  # mod["main"]: Relax, built from a Relay function
+    out = rewrite(_DoubleNegative(), main)
+    assert isinstance(out, relay.Function) and out.body is out.params[0]
+    bb_x = relax.Var("x", relax.TensorType([3], "float32"))
+    with pytest.raises(TypeError, match=r"relax\.dpl\.rewrite_call"):
+        rewrite(_DoubleNegative(), relax.Function([bb_x], bb_x))
+
+
 def test_a_callback_without_pattern_is_refused():
     with pytest.raises(TypeError, match="no pattern"):
         rewrite(DFPatternCallback(), relay.var("x"))
