@@ -10,6 +10,7 @@ import tvm
 from compile_engine_compat.deprecations import legacy_api
 
 from .common import detached_params, refuse_options, require
+from .onnx_quantized import import_onnx
 
 __all__ = ["from_onnx", "onnx_to_relax"]
 
@@ -31,17 +32,9 @@ def onnx_to_relax(
 ) -> tuple[tvm.IRModule, dict[str, Any]]:
     """The un-warned ``from_onnx`` (``from_pytorch``'s TorchScript route ends here too)."""
     require("onnx", "onnx", "relay.frontend.from_onnx")
-    from tvm.relax.frontend.onnx import from_onnx as relax_from_onnx
-
-    mod = relax_from_onnx(
-        model,
-        shape_dict=dict(shape) if shape else None,
-        dtype_dict=dtype,
-        opset=opset,
-        keep_params_in_input=not freeze_params,
-        # Relay kept the graph's spelling: set_input("input.1", x) must find "input.1".
-        sanitize_input_names=False,
-    )
+    # Relay kept the graph's spelling (set_input("input.1", x) must find "input.1"); quantized
+    # ops and QDQ groups go to the shim's integer converters (onnx_quantized).
+    mod = import_onnx(model, shape, dtype, opset, keep_params_in_input=not freeze_params)
     if freeze_params:
         return mod, {}
     num_inputs = int(mod["main"].attrs["num_input"])

@@ -1,0 +1,224 @@
+"""QDQ ONNX graphs folded into quantized ops, so that they compute in int8/int32 (as onnxruntime
+runs them), not in float between a ``DequantizeLinear`` and a ``QuantizeLinear``.
+
+On a copy of the graph (the caller's model is not touched):
+
+- ``DQ(x), DQ(w) [, DQ(bias int32)] -> Conv [-> Q]`` becomes ``QLinearConv``;
+- ``DQ(a), DQ(b) -> MatMul [-> Q]`` becomes ``QLinearMatMul``;
+- ``DQ(a), DQ(b) [, DQ(c int32)] -> Gemm [-> Q]`` becomes com.microsoft ``QGemm``;
+- ``DQ(a), DQ(b) -> Add -> Q`` becomes ``QLinearAdd``, ``... Mul -> Q`` ``QLinearMul``;
+- ``DQ(x) -> GlobalAveragePool / AveragePool -> Q`` becomes ``QLinear{Global,}AveragePool``;
+- ``DQ(x) -> MaxPool / Flatten / Reshape / Transpose... -> Q`` with the same scale and zero point
+  runs on the quantized tensor itself.
+
+Without a ``Q`` after it, a folded Conv/MatMul keeps a float output (``y_scale`` left empty: the
+shim's converters scale the int32 accumulator back). A bias folds only where its scale is the
+input scale times the weight scale (what quantizers write); the ``DQ``/``Q`` nodes nobody reads
+any more are dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["fold_qdq"]
+
+#: Ops that move values without changing them: with equal Q/DQ parameters, run on the integers.
+_VALUE_MOVERS = frozenset(
+    {"MaxPool", "Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Identity"}
+)
+_POOLS = {"GlobalAveragePool": "QLinearGlobalAveragePool", "AveragePool": "QLinearAveragePool"}
+_BINARY = {"Add": "QLinearAdd", "Mul": "QLinearMul"}
+_MS = "com.microsoft"
+
+
+class _Graph:
+    """The lookups a fold needs over one graph: producers, consumers, constant values."""
+
+    def __init__(self, graph: Any) -> None:
+        from onnx import numpy_helper
+
+        self.graph = graph
+        self.values: dict[str, np.ndarray] = {
+            t.name: numpy_helper.to_array(t) for t in graph.initializer
+        }
+        for node in graph.node:
+            if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+                self.values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        self.producer = {out: node for node in graph.node for out in node.output}
+        self.readers: dict[str, list[Any]] = {}
+        for node in graph.node:
+            for name in node.input:
+                self.readers.setdefault(name, []).append(node)
+        self.outputs = {o.name for o in graph.output}
+
+    def dq(self, name: str) -> Any:
+        """The ``DequantizeLinear`` (per-tensor or per-axis-0/1) producing ``name``, or None."""
+        node = self.producer.get(name)
+        return node if node is not None and node.op_type == "DequantizeLinear" else None
+
+    def only_q(self, name: str) -> Any:
+        """The one ``QuantizeLinear`` reading ``name`` (nothing else reading it), or None."""
+        readers = self.readers.get(name, [])
+        if name in self.outputs or len(readers) != 1 or readers[0].op_type != "QuantizeLinear":
+            return None
+        return readers[0]
+
+    def value(self, name: str) -> np.ndarray | None:
+        return self.values.get(name) if name else None
+
+    def same_params(self, dq: Any, q: Any) -> bool:
+        """Whether a DQ and a Q share scale and zero point (by value)."""
+        pairs = [(self.value(_at(dq, i)), self.value(_at(q, i))) for i in (1, 2)]
+        return all(
+            a is not None and b is not None and a.shape == b.shape and bool((a == b).all())
+            for a, b in pairs
+        ) and _attr(dq, "axis", 1) == _attr(q, "axis", 1)
+
+
+def _at(node: Any, index: int) -> str:
+    return node.input[index] if len(node.input) > index else ""
+
+
+def _attr(node: Any, name: str, default: Any) -> Any:
+    from onnx import helper
+
+    for attribute in node.attribute:
+        if attribute.name == name:
+            return helper.get_attribute_value(attribute)
+    return default
+
+
+def _dq_inputs(dq: Any) -> list[str]:
+    """A DQ's ``(quantized, scale, zero_point)`` input names (the last may be empty)."""
+    return [_at(dq, 0), _at(dq, 1), _at(dq, 2)]
+
+
+def _bias(g: _Graph, name: str, x_dq: Any, w_dq: Any) -> str | None:
+    """The int32 tensor of a ``DQ(bias)`` whose scale is x_scale * w_scale and zero point 0
+    (``""`` for no bias); None where the bias cannot fold."""
+    if not name:
+        return ""
+    dq = g.dq(name)
+    if dq is None:
+        return None
+    quantized, scale = g.value(_at(dq, 0)), g.value(_at(dq, 1))
+    zp = g.value(_at(dq, 2))
+    xs, ws = g.value(_at(x_dq, 1)), g.value(_at(w_dq, 1))
+    if quantized is None or scale is None or xs is None or ws is None:
+        return None
+    if quantized.dtype != np.int32 or (zp is not None and zp.any()):
+        return None
+    expected = np.float32(xs) * ws.astype(np.float32)
+    if not np.allclose(scale, expected, rtol=1e-5, atol=0):
+        return None
+    return str(_at(dq, 0))
+
+
+def _weight_dq(g: _Graph, name: str, constant: bool) -> Any:
+    dq = g.dq(name)
+    if dq is None or (constant and g.value(_at(dq, 0)) is None):
+        return None
+    return dq
+
+
+def _replace(
+    g: _Graph, old: Any, q: Any, op_type: str, inputs: list[str], domain: str = ""
+) -> tuple[Any, list[Any]]:
+    """The new node (output: the Q's, or ``old``'s where there is no Q) and the nodes it
+    replaces."""
+    from onnx import helper
+
+    output = q.output[0] if q is not None else old.output[0]
+    keep = {a.name: helper.get_attribute_value(a) for a in old.attribute}
+    keep = {k: v for k, v in keep.items() if k != "beta"}
+    node = helper.make_node(op_type, inputs, [output], name=f"{old.name}_folded", domain=domain,
+                            **keep)  # fmt: skip
+    return node, [old] + ([q] if q is not None else [])
+
+
+def _fold(g: _Graph, node: Any) -> tuple[Any, list[Any]] | None:
+    """The folded node replacing ``node`` (and its Q), or None."""
+    op = node.op_type
+    out_q = g.only_q(node.output[0]) if node.output else None
+    y = [_at(out_q, 1), _at(out_q, 2)] if out_q is not None else ["", ""]
+    if op in ("Conv", "MatMul", "Gemm"):
+        if op == "Gemm" and float(_attr(node, "beta", 1.0)) != 1.0:
+            return None
+        x_dq = g.dq(_at(node, 0))
+        w_dq = _weight_dq(g, _at(node, 1), constant=op != "MatMul")
+        if x_dq is None or w_dq is None:
+            return None
+        bias = _bias(g, _at(node, 2), x_dq, w_dq) if op != "MatMul" else ""
+        if bias is None:
+            return None
+        x, w = _dq_inputs(x_dq), _dq_inputs(w_dq)
+        if op == "Conv":
+            return _replace(g, node, out_q, "QLinearConv", [*x, *w, *y, bias])
+        if op == "MatMul":
+            return _replace(g, node, out_q, "QLinearMatMul", [*x, *w, *y])
+        return _replace(g, node, out_q, "QGemm", [*x, *w, bias, *y], _MS)
+    if out_q is None:
+        return None
+    if op in _BINARY:
+        a_dq, b_dq = g.dq(_at(node, 0)), g.dq(_at(node, 1))
+        if a_dq is None or b_dq is None:
+            return None
+        return _replace(g, node, out_q, _BINARY[op], [*_dq_inputs(a_dq), *_dq_inputs(b_dq), *y],
+                        _MS)  # fmt: skip
+    x_dq = g.dq(_at(node, 0))
+    if x_dq is None:
+        return None
+    if op in _POOLS:
+        return _replace(g, node, out_q, _POOLS[op], [*_dq_inputs(x_dq), *y], _MS)
+    if op in _VALUE_MOVERS and g.same_params(x_dq, out_q):
+        return _replace(g, node, out_q, op, [_at(x_dq, 0), *list(node.input)[1:]])
+    return None
+
+
+def _drop_unread(graph: Any) -> None:
+    """Remove DQ/Q nodes whose outputs nobody reads, until none is left."""
+    while True:
+        read = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
+        dead = [
+            i
+            for i, node in enumerate(graph.node)
+            if node.op_type in ("DequantizeLinear", "QuantizeLinear")
+            and not any(out in read for out in node.output)
+        ]
+        if not dead:
+            return
+        for index in reversed(dead):
+            del graph.node[index]
+
+
+def fold_qdq(graph: Any) -> Any:
+    """A copy of the ONNX ``GraphProto`` with its QDQ groups folded (see the module docstring);
+    the graph itself where there is no ``DequantizeLinear`` in it."""
+    if not any(node.op_type == "DequantizeLinear" for node in graph.node):
+        return graph
+    folded = type(graph)()
+    folded.CopyFrom(graph)
+    g = _Graph(folded)
+    # Nodes are named by their first output: the new node takes the place of the Q it
+    # replaces (after every input of the group), the group's op is dropped.
+    replaced: dict[str, Any] = {}
+    removed: set[str] = set()
+    for node in list(folded.node):
+        result = _fold(g, node)
+        if result is None:
+            continue
+        new, old = result
+        replaced[old[-1].output[0]] = new
+        removed.update(n.output[0] for n in old)
+    nodes = [
+        replaced.get(n.output[0], n)
+        for n in folded.node
+        if n.output[0] in replaced or n.output[0] not in removed
+    ]
+    del folded.node[:]
+    folded.node.extend(nodes)
+    _drop_unread(folded)
+    return folded
