@@ -87,6 +87,66 @@ OTHER_ISSUES: tuple[tuple[str, str], ...] = (
 #: The whole conftest each copied file runs beside.
 CONFTEST = "import compile_engine_compat; compile_engine_compat.install()\n"
 
+#: Added to the conftest of the ONNX frontend's file, never to the package: onnx 1.19 dropped
+#: ``onnx.mapping``, which the file imports (``from onnx import mapping``); the stand-in's two
+#: tables are derived from ``onnx.helper.tensor_dtype_to_np_dtype`` (the lowest type code wins
+#: a NumPy dtype, as onnx's own table had it: uint16 is UINT16, not BFLOAT16). The file lists
+#: onnx's backend node-test folder at import, which the onnx 1.23 wheel no longer ships: then
+#: ``onnx.__file__`` points into the scratch folder, where that folder is empty (its
+#: ``test_onnx_nodes`` has no cases). ``helper.make_model`` without ``opset_imports`` makes
+#: onnx 1.23's newest opset (28), which onnxruntime 1.32 does not run (``QuantizeLinear(28)``):
+#: such models get opset 23, onnxruntime's newest (as upstream's onnx and onnxruntime of 2024
+#: matched). Where torchvision is not installed, a placeholder lets the
+#: file collect; the three tests that use its models then fail, naming it.
+ONNX_CONFTEST = """
+import os as _os
+import sys as _sys
+import types as _types
+
+import numpy as _np
+import onnx as _onnx
+
+if not hasattr(_onnx, "mapping"):
+    _mapping = _types.ModuleType("onnx.mapping")
+    _mapping.TENSOR_TYPE_TO_NP_TYPE = {}
+    _mapping.NP_TYPE_TO_TENSOR_TYPE = {}
+    for _code in sorted(_onnx.TensorProto.DataType.values()):
+        try:
+            _dtype = _np.dtype(_onnx.helper.tensor_dtype_to_np_dtype(_code))
+        except (KeyError, TypeError, ValueError):
+            continue
+        _mapping.TENSOR_TYPE_TO_NP_TYPE[_code] = _dtype
+        _mapping.NP_TYPE_TO_TENSOR_TYPE.setdefault(_dtype, _code)
+    _onnx.mapping = _mapping
+    _sys.modules["onnx.mapping"] = _mapping
+
+_NODE_DATA = ("backend", "test", "data", "node")
+_ORT_OPSET = 23
+if not _os.path.isdir(_os.path.join(_os.path.dirname(_onnx.__file__), *_NODE_DATA)):
+    _root = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "onnx_without_node_data")
+    _os.makedirs(_os.path.join(_root, *_NODE_DATA), exist_ok=True)
+    _onnx.__file__ = _os.path.join(_root, "__init__.py")
+
+if _onnx.defs.onnx_opset_version() > _ORT_OPSET:
+    _make_model = _onnx.helper.make_model
+
+    def _make_model_ort_runs(graph, **kwargs):
+        kwargs.setdefault("opset_imports", [_onnx.helper.make_opsetid("", _ORT_OPSET)])
+        return _make_model(graph, **kwargs)
+
+    _onnx.helper.make_model = _make_model_ort_runs
+
+try:
+    import torchvision as _torchvision  # noqa: F401
+except ImportError:
+
+    class _Absent(_types.ModuleType):
+        def __getattr__(self, name):
+            raise ImportError(f"torchvision is not installed (torchvision.{name})")
+
+    _sys.modules["torchvision"] = _Absent("torchvision")
+"""
+
 #: Where the files sit inside an apache/tvm checkout.
 RELAY_TESTS = Path("tests") / "python" / "relay"
 
@@ -201,7 +261,8 @@ def run_file(
                            (python / "relay" / "utils", work / "relay" / "utils")):  # fmt: skip
         if helpers.is_dir() and not place.exists():
             shutil.copytree(helpers, place)
-    (work / "conftest.py").write_text(CONFTEST)
+    onnx_file = relpath.startswith("frontend/onnx/")
+    (work / "conftest.py").write_text(CONFTEST + (ONNX_CONFTEST if onnx_file else ""))
     junit = work / "junit.xml"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)

@@ -76,8 +76,9 @@ def _as_float(expr: Any) -> Any:
 
 
 def requantized(acc: Any, multiplier: Any, y_zero_point: Any, out_dtype: str) -> Any:
-    """onnxruntime's requantization of an int32 accumulator: ``saturate(round_half_even(
-    float(acc) * multiplier) + y_zero_point)`` in float32, as MLAS computes it."""
+    """onnxruntime's requantization of an int32 accumulator (or a float value):
+    ``saturate(round_half_even(float(acc) * multiplier) + y_zero_point)`` in float32, as MLAS
+    computes it."""
     low, high = _limits(out_dtype)
     scaled = R.round(R.multiply(R.astype(acc, "float32"), multiplier))
     shifted = R.add(scaled, _as_float(y_zero_point))
@@ -102,7 +103,7 @@ def _per_channel(expr: Any, source: Any, ndim: int, axis: int) -> Any:
     if int(source.ty.ndim) != 1:
         return expr
     shape = [1] * ndim
-    shape[axis] = -1
+    shape[axis] = int(source.ty.shape[0])
     return R.reshape(expr, shape)
 
 
@@ -221,24 +222,29 @@ def matmul_int32(
     ``- a_zp * colsum(b) - b_zp * rowsum(a) + K * a_zp * b_zp``, terms with a known zero
     zero point left out."""
     acc = R.matmul(a, b, out_dtype="int32")
+    a_rank, b_rank = int(a.ty.ndim), int(b.ty.ndim)
     az, bz = value_of(a_zero_point, params), value_of(b_zero_point, params)
     a_zero = az is not None and not az.any()
     b_zero = bz is not None and not bz.any()
-    k = _static_shape(b, "a quantized matmul")[-2]
+    k = _static_shape(b, "a quantized matmul")[-2 if b_rank > 1 else 0]
     az32 = R.astype(a_zero_point, "int32")
-    if int(a_zero_point.ty.ndim) == 1:  # per row: [M] -> [M, 1]
+    if int(a_zero_point.ty.ndim) == 1 and b_rank > 1:  # per row: [M] -> [M, 1]
         az32 = R.expand_dims(az32, axis=-1)
     bz32 = R.astype(b_zero_point, "int32")
+    # The sums keep the contracted axis where the other operand gives the output one.
+    col_axis = -2 if b_rank > 1 else None
+    row_axis = -1 if a_rank > 1 else None
     if not a_zero:
         b_val = value_of(b, params)
         if b_val is not None and az is not None and az.ndim == 0:
-            colsum = b_val.astype(np.int64).sum(axis=-2, keepdims=True) * int(az)
-            acc = R.subtract(acc, relax.const(colsum.astype("int32")))
+            colsum = b_val.astype(np.int64).sum(axis=col_axis, keepdims=a_rank > 1 and b_rank > 1)
+            acc = R.subtract(acc, relax.const((colsum * int(az)).astype("int32")))
         else:
-            colsum32 = R.sum(R.astype(b, "int32"), axis=-2, keepdims=True)
+            keep = a_rank > 1 and b_rank > 1
+            colsum32 = R.sum(R.astype(b, "int32"), axis=col_axis, keepdims=keep)
             acc = R.subtract(acc, R.multiply(az32, colsum32))
     if not b_zero:
-        rowsum = R.sum(R.astype(a, "int32"), axis=-1, keepdims=True)
+        rowsum = R.sum(R.astype(a, "int32"), axis=row_axis, keepdims=a_rank > 1 and b_rank > 1)
         acc = R.subtract(acc, R.multiply(rowsum, bz32))
         if not a_zero:
             acc = R.add(acc, R.multiply(R.multiply(az32, bz32), relax.const(k, "int32")))

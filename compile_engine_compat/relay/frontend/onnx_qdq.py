@@ -7,7 +7,8 @@ On a copy of the graph (the caller's model is not touched):
 - ``DQ(a), DQ(b) -> MatMul [-> Q]`` becomes ``QLinearMatMul``;
 - ``DQ(a), DQ(b) [, DQ(c int32)] -> Gemm [-> Q]`` becomes com.microsoft ``QGemm``;
 - ``DQ(a), DQ(b) -> Add -> Q`` becomes ``QLinearAdd``, ``... Mul -> Q`` ``QLinearMul``;
-- ``DQ(x) -> GlobalAveragePool / AveragePool -> Q`` becomes ``QLinear{Global,}AveragePool``;
+- ``DQ(x) -> GlobalAveragePool / AveragePool / Softmax / Sigmoid / LeakyRelu -> Q`` becomes
+  com.microsoft's ``QLinear<op>``, and ``DQ(x1), DQ(x2)... -> Concat -> Q`` ``QLinearConcat``;
 - ``DQ(x) -> MaxPool / Flatten / Reshape / Transpose... -> Q`` with the same scale and zero point
   runs on the quantized tensor itself.
 
@@ -29,7 +30,14 @@ __all__ = ["fold_qdq"]
 _VALUE_MOVERS = frozenset(
     {"MaxPool", "Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Identity"}
 )
-_POOLS = {"GlobalAveragePool": "QLinearGlobalAveragePool", "AveragePool": "QLinearAveragePool"}
+#: ``DQ(x) -> op -> Q`` -> com.microsoft's one-input quantized op (onnxruntime fuses the same).
+_UNARY = {
+    "GlobalAveragePool": "QLinearGlobalAveragePool",
+    "AveragePool": "QLinearAveragePool",
+    "Softmax": "QLinearSoftmax",
+    "Sigmoid": "QLinearSigmoid",
+    "LeakyRelu": "QLinearLeakyRelu",
+}
 _BINARY = {"Add": "QLinearAdd", "Mul": "QLinearMul"}
 _MS = "com.microsoft"
 
@@ -168,11 +176,17 @@ def _fold(g: _Graph, node: Any) -> tuple[Any, list[Any]] | None:
             return None
         return _replace(g, node, out_q, _BINARY[op], [*_dq_inputs(a_dq), *_dq_inputs(b_dq), *y],
                         _MS)  # fmt: skip
+    if op == "Concat":
+        dqs = [g.dq(name) for name in node.input]
+        if any(dq is None for dq in dqs):
+            return None
+        triples = [name for dq in dqs for name in _dq_inputs(dq)]
+        return _replace(g, node, out_q, "QLinearConcat", [*y, *triples], _MS)
     x_dq = g.dq(_at(node, 0))
     if x_dq is None:
         return None
-    if op in _POOLS:
-        return _replace(g, node, out_q, _POOLS[op], [*_dq_inputs(x_dq), *y], _MS)
+    if op in _UNARY:
+        return _replace(g, node, out_q, _UNARY[op], [*_dq_inputs(x_dq), *y], _MS)
     if op in _VALUE_MOVERS and g.same_params(x_dq, out_q):
         return _replace(g, node, out_q, op, [_at(x_dq, 0), *list(node.input)[1:]])
     return None

@@ -45,7 +45,7 @@ def _multiplier(*scales: Any, divide_by: Any = None, ndim: int = 0, axis: int = 
     for scale in scales[1:]:
         if ndim and int(scale.ty.ndim) == 1:
             shape = [1] * ndim
-            shape[axis] = -1
+            shape[axis] = int(scale.ty.shape[0])
             scale = R.reshape(scale, shape)
         result = R.multiply(result, scale)
     return result if divide_by is None else R.divide(result, divide_by)
@@ -155,6 +155,23 @@ def _qlinear_leaky_relu(
     return quantized(real, ys, zero_point(yz, "uint8"), _out_dtype(yz))
 
 
+def _qlinear_softmax(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    """com.microsoft ``QLinearSoftmax`` as onnxruntime computes it: the softmax times
+    ``floor(1 / Y_scale)`` (not over ``Y_scale``), rounded, plus ``Y_zero_point``; ``opset``
+    (an attribute) chooses Softmax's axis semantics (before 13: the axes from ``axis`` on)."""
+    x, xs, xz, ys, yz = (inputs[i] for i in range(5))
+    version = int(attrs.get("opset", opset))
+    float_attrs = {k: v for k, v in attrs.items() if k != "opset"}
+    if "axis" not in float_attrs:
+        float_attrs["axis"] = 1 if version < 13 else -1
+    real = bb.normalize(dequantized(x, xs, zero_point(xz, dtype_of(x))))
+    probabilities = boundary.onnx_float_converter("Softmax", version)(
+        bb, [real], float_attrs, params
+    )
+    steps = R.floor(R.divide(relax.const(1.0, "float32"), ys))
+    return requantized(probabilities, steps, zero_point(yz, "uint8"), _out_dtype(yz))
+
+
 def _qlinear_concat(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
     """com.microsoft ``QLinearConcat``: ``(Y_scale, Y_zp, X1, X1_scale, X1_zp, ...)``."""
     ys, yz = inputs[0], inputs[1]
@@ -179,7 +196,7 @@ CONVERTERS: dict[str, Converter] = {
     "QLinearMul": _binary(R.multiply),
     "QLinearSigmoid": _qlinear_sigmoid,
     "QLinearLeakyRelu": _qlinear_leaky_relu,
-    "QLinearSoftmax": _through_float("Softmax", drop=("opset",)),
+    "QLinearSoftmax": _qlinear_softmax,
     "QLinearAveragePool": _through_float("AveragePool", drop=("channels_last",)),
     "QLinearGlobalAveragePool": _through_float("GlobalAveragePool", drop=("channels_last",)),
     "QLinearConcat": _qlinear_concat,
