@@ -13,9 +13,12 @@ compile-engine-compat[bench]``), never runtime dependencies of the package.
 from __future__ import annotations
 
 import io
+import os
+import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -236,3 +239,39 @@ def relax_module(data: bytes, input_shape: tuple[int, ...]) -> tuple[Any, dict[s
     mod, params = relax.frontend.detach_params(mod)
     main_params = [p.name for p in mod["main"].params][1:]
     return mod, dict(zip(main_params, params["main"]))
+
+
+def quantized_onnx(model: Model, per_channel: bool = False, samples: int = 4) -> bytes:
+    """``model`` exported to ONNX and quantized by onnxruntime's ``quantize_static`` (QDQ,
+    uint8 activations, int8 weights), calibrated on ``samples`` random inputs; the quantized
+    file is cached in the temp dir (the same seeded weights make the same file)."""
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+    kind = "per-channel" if per_channel else "per-tensor"
+    name = f"{model.name.split(':')[0].replace(' ', '_')}-{kind}-{samples}.qdq.onnx"
+    cache = Path(tempfile.gettempdir()) / f"compile-engine-compat-bench-{os.getuid()}"
+    path = cache / name
+    if path.is_file():
+        return path.read_bytes()
+    cache.mkdir(mode=0o700, exist_ok=True)
+    example = model.example()
+    source = cache / f"{name}.fp32.onnx"
+    source.write_bytes(onnx_bytes(model.make(), example))
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.left = [{"input": model.example(seed)} for seed in range(1, samples + 1)]
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return self.left.pop() if self.left else None
+
+    partial = path.with_name(path.name + f".{os.getpid()}.tmp")
+    quantize_static(
+        str(source), str(partial), Reader(), quant_format=QuantFormat.QDQ,
+        per_channel=per_channel,
+    )  # fmt: skip
+    onnx.checker.check_model(str(partial))
+    os.replace(partial, path)  # written beside, renamed over: never a half-written cache file
+    source.unlink()
+    return path.read_bytes()

@@ -10,6 +10,11 @@ the median of several rounds, shown with the fastest and slowest round; ratios a
 No measurement waits for other libraries' threads to settle: the rows run back to back, as a
 program's calls do (the interleaved NumPy/kernel row measures exactly that).
 
+The int8 rows quantize ResNet-18 and MobileNetV2 with onnxruntime's ``quantize_static`` (QDQ,
+per-tensor, calibrated on random inputs; ``bench/models.py``'s ``quantized_onnx`` caches the file
+in the temp dir) and run that file through the shim, against onnxruntime on the same file and the
+fp32 model through the shim, with the top-1 agreement with onnxruntime on 8 inputs.
+
 The model rows export PyTorch models (``bench/models.py``: ResNet-18, MobileNetV2, a 2-layer
 transformer encoder, random weights) to ONNX in memory. The shim's side is a Relay-era program:
 ``relay.frontend.from_onnx`` (weights frozen into the module, Relay's default), ``relay.build``
@@ -432,6 +437,62 @@ def _bench_model(models: Any, model: Any, ort: Any, torch: Any) -> None:
     build_time = once(shim_build, repeat=1 if QUICK else 2)
     row(f"{model.name}: build (relay.build + GraphModule)", build_time,
         "tvm.compile(llvm) + VM creation", once(tvm_build, repeat=1), goal)  # fmt: skip
+
+
+def bench_int8_models(engine: Any) -> None:
+    """Int8 ResNet-18 and MobileNetV2 (onnxruntime's ``quantize_static``, QDQ, calibrated on
+    random inputs, cached in the temp dir): ``from_onnx`` -> ``relay.build`` -> ``GraphModule``
+    against onnxruntime on the same file and against the fp32 model through the shim."""
+    stack = _relay_model_stack()
+    if stack is None:
+        return
+    models, ort, _ = stack
+    for model in models.MODELS[:2]:
+        _bench_int8_model(models, model, ort)
+
+
+def _graph_module(data: bytes, input_shape: tuple[int, ...]) -> Any:
+    """The ONNX model ``data`` as a Relay-era program builds it: a ``GraphModule``."""
+    import onnx
+    from tvm import relay  # the shim's Relay front end, served by install()
+    from tvm.contrib import graph_executor
+
+    mod, params = relay.frontend.from_onnx(onnx.load_from_string(data), {"input": input_shape})
+    lib = relay.build(mod, target="llvm", params=params)
+    return graph_executor.GraphModule(lib["default"](tvm.cpu()))
+
+
+def _bench_int8_model(models: Any, model: Any, ort: Any) -> None:
+    int8 = models.quantized_onnx(model)
+    int8_module = _graph_module(int8, model.input_shape)
+    fp32_module = _graph_module(models.onnx_bytes(model.make(), model.example()), model.input_shape)
+    session = _ort_session(ort, int8)
+    inputs = [model.example(seed) for seed in range(2 if QUICK else 8)]
+    agree = 0
+    for x in inputs:
+        int8_module.set_input("input", x)
+        int8_module.run()
+        expected = session.run(None, {"input": x})[0]
+        agree += int(int8_module.get_output(0).numpy().argmax() == expected.argmax())
+    print(f"  {model.name} int8: top-1 = onnxruntime's on {agree}/{len(inputs)} inputs",
+          file=sys.stderr, flush=True)  # fmt: skip
+    x = inputs[0]
+
+    def run(module: Any) -> None:
+        module.set_input("input", x)
+        module.run()
+        module.get_output(0)
+
+    times: dict[str, list[float]] = {"int8": [], "ort": [], "fp32": []}
+    for _ in range(1 if QUICK else 3):  # interleaved, so load changes hit all three alike
+        times["int8"].append(per_call(functools.partial(run, int8_module), repeat=3))
+        times["ort"].append(per_call(functools.partial(session.run, None, {"input": x}),
+                                     repeat=3))  # fmt: skip
+        times["fp32"].append(per_call(functools.partial(run, fp32_module), repeat=3))
+    shim = Timing(times["int8"])
+    what = f"{model.name} int8 QDQ (top-1 {agree}/{len(inputs)}): relay.build + GraphModule"
+    row(what, shim, "onnxruntime int8, same file (2 threads)", Timing(times["ort"]), "<= 1.0x")
+    row(what, shim, "fp32 model, relay.build + GraphModule", Timing(times["fp32"]), "<= 0.67x")
 
 
 def bench_batch_sweep(batches: Sequence[int]) -> None:
@@ -948,6 +1009,7 @@ _ENGINE_STEPS = (
     bench_jit_many,
     bench_lower_growth,
     bench_models,
+    bench_int8_models,
 )
 
 
