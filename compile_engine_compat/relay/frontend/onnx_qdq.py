@@ -40,6 +40,8 @@ _UNARY = {
 }
 _BINARY = {"Add": "QLinearAdd", "Mul": "QLinearMul"}
 _MS = "com.microsoft"
+#: Binary ops evaluated on known values (the exporters' scale and bias arithmetic).
+_ARITHMETIC = {"Mul": np.multiply, "Div": np.divide, "Add": np.add, "Sub": np.subtract}
 
 
 class _Graph:
@@ -52,15 +54,48 @@ class _Graph:
         self.values: dict[str, np.ndarray] = {
             t.name: numpy_helper.to_array(t) for t in graph.initializer
         }
+        self.stored = set(self.values)  # initializers and Constant outputs: no new node needed
         for node in graph.node:
-            if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
-                self.values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+            value = self._computed(node)
+            if value is not None:
+                self.values[node.output[0]] = value
+                if node.op_type == "Constant":
+                    self.stored.add(node.output[0])
         self.producer = {out: node for node in graph.node for out in node.output}
         self.readers: dict[str, list[Any]] = {}
         for node in graph.node:
             for name in node.input:
                 self.readers.setdefault(name, []).append(node)
         self.outputs = {o.name for o in graph.output}
+
+    def _computed(self, node: Any) -> np.ndarray | None:
+        """The value of a node computed from known values only (``Constant``, ``Cast``,
+        ``ConstantOfShape``, ``Shape``, ``Identity``, ``Mul``/``Div``/``Add``/``Sub``: what the
+        TorchScript exporter writes unfolded), else None."""
+        from onnx import helper, numpy_helper
+
+        found = [self.values.get(name) for name in node.input]
+        known = [value for value in found if value is not None]
+        if len(known) != len(found):
+            return None
+        op = node.op_type
+        if op == "Constant":
+            tensor = _attr(node, "value", None)
+            return None if tensor is None else numpy_helper.to_array(tensor)
+        if op in _ARITHMETIC and len(known) == 2:
+            a, b = known
+            return np.asarray(_ARITHMETIC[op](a, b)).astype(np.result_type(a, b))
+        if op == "Identity":
+            return known[0]
+        if op == "Shape":
+            return np.asarray(known[0].shape, "int64")
+        if op == "Cast":
+            return known[0].astype(helper.tensor_dtype_to_np_dtype(int(_attr(node, "to", 1))))
+        if op == "ConstantOfShape":
+            fill = _attr(node, "value", None)
+            fill_value = numpy_helper.to_array(fill) if fill is not None else np.zeros(1, "float32")
+            return np.full([int(d) for d in known[0]], fill_value.reshape(-1)[0])
+        return None
 
     def dq(self, name: str) -> Any:
         """The ``DequantizeLinear`` (per-tensor or per-axis-0/1) producing ``name``, or None."""
@@ -134,20 +169,31 @@ def _weight_dq(g: _Graph, name: str, constant: bool) -> Any:
 
 def _replace(
     g: _Graph, old: Any, q: Any, op_type: str, inputs: list[str], domain: str = ""
-) -> tuple[Any, list[Any]]:
-    """The new node (output: the Q's, or ``old``'s where there is no Q) and the nodes it
-    replaces."""
-    from onnx import helper
+) -> tuple[list[Any], list[Any]]:
+    """The new nodes (the constants it reads, then the node, whose output is the Q's, or
+    ``old``'s where there is no Q) and the nodes they replace."""
+    from onnx import helper, numpy_helper
 
     output = q.output[0] if q is not None else old.output[0]
+    # Values the graph computes from constants (Cast(Constant)...) become Constant nodes, so
+    # that the converters see constants (the integer fast path needs the weight's values).
+    constants = []
+    for index, name in enumerate(inputs):
+        value = g.value(name)
+        if name and name not in g.stored and value is not None:
+            inputs[index] = f"{name}_constant"
+            if inputs[index] not in g.stored:
+                g.stored.add(inputs[index])
+                tensor = numpy_helper.from_array(value, inputs[index])
+                constants.append(helper.make_node("Constant", [], [inputs[index]], value=tensor))
     keep = {a.name: helper.get_attribute_value(a) for a in old.attribute}
     keep = {k: v for k, v in keep.items() if k != "beta"}
     node = helper.make_node(op_type, inputs, [output], name=f"{old.name}_folded", domain=domain,
                             **keep)  # fmt: skip
-    return node, [old] + ([q] if q is not None else [])
+    return [*constants, node], [old] + ([q] if q is not None else [])
 
 
-def _fold(g: _Graph, node: Any) -> tuple[Any, list[Any]] | None:
+def _fold(g: _Graph, node: Any) -> tuple[list[Any], list[Any]] | None:
     """The folded node replacing ``node`` (and its Q), or None."""
     op = node.op_type
     out_q = g.only_q(node.output[0]) if node.output else None
@@ -218,7 +264,7 @@ def fold_qdq(graph: Any) -> Any:
     g = _Graph(folded)
     # Nodes are named by their first output: the new node takes the place of the Q it
     # replaces (after every input of the group), the group's op is dropped.
-    replaced: dict[str, Any] = {}
+    replaced: dict[str, list[Any]] = {}
     removed: set[str] = set()
     for node in list(folded.node):
         result = _fold(g, node)
@@ -227,11 +273,12 @@ def fold_qdq(graph: Any) -> Any:
         new, old = result
         replaced[old[-1].output[0]] = new
         removed.update(n.output[0] for n in old)
-    nodes = [
-        replaced.get(n.output[0], n)
-        for n in folded.node
-        if n.output[0] in replaced or n.output[0] not in removed
-    ]
+    nodes: list[Any] = []
+    for n in folded.node:
+        if n.output[0] in replaced:
+            nodes.extend(replaced[n.output[0]])
+        elif n.output[0] not in removed:
+            nodes.append(n)
     del folded.node[:]
     folded.node.extend(nodes)
     _drop_unread(folded)

@@ -28,6 +28,7 @@ from .onnx_integer import (
     matmul_int32,
     quantized,
     requantized,
+    value_of,
     zero_point,
 )
 from .onnx_qdq import fold_qdq
@@ -93,7 +94,8 @@ def _qgemm(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int)
     if attrs.get("transA", 0):
         a = R.permute_dims(a)
     if attrs.get("transB", 0):
-        b = bb.normalize(R.permute_dims(b))
+        known = value_of(b, params)
+        b = relax.const(known.T.copy()) if known is not None else bb.normalize(R.permute_dims(b))
     acc = matmul_int32(
         bb.normalize(a), b, zero_point(az, dtype_of(a)), zero_point(bz, dtype_of(b)), params
     )

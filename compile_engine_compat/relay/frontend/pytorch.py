@@ -39,7 +39,11 @@ _REFUSED_OPTIONS = {
         "from_exported_program(custom_convert_map=...) Relax converters instead",
     ),
     "use_parser_friendly_name": (False, "the names are the importer's (state-dict names)"),
-    "keep_quantized_weight": (False, "quantized TorchScript is not imported on TVM 0.27"),
+    "keep_quantized_weight": (
+        False,
+        "quantized weights are int8 constants of the module already (its QDQ groups fold into "
+        "integer ops), not params",
+    ),
     "export_renamed_c_graph_path": (None, "there is no renamed TorchScript graph to write"),
     "preserve_pytorch_scopes": (False, "Relax's importers keep no source scopes in spans"),
 }

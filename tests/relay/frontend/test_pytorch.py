@@ -148,3 +148,41 @@ def test_a_traced_function_imports_with_its_graphs_dtypes():
     mod, params = relay.frontend.from_pytorch(traced, [("x", (2,)), ("y", (2,))])
     assert [p.ty.dtype for p in mod["main"].params] == ["float64", "float32"]
     assert params == {}
+
+
+def test_an_eager_quantized_module_runs_in_integers_and_matches_torch():
+    from torch.ao import quantization
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.quant, self.dequant = quantization.QuantStub(), quantization.DeQuantStub()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.relu = torch.nn.ReLU()
+            self.depthwise = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+            self.fc = torch.nn.Linear(8 * 8 * 8, 10)
+
+        def forward(self, x):
+            x = self.depthwise(self.relu(self.conv(self.quant(x))))
+            return self.dequant(self.fc(torch.flatten(x, 1)))
+
+    torch.manual_seed(0)
+    net = Net().eval()
+    net.qconfig = quantization.get_default_qconfig("fbgemm")
+    quantization.prepare(net, inplace=True)
+    for _ in range(4):
+        net(torch.randn(1, 3, 8, 8))
+    quantization.convert(net, inplace=True)
+    data = torch.randn(1, 3, 8, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(net, data)
+    mod, params = relay.frontend.from_pytorch(traced, [("input", (1, 3, 8, 8))])
+    # Both convolutions and the linear layer accumulate 8-bit operands in int32 (not float QDQ).
+    assert mod.script().count('out_dtype="int32"') == 3
+    out = _run(mod, params, "input", data.numpy())
+    expected = net(data).numpy()
+    # torch's output is quantized: compare to one quantum of it.
+    quantum = float(net.fc.scale)
+    np.testing.assert_allclose(out, expected, atol=quantum)
+    assert np.unique(expected).size > 3
