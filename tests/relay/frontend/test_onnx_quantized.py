@@ -227,3 +227,35 @@ def test_a_quantized_conv_without_static_shape_is_refused_naming_the_problem() -
     model.graph.input[0].CopyFrom(helper.make_tensor_value_info("x", U8, [1, 4, "h", "w"]))
     with pytest.raises(QuantizedOpError, match="static input shape"):
         relay.frontend.from_onnx(model, {"a": (3, 8)})
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_int8_resnet18_from_quantize_static_matches_onnxruntime() -> None:
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "bench" / "models.py"
+    spec = importlib.util.spec_from_file_location("bench_models_int8", path)
+    assert spec is not None and spec.loader is not None
+    models = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = models  # its dataclasses look their module up there
+    spec.loader.exec_module(models)
+    model = models.MODELS[0]
+    quantized = onnx.load_from_string(models.quantized_onnx(model))
+    folded = [n.op_type for n in fold_qdq(quantized.graph).node]
+    assert folded.count("QLinearConv") == 20 and "Conv" not in folded
+    inputs = [model.example(seed) for seed in range(4)]
+    mod, params = relay.frontend.from_onnx(quantized, {"input": model.input_shape})
+    lib = relay.build(mod, target="llvm", params=params)
+    module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    for x in inputs:
+        module.set_input("input", x)
+        module.run()
+        ours = module.get_output(0).numpy()
+        (theirs,) = _onnxruntime(quantized, {"input": x})
+        assert ours.argmax() == theirs.argmax()
+        # The logits are the float Gemm of int8 features: a quantum of a feature moves them by
+        # at most its scale times the weights (seen: < 1% of the largest logit).
+        np.testing.assert_allclose(ours, theirs, atol=0.02 * float(np.abs(theirs).max()))
