@@ -116,7 +116,7 @@ def _qdq_net() -> Any:
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
-    class Reader(CalibrationDataReader):  # type: ignore[misc]
+    class Reader(CalibrationDataReader):
         def __init__(self) -> None:
             self.left = [{"x": RNG.standard_normal(X_SHAPE).astype("float32")} for _ in range(4)]
 
