@@ -259,3 +259,13 @@ def test_int8_resnet18_from_quantize_static_matches_onnxruntime() -> None:
         # The logits are the float Gemm of int8 features: a quantum of a feature moves them by
         # at most its scale times the weights (seen: < 1% of the largest logit).
         np.testing.assert_allclose(ours, theirs, atol=0.02 * float(np.abs(theirs).max()))
+
+
+def test_an_op_neither_importer_knows_is_refused_naming_it() -> None:
+    model, _ = _ops_model()
+    del model.graph.node[1:]
+    model.graph.node.append(helper.make_node("NoSuchOp", ["conv"], ["other"]))
+    del model.graph.output[:]
+    model.graph.output.append(helper.make_empty_tensor_value_info("other"))
+    with pytest.raises(tvm.error.OpNotImplemented, match="NoSuchOp"):
+        relay.frontend.from_onnx(model, {"x": X_SHAPE, "a": (3, 8)})
