@@ -202,6 +202,11 @@ def conv_int32(
                 if (flat == flat[:, :1]).all():  # no padding reached: one term per channel
                     corr = flat[:, :1].reshape((corr.shape[0],) + (1,) * dims)
                 acc = conv(data, fast_weight, out_dtype="int32", **options)
+                known_bias = value_of(bias, params) if bias is not None else None
+                if known_bias is not None:  # one int32 constant: bias - zero-point terms
+                    shape = (corr.shape[0],) + (1,) * dims
+                    term = known_bias.astype(np.int64).reshape(shape) - corr
+                    return R.add(acc, relax.const(term[None].astype("int32")))
                 if xz_int != 0:
                     acc = R.subtract(acc, relax.const(corr[None].astype("int32")))
                 return acc if bias is None else R.add(acc, _per_channel(bias, bias, ndim, 1))
