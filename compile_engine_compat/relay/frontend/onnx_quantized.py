@@ -12,7 +12,7 @@ again (onnxruntime's results, to one quantum where it uses lookup tables).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import tvm
@@ -110,21 +110,20 @@ def _qgemm(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int)
     return requantized(acc, R.divide(scale, ys), zero_point(yz, "uint8"), _out_dtype(yz))
 
 
-# -- through float: dequantize, the importer's float op, quantize ---------------------------
+# -- through float: dequantize, the float op, quantize ---------------------------------------
 
 
-def _through_float(op_type: str, drop: Sequence[str] = ()) -> Converter:
-    """A converter of a ``(X, X_scale, X_zp, Y_scale, Y_zp)`` op that dequantizes ``X``, runs
-    the importer's float ``op_type`` and quantizes the result."""
+def _pool(op_type: str) -> Converter:
+    """com.microsoft ``QLinear[Global]AveragePool`` ``(X, X_scale, X_zp, Y_scale, Y_zp)``:
+    ``X`` dequantized, the importer's float ``op_type``, the result quantized (NCHW only)."""
 
     def convert(bb: Any, nodes: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
         x, xs, xz, ys, yz = (nodes[i] for i in range(5))
-        float_attrs = {k: v for k, v in attrs.items() if k not in drop}
-        version = int(attrs.get("opset", opset)) if "opset" in drop else opset
         if attrs.get("channels_last", 0):
-            raise QuantizedOpError(f"{op_type} with channels_last=1 is not supported")
+            raise QuantizedOpError(f"Q{op_type} with channels_last=1 is not supported")
+        float_attrs = {k: v for k, v in attrs.items() if k != "channels_last"}
         real = bb.normalize(dequantized(x, xs, zero_point(xz, dtype_of(x))))
-        result = boundary.onnx_float_converter(op_type, version)(bb, [real], float_attrs, params)
+        result = boundary.onnx_float_converter(op_type, opset)(bb, [real], float_attrs, params)
         return quantized(result, ys, zero_point(yz, "uint8"), _out_dtype(yz))
 
     return convert
@@ -199,8 +198,8 @@ CONVERTERS: dict[str, Converter] = {
     "QLinearSigmoid": _qlinear_sigmoid,
     "QLinearLeakyRelu": _qlinear_leaky_relu,
     "QLinearSoftmax": _qlinear_softmax,
-    "QLinearAveragePool": _through_float("AveragePool", drop=("channels_last",)),
-    "QLinearGlobalAveragePool": _through_float("GlobalAveragePool", drop=("channels_last",)),
+    "QLinearAveragePool": _pool("AveragePool"),
+    "QLinearGlobalAveragePool": _pool("GlobalAveragePool"),
     "QLinearConcat": _qlinear_concat,
 }
 
