@@ -26,12 +26,16 @@ the passes) is :mod:`._impl`, which TVM never had and the import alias never ser
 
 from __future__ import annotations
 
+import sys
 from typing import Any as _AnyT
 
 from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
+from tvm import target  # re-exported, as TVM 0.19's relay did
+
+from compile_engine_compat.relay._impl import graph_walk as _graph_walk
 from compile_engine_compat.relay._impl import printer as _printer
 from compile_engine_compat.relay._impl import to_relax as _to_relax
 from compile_engine_compat.relay._impl.printer import fromtext, parse, parse_expr
@@ -41,6 +45,7 @@ from . import (
     analysis,
     backend,
     base,
+    build_module,
     expr,
     expr_functor,
     frontend,
@@ -54,12 +59,25 @@ from . import (
     vm,
 )
 from .analysis import free_vars
-from .base import GlobalVar, SourceName, Span  # TVM's own (relay.base)
+from .base import GlobalVar, SequentialSpan, SourceName, Span, astext, pretty_print
 from .build_module import build, create_executor
-from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from .expr import (
+    Call,
+    Constant,
+    Expr,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    TupleWrapper,
+    Var,
+    bind,
+    const,
+    var,
+)
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor
 from .function import Function
-from .op import annotation, image, nn, vision
+from .op import annotation, image, nn, reg, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .param_dict import load_param_dict, save_param_dict
 from .scope_builder import ScopeBuilder
@@ -67,8 +85,24 @@ from .transform import build_config  # relay.build_config: the pre-0.7 PassConte
 from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type, scalar_type
 
 # The expressions reach the op table and the emitter through this one connection.
-expr.connect(op.op.builder, _to_relax.to_relax, _to_relax.function_to_relax, _printer.astext)
+expr.connect(
+    op.op.builder,
+    _to_relax.to_relax,
+    _to_relax.function_to_relax,
+    _printer.astext,
+    _graph_walk.bind,
+)
 globals().update(namespace(""))
+
+# TVM 0.19's relay.analysis imported relay.transform and relay.build_module, and its
+# relay.transform the relay package: programs reached them there (set here, where the package
+# is assembled, since those modules import relay.analysis).
+for _owner, _name, _value in (
+    (analysis, "build_module", build_module),
+    (analysis, "transform", transform),
+    (transform, "relay", sys.modules[__name__]),
+):
+    setattr(_owner, _name, _value)
 
 __all__ = [
     "OP_TABLE",
@@ -87,6 +121,7 @@ __all__ = [
     "Let",
     "RelayTypeError",
     "ScopeBuilder",
+    "SequentialSpan",
     "SourceName",
     "Span",
     "TensorType",
@@ -99,10 +134,13 @@ __all__ = [
     "Var",
     "analysis",
     "annotation",
+    "astext",
     "backend",
     "base",
+    "bind",
     "build",
     "build_config",
+    "build_module",
     "const",
     "create_executor",
     "expr",
@@ -117,10 +155,13 @@ __all__ = [
     "op",
     "parse",
     "parse_expr",
+    "pretty_print",
     "qnn",
+    "reg",
     "save_param_dict",
     "scalar_type",
     "scope_builder",
+    "target",
     "testing",
     "transform",
     "ty",

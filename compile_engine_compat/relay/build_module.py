@@ -20,7 +20,7 @@ from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.model_builds import bind_params, build_model
 from compile_engine_compat.facade.model_builds import build as build_whole_module
 from compile_engine_compat.relay._impl.external_codegen import run_external_codegens
-from compile_engine_compat.relay._impl.graph_walk import GraphMutator
+from compile_engine_compat.relay._impl.graph_walk import bind
 from compile_engine_compat.relay._impl.origin import relay_of
 
 from .analysis import free_vars
@@ -281,28 +281,13 @@ def bind_params_by_name(func: Any, params: Mapping[str, Any]) -> relax.Function:
     return bind_params(tvm.IRModule({"main": func}), known)["main"]
 
 
-class _BindVars(GraphMutator):
-    """Replaces the variables of ``values`` (by identity) with constants."""
-
-    def __init__(self, values: dict[int, Constant]) -> None:
-        super().__init__()
-        self.values = values
-
-    def visit_var(self, var: Any) -> Any:
-        return self.values.get(id(var), var)
-
-
 def _bind_relay(func: Function, params: Mapping[str, Any]) -> Function:
     """``func`` with the parameters ``params`` names replaced by constants (Relay's binding)."""
     _unique_names([p.name_hint for p in func.params], params)
-    values = {
-        id(p): const(_host_array(params[p.name_hint])) for p in func.params if p.name_hint in params
+    binds = {
+        p: const(_host_array(params[p.name_hint])) for p in func.params if p.name_hint in params
     }
-    if not values:
-        return func
-    body = _BindVars(values).visit(func.body)
-    kept = [p for p in func.params if id(p) not in values]
-    return Function(kept, body, func.ret_type, func.type_params, func.attrs)
+    return bind(func, binds) if binds else func
 
 
 def _unique_names(names: list[str], params: Mapping[str, Any]) -> list[str]:

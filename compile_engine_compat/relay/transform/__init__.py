@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm import te  # re-exported, as TVM 0.19's relay.transform did
+
 from compile_engine_compat.relay._impl.gradient import gradient  # relax.transform.Gradient
 
 from . import graph_rewrites, identities, infra_classes, refused, relax_backed, transform
@@ -29,6 +31,7 @@ __all__ = [
     "infra_classes",
     "refused",
     "relax_backed",
+    "te",
     "transform",
 ]
 

@@ -17,6 +17,16 @@ G4, B4 = data((4,), kind="pos"), data((4,))
 R = relax.op
 
 
+_X3 = data((1, 2, 5))
+_X5 = data((1, 2, 3, 2, 2))
+_X44 = data((1, 1, 4, 4))
+_GRAD = data((1, 1, 2, 2))
+_PACKED = data((2, 3, 2))
+_K3 = data((2, 1, 3, 3))
+#: Winograd F(2x2, 3x3)'s kernel transform (Lavin and Gray, 2015), at TVM's interpolation
+#: points in TVM's order (0, -1, 1, infinity).
+_G_F2_3 = np.array([[1, 0, 0], [0.5, -0.5, 0.5], [0.5, 0.5, 0.5], [0, 0, 1]], "float32")
+
 CASES: dict[str, Case] = {
     "nn.conv1d": Case(
         [data((1, 3, 9)), data((4, 3, 3))],
@@ -231,7 +241,64 @@ CASES: dict[str, Case] = {
         {"block_size": 2},
         lambda x: x.reshape(1, 2, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3),
     ),
+    "nn.global_max_pool1d": Case([_X3], {}, lambda x: x.max(2, keepdims=True)),
+    "nn.global_avg_pool1d": Case([_X3], {}, lambda x: x.mean(2, keepdims=True)),
+    "nn.global_max_pool3d": Case([_X5], {}, lambda x: x.max((2, 3, 4), keepdims=True)),
+    "nn.global_avg_pool3d": Case([_X5], {}, lambda x: x.mean((2, 3, 4), keepdims=True)),
+    # 2x2 windows, stride 2: the gradient goes to each window's maximum, or is spread evenly.
+    "nn.max_pool2d_grad": Case(
+        [_GRAD, _X44], {"pool_size": (2, 2), "strides": (2, 2)}, lambda g, x: _max_grad(g, x)
+    ),
+    "nn.avg_pool2d_grad": Case(
+        [_GRAD, _X44],
+        {"pool_size": (2, 2), "strides": (2, 2)},
+        lambda g, x: np.repeat(np.repeat(g, 2, 2), 2, 3) / 4,
+    ),
+    "nn.mirror_pad": Case(
+        [_X44],
+        {"pad_width": ((0, 0), (0, 0), (1, 2), (2, 1)), "mode": "REFLECT"},
+        lambda x: np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), "reflect"),
+    ),
+    "nn.dilate": Case([_X44], {"strides": (1, 1, 2, 2)}, lambda x: _dilate(x)),
+    "nn.cross_entropy": Case(
+        [data((2, 3), kind="pos"), data((2, 3))], {}, lambda p, t: -(np.log(p) * t).sum() / 2
+    ),
+    "nn.cross_entropy_with_logits": Case(
+        [data((2, 3)), data((2, 3))], {}, lambda p, t: -(p * t).sum() / 2
+    ),
+    "nn.bitpack": Case(
+        [np.array([[1, 0, 1, 1, 0, 0, 0, 1]], "uint8")],
+        {"bits": 1, "pack_axis": 1, "bit_axis": 2, "pack_type": "uint8"},
+        lambda x: np.array([[[0b10110001]]], "uint8"),
+    ),
+    # The packed weight [units // 2, in, 2] is the plain [units, in] weight, two rows a block.
+    "nn.contrib_dense_pack": Case(
+        [data((2, 3)), _PACKED],
+        {"weight_layout": "NC2n"},
+        lambda x, w: x @ w.transpose(0, 2, 1).reshape(4, 3).T,
+    ),
+    "nn.contrib_conv2d_winograd_weight_transform": Case(
+        [_K3], {"tile_size": 2}, lambda k: np.einsum("ar,oirs,bs->aboi", _G_F2_3, k, _G_F2_3)
+    ),
+    "nn.contrib_conv3d_winograd_weight_transform": Case(
+        [_K3[..., None, :, :].repeat(3, 2)],
+        {"tile_size": 2},
+        lambda k: np.einsum("ar,bs,ct,oirst->abcoi", _G_F2_3, _G_F2_3, _G_F2_3, k),
+    ),
 }
+
+
+def _max_grad(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    windows = x.reshape(1, 1, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 1, 2, 2, 4)
+    hot = np.eye(4, dtype=x.dtype)[windows.argmax(-1)] * g[..., None]
+    return hot.reshape(1, 1, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 1, 4, 4)
+
+
+def _dilate(x: np.ndarray) -> np.ndarray:
+    out = np.zeros((1, 1, 7, 7), x.dtype)
+    out[:, :, ::2, ::2] = x
+    return out
+
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(nn, CASES)
 
