@@ -30,6 +30,7 @@ __all__ = [
     "create",
     "cuda",
     "generic_func",
+    "get_native_generic_func",
     "intel_graphics",
     "legacy_target_init",
     "mali",
@@ -75,9 +76,37 @@ def generic_func(fdefault: Callable[..., Any]) -> GenericFunc:
     return GenericFunc(fdefault)
 
 
+#: The named generic functions (TVM 0.19 kept them in C++; a Python registry here).
+_NATIVE: dict[str, GenericFunc] = {}
+
+
+def get_native_generic_func(name: str) -> GenericFunc:
+    """``tvm.target.get_native_generic_func(name)``: the generic function of that name (made
+    the first time, with no default: a call no registered target key matches raises)."""
+    found = _NATIVE.get(name)
+    if found is None:
+
+        def no_default(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError(
+                f"generic function {name} has no default, and nothing is registered for the "
+                f"current target ({tvm.target.Target.current(allow_none=True)})"
+            )
+
+        found = _NATIVE.setdefault(name, GenericFunc(no_default, name))
+    return found
+
+
 def override_native_generic_func(func_name: str) -> Callable[[Callable[..., Any]], GenericFunc]:
-    """``@tvm.target.override_native_generic_func(name)`` (no native registry: a Python one)."""
-    return lambda fdefault: GenericFunc(fdefault, func_name)
+    """``@tvm.target.override_native_generic_func(name)``: the named generic function, with
+    the decorated function as its default."""
+
+    def override(fdefault: Callable[..., Any]) -> GenericFunc:
+        func = get_native_generic_func(func_name)
+        func.default = fdefault
+        func.__doc__ = fdefault.__doc__
+        return func
+
+    return override
 
 
 # -- Target construction (Relay programs end to end) --------------------------------------------
