@@ -1183,8 +1183,8 @@ _PROGRAM_RELAY_ROWS = (
             "(OutlineCompilerFunctionsWithExistingGlobalSymbols, CollagePartition, ...: "
             "relax.transform.FuseOpsByPattern), ToCPS, "
             "Defunctionalization, the sparse conversions, FakeQuantizationToInteger, "
-            "FirstOrderGradient (relay.transform.gradient), FoldConstantExpr, "
-            "FlexibleShapeDispatch and recast."
+            "FirstOrderGradient (relay.transform.gradient), FlexibleShapeDispatch and recast. "
+            "FoldConstantExpr folds an expression's constant parts on the VM."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

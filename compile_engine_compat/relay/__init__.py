@@ -59,8 +59,9 @@ from . import (
     vm,
 )
 from .analysis import free_vars
+from .analysis.checks import TypeKind
 from .base import GlobalVar, SequentialSpan, SourceName, Span, astext, pretty_print
-from .build_module import build, create_executor
+from .build_module import build, create_executor, optimize
 from .expr import (
     Call,
     Constant,
@@ -77,7 +78,7 @@ from .expr import (
 )
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor
 from .function import Function
-from .op import annotation, image, nn, reg, vision
+from .op import annotation, contrib, image, nn, reg, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .param_dict import load_param_dict, save_param_dict
 from .scope_builder import ScopeBuilder
@@ -130,6 +131,7 @@ __all__ = [
     "TupleType",
     "TupleWrapper",
     "Type",
+    "TypeKind",
     "UnsupportedRelayError",
     "Var",
     "analysis",
@@ -142,6 +144,7 @@ __all__ = [
     "build_config",
     "build_module",
     "const",
+    "contrib",
     "create_executor",
     "expr",
     "expr_functor",
@@ -153,6 +156,7 @@ __all__ = [
     "load_param_dict",
     "nn",
     "op",
+    "optimize",
     "parse",
     "parse_expr",
     "pretty_print",

@@ -29,7 +29,17 @@ from .expr import Constant, Expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
 
-__all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_executor"]
+__all__ = [
+    "AotExecutor",
+    "BuildResult",
+    "GraphExecutor",
+    "VMExecutor",
+    "VMRunner",
+    "bind_params_by_name",
+    "build",
+    "create_executor",
+    "optimize",
+]
 
 
 def bind_module_params(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
@@ -236,6 +246,47 @@ def create_executor(
     if kind not in ("debug", "graph", "vm", "aot"):
         raise ValueError(f"unknown executor kind {kind!r}")
     return _Executor(mod, device, target, params)
+
+
+@legacy_api("relay.create_executor")
+class GraphExecutor(_Executor):
+    """``relay.build_module.GraphExecutor(mod, device, target)``: what
+    ``create_executor("graph", ...)`` gives (on the Relax VM, as every kind here)."""
+
+    def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
+        super().__init__(mod, device, target, None)
+
+
+@legacy_api("relay.create_executor")
+class AotExecutor(_Executor):
+    """``relay.build_module.AotExecutor(mod, device, target)``: ``create_executor("aot")``."""
+
+    def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
+        super().__init__(mod, device, target, None)
+
+
+@legacy_api("relay.create_executor")
+class VMExecutor(_Executor):
+    """``relay.backend.vm.VMExecutor(mod, device, target)``: ``create_executor("vm")``."""
+
+    def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
+        super().__init__(mod, device, target, None)
+
+
+@legacy_api("relay.build")
+def optimize(mod: Any, target: Any = None, params: Mapping[str, Any] | None = None) -> Any:
+    """``relay.optimize(mod, target, params)``: ``(mod, params)``, the module with ``params``
+    bound to ``main``'s parameters by name (their constants folded where the build folds them).
+
+    Relay ran its whole optimization pipeline here; the shim's build runs it (on Relax) when it
+    compiles, so the module returned is the one ``relay.build`` would compile, and ``params``
+    is what remains unbound: an empty dict.
+    """
+    if isinstance(mod, Function):
+        mod = tvm.IRModule.from_expr(mod)
+    if not isinstance(mod, tvm.IRModule):
+        raise TypeError(f"relay.optimize takes a tvm.IRModule or a relay.Function, got {mod!r}")
+    return bind_module_params(mod, params), {}
 
 
 # -- bind_params_by_name (Relay programs: passes and params) ------------------------------------

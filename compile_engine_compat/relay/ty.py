@@ -24,6 +24,7 @@ __all__ = [
     "TensorType",
     "TupleType",
     "Type",
+    "is_dynamic",
     "relax_checked_type",
     "scalar_type",
 ]
@@ -260,3 +261,10 @@ def relax_checked_type(self: AnyT) -> Type:
     type Relay had no form of (shapes, objects, packed functions).
     """
     return from_struct_info(self.ty)
+
+
+def is_dynamic(tensor_type: Type) -> bool:
+    """``relay.ty.is_dynamic(t)``: whether a dimension of the tensor type is ``relay.Any()``."""
+    if not isinstance(tensor_type, TensorType):
+        raise TypeError(f"is_dynamic takes a relay.TensorType, got {tensor_type!r}")
+    return any(_is_any(d) for d in tensor_type.shape)

@@ -92,7 +92,7 @@ def test_with_fields_copy_only_what_changes_and_bind_substitutes():
     assert item.index == 1
     assert relay.expr.VarWithFields(x, "z").name_hint == "z"
     with pytest.raises(TypeError, match=r"CallWithFields takes a relay\.Call"):
-        relay.expr.CallWithFields(x)
+        relay.expr.CallWithFields(x)  # type: ignore[arg-type]
     func = relay.bind(relay.Function([x, y], call), {y: relay.const(np.ones(2, "float32"))})
     assert [p.name_hint for p in func.params] == ["x"]
     assert "meta[relay.Constant][0]" in relay.astext(func)
