@@ -56,10 +56,10 @@ from . import (
     testing,
     transform,
     ty,
+    type_functor,
     vm,
 )
 from .analysis import free_vars
-from .analysis.checks import TypeKind
 from .base import GlobalVar, SequentialSpan, SourceName, Span, astext, pretty_print
 from .build_module import build, create_executor, optimize
 from .expr import (
@@ -83,7 +83,25 @@ from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .param_dict import load_param_dict, save_param_dict
 from .scope_builder import ScopeBuilder
 from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
-from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type, scalar_type
+from .ty import (
+    Any,
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    RelayTypeError,
+    ShapeVar,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeConstraint,
+    TypeKind,
+    TypeRelation,
+    TypeVar,
+    scalar_type,
+)
+from .type_functor import TypeFunctor, TypeMutator, TypeVisitor
 
 # The expressions reach the op table and the emitter through this one connection.
 expr.connect(
@@ -117,12 +135,16 @@ __all__ = [
     "ExprVisitor",
     "FuncType",
     "Function",
+    "GlobalTypeVar",
     "GlobalVar",
     "If",
+    "IncompleteType",
     "Let",
+    "RefType",
     "RelayTypeError",
     "ScopeBuilder",
     "SequentialSpan",
+    "ShapeVar",
     "SourceName",
     "Span",
     "TensorType",
@@ -131,7 +153,14 @@ __all__ = [
     "TupleType",
     "TupleWrapper",
     "Type",
+    "TypeCall",
+    "TypeConstraint",
+    "TypeFunctor",
     "TypeKind",
+    "TypeMutator",
+    "TypeRelation",
+    "TypeVar",
+    "TypeVisitor",
     "UnsupportedRelayError",
     "Var",
     "analysis",
@@ -169,6 +198,7 @@ __all__ = [
     "testing",
     "transform",
     "ty",
+    "type_functor",
     "var",
     "vision",
     "vm",

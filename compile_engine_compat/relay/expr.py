@@ -22,7 +22,7 @@ import tvm
 
 from compile_engine_compat.boundary import handle_of
 
-from .ty import TensorType, Type
+from .ty import IncompleteType, TensorType, Type
 
 __all__ = ["Call", "Constant", "Expr", "Let", "Tuple", "TupleGetItem", "TupleWrapper", "Var"]
 __all__ += ["ExprWithOp", "bind", "const", "var"]
@@ -265,6 +265,8 @@ class Var(Expr):
             raise TypeError(f"name_hint must be a str, got {name_hint!r}")
         if type_annotation is not None and not isinstance(type_annotation, Type):
             raise TypeError(f"type_annotation must be a relay Type, got {type_annotation!r}")
+        if isinstance(type_annotation, IncompleteType):
+            type_annotation = None  # a type still to infer: no annotation
         self.name_hint = name_hint
         self.type_annotation = type_annotation
 
