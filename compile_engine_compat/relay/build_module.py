@@ -16,7 +16,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.deprecations import INTERNAL, legacy_api
 from compile_engine_compat.facade.model_builds import bind_params, build_model
 from compile_engine_compat.facade.model_builds import build as build_whole_module
 from compile_engine_compat.relay._impl.external_codegen import run_external_codegens
@@ -31,6 +31,7 @@ from .scope_builder import ScopeBuilder
 
 __all__ = [
     "AotExecutor",
+    "BuildModule",
     "BuildResult",
     "GraphExecutor",
     "VMExecutor",
@@ -271,6 +272,71 @@ class VMExecutor(_Executor):
 
     def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
         super().__init__(mod, device, target, None)
+
+
+@legacy_api("relay.build")
+class BuildModule:
+    """``relay.build_module.BuildModule()``: the object behind ``relay.build``.
+
+    ``build`` returns TVM 0.19's ``(graph_json, lib, params)`` and keeps the factory module
+    ``relay.build`` returns; ``get_json``/``get_module``/``get_params``/``get_devices``/
+    ``get_executor_config`` read it; ``optimize`` is :func:`optimize`.
+    """
+
+    def __init__(self) -> None:
+        self._built: Any = None
+
+    def build(
+        self,
+        mod: Any,
+        target: Any = None,
+        target_host: Any = None,
+        executor: Any = None,
+        runtime: Any = None,
+        workspace_memory_pools: Any = None,
+        constant_memory_pools: Any = None,
+        params: Mapping[str, Any] | None = None,
+        mod_name: str = "default",
+    ) -> tuple[str, Any, dict[str, Any]]:
+        """Build ``mod`` as ``relay.build`` does: ``(graph_json, lib, params)``."""
+        self._built = build(
+            mod,
+            target=target,
+            target_host=target_host,
+            params=params,
+            mod_name=mod_name,
+            **INTERNAL,
+        )
+        return self.get_json(), self.get_module(), self.get_params()
+
+    def _result(self) -> Any:
+        if self._built is None:
+            raise RuntimeError("BuildModule: call build(mod, target) first")
+        return self._built
+
+    def get_json(self) -> str:
+        """The graph JSON of the last build."""
+        return str(self._result().get_graph_json())
+
+    def get_module(self) -> Any:
+        """The library of the last build."""
+        return self._result().get_lib()
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters the last build kept apart."""
+        return dict(self._result().get_params())
+
+    def get_devices(self) -> list[Any]:
+        """The devices of the last build."""
+        return list(self._result().get_devices())
+
+    def get_executor_config(self) -> Any:
+        """The executor configuration (the graph JSON) of the last build."""
+        return self._result().get_executor_config()
+
+    def optimize(self, mod: Any, target: Any = None, params: Any = None) -> Any:
+        """:func:`optimize`: ``(mod, params)``."""
+        return optimize(mod, target, params, **INTERNAL)
 
 
 @legacy_api("relay.build")

@@ -109,3 +109,18 @@ def test_the_executor_classes_and_optimize_bind_and_run():
     np.testing.assert_array_equal(graph.evaluate()(ones, ones * 3).numpy(), [4.0, 4.0])
     with pytest.raises(TypeError, match=r"takes a tvm\.IRModule or a relay\.Function"):
         relay.optimize("main")
+
+
+def test_build_module_returns_json_lib_and_params():
+    x = relay.var("x", shape=(2,))
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    builder = relay.build_module.BuildModule()
+    with pytest.raises(RuntimeError, match="call build"):
+        builder.get_json()
+    graph_json, lib, params = builder.build(mod, "llvm")
+    assert graph_json == builder.get_json() and '"nodes"' in graph_json
+    assert lib is builder.get_module() and params == builder.get_params() == {}
+    runner = graph_executor.create(graph_json, lib, tvm.cpu())
+    runner.set_input("x", np.array([-1.0, 2.0], "float32"))
+    runner.run()
+    np.testing.assert_array_equal(runner.get_output(0).numpy(), [0.0, 2.0])

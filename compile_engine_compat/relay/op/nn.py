@@ -11,6 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import tvm
 from tvm import relax, te, topi
 from tvm.topi.nn import winograd_util
 
@@ -131,6 +132,24 @@ def _cross_entropy(bb: Any, args: list[Any], attrs: Any, logits: bool) -> Any:
     batch = convert.static_shape(predictions)[0]
     scale = relax.const(-1.0 / int(batch), str(predictions.ty.dtype))
     return relax.op.multiply(total, scale)
+
+
+def _conv2d_nchwc(a: Any, t: list[Any]) -> Any:
+    """TOPI's blocked-layout (``NCHW{c}c`` data, ``OIHW{i}i{o}o`` kernel) convolution."""
+    # TOPI asks for a current target while it only defines the compute (the same on every
+    # target): a plain host one is given where the program set none.
+    current = tvm.target.Target.current(allow_none=True)
+    with current if current is not None else tvm.target.Target("llvm"):
+        return topi.nn.conv2d_NCHWc(
+            t[0],
+            t[1],
+            [int(v) for v in a.strides],
+            [int(v) for v in a.padding],
+            [int(v) for v in a.dilation],
+            str(a.data_layout),
+            str(a.out_layout or a.data_layout),
+            a.out_dtype or str(t[0].dtype),
+        )
 
 
 def _dense_pack(data: Any, weight: Any, out_dtype: str) -> Any:
@@ -697,6 +716,60 @@ ROWS: tuple[OpRow, ...] = (
             "relay.attrs.ConvWinogradWeightTransformAttrs",
         )
         for nd in (2, 3)
+    ),
+    OpRow(
+        "nn.bitserial_dense",
+        ("data", "weight"),
+        (
+            ("units", None),
+            ("data_bits", 1),
+            ("weight_bits", 1),
+            ("pack_dtype", "uint32"),
+            ("out_dtype", "int16"),
+            ("unipolar", True),
+        ),
+        "topi.nn.bitserial_dense",
+        convert_te.topi_call(
+            "bitserial_dense",
+            lambda a, t: topi.nn.bitserial_dense(
+                t[0],
+                t[1],
+                int(a.data_bits),
+                int(a.weight_bits),
+                str(a.pack_dtype),
+                str(a.out_dtype),
+                bool(a.unipolar),
+            ),
+        ),
+        "relay.attrs.BinaryDenseAttrs",
+    ),
+    OpRow(
+        "nn.contrib_conv2d_nchwc",
+        ("data", "kernel"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("data_layout", "NCHW8c"),
+            ("kernel_layout", "OIHW"),
+            ("out_layout", ""),
+            ("out_dtype", ""),
+        ),
+        "topi.nn.conv2d_NCHWc",
+        convert_te.topi_call("conv2d_nchwc", _conv2d_nchwc),
+        "relay.attrs.Conv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "out_dtype": normalize.dtype,
+        },
+        refusals=(
+            Refusal("groups", lambda v: int(v) == 1, "TOPI's NCHWc convolution has groups=1"),
+        ),
     ),
     OpRow(
         "nn.contrib_dense_pack",

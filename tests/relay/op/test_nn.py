@@ -10,7 +10,7 @@ from tvm import relax
 from compile_engine_compat import relay
 from compile_engine_compat.relay.op import nn
 
-from .cases import X4, Case, data, family_tests, unary
+from .cases import RNG, X4, Case, data, family_tests, unary
 
 W4 = data((8, 4, 3, 3))
 G4, B4 = data((4,), kind="pos"), data((4,))
@@ -23,6 +23,9 @@ _X44 = data((1, 1, 4, 4))
 _GRAD = data((1, 1, 2, 2))
 _PACKED = data((2, 3, 2))
 _K3 = data((2, 1, 3, 3))
+_K44 = data((4, 4, 3, 3))
+_BITS_A = RNG.integers(0, 4, (2, 8)).astype("uint8")
+_BITS_B = RNG.integers(0, 4, (3, 8)).astype("uint8")
 #: Winograd F(2x2, 3x3)'s kernel transform (Lavin and Gray, 2015), at TVM's interpolation
 #: points in TVM's order (0, -1, 1, infinity).
 _G_F2_3 = np.array([[1, 0, 0], [0.5, -0.5, 0.5], [0.5, 0.5, 0.5], [0, 0, 1]], "float32")
@@ -277,6 +280,27 @@ CASES: dict[str, Case] = {
         {"weight_layout": "NC2n"},
         lambda x, w: x @ w.transpose(0, 2, 1).reshape(4, 3).T,
     ),
+    # Unsigned 2-bit operands: the bit-serial product is the integer product.
+    "nn.bitserial_dense": Case(
+        [_BITS_A, _BITS_B],
+        {"data_bits": 2, "weight_bits": 2, "pack_dtype": "uint8", "unipolar": False},
+        lambda a, b: a.astype("int16") @ b.T.astype("int16"),
+    ),
+    # NCHW4c data and OIHW4i4o kernel: the NCHW convolution, blocked.
+    "nn.contrib_conv2d_nchwc": Case(
+        [
+            X4.reshape(1, 1, 4, 6, 6).transpose(0, 1, 3, 4, 2),
+            _K44.reshape(1, 4, 1, 4, 3, 3).transpose(0, 2, 4, 5, 3, 1),
+        ],
+        {
+            "kernel_size": (3, 3),
+            "channels": 4,
+            "data_layout": "NCHW4c",
+            "kernel_layout": "OIHW4i4o",
+        },
+        lambda x, k: _conv_nchw(X4, _K44).reshape(1, 1, 4, 4, 4).transpose(0, 1, 3, 4, 2),
+        rtol=1e-4,
+    ),
     "nn.contrib_conv2d_winograd_weight_transform": Case(
         [_K3], {"tile_size": 2}, lambda k: np.einsum("ar,oirs,bs->aboi", _G_F2_3, k, _G_F2_3)
     ),
@@ -292,6 +316,11 @@ def _max_grad(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     windows = x.reshape(1, 1, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 1, 2, 2, 4)
     hot = np.eye(4, dtype=x.dtype)[windows.argmax(-1)] * g[..., None]
     return hot.reshape(1, 1, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 1, 4, 4)
+
+
+def _conv_nchw(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    windows = np.lib.stride_tricks.sliding_window_view(x, k.shape[2:], axis=(2, 3))
+    return np.einsum("nihwyx,oiyx->nohw", windows, k)
 
 
 def _dilate(x: np.ndarray) -> np.ndarray:
