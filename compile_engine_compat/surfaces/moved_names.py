@@ -125,6 +125,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
             "bifrost",
             "adreno",
             "riscv_cpu",
+            "stm32",
             "create",
         )
     ),

@@ -38,6 +38,7 @@ __all__ = [
     "rasp",
     "riscv_cpu",
     "rocm",
+    "stm32",
 ]
 
 
@@ -251,6 +252,37 @@ def rasp(options: str | Sequence[str] | None = None) -> tvm.target.Target:
         stacklevel=2,
     )
     return arm_cpu("rasp3b", options)
+
+
+#: The STM32 series ``stm32(series)`` knew -> the Cortex-M core of the series.
+_STM32_CORES: dict[str, str] = {
+    "stm32H7xx": "cortex-m7",
+    "stm32F7xx": "cortex-m7",
+    "stm32F4xx": "cortex-m4",
+    "stm32F2xx": "cortex-m3",
+    "stm32G0xx": "cortex-m0+",
+    "stm32F0xx": "cortex-m0",
+    "stm32F1xx": "cortex-m3",
+    "stm32G4xx": "cortex-m4",
+    "stm32F3xx": "cortex-m4",
+    "stm32U5xx": "cortex-m33",
+    "stm32L5xx": "cortex-m33",
+    "stm32L4xx": "cortex-m4",
+    "stm32L1xx": "cortex-m3",
+    "stm32L0xx": "cortex-m0+",
+}
+
+
+@legacy_api("target.constructors")
+def stm32(series: str = "unknown", options: str | Sequence[str] | None = None) -> tvm.target.Target:
+    """``tvm.target.stm32(series, options)``: C for the series' Cortex-M core (H7 also gives
+    ``-march=armv7e-m``); a ValueError for a series TVM 0.19 did not know."""
+    core = _STM32_CORES.get(series)
+    if core is None:
+        raise ValueError(f"Series {series} is not supported by tvm.target.stm32.")
+    known = ["-keys=arm_cpu,cpu", "-device=arm_cpu", f"-mcpu={core}"]
+    known += ["-march=armv7e-m"] if series == "stm32H7xx" else []
+    return _build("c", _options(known, options))
 
 
 @legacy_api("target.constructors")

@@ -152,6 +152,28 @@ def _conv2d_nchwc(a: Any, t: list[Any]) -> Any:
         )
 
 
+def _conv2d_backward_weight(a: Any, t: list[Any]) -> Any:
+    """The gradient of an NCHW/OIHW convolution's weight: ``grad`` correlated with the padded
+    ``data`` over the batch and the output positions."""
+    grad, data = t
+    top, left, bottom, right = (int(p) for p in a.padding)
+    padded = topi.nn.pad(data, [0, 0, top, left], [0, 0, bottom, right])
+    (stride_h, stride_w), (dil_h, dil_w) = a.strides, a.dilation
+    batch, out_c, out_h, out_w = grad.shape
+    dtype = a.out_dtype or str(grad.dtype)
+    rn = te.reduce_axis((0, batch), name="n")
+    ry, rx = te.reduce_axis((0, out_h), name="y"), te.reduce_axis((0, out_w), name="x")
+    return te.compute(
+        (out_c, data.shape[1], *(int(k) for k in a.kernel_size)),
+        lambda o, i, kh, kw: te.sum(
+            grad[rn, o, ry, rx].astype(dtype)
+            * padded[rn, i, ry * stride_h + kh * dil_h, rx * stride_w + kw * dil_w].astype(dtype),
+            axis=[rn, ry, rx],
+        ),
+        name="conv2d_backward_weight",
+    )
+
+
 def _dense_pack(data: Any, weight: Any, out_dtype: str) -> Any:
     """``nn.contrib_dense_pack``: ``data @ weight.T`` with the weight packed as ``NC{n}n``
     (``[units // n, in, n]``), as Relay's was."""
@@ -769,6 +791,39 @@ ROWS: tuple[OpRow, ...] = (
         },
         refusals=(
             Refusal("groups", lambda v: int(v) == 1, "TOPI's NCHWc convolution has groups=1"),
+        ),
+    ),
+    OpRow(
+        "nn.conv2d_backward_weight",
+        ("grad", "data"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("grad_layout", "NCHW"),
+            ("data_layout", "NCHW"),
+            ("kernel_layout", "OIHW"),
+            ("out_dtype", ""),
+        ),
+        "te.compute",
+        convert_te.topi_call("conv2d_backward_weight", _conv2d_backward_weight),
+        "relay.attrs.Conv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "kernel_size": lambda v: v if v is None else normalize.ntuple(2)(v),
+            "out_dtype": normalize.dtype,
+        },
+        refusals=(
+            Refusal("kernel_size", lambda v: v is not None, "give kernel_size (the weight's)"),
+            Refusal("groups", lambda v: int(v) == 1, "compute each group's gradient apart"),
+            Refusal("data_layout", lambda v: v == "NCHW", "transpose the data to NCHW"),
+            Refusal("grad_layout", lambda v: v == "NCHW", "transpose the gradient to NCHW"),
+            Refusal("kernel_layout", lambda v: v == "OIHW", "transpose the result"),
         ),
     ),
     OpRow(

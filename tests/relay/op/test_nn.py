@@ -24,6 +24,7 @@ _GRAD = data((1, 1, 2, 2))
 _PACKED = data((2, 3, 2))
 _K3 = data((2, 1, 3, 3))
 _K44 = data((4, 4, 3, 3))
+_GRAD_OUT = data((1, 3, 4, 4))
 _BITS_A = RNG.integers(0, 4, (2, 8)).astype("uint8")
 _BITS_B = RNG.integers(0, 4, (3, 8)).astype("uint8")
 #: Winograd F(2x2, 3x3)'s kernel transform (Lavin and Gray, 2015), at TVM's interpolation
@@ -299,6 +300,19 @@ CASES: dict[str, Case] = {
             "kernel_layout": "OIHW4i4o",
         },
         lambda x, k: _conv_nchw(X4, _K44).reshape(1, 1, 4, 4, 4).transpose(0, 1, 3, 4, 2),
+        rtol=1e-4,
+    ),
+    # The weight gradient of conv2d(x, w) (stride 1, padding 1) for an output gradient g.
+    "nn.conv2d_backward_weight": Case(
+        [_GRAD_OUT, X4[:, :2, :4, :4]],
+        {"kernel_size": (3, 3), "padding": (1, 1), "channels": 3},
+        lambda g, x: np.einsum(
+            "noyx,niyxhw->oihw",
+            g,
+            np.lib.stride_tricks.sliding_window_view(
+                np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), axis=(2, 3)
+            ),
+        ),
         rtol=1e-4,
     ),
     "nn.contrib_conv2d_winograd_weight_transform": Case(
