@@ -152,6 +152,50 @@ def _conv2d_nchwc(a: Any, t: list[Any]) -> Any:
         )
 
 
+def _depthwise_nchwc(a: Any, t: list[Any]) -> Any:
+    """A depthwise convolution (channel multiplier 1) in blocked layouts: data
+    ``NCHW{c}c`` (``[N, C/c, H, W, c]``), kernel ``OIHW1i{o}o`` (``[C/o, 1, KH, KW, 1, o]``);
+    the output is laid out as the data."""
+    data, kernel = t
+    top, left, bottom, right = (int(p) for p in a.padding)
+    padded = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0])
+    (stride_h, stride_w), (dil_h, dil_w) = a.strides, a.dilation
+    batch, chunks, height, width, block = (int(d) for d in data.shape)
+    out_chunks, _, k_h, k_w, _, out_block = (int(d) for d in kernel.shape)
+    if out_chunks * out_block != chunks * block:
+        raise ValueError(
+            f"a depthwise kernel of {out_chunks * out_block} channels for data of "
+            f"{chunks * block} (the channel multiplier must be 1)"
+        )
+    out_h = (height + top + bottom - (k_h - 1) * dil_h - 1) // stride_h + 1
+    out_w = (width + left + right - (k_w - 1) * dil_w - 1) // stride_w + 1
+    dtype = a.out_dtype or str(data.dtype)
+    ry, rx = te.reduce_axis((0, k_h), name="ky"), te.reduce_axis((0, k_w), name="kx")
+
+    def compute(n: Any, oc: Any, y: Any, x: Any, ob: Any) -> Any:
+        channel = oc * out_block + ob
+        value = padded[
+            n,
+            channel // block,
+            y * stride_h + ry * dil_h,
+            x * stride_w + rx * dil_w,
+            channel % block,
+        ]
+        return te.sum(value.astype(dtype) * kernel[oc, 0, ry, rx, 0, ob].astype(dtype), [ry, rx])
+
+    out_shape = (batch, out_chunks, out_h, out_w, out_block)
+    out = te.compute(out_shape, compute, name="depthwise_conv2d_nchwc")
+    if out_block == block:
+        return out
+    return te.compute(  # back to the data's block size
+        (batch, chunks, out_h, out_w, block),
+        lambda n, c, y, x, b: out[
+            n, (c * block + b) // out_block, y, x, (c * block + b) % out_block
+        ],
+        name="depthwise_conv2d_nchwc_relayout",
+    )
+
+
 def _conv2d_backward_weight(a: Any, t: list[Any]) -> Any:
     """The gradient of an NCHW/OIHW convolution's weight: ``grad`` correlated with the padded
     ``data`` over the batch and the output positions."""
@@ -791,6 +835,38 @@ ROWS: tuple[OpRow, ...] = (
         },
         refusals=(
             Refusal("groups", lambda v: int(v) == 1, "TOPI's NCHWc convolution has groups=1"),
+        ),
+    ),
+    OpRow(
+        "nn.contrib_depthwise_conv2d_nchwc",
+        ("data", "kernel"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("data_layout", "NCHW8c"),
+            ("kernel_layout", "OIHW"),
+            ("out_layout", ""),
+            ("out_dtype", ""),
+        ),
+        "te.compute",
+        convert_te.topi_call("depthwise_conv2d_nchwc", _depthwise_nchwc),
+        "relay.attrs.Conv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "out_dtype": normalize.dtype,
+        },
+        refusals=(
+            Refusal(
+                "out_layout",
+                lambda v: v in ("", None),
+                "the output keeps the data's layout: transform it after",
+            ),
         ),
     ),
     OpRow(

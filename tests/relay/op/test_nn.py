@@ -25,6 +25,7 @@ _PACKED = data((2, 3, 2))
 _K3 = data((2, 1, 3, 3))
 _K44 = data((4, 4, 3, 3))
 _GRAD_OUT = data((1, 3, 4, 4))
+_KD = data((4, 1, 3, 3))
 _BITS_A = RNG.integers(0, 4, (2, 8)).astype("uint8")
 _BITS_B = RNG.integers(0, 4, (3, 8)).astype("uint8")
 #: Winograd F(2x2, 3x3)'s kernel transform (Lavin and Gray, 2015), at TVM's interpolation
@@ -303,6 +304,29 @@ CASES: dict[str, Case] = {
         rtol=1e-4,
     ),
     # The weight gradient of conv2d(x, w) (stride 1, padding 1) for an output gradient g.
+    "nn.contrib_depthwise_conv2d_nchwc": Case(
+        [
+            X4.reshape(1, 1, 4, 6, 6).transpose(0, 1, 3, 4, 2),
+            _KD.reshape(1, 4, 1, 1, 3, 3).transpose(0, 2, 4, 5, 3, 1),
+        ],
+        {
+            "kernel_size": (3, 3),
+            "channels": 4,
+            "groups": 4,
+            "data_layout": "NCHW4c",
+            "kernel_layout": "OIHW1i4o",
+        },
+        lambda x, k: (
+            np.einsum(
+                "nchwyx,cyx->nchw",
+                np.lib.stride_tricks.sliding_window_view(X4, (3, 3), axis=(2, 3)),
+                _KD[:, 0],
+            )
+            .reshape(1, 1, 4, 4, 4)
+            .transpose(0, 1, 3, 4, 2)
+        ),
+        rtol=1e-4,
+    ),
     "nn.conv2d_backward_weight": Case(
         [_GRAD_OUT, X4[:, :2, :4, :4]],
         {"kernel_size": (3, 3), "padding": (1, 1), "channels": 3},
