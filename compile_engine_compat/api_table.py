@@ -1183,8 +1183,9 @@ _PROGRAM_RELAY_ROWS = (
             "(OutlineCompilerFunctionsWithExistingGlobalSymbols, CollagePartition, ...: "
             "relax.transform.FuseOpsByPattern), ToCPS, "
             "Defunctionalization, the sparse conversions, FakeQuantizationToInteger, "
-            "FirstOrderGradient (relay.transform.gradient), FlexibleShapeDispatch and recast. "
-            "FoldConstantExpr folds an expression's constant parts on the VM."
+            "FirstOrderGradient (relay.transform.gradient) and FlexibleShapeDispatch. "
+            "FoldConstantExpr folds an expression's constant parts on the VM; recast casts "
+            "around the ops named, on the Relay graph."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -117,6 +117,10 @@ class Attrs:
         """The attribute names (Relay's ``Attrs.keys``)."""
         return list(self._fields)
 
+    def with_fields(self, **changes: AnyT) -> Attrs:
+        """A copy with the given attributes replaced (the same type)."""
+        return Attrs(self._type_key, {**self._fields, **changes})
+
     def get_int_tuple(self, key: str) -> tuple[int, ...]:
         """The attribute as a tuple of ints."""
         return tuple(int(v) for v in self._fields[key])

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import tvm
 
+from compile_engine_compat.deprecations import INTERNAL
 from compile_engine_compat.relay._impl.to_relax import infer
 
 from .. import op as _op
@@ -350,7 +351,8 @@ def infer_value(input_val: Any, params: Mapping[str, Any], mod: Any = None) -> A
     if missing:
         raise ValueError(f"infer_value: no value for the free variable(s) {missing}")
     args = [_tensor(params[v.name_hint]) for v in inputs]
-    run = create_executor("vm", mod=tvm.IRModule.from_expr(Function(inputs, input_val)))
+    mod = tvm.IRModule.from_expr(Function(inputs, input_val))
+    run = create_executor("vm", mod=mod, **INTERNAL)  # the helper's own build: no warning
     return run.evaluate()(*args)
 
 

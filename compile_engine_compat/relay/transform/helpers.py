@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.engine import mangle_module_name
 from compile_engine_compat.relay._impl.frontend_helpers import fold_constant
 from compile_engine_compat.relay._impl.graph_walk import GraphMutator, children
@@ -35,13 +36,14 @@ class _FoldConstants(GraphMutator):
     visit_call = visit_tuple = visit_tuple_getitem = _visit_children
 
 
+@legacy_api("relay.transform")
 def FoldConstantExpr(expr: Any, mod: Any = None, fold_qnn: bool = False) -> Any:
     """``relay.transform.FoldConstantExpr(expr)``: ``expr`` with every subexpression that uses
     no variable replaced by its value (a ``relay.Constant``), as Relay's ``FoldConstant`` did
     on one expression. ``mod`` and ``fold_qnn`` are accepted (the front end builds no QNN ops).
     """
     if isinstance(expr, Function):
-        body = FoldConstantExpr(expr.body)
+        body = _FoldConstants().visit(expr.body)
         if body is expr.body:
             return expr
         return Function(expr.params, body, expr.ret_type, expr.type_params, expr.attrs)

@@ -37,8 +37,6 @@ REFUSED_PASSES: dict[str, str] = {
     "relay.transform.gradient(func) (relax.transform.Gradient); there is no module-wide pass",
     "FlexibleShapeDispatch": "dynamic-shape dispatch is Relax's own: give the function "
     "symbolic shapes (tvm.tirx.Var) and compile once",
-    "recast": "rewrite the dtypes with relay.transform.ToMixedPrecision() "
-    "(relax.transform.ToMixedPrecision)",
 }
 
 globals().update(
