@@ -830,6 +830,20 @@ _TVM_ROWS = (
         ),
         since="0.8",
     ),
+    # TVM 0.19's deprecated device aliases (deprecated since 0.9, still shipped in 0.19).
+    *(
+        _row(
+            f"tvm.{alias}",
+            f"tvm.{modern}(dev_id) (or tvm.device('{modern}', dev_id))",
+            (f"tvm.{modern}",),
+            fix="served",
+            old_paths=(f"tvm.{alias}", f"tvm.runtime.{alias}", f"tvm.runtime.ndarray.{alias}"),
+            shim=f"compile_engine_compat.tvm_legacy.device.{alias}",
+            note=f"Served by install(): the device tvm.{modern} gives.",
+            since="0.9",
+        )
+        for alias, modern in (("gpu", "cuda"), ("cl", "opencl"), ("mtl", "metal"))
+    ),
     _row(
         "tvm.autotvm",
         "drop AutoTVM: keep the compute, schedule with tvm.s_tir.Schedule or tune with "
@@ -1169,8 +1183,9 @@ _PROGRAM_RELAY_ROWS = (
             "(OutlineCompilerFunctionsWithExistingGlobalSymbols, CollagePartition, ...: "
             "relax.transform.FuseOpsByPattern), ToCPS, "
             "Defunctionalization, the sparse conversions, FakeQuantizationToInteger, "
-            "FirstOrderGradient (relay.transform.gradient), FoldConstantExpr, "
-            "FlexibleShapeDispatch and recast."
+            "FirstOrderGradient (relay.transform.gradient) and FlexibleShapeDispatch. "
+            "FoldConstantExpr folds an expression's constant parts on the VM; recast casts "
+            "around the ops named, on the Relay graph."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

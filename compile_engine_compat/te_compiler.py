@@ -28,6 +28,7 @@ from compile_engine_compat.facade.te_compiler_impl import (
     CCacheValue,
     LoweredOutput,
     TECompiler,
+    autotvm_logger,
     logger,
 )
 from compile_engine_compat.facade.te_compiler_impl import global_compiler as global_compiler
@@ -48,6 +49,7 @@ __all__ = [
     "LoweredOutput",
     "OpImplementation",
     "TECompiler",
+    "autotvm_logger",
     "get",
     "get_shape",
     "get_valid_implementations",

@@ -17,7 +17,7 @@ from typing_extensions import deprecated
 from compile_engine_compat.facade.objects import CachedFunc as CachedFunc
 from compile_engine_compat.pipeline.implementations import OpImplementation as OpImplementation
 
-__all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'LoweredOutput', 'OpImplementation', 'TECompiler', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'lower_to_primfunc', 'select_implementation']
+__all__ = ['CCacheKey', 'CCacheValue', 'CachedFunc', 'LoweredOutput', 'OpImplementation', 'TECompiler', 'autotvm_logger', 'get', 'get_shape', 'get_valid_implementations', 'logger', 'lower_call', 'lower_to_primfunc', 'select_implementation']
 
 @deprecated("te_compiler.CCacheKey is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use (tvm_ffi.StructuralKey(func), str(target)) as your own cache's key. See MIGRATION.md#te-compiler-ccachekey (run `compile-engine-compat docs CEC208`)")
 class CCacheKey(compile_engine_compat.facade.te_compiler_impl.CCacheKey):
@@ -41,6 +41,8 @@ class TECompiler(compile_engine_compat.facade.te_compiler_impl.TECompiler):
     def clear(self) -> None: ...
     @deprecated('te_compiler.TECompiler.items is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use keep your own dict of tvm_ffi.StructuralKey(func) -> tvm.compile(...) results. See MIGRATION.md#te-compiler-tecompiler-items (run `compile-engine-compat docs CEC207`)')
     def items(self) -> list[tuple[compile_engine_compat.facade.objects.CCacheKey, Any]]: ...
+
+autotvm_logger: logging.Logger
 
 @deprecated('te_compiler.get is deprecated as of TVM 0.20 and will be removed in compile-engine-compat 1.0. Use no global engine: call tvm.compile(mod, target) per module. See MIGRATION.md#te-compiler-get (run `compile-engine-compat docs CEC202`)')
 def get() -> TECompiler: ...

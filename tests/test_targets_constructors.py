@@ -96,6 +96,11 @@ def test_the_constructor_functions_build_tvm_019s_targets(installed):
         bifrost = tvm.target.bifrost()
         adreno = tvm.target.adreno()
         riscv = tvm.target.riscv_cpu("sifive-e31")
+        stm32 = tvm.target.stm32("stm32H7xx")
+        with pytest.raises(ValueError, match=r"not supported by tvm\.target\.stm32"):
+            tvm.target.stm32("stm32X9xx")
+    assert str(stm32.kind) == "c" and str(stm32.attrs["mcpu"]) == "cortex-m7"
+    assert str(stm32.attrs["march"]) == "armv7e-m"
     assert str(cuda.kind) == "cuda" and str(cuda.attrs["arch"]) == "sm_80"
     assert list(map(str, arm.keys)) == ["arm_cpu", "cpu"]
     assert str(arm.attrs["mtriple"]) == "aarch64-linux-gnu" and str(arm.attrs["mcpu"]) == (

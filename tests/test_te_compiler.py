@@ -153,3 +153,11 @@ def test_each_surface_warns_with_its_own_row(call, api):
     apis = {cast(CompileEngineDeprecationWarning, w.message).api for w in record}
     assert api in apis
     assert not any(a.startswith("compile_engine.") for a in apis)  # no double counting
+
+
+def test_the_autotvm_logger_is_tvm_019s():
+    import logging
+
+    from compile_engine_compat import te_compiler
+
+    assert te_compiler.autotvm_logger is logging.getLogger("autotvm")

@@ -26,6 +26,8 @@ from compile_engine_compat.targets import as_target
 # The public names are listed once, in te_compiler.py (the surface this module implements).
 
 logger = logging.getLogger("te_compiler")
+#: TVM 0.19's te_compiler logged AutoTVM's fallbacks here (the "autotvm" logger).
+autotvm_logger = logging.getLogger("autotvm")
 
 #: te_compiler's cache value: a view of the shared entry whose ``use_count`` is 1-based.
 CCacheValue = shared.TECCacheValue

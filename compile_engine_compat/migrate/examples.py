@@ -623,6 +623,9 @@ result = relay.load_param_dict(blob)["w"].numpy()
         'result = str(tvm.device("llvm", 0))\n',
         'result = str(tvm.device("cpu", 0))\n',
     ),
+    "tvm.gpu": ("result = str(tvm.gpu(0))\n", "result = str(tvm.cuda(0))\n"),
+    "tvm.cl": ("result = str(tvm.cl(0))\n", "result = str(tvm.opencl(0))\n"),
+    "tvm.mtl": ("result = str(tvm.mtl(0))\n", "result = str(tvm.metal(0))\n"),
     "tvm.autotvm": (
         """\
 from tvm import autotvm

@@ -26,12 +26,16 @@ the passes) is :mod:`._impl`, which TVM never had and the import alias never ser
 
 from __future__ import annotations
 
+import sys
 from typing import Any as _AnyT
 
 from compile_engine_compat.conflicts import require_tvm
 
 require_tvm(__name__)  # before anything imports tvm: an ImportError naming the [tvm] extra
 
+from tvm import target  # re-exported, as TVM 0.19's relay did
+
+from compile_engine_compat.relay._impl import graph_walk as _graph_walk
 from compile_engine_compat.relay._impl import printer as _printer
 from compile_engine_compat.relay._impl import to_relax as _to_relax
 from compile_engine_compat.relay._impl.printer import fromtext, parse, parse_expr
@@ -41,6 +45,7 @@ from . import (
     analysis,
     backend,
     base,
+    build_module,
     expr,
     expr_functor,
     frontend,
@@ -51,24 +56,72 @@ from . import (
     testing,
     transform,
     ty,
+    type_functor,
     vm,
 )
 from .analysis import free_vars
-from .base import GlobalVar, SourceName, Span  # TVM's own (relay.base)
-from .build_module import build, create_executor
-from .expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, const, var
+from .base import GlobalVar, SequentialSpan, SourceName, Span, astext, pretty_print
+from .build_module import build, create_executor, optimize
+from .expr import (
+    Call,
+    Constant,
+    Expr,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    TupleWrapper,
+    Var,
+    bind,
+    const,
+    var,
+)
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor
 from .function import Function
-from .op import annotation, image, nn, vision
+from .op import annotation, contrib, image, nn, reg, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .param_dict import load_param_dict, save_param_dict
 from .scope_builder import ScopeBuilder
 from .transform import build_config  # relay.build_config: the pre-0.7 PassContext
-from .ty import Any, FuncType, RelayTypeError, TensorType, TupleType, Type, scalar_type
+from .ty import (
+    Any,
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    RelayTypeError,
+    ShapeVar,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeConstraint,
+    TypeKind,
+    TypeRelation,
+    TypeVar,
+    scalar_type,
+)
+from .type_functor import TypeFunctor, TypeMutator, TypeVisitor
 
 # The expressions reach the op table and the emitter through this one connection.
-expr.connect(op.op.builder, _to_relax.to_relax, _to_relax.function_to_relax, _printer.astext)
+expr.connect(
+    op.op.builder,
+    _to_relax.to_relax,
+    _to_relax.function_to_relax,
+    _printer.astext,
+    _graph_walk.bind,
+)
 globals().update(namespace(""))
+
+# TVM 0.19's relay.analysis imported relay.transform and relay.build_module, and its
+# relay.transform the relay package: programs reached them there (set here, where the package
+# is assembled, since those modules import relay.analysis).
+for _owner, _name, _value in (
+    (analysis, "build_module", build_module),
+    (analysis, "transform", transform),
+    (transform, "relay", sys.modules[__name__]),
+):
+    setattr(_owner, _name, _value)
 
 __all__ = [
     "OP_TABLE",
@@ -82,11 +135,16 @@ __all__ = [
     "ExprVisitor",
     "FuncType",
     "Function",
+    "GlobalTypeVar",
     "GlobalVar",
     "If",
+    "IncompleteType",
     "Let",
+    "RefType",
     "RelayTypeError",
     "ScopeBuilder",
+    "SequentialSpan",
+    "ShapeVar",
     "SourceName",
     "Span",
     "TensorType",
@@ -95,15 +153,27 @@ __all__ = [
     "TupleType",
     "TupleWrapper",
     "Type",
+    "TypeCall",
+    "TypeConstraint",
+    "TypeFunctor",
+    "TypeKind",
+    "TypeMutator",
+    "TypeRelation",
+    "TypeVar",
+    "TypeVisitor",
     "UnsupportedRelayError",
     "Var",
     "analysis",
     "annotation",
+    "astext",
     "backend",
     "base",
+    "bind",
     "build",
     "build_config",
+    "build_module",
     "const",
+    "contrib",
     "create_executor",
     "expr",
     "expr_functor",
@@ -115,15 +185,20 @@ __all__ = [
     "load_param_dict",
     "nn",
     "op",
+    "optimize",
     "parse",
     "parse_expr",
+    "pretty_print",
     "qnn",
+    "reg",
     "save_param_dict",
     "scalar_type",
     "scope_builder",
+    "target",
     "testing",
     "transform",
     "ty",
+    "type_functor",
     "var",
     "vision",
     "vm",

@@ -16,11 +16,11 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.deprecations import INTERNAL, legacy_api
 from compile_engine_compat.facade.model_builds import bind_params, build_model
 from compile_engine_compat.facade.model_builds import build as build_whole_module
 from compile_engine_compat.relay._impl.external_codegen import run_external_codegens
-from compile_engine_compat.relay._impl.graph_walk import GraphMutator
+from compile_engine_compat.relay._impl.graph_walk import bind
 from compile_engine_compat.relay._impl.origin import relay_of
 
 from .analysis import free_vars
@@ -29,7 +29,18 @@ from .expr import Constant, Expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
 
-__all__ = ["BuildResult", "VMRunner", "bind_params_by_name", "build", "create_executor"]
+__all__ = [
+    "AotExecutor",
+    "BuildModule",
+    "BuildResult",
+    "GraphExecutor",
+    "VMExecutor",
+    "VMRunner",
+    "bind_params_by_name",
+    "build",
+    "create_executor",
+    "optimize",
+]
 
 
 def bind_module_params(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
@@ -238,6 +249,112 @@ def create_executor(
     return _Executor(mod, device, target, params)
 
 
+@legacy_api("relay.create_executor")
+class GraphExecutor(_Executor):
+    """``relay.build_module.GraphExecutor(mod, device, target)``: what
+    ``create_executor("graph", ...)`` gives (on the Relax VM, as every kind here)."""
+
+    def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
+        super().__init__(mod, device, target, None)
+
+
+@legacy_api("relay.create_executor")
+class AotExecutor(_Executor):
+    """``relay.build_module.AotExecutor(mod, device, target)``: ``create_executor("aot")``."""
+
+    def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
+        super().__init__(mod, device, target, None)
+
+
+@legacy_api("relay.create_executor")
+class VMExecutor(_Executor):
+    """``relay.backend.vm.VMExecutor(mod, device, target)``: ``create_executor("vm")``."""
+
+    def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
+        super().__init__(mod, device, target, None)
+
+
+@legacy_api("relay.build")
+class BuildModule:
+    """``relay.build_module.BuildModule()``: the object behind ``relay.build``.
+
+    ``build`` returns TVM 0.19's ``(graph_json, lib, params)`` and keeps the factory module
+    ``relay.build`` returns; ``get_json``/``get_module``/``get_params``/``get_devices``/
+    ``get_executor_config`` read it; ``optimize`` is :func:`optimize`.
+    """
+
+    def __init__(self) -> None:
+        self._built: Any = None
+
+    def build(
+        self,
+        mod: Any,
+        target: Any = None,
+        target_host: Any = None,
+        executor: Any = None,
+        runtime: Any = None,
+        workspace_memory_pools: Any = None,
+        constant_memory_pools: Any = None,
+        params: Mapping[str, Any] | None = None,
+        mod_name: str = "default",
+    ) -> tuple[str, Any, dict[str, Any]]:
+        """Build ``mod`` as ``relay.build`` does: ``(graph_json, lib, params)``."""
+        self._built = build(
+            mod,
+            target=target,
+            target_host=target_host,
+            params=params,
+            mod_name=mod_name,
+            **INTERNAL,
+        )
+        return self.get_json(), self.get_module(), self.get_params()
+
+    def _result(self) -> Any:
+        if self._built is None:
+            raise RuntimeError("BuildModule: call build(mod, target) first")
+        return self._built
+
+    def get_json(self) -> str:
+        """The graph JSON of the last build."""
+        return str(self._result().get_graph_json())
+
+    def get_module(self) -> Any:
+        """The library of the last build."""
+        return self._result().get_lib()
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters the last build kept apart."""
+        return dict(self._result().get_params())
+
+    def get_devices(self) -> list[Any]:
+        """The devices of the last build."""
+        return list(self._result().get_devices())
+
+    def get_executor_config(self) -> Any:
+        """The executor configuration (the graph JSON) of the last build."""
+        return self._result().get_executor_config()
+
+    def optimize(self, mod: Any, target: Any = None, params: Any = None) -> Any:
+        """:func:`optimize`: ``(mod, params)``."""
+        return optimize(mod, target, params, **INTERNAL)
+
+
+@legacy_api("relay.build")
+def optimize(mod: Any, target: Any = None, params: Mapping[str, Any] | None = None) -> Any:
+    """``relay.optimize(mod, target, params)``: ``(mod, params)``, the module with ``params``
+    bound to ``main``'s parameters by name (their constants folded where the build folds them).
+
+    Relay ran its whole optimization pipeline here; the shim's build runs it (on Relax) when it
+    compiles, so the module returned is the one ``relay.build`` would compile, and ``params``
+    is what remains unbound: an empty dict.
+    """
+    if isinstance(mod, Function):
+        mod = tvm.IRModule.from_expr(mod)
+    if not isinstance(mod, tvm.IRModule):
+        raise TypeError(f"relay.optimize takes a tvm.IRModule or a relay.Function, got {mod!r}")
+    return bind_module_params(mod, params), {}
+
+
 # -- bind_params_by_name (Relay programs: passes and params) ------------------------------------
 @legacy_api("relay.build_module.bind_params_by_name")
 def bind_params_by_name(func: Any, params: Mapping[str, Any]) -> relax.Function:
@@ -281,28 +398,13 @@ def bind_params_by_name(func: Any, params: Mapping[str, Any]) -> relax.Function:
     return bind_params(tvm.IRModule({"main": func}), known)["main"]
 
 
-class _BindVars(GraphMutator):
-    """Replaces the variables of ``values`` (by identity) with constants."""
-
-    def __init__(self, values: dict[int, Constant]) -> None:
-        super().__init__()
-        self.values = values
-
-    def visit_var(self, var: Any) -> Any:
-        return self.values.get(id(var), var)
-
-
 def _bind_relay(func: Function, params: Mapping[str, Any]) -> Function:
     """``func`` with the parameters ``params`` names replaced by constants (Relay's binding)."""
     _unique_names([p.name_hint for p in func.params], params)
-    values = {
-        id(p): const(_host_array(params[p.name_hint])) for p in func.params if p.name_hint in params
+    binds = {
+        p: const(_host_array(params[p.name_hint])) for p in func.params if p.name_hint in params
     }
-    if not values:
-        return func
-    body = _BindVars(values).visit(func.body)
-    kept = [p for p in func.params if id(p) not in values]
-    return Function(kept, body, func.ret_type, func.type_params, func.attrs)
+    return bind(func, binds) if binds else func
 
 
 def _unique_names(names: list[str], params: Mapping[str, Any]) -> list[str]:

@@ -22,10 +22,12 @@ import tvm
 
 from compile_engine_compat.boundary import handle_of
 
-from .ty import TensorType, Type
+from .ty import IncompleteType, TensorType, Type
 
 __all__ = ["Call", "Constant", "Expr", "Let", "Tuple", "TupleGetItem", "TupleWrapper", "Var"]
-__all__ += ["const", "var"]
+__all__ += ["ExprWithOp", "bind", "const", "var"]
+__all__ += [f"{kind}WithFields" for kind in ("Call", "Constant", "If", "Let", "Tuple", "Var")]
+__all__ += ["TupleGetItemWithFields"]
 
 
 def _unconnected(*args: AnyT) -> AnyT:
@@ -45,6 +47,8 @@ class Upper:
         ``function_to_relax(func)``: the Relax function of a ``relay.Function``.
     astext : callable
         ``astext(node, show_meta_data)``: Relay's text of an expression (the printer).
+    bind : callable
+        ``bind(expr, binds)``: ``expr`` with variables replaced (the graph walk).
     """
 
     def __init__(self) -> None:
@@ -52,6 +56,7 @@ class Upper:
         self.to_relax: Callable[[AnyT], AnyT] = _unconnected
         self.function_to_relax: Callable[[AnyT], AnyT] = _unconnected
         self.astext: Callable[..., str] = _unconnected
+        self.bind: Callable[[AnyT, AnyT], AnyT] = _unconnected
 
 
 #: The one connection from the expressions up to the op table and the emitter.
@@ -63,6 +68,7 @@ def connect(
     to_relax: Callable[[AnyT], AnyT],
     function_to_relax: Callable[[AnyT], AnyT],
     astext: Callable[..., str] | None = None,
+    bind: Callable[[AnyT, AnyT], AnyT] | None = None,
 ) -> None:
     """Give the expressions the op table's builders, the emitter and the printer.
 
@@ -73,6 +79,8 @@ def connect(
     UPPER.function_to_relax = function_to_relax
     if astext is not None:
         UPPER.astext = astext
+    if bind is not None:
+        UPPER.bind = bind
 
 
 class Attrs:
@@ -108,6 +116,10 @@ class Attrs:
     def keys(self) -> list[str]:
         """The attribute names (Relay's ``Attrs.keys``)."""
         return list(self._fields)
+
+    def with_fields(self, **changes: AnyT) -> Attrs:
+        """A copy with the given attributes replaced (the same type)."""
+        return Attrs(self._type_key, {**self._fields, **changes})
 
     def get_int_tuple(self, key: str) -> tuple[int, ...]:
         """The attribute as a tuple of ints."""
@@ -257,6 +269,8 @@ class Var(Expr):
             raise TypeError(f"name_hint must be a str, got {name_hint!r}")
         if type_annotation is not None and not isinstance(type_annotation, Type):
             raise TypeError(f"type_annotation must be a relay Type, got {type_annotation!r}")
+        if isinstance(type_annotation, IncompleteType):
+            type_annotation = None  # a type still to infer: no annotation
         self.name_hint = name_hint
         self.type_annotation = type_annotation
 
@@ -495,3 +509,93 @@ class Let(Expr):
         self.var = variable
         self.value = as_expr(value)
         self.body = as_expr(body)
+
+
+#: Relay's base of the expressions with operators (``+``, ``astype``): every expression here.
+ExprWithOp = Expr
+
+
+def bind(expr: AnyT, binds: AnyT) -> AnyT:
+    """``relay.bind(expr, binds)``: ``expr`` with the variables of ``binds`` (``{Var: Expr}``)
+    replaced; the bound parameters of a ``Function`` are dropped from its parameters."""
+    return UPPER.bind(expr, binds)
+
+
+def _with_fields(
+    node: AnyT, kind: type[Expr], fields: tuple[str, ...], changes: dict[str, AnyT], build: AnyT
+) -> AnyT:
+    """``node`` itself when no field changes (None keeps a field), else ``build(**fields)``;
+    a ``span`` given is set on the copy."""
+    if not isinstance(node, kind):
+        raise TypeError(f"{kind.__name__}WithFields takes a relay.{kind.__name__}, got {node!r}")
+    values = {f: getattr(node, f) if changes.get(f) is None else changes[f] for f in fields}
+    span = changes.get("span")
+    if all(values[f] is getattr(node, f) for f in fields) and span is None:
+        return node
+    copy: AnyT = build(**values)
+    copy.span = node.span if span is None else span
+    return copy
+
+
+def CallWithFields(
+    call: Call,
+    op: AnyT = None,
+    args: AnyT = None,
+    attrs: AnyT = None,
+    type_args: AnyT = None,
+    span: AnyT = None,
+) -> Call:
+    """``call`` with the given fields replaced (itself when none changes), as Relay's."""
+    changes = {"op": op, "args": args, "attrs": attrs, "type_args": type_args, "span": span}
+    return _with_fields(call, Call, ("op", "args", "attrs", "type_args"), changes, Call)
+
+
+def ConstantWithFields(constant: Constant, data: AnyT = None, span: AnyT = None) -> Constant:
+    """``constant`` with its data replaced (itself when unchanged)."""
+    return _with_fields(constant, Constant, ("data",), {"data": data, "span": span}, Constant)
+
+
+def IfWithFields(
+    if_expr: If,
+    cond: AnyT = None,
+    true_branch: AnyT = None,
+    false_branch: AnyT = None,
+    span: AnyT = None,
+) -> If:
+    """``if_expr`` with the given branches or condition replaced."""
+    changes = {"cond": cond, "true_branch": true_branch, "false_branch": false_branch, "span": span}
+    return _with_fields(if_expr, If, ("cond", "true_branch", "false_branch"), changes, If)
+
+
+def LetWithFields(
+    let: Let, var: AnyT = None, value: AnyT = None, body: AnyT = None, span: AnyT = None
+) -> Let:
+    """``let`` with the given variable, value or body replaced."""
+    changes = {"var": var, "value": value, "body": body, "span": span}
+    return _with_fields(
+        let, Let, ("var", "value", "body"), changes, lambda var, value, body: Let(var, value, body)
+    )
+
+
+def TupleWithFields(tup: Tuple, fields: AnyT = None, span: AnyT = None) -> Tuple:
+    """``tup`` with its fields replaced."""
+    return _with_fields(tup, Tuple, ("fields",), {"fields": fields, "span": span}, Tuple)
+
+
+def TupleGetItemWithFields(
+    tuple_get_item: TupleGetItem, tuple_value: AnyT = None, index: AnyT = None, span: AnyT = None
+) -> TupleGetItem:
+    """``tuple_get_item`` with its tuple or index replaced."""
+    changes = {"tuple_value": tuple_value, "index": index, "span": span}
+    return _with_fields(
+        tuple_get_item, TupleGetItem, ("tuple_value", "index"), changes, TupleGetItem
+    )
+
+
+def VarWithFields(
+    variable: Var, vid: AnyT = None, type_annotation: AnyT = None, span: AnyT = None
+) -> Var:
+    """``variable`` with its name (``vid``: the front end's variables are named by a ``str``)
+    or type annotation replaced: a new variable, as Relay's."""
+    changes = {"name_hint": vid, "type_annotation": type_annotation, "span": span}
+    return _with_fields(variable, Var, ("name_hint", "type_annotation"), changes, Var)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Sequence
+from enum import IntEnum
 from typing import Any as AnyT
 
 import numpy as np
@@ -21,9 +22,19 @@ from compile_engine_compat.boundary import handle_of
 __all__ = [
     "Any",
     "FuncType",
+    "GlobalTypeVar",
+    "IncompleteType",
+    "RefType",
+    "ShapeVar",
     "TensorType",
     "TupleType",
     "Type",
+    "TypeCall",
+    "TypeConstraint",
+    "TypeKind",
+    "TypeRelation",
+    "TypeVar",
+    "is_dynamic",
     "relax_checked_type",
     "scalar_type",
 ]
@@ -260,3 +271,130 @@ def relax_checked_type(self: AnyT) -> Type:
     type Relay had no form of (shapes, objects, packed functions).
     """
     return from_struct_info(self.ty)
+
+
+def is_dynamic(tensor_type: Type) -> bool:
+    """``relay.ty.is_dynamic(t)``: whether a dimension of the tensor type is ``relay.Any()``."""
+    if not isinstance(tensor_type, TensorType):
+        raise TypeError(f"is_dynamic takes a relay.TensorType, got {tensor_type!r}")
+    return any(_is_any(d) for d in tensor_type.shape)
+
+
+# -- type variables, relations and the other type nodes (relay.TypeVar, ...) --------------------
+class TypeKind(IntEnum):
+    """Relay's kinds of types (``relay.TypeKind``)."""
+
+    Type = 0
+    ShapeVar = 1
+    BaseType = 2
+    Constraint = 4
+    AdtHandle = 5
+    TypeData = 6
+
+
+class _NoRelaxForm:
+    """A type the emitter cannot build a value of: a type-level node (a variable, a relation,
+    a call of a type constructor, a reference) has no Relax type."""
+
+    def struct_info(self) -> AnyT:
+        raise RelayTypeError(
+            f"{self!r} has no Relax form: a value the front end builds has a TensorType, "
+            "TupleType or FuncType of them (Relax has no type variables, relations or references)"
+        )
+
+
+class TypeVar(_NoRelaxForm, Type):
+    """``relay.TypeVar(name_hint, kind=TypeKind.Type)``: a type variable (one object, compared
+    by identity, as Relay's), for ``FuncType(type_params=...)`` and type-level code."""
+
+    def __init__(self, name_hint: str, kind: TypeKind = TypeKind.Type) -> None:
+        self.name_hint = str(name_hint)
+        self.kind = TypeKind(kind)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return self.name_hint
+
+
+def ShapeVar(name: str) -> TypeVar:
+    """``relay.ShapeVar(name)``: a type variable of kind ``ShapeVar``."""
+    return TypeVar(name, TypeKind.ShapeVar)
+
+
+class GlobalTypeVar(TypeVar):
+    """``relay.GlobalTypeVar(name_hint, kind=TypeKind.AdtHandle)``: a global type name."""
+
+    def __init__(self, name_hint: str, kind: TypeKind = TypeKind.AdtHandle) -> None:
+        super().__init__(name_hint, kind)
+
+
+class IncompleteType(Type):
+    """``relay.IncompleteType(kind=TypeKind.Type)``: a type still to infer. As a variable's
+    annotation it is no annotation (``relay.var("x", IncompleteType())`` is ``relay.var("x")``:
+    the type comes from how the variable is used, where the front end infers it)."""
+
+    def __init__(self, kind: TypeKind = TypeKind.Type) -> None:
+        self.kind = TypeKind(kind)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return "?"
+
+
+class TypeCall(_NoRelaxForm, Type):
+    """``relay.TypeCall(func, args)``: a type constructor applied to types."""
+
+    def __init__(self, func: Type, args: Sequence[Type]) -> None:
+        self.func = func
+        self.args = tuple(args)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TypeCall) and self.func == other.func and self.args == other.args
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{self.func!r}[{', '.join(map(repr, self.args))}]"
+
+
+class TypeConstraint(_NoRelaxForm, Type):
+    """``relay.TypeConstraint``: the base of the constraints of a ``FuncType``."""
+
+
+class TypeRelation(TypeConstraint):
+    """``relay.TypeRelation(func, args, num_inputs, attrs)``: ``func(args, num_inputs, attrs,
+    reporter)`` relates the types ``args`` (the first ``num_inputs`` are the inputs)."""
+
+    def __init__(
+        self, func: AnyT, args: Sequence[Type], num_inputs: int, attrs: AnyT = None
+    ) -> None:
+        self.func = func
+        self.args = tuple(args)
+        self.num_inputs = int(num_inputs)
+        self.attrs = attrs
+
+    def __repr__(self) -> str:
+        return f"TypeRelation({getattr(self.func, '__name__', self.func)}, {list(self.args)})"
+
+
+class RefType(_NoRelaxForm, Type):
+    """``relay.RefType(value)``: the type of a reference to a value of type ``value``."""
+
+    def __init__(self, value: Type) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RefType) and self.value == other.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Ref[{self.value!r}]"

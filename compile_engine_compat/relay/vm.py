@@ -42,10 +42,16 @@ class Executable:
         self, lib: Any, input_names: Sequence[str] = (), library: Path | None = None
     ) -> None:
         # Relay's ``tvm.runtime.vm.Executable(mod)`` wraps a loaded library: no input names.
-        self.lib = lib
-        self.mod = self.lib
+        self._lib = lib
+        self.mod = lib
         self.input_names = list(input_names)
         self.library = library  # the compile cache's file ``lib`` was loaded from, if so
+
+    @property
+    def lib(self) -> Any:
+        """The Relax VM executable (or the library it was exported to, reloaded): Relay's
+        ``Executable.lib``, the compiled kernels' module."""
+        return self._lib
 
     # -- Relay's inspection methods, answered from the Relax VM executable ---------------------
     def _text(self) -> str:

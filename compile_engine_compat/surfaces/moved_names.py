@@ -85,11 +85,25 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.contrib.graph_runtime", f"{_LEGACY}.graph_executor"),
     # -- attributes ---------------------------------------------------------------------------
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
+    *(
+        MovedName(f"{module}:{alias}", f"{_LEGACY}.device:{alias}")
+        for module in ("tvm", "tvm.runtime")
+        for alias in ("gpu", "cl", "mtl")
+    ),
+    # TVM 0.19's tvm.runtime names: the FFI's classes under their old names.
+    MovedName("tvm.runtime:PackedFunc", "tvm_ffi:Function"),
+    MovedName("tvm.runtime:ObjectGeneric", "tvm_ffi:ObjectConvertible"),
+    MovedName("tvm.runtime:String", f"{_LEGACY}.runtime:String"),
+    MovedName("tvm.runtime:ObjectTypes", f"{_LEGACY}.runtime:ObjectTypes"),
+    MovedName("tvm.runtime:convert_to_object", "tvm.runtime:convert"),
+    MovedName("tvm.runtime.vm:convert", "tvm.runtime:convert"),
     MovedName("tvm:device", f"{_LEGACY}.device:device", replaces=True),
     MovedName("tvm.runtime:Tensor.asnumpy", f"{_LEGACY}.nd:asnumpy"),
     MovedName("tvm.runtime:NDArray", f"{_LEGACY}.nd:NDArray"),
     MovedName("tvm.target:generic_func", f"{_LEGACY}.target:generic_func"),
     MovedName("tvm.target:VirtualDevice", f"{_LEGACY}.virtual_device:VirtualDevice"),
+    MovedName("tvm.target:GenericFunc", f"{_LEGACY}.target:GenericFunc"),
+    MovedName("tvm.target:get_native_generic_func", f"{_LEGACY}.target:get_native_generic_func"),
     MovedName(
         "tvm.target:override_native_generic_func", f"{_LEGACY}.target:override_native_generic_func"
     ),
@@ -111,6 +125,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
             "bifrost",
             "adreno",
             "riscv_cpu",
+            "stm32",
             "create",
         )
     ),

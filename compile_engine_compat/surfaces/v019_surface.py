@@ -113,7 +113,7 @@ _ROUTES: dict[str, tuple[str, str]] = {
     # TVM 0.19's deprecated device aliases, wherever it kept them.
     **{
         f"{module}.{alias}": (
-            "tvm.context",
+            f"tvm.{alias}",
             f"{alias} was TVM 0.19's deprecated alias of tvm.{modern}: call tvm.{modern}(index)",
         )
         for module in ("tvm", "tvm.runtime", "tvm.runtime.ndarray")

@@ -1,4 +1,5 @@
-"""``tvm.context`` and ``tvm.device`` taking target names (TVM <=0.19), served by ``install()``.
+"""``tvm.context``, ``tvm.device`` taking target names and the deprecated device aliases
+``tvm.gpu``/``cl``/``mtl`` (TVM <=0.19), served by ``install()``.
 
 See :mod:`compile_engine_compat.surfaces.moved_names` for where each is set.
 """
@@ -11,7 +12,7 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api, warn_legacy
 
-__all__ = ["context", "device", "device_type"]
+__all__ = ["cl", "context", "device", "device_type", "gpu", "mtl"]
 
 #: Target names TVM 0.19's ``tvm.device``/``tvm.context`` took as device names.
 _TARGET_DEVICES = {"llvm": "cpu", "c": "cpu", "stackvm": "cpu", "nvptx": "cuda"}
@@ -39,6 +40,24 @@ def device(dev_type: Any, dev_id: int = 0) -> Any:
 def context(dev_type: Any, dev_id: int = 0) -> Any:
     """``tvm.context`` (renamed ``tvm.device`` in TVM 0.8)."""
     return _device(_target_device(dev_type) or dev_type, dev_id)
+
+
+def gpu(dev_id: int = 0) -> Any:
+    """``tvm.gpu(dev_id)``: TVM 0.19's deprecated alias of ``tvm.cuda``."""
+    warn_legacy("tvm.gpu")
+    return tvm.cuda(dev_id)
+
+
+def cl(dev_id: int = 0) -> Any:
+    """``tvm.cl(dev_id)``: TVM 0.19's alias of ``tvm.opencl``."""
+    warn_legacy("tvm.cl")
+    return tvm.opencl(dev_id)
+
+
+def mtl(dev_id: int = 0) -> Any:
+    """``tvm.mtl(dev_id)``: TVM 0.19's alias of ``tvm.metal``."""
+    warn_legacy("tvm.mtl")
+    return tvm.metal(dev_id)
 
 
 # -- upstream Relay test files (test_any): Device.device_type -------------------------------------

@@ -16,8 +16,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import give_type
-from compile_engine_compat.relay._impl import origin
-from compile_engine_compat.relay._impl.printer import module_astext
+from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.expr import Call, Expr
 from compile_engine_compat.relay.function import named_relax_function
 
@@ -79,18 +78,6 @@ def legacy_global_call(self: Any, *args: Any) -> Any:
     return TVM_GLOBALVAR_CALL(self, *args)
 
 
-def _relay_functions(mod: Any) -> list[tuple[str, Any]] | None:
-    """Each function of ``mod`` as (name, Relay function), ``main`` last; None when one of them
-    has no Relay origin (the module is not, or no longer, what the front end built)."""
-    out = []
-    for gvar, func in mod.functions.items():
-        relay_func = origin.relay_of(func)
-        if relay_func is None:
-            return None
-        out.append((str(gvar.name_hint), relay_func))
-    return sorted(out, key=lambda item: (item[0] == "main", item[0]))
-
-
 def irmodule_astext(self: Any, show_meta_data: bool = True, annotate: Any = None) -> str:
     """``IRModule.astext()`` (TVM <=0.19): Relay's text of a module the front end built.
 
@@ -108,10 +95,7 @@ def irmodule_astext(self: Any, show_meta_data: bool = True, annotate: Any = None
         the module came from a Relay function; otherwise TVM's own print of the module (its
         Relax TVMScript, as ``mod.script()``, which always prints the Relax form).
     """
-    functions = _relay_functions(self)
-    if not functions:
-        return str(self.script())
-    return module_astext(functions, show_meta_data)
+    return irmodule_text(self, show_meta_data)
 
 
 def irmodule_str(self: Any) -> str:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes  # TVM 0.19's ndarray module had it (apache-tvm requires it)
 import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.tvm_legacy.device import device
+from compile_engine_compat.tvm_legacy.device import cl, device, gpu, mtl
 
 # ``tvm.nd`` was ``tvm.runtime.ndarray``, which also held the device constructors: TVM 0.27 keeps
 # them (as ``tvm.runtime.cpu``, ...), so they are TVM's own; ``device`` takes TVM 0.19's names.
@@ -29,23 +30,36 @@ metal = tvm.runtime.metal
 vulkan = tvm.runtime.vulkan
 vpi = tvm.runtime.vpi
 ext_dev = tvm.runtime.ext_dev
+hexagon = tvm.hexagon
+
+
+def webgpu(dev_id: int = 0) -> Any:
+    """``tvm.runtime.ndarray.webgpu(dev_id)``: the WebGPU device (``tvm.device("webgpu")``)."""
+    return tvm.runtime.device("webgpu", dev_id)
+
 
 __all__ = [
     "NDArray",
     "array",
     "asnumpy",
+    "cl",
     "cpu",
     "cuda",
     "device",
     "empty",
     "ext_dev",
     "from_dlpack",
+    "gpu",
+    "hexagon",
     "metal",
+    "ml_dtypes",
+    "mtl",
     "opencl",
     "rocm",
     "to_dlpack",
     "vpi",
     "vulkan",
+    "webgpu",
 ]
 
 #: ``tvm.nd.NDArray``: TVM 0.27 calls the class ``tvm.runtime.Tensor``.

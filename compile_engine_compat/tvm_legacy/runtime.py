@@ -1,4 +1,5 @@
-"""``tvm.runtime.load_module`` that reloads ``relay.build``'s export (served by ``install()``).
+"""``tvm.runtime.load_module`` that reloads ``relay.build``'s export, and TVM 0.19's ``String``
+and ``ObjectTypes`` (served by ``install()``).
 
 A library written by ``lib.export_library(path)`` for ``lib = relay.build(...)`` loads as a
 factory whose ``["default"](dev)`` feeds ``graph_executor.GraphModule``; every other library
@@ -12,13 +13,22 @@ import os
 from typing import Any
 
 import tvm
+import tvm_ffi
 
 from compile_engine_compat.boundary import tvm_warnings_dropped
 from compile_engine_compat.deprecations import warn_legacy
 from compile_engine_compat.library_files import check_whole_library
 from compile_engine_compat.relay.backend.executor_factory import LoadedFactory, read_marker
 
-__all__ = ["executable_time_evaluator", "load_module", "tvm_load_module"]
+__all__ = ["ObjectTypes", "String", "executable_time_evaluator", "load_module", "tvm_load_module"]
+
+#: ``tvm.runtime.String``: TVM 0.27's FFI hands strings to Python as ``str`` (TVM 0.19's
+#: ``String`` was a ``str`` subclass), so a string it returns is one, and ``String("a")`` is
+#: ``"a"``.
+String = str
+#: ``tvm.runtime.ObjectTypes``: the classes of what the FFI passes by reference (objects,
+#: tensors, modules, functions), for ``isinstance`` checks as in TVM 0.19.
+ObjectTypes = (tvm.runtime.Object, tvm.runtime.Tensor, tvm.runtime.Module, tvm_ffi.Function)
 
 #: TVM's own ``load_module``, taken when this module is first imported (before install() sets
 #: the name on tvm.runtime).

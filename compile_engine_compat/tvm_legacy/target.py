@@ -30,6 +30,7 @@ __all__ = [
     "create",
     "cuda",
     "generic_func",
+    "get_native_generic_func",
     "intel_graphics",
     "legacy_target_init",
     "mali",
@@ -37,6 +38,7 @@ __all__ = [
     "rasp",
     "riscv_cpu",
     "rocm",
+    "stm32",
 ]
 
 
@@ -75,9 +77,37 @@ def generic_func(fdefault: Callable[..., Any]) -> GenericFunc:
     return GenericFunc(fdefault)
 
 
+#: The named generic functions (TVM 0.19 kept them in C++; a Python registry here).
+_NATIVE: dict[str, GenericFunc] = {}
+
+
+def get_native_generic_func(name: str) -> GenericFunc:
+    """``tvm.target.get_native_generic_func(name)``: the generic function of that name (made
+    the first time, with no default: a call no registered target key matches raises)."""
+    found = _NATIVE.get(name)
+    if found is None:
+
+        def no_default(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError(
+                f"generic function {name} has no default, and nothing is registered for the "
+                f"current target ({tvm.target.Target.current(allow_none=True)})"
+            )
+
+        found = _NATIVE.setdefault(name, GenericFunc(no_default, name))
+    return found
+
+
 def override_native_generic_func(func_name: str) -> Callable[[Callable[..., Any]], GenericFunc]:
-    """``@tvm.target.override_native_generic_func(name)`` (no native registry: a Python one)."""
-    return lambda fdefault: GenericFunc(fdefault, func_name)
+    """``@tvm.target.override_native_generic_func(name)``: the named generic function, with
+    the decorated function as its default."""
+
+    def override(fdefault: Callable[..., Any]) -> GenericFunc:
+        func = get_native_generic_func(func_name)
+        func.default = fdefault
+        func.__doc__ = fdefault.__doc__
+        return func
+
+    return override
 
 
 # -- Target construction (Relay programs end to end) --------------------------------------------
@@ -222,6 +252,37 @@ def rasp(options: str | Sequence[str] | None = None) -> tvm.target.Target:
         stacklevel=2,
     )
     return arm_cpu("rasp3b", options)
+
+
+#: The STM32 series ``stm32(series)`` knew -> the Cortex-M core of the series.
+_STM32_CORES: dict[str, str] = {
+    "stm32H7xx": "cortex-m7",
+    "stm32F7xx": "cortex-m7",
+    "stm32F4xx": "cortex-m4",
+    "stm32F2xx": "cortex-m3",
+    "stm32G0xx": "cortex-m0+",
+    "stm32F0xx": "cortex-m0",
+    "stm32F1xx": "cortex-m3",
+    "stm32G4xx": "cortex-m4",
+    "stm32F3xx": "cortex-m4",
+    "stm32U5xx": "cortex-m33",
+    "stm32L5xx": "cortex-m33",
+    "stm32L4xx": "cortex-m4",
+    "stm32L1xx": "cortex-m3",
+    "stm32L0xx": "cortex-m0+",
+}
+
+
+@legacy_api("target.constructors")
+def stm32(series: str = "unknown", options: str | Sequence[str] | None = None) -> tvm.target.Target:
+    """``tvm.target.stm32(series, options)``: C for the series' Cortex-M core (H7 also gives
+    ``-march=armv7e-m``); a ValueError for a series TVM 0.19 did not know."""
+    core = _STM32_CORES.get(series)
+    if core is None:
+        raise ValueError(f"Series {series} is not supported by tvm.target.stm32.")
+    known = ["-keys=arm_cpu,cpu", "-device=arm_cpu", f"-mcpu={core}"]
+    known += ["-march=armv7e-m"] if series == "stm32H7xx" else []
+    return _build("c", _options(known, options))
 
 
 @legacy_api("target.constructors")

@@ -31,6 +31,9 @@ import numpy as np
 import pytest
 import tvm
 
+from compile_engine_compat.tvm_legacy import testing_ffi
+from compile_engine_compat.tvm_legacy.testing_ffi import *  # noqa: F403 (set on tvm.testing too)
+
 #: The TVM 0.19 names ``install()`` sets on ``tvm.testing`` (where TVM 0.27 lacks them); the
 #: plugin's helpers (:data:`REQUIREMENTS`, :func:`test_targets`, ...) are not among them.
 __all__ = [
@@ -86,6 +89,8 @@ __all__ = [
     "uses_multi_gpu",
     "xfail_parameterizations",
 ]
+# TVM 0.19's FFI and pool helpers (their own module): set on tvm.testing with the rest.
+__all__ += testing_ffi.__all__
 
 #: The targets a ``target`` test runs over when ``TVM_TEST_TARGETS`` is unset (TVM 0.19's list):
 #: those this machine cannot run are kept and skipped, naming what they need.

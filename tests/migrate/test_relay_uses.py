@@ -324,7 +324,9 @@ def test_scan_reports_every_line_using_a_tvm_019_name_tvm_027_lacks(tmp_path: Pa
     assert gone <= {f.line for f in findings}, sorted(gone - {f.line for f in findings})
     by_name = {f.detail.split(":")[0]: f for f in findings}
     # Whether install() serves it or not, each names its route.
-    assert by_name["tvm.gpu"].fix == "manual" and "tvm.cuda" in by_name["tvm.gpu"].detail
+    assert (
+        by_name["tvm.gpu"].fix == "served" and "MIGRATION.md#tvm-gpu" in by_name["tvm.gpu"].detail
+    )
     assert by_name["tvm.contrib.graph_runtime"].fix == "served"
     assert by_name["tvm.target.VirtualDevice"].fix in ("manual", "served")
     assert "MIGRATION.md#" in by_name["tvm._ffi"].detail
@@ -333,9 +335,10 @@ def test_scan_reports_every_line_using_a_tvm_019_name_tvm_027_lacks(tmp_path: Pa
 @pytest.mark.parametrize(
     ("code", "runs"),
     [
-        ("import tvm\ntvm.gpu(0)\n", False),
+        ("import tvm\ntvm.gpu(0)\n", True),
+        ("import tvm\ntvm.lower(None, [])\n", False),
         ("import tvm\nfrom tvm.contrib import graph_runtime\n", True),
-        ("import tvm\nx = tvm.runtime.ndarray.cl\nx(0)\n", False),
+        ("import tvm\nx = tvm.runtime.ndarray.numpyasarray\nx(None)\n", False),
         ("from tvm.contrib import cc\ncc.get_cc\n", True),
     ],
 )

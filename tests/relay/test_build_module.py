@@ -94,3 +94,33 @@ def test_bind_params_by_name_keeps_the_relay_graph_for_the_byoc_passes():
         x = relay.var("x", shape=(2,))
         twice = relay.Function([x, relay.var("x", shape=(2,))], x)
         relay.build_module.bind_params_by_name(twice, {"x": np.zeros(2, "float32")})
+
+
+def test_the_executor_classes_and_optimize_bind_and_run():
+    from compile_engine_compat.relay.backend.vm import VMExecutor
+
+    x, w = relay.var("x", shape=(2,)), relay.var("w", shape=(2,))
+    mod = tvm.IRModule.from_expr(relay.Function([x, w], relay.add(x, w)))
+    ones = np.ones(2, "float32")
+    optimized, params = relay.optimize(mod, "llvm", {"w": ones})
+    assert params == {} and [p.name for p in optimized["main"].params] == ["x"]
+    np.testing.assert_array_equal(VMExecutor(optimized).evaluate()(ones).numpy(), [2.0, 2.0])
+    graph = relay.build_module.GraphExecutor(mod, tvm.cpu(), "llvm")
+    np.testing.assert_array_equal(graph.evaluate()(ones, ones * 3).numpy(), [4.0, 4.0])
+    with pytest.raises(TypeError, match=r"takes a tvm\.IRModule or a relay\.Function"):
+        relay.optimize("main")
+
+
+def test_build_module_returns_json_lib_and_params():
+    x = relay.var("x", shape=(2,))
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    builder = relay.build_module.BuildModule()
+    with pytest.raises(RuntimeError, match="call build"):
+        builder.get_json()
+    graph_json, lib, params = builder.build(mod, "llvm")
+    assert graph_json == builder.get_json() and '"nodes"' in graph_json
+    assert lib is builder.get_module() and params == builder.get_params() == {}
+    runner = graph_executor.create(graph_json, lib, tvm.cpu())
+    runner.set_input("x", np.array([-1.0, 2.0], "float32"))
+    runner.run()
+    np.testing.assert_array_equal(runner.get_output(0).numpy(), [0.0, 2.0])

@@ -80,3 +80,20 @@ def test_an_expression_through_tvm_runtime_convert_comes_back_as_itself():
     tup = relay.Tuple(converted)
     assert tup.fields[0] is call and tup.fields[1] is x
     assert relay.Function(tvm.runtime.convert([x]), call).params == [x]
+
+
+def test_with_fields_copy_only_what_changes_and_bind_substitutes():
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    call = relay.add(x, y)
+    assert relay.expr.CallWithFields(call) is call
+    swapped = relay.expr.CallWithFields(call, args=[y, x])
+    assert swapped is not call and swapped.args == [y, x] and swapped.op is call.op
+    item = relay.expr.TupleGetItemWithFields(relay.TupleGetItem(relay.Tuple([x, y]), 0), index=1)
+    assert item.index == 1
+    assert relay.expr.VarWithFields(x, "z").name_hint == "z"
+    with pytest.raises(TypeError, match=r"CallWithFields takes a relay\.Call"):
+        relay.expr.CallWithFields(x)  # type: ignore[arg-type]
+    func = relay.bind(relay.Function([x, y], call), {y: relay.const(np.ones(2, "float32"))})
+    assert [p.name_hint for p in func.params] == ["x"]
+    assert "meta[relay.Constant][0]" in relay.astext(func)
+    assert relay.pretty_print(relay.bind(call, {x: y})).endswith("add(%y, %y)\n")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+import tvm
+
 from compile_engine_compat import relay
 
 
@@ -31,6 +34,9 @@ def test_every_name_the_front_end_warns_has_a_row():
         "tvm.nd",
         "tvm.context",
         "tvm.device",
+        "tvm.gpu",
+        "tvm.cl",
+        "tvm.mtl",
         # Relay programs end to end: passes, params, tuning, targets, DLPack.
         "relay.transform",
         # The vendors' path (BYOC).
@@ -56,3 +62,21 @@ def test_every_name_the_front_end_warns_has_a_row():
         "relay.transform.more_passes",
     }
     assert names <= set(API_TABLE)
+
+
+def test_the_names_tvm_019_re_exported_are_the_same_objects():
+    assert relay.op.Call is relay.Call and relay.op.const is relay.const
+    assert relay.op.image.Expr is relay.Expr and relay.op.nn.const is relay.const
+    assert relay.op.vision.expr is relay.expr and relay.op.nn.expr is relay.expr
+    assert relay.op.reg is relay.op.op and relay.reg is relay.op.op
+    assert relay.op.target is tvm.target is relay.target
+    # set where the package is assembled (the modules import each other): not seen by mypy
+    assert getattr(relay.analysis, "build_module") is relay.build_module  # noqa: B009
+    assert getattr(relay.analysis, "transform") is relay.transform  # noqa: B009
+    assert getattr(relay.transform, "relay") is relay  # noqa: B009
+    assert relay.analysis.IRModule is tvm.IRModule and relay.analysis.cpu is tvm.cpu
+    assert relay.SequentialSpan is tvm.ir.SequentialSpan
+    assert relay.op.nn.get_pad_tuple2d((1, 2)) == (1, 2, 1, 2)
+    assert relay.op.nn.get_pad_tuple3d(1) == (1,) * 6
+    with pytest.raises(ValueError, match="padding must have 1, 1 or 2 values"):
+        relay.op.nn.get_pad_tuple1d((1, 2, 3))

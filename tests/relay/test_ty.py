@@ -86,3 +86,10 @@ def test_a_result_of_known_rank_only_has_an_any_per_dimension():
     assert not ty.shape[0].same_as(ty.shape[1])  # each position its own unknown
     with pytest.raises(relay.RelayTypeError, match="no Relay type"):
         from_struct_info(relax.TensorType(dtype="float32", ndim=-1))
+
+
+def test_is_dynamic_says_whether_a_dimension_is_any():
+    assert relay.ty.is_dynamic(relay.TensorType((relay.Any(), 3)))
+    assert not relay.ty.is_dynamic(relay.TensorType((2, 3)))
+    with pytest.raises(TypeError, match=r"takes a relay\.TensorType"):
+        relay.ty.is_dynamic(relay.TupleType([]))

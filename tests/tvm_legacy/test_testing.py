@@ -85,6 +85,8 @@ def test_the_contrib_ffi_and_error_names(alias):
 
     assert nvcc.have_fp16(None) is False and nvcc.have_tensorcore() is False
     assert nvcc.have_fp16("7.0") is True
+    assert nvcc.have_fp8("8.9") is True and nvcc.have_fp8("8.0") is False
+    assert nvcc.have_fp8(None) is False and isinstance(nvcc.have_cudagraph(), bool)
     with utils.tempdir() as tmp:
         assert tmp.relpath("x").endswith("x")
     assert tvm._ffi.base.TVMError is TVMError is tvm.TVMError

@@ -7,8 +7,8 @@ A registered op gets Relay's ``tvm.ir.Op`` methods (``set_num_inputs``, ``add_ar
 ``rel(arg_types, attrs) -> relay.Type``, whose own exceptions reach the caller unchanged. In
 Relax the call is ``relax.call_dps_packed(name, args, out)`` of that type: it types and builds,
 and it runs where a packed function of the op's name exists in destination-passing style
-(``tvm.register_global_func(name)`` taking the inputs and the output tensor), since a custom
-Relay op's compute (``FTVMCompute``) has nowhere to go on the Relax VM.
+(``tvm.register_global_func(name)`` taking the inputs and the output tensor), or, once
+``register_compute`` gave it a compute (``FTVMCompute``), that TE compute (``call_te``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ __all__ = [
     "OpPattern",
     "custom_op",
     "register",
+    "register_compute",
     "register_pattern",
     "register_stateful",
 ]
@@ -84,6 +85,8 @@ class CustomOp(RelayOp):
         self.attrs_type_key = "DictAttrs"
         self.pattern = OpPattern.OPAQUE
         self.stateful = False
+        #: ``FTVMCompute``: ``compute(attrs, inputs, out_type) -> [te.Tensor]``, or None.
+        self.compute: Callable[..., Any] | None = None
 
     def default_attrs(self) -> Any:
         """None: a call of a custom op without attributes has none (Relay's ``call.attrs``)."""
@@ -130,6 +133,14 @@ class CustomOp(RelayOp):
             raise RelayTypeError(
                 f"the type relation of op {self.name!r} returned {out!r}, not a relay.TensorType"
             )
+        if self.compute is not None:  # register_compute: its TE, as Relay's FTVMCompute ran
+            compute = self.compute
+
+            def te_compute(*tensors: Any) -> Any:
+                results = compute(attrs, list(tensors), out)
+                return results[0] if isinstance(results, list | tuple) else results
+
+            return bb.call_te(te_compute, *args, primfunc_name_hint=self.name.replace(".", "_"))
         return relax.op.call_dps_packed(self.name, relax.Tuple(args), out.struct_info())
 
 
@@ -160,6 +171,11 @@ def register(op_name: str, describe: str = "") -> CustomOp:
 def register_pattern(op_name: str, pattern: int, level: int = 10) -> None:
     """Record a custom op's fusion pattern (Relax fuses by its own analysis)."""
     _registered(op_name).pattern = int(pattern)
+
+
+def register_compute(op_name: str, compute: Callable[..., Any], level: int = 10) -> None:
+    """A custom op's ``FTVMCompute``: its calls become that TE compute (``call_te``)."""
+    _registered(op_name).compute = compute
 
 
 def register_stateful(op_name: str, stateful: bool, level: int = 10) -> None:

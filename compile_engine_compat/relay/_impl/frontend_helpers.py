@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import tvm
 
+from compile_engine_compat.deprecations import INTERNAL
 from compile_engine_compat.relay._impl.to_relax import infer
 
 from .. import op as _op
@@ -28,6 +29,7 @@ __all__ = [
     "Renamer",
     "RequiredAttr",
     "StrAttrsDict",
+    "autopad",
     "ensure_scalar_shape",
     "fold_constant",
     "get_name",
@@ -349,7 +351,8 @@ def infer_value(input_val: Any, params: Mapping[str, Any], mod: Any = None) -> A
     if missing:
         raise ValueError(f"infer_value: no value for the free variable(s) {missing}")
     args = [_tensor(params[v.name_hint]) for v in inputs]
-    run = create_executor("vm", mod=tvm.IRModule.from_expr(Function(inputs, input_val)))
+    mod = tvm.IRModule.from_expr(Function(inputs, input_val))
+    run = create_executor("vm", mod=mod, **INTERNAL)  # the helper's own build: no warning
     return run.evaluate()(*args)
 
 
@@ -438,3 +441,39 @@ def set_span(sym: Any, span: Any) -> Any:
     """``sym`` unchanged: the Relax form the front end builds carries no source spans, so the
     span TVM 0.19 attached is dropped (a frontend's names stay in the variables)."""
     return sym
+
+
+def autopad(
+    data: Any,
+    strides: Any,
+    kernel_shape: Any,
+    dilations: Any = (1, 1),
+    pad_type: str = "constant",
+    deconv: bool = False,
+    mode: str = "SAME_UPPER",
+    pad_value: float = 0.0,
+) -> Any:
+    """``data`` padded for a ``SAME`` convolution (ONNX's ``auto_pad``), on its spatial axes.
+
+    Per axis the total padding is ``max(k - s, 0)`` when the size divides by the stride ``s``,
+    else ``max(k - size % s, 0)`` (``k`` the dilated kernel); for a transposed convolution
+    (``deconv``) it is ``kernel - 1 - that``. ``SAME_UPPER`` puts the odd unit after,
+    ``SAME_LOWER`` before. TVM 0.19 computed this at run time; the front end's shapes are known
+    here, so it is computed now (a symbolic spatial size is refused).
+    """
+    shape = infer_shape(data)
+    spatial = shape[2:]
+    if not all(isinstance(d, int) for d in spatial):
+        raise ValueError(f"autopad needs known spatial sizes, got {list(spatial)}")
+    pads = [(0, 0), (0, 0)]
+    for size, stride, kernel, dilation in zip(
+        spatial, strides, kernel_shape, dilations, strict=True
+    ):
+        dilated = (int(kernel) - 1) * int(dilation) + 1
+        rest = size % int(stride)
+        total = max(dilated - (int(stride) if rest == 0 else rest), 0)
+        if deconv:
+            total = int(kernel) - 1 - total
+        before, after = total // 2, total - total // 2
+        pads.append((after, before) if "LOWER" in mode else (before, after))
+    return _op.nn.pad(data, pads, pad_value, pad_type)

@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from compile_engine_compat.relay.expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
+from compile_engine_compat.relay.expr import (
+    Call,
+    Constant,
+    Expr,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    Var,
+    as_expr,
+)
 from compile_engine_compat.relay.function import Function
 
-__all__ = ["GraphMutator", "GraphVisitor", "children", "rebuild"]
+__all__ = ["GraphMutator", "GraphVisitor", "bind", "children", "rebuild"]
 
 
 def children(node: Any) -> list[Any]:
@@ -150,3 +160,27 @@ class GraphMutator(GraphVisitor):
     def visit_other(self, expr: Any) -> Any:
         """Anything else stays itself."""
         return expr
+
+
+class _Substitute(GraphMutator):
+    """Replaces variables (by identity) with the expressions given."""
+
+    def __init__(self, values: dict[int, Any]) -> None:
+        super().__init__()
+        self.values = values
+
+    def visit_var(self, var: Var) -> Any:
+        return self.values.get(id(var), var)
+
+
+def bind(expr: Any, binds: Any) -> Any:
+    """``relay.bind(expr, binds)``: the variables of ``binds`` (``{Var: Expr}``) replaced in
+    ``expr``; a ``Function``'s bound parameters leave its parameter list, as Relay's did."""
+    values = {id(v): as_expr(e) for v, e in dict(binds).items()}
+    if not isinstance(expr, Function):
+        return _Substitute(values).visit(expr)
+    body = _Substitute(values).visit(expr.body)
+    params = [p for p in expr.params if id(p) not in values]
+    if body is expr.body and len(params) == len(expr.params):
+        return expr
+    return Function(params, body, expr.ret_type, expr.type_params, expr.attrs)

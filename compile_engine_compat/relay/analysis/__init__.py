@@ -13,6 +13,8 @@ path to the functions.
 
 from __future__ import annotations
 
+from tvm import IRModule, cpu  # re-exported, as TVM 0.19's relay.analysis did
+
 from . import analysis, annotated_regions, call_graph, feature, sparse_conv2d, sparse_dense
 from .analysis import *  # noqa: F403 (Relay's names: analysis.__all__)
 from .annotated_regions import AnnotatedRegionSet
@@ -26,11 +28,13 @@ __all__ = [
     "AnnotatedRegionSet",
     "CallGraph",
     "Feature",
+    "IRModule",
     "TypeKind",
     "analysis",
     "annotated_regions",
     "call_graph",
     "count_layers",
+    "cpu",
     "feature",
     "sparse_conv2d",
     "sparse_dense",

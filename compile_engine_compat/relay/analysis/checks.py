@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from enum import IntEnum
 from typing import Any
 
 import tvm
@@ -13,7 +12,7 @@ from compile_engine_compat.deprecations import legacy_api
 from ..expr import Constant, Expr, If, Let, Tuple, Var
 from ..expr_functor import relay_node
 from ..function import Function
-from ..ty import FuncType, TensorType, TupleType, Type
+from ..ty import FuncType, TensorType, TupleType, Type, TypeKind, TypeVar
 from .graph import children, post_order
 
 __all__ = [
@@ -24,17 +23,6 @@ __all__ = [
     "unmatched_cases",
     "well_formed",
 ]
-
-
-class TypeKind(IntEnum):
-    """Relay's kinds of types (``relay.TypeKind``); the front end's types are all ``Type``."""
-
-    Type = 0
-    ShapeVar = 1
-    BaseType = 2
-    Constraint = 4
-    AdtHandle = 5
-    TypeData = 6
 
 
 @legacy_api("relay.analysis")
@@ -159,6 +147,8 @@ def check_kind(t: Type, mod: Any = None) -> TypeKind:
     TypeError
         For anything that is not a type of the front end.
     """
+    if isinstance(t, TypeVar):
+        return t.kind
     if isinstance(t, TupleType):
         for field in t.fields:
             check_kind(field)

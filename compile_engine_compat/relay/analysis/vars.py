@@ -11,7 +11,8 @@ from compile_engine_compat.deprecations import legacy_api
 
 from ..expr import UPPER, Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
-from ..ty import TensorType, TupleType, Type
+from ..ty import FuncType, TensorType, TupleType, Type, TypeVar
+from ..type_functor import TypeVisitor
 from .graph import post_order
 
 __all__ = [
@@ -114,37 +115,80 @@ def _dtypes(ty: Type | None) -> set[str]:
     return set()
 
 
+class _TypeVars(TypeVisitor):
+    """Every ``TypeVar`` of the types visited, in order of first use, and those bound (a
+    ``FuncType``'s ``type_params``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[TypeVar] = []
+        self.bound: list[TypeVar] = []
+
+    def visit_type_var(self, typ: TypeVar) -> None:
+        self.found.append(typ)
+
+    visit_global_type_var = visit_type_var
+
+    def visit_func_type(self, typ: FuncType) -> None:
+        self.bound.extend(p for p in typ.type_params if isinstance(p, TypeVar))
+        super().visit_func_type(typ)
+
+
+def _type_vars(expr: Any) -> _TypeVars:
+    """The type variables of a type, or of an expression's annotations (its variables' types,
+    its functions' return types and type parameters)."""
+    walk = _TypeVars()
+    if isinstance(expr, Type):
+        walk.visit(expr)
+        return walk
+    for node in post_order(expr):
+        if isinstance(node, Var) and node.type_annotation is not None:
+            walk.visit(node.type_annotation)
+        elif isinstance(node, Function):
+            walk.bound.extend(p for p in node.type_params if isinstance(p, TypeVar))
+            for typ in (*node.type_params, node.ret_type):
+                if isinstance(typ, Type):
+                    walk.visit(typ)
+    return walk
+
+
+def _unique(items: list[TypeVar]) -> list[TypeVar]:
+    return list({id(t): t for t in items}.values())
+
+
 @legacy_api("relay.analysis")
 def bound_type_vars(expr: Any, mod: Any = None) -> list[Any]:
-    """Relay's ``bound_type_vars``: always ``[]`` (see :func:`free_type_vars`)."""
-    return []
+    """Relay's ``bound_type_vars``: the type variables bound by a ``FuncType``'s or a
+    function's ``type_params``, in order."""
+    return _unique(_type_vars(expr).bound)
 
 
 @legacy_api("relay.analysis")
 def all_type_vars(expr: Any, mod: Any = None) -> list[Any]:
-    """Relay's ``all_type_vars``: always ``[]`` (see :func:`free_type_vars`)."""
-    return []
+    """Relay's ``all_type_vars``: every type variable of ``expr`` (a type or an expression's
+    annotations), in order of first use."""
+    walk = _type_vars(expr)
+    return _unique(walk.found + walk.bound)
 
 
 def free_type_vars(expr: Any, mod: Any = None) -> list[Any]:
-    """Relay's ``free_type_vars``: always ``[]`` here.
-
-    The front end builds static shapes only, with no type variables (Relay's ``TypeVar`` is not
-    mapped), so no expression of it has a free one.
+    """Relay's ``free_type_vars``: the type variables of ``expr`` no ``type_params`` binds.
 
     Parameters
     ----------
     expr : Expr or Type
-        A Relay expression or type.
+        A Relay expression (its annotations are read) or type.
     mod : ignored
         Relay's module argument.
 
     Returns
     -------
-    list
-        Empty.
+    list of relay.TypeVar
+        In order of first use.
     """
-    return []
+    walk = _type_vars(expr)
+    bound = {id(t) for t in walk.bound}
+    return [t for t in _unique(walk.found) if id(t) not in bound]
 
 
 def _vars(expr: Expr, free_only: bool) -> list[Var]:

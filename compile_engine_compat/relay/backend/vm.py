@@ -5,6 +5,7 @@ them from here in TVM <= 0.19): ``compile``, ``VMCompiler`` and ``Executable``, 
 
 from __future__ import annotations
 
+from ..build_module import VMExecutor
 from ..vm import Executable, VMCompiler, compile
 
-__all__ = ["Executable", "VMCompiler", "compile"]
+__all__ = ["Executable", "VMCompiler", "VMExecutor", "compile"]

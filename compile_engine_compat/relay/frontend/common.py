@@ -15,6 +15,7 @@ from tvm import relax
 
 from compile_engine_compat.relay._impl.frontend_helpers import *  # noqa: F403 - TVM 0.19's relay.frontend.common helpers
 from compile_engine_compat.relay._impl.frontend_helpers import __all__ as _HELPERS
+from compile_engine_compat.relay._impl.rnn_cells import gru_cell, lstm_cell, rnn_cell
 
 __all__ = [
     *_HELPERS,
@@ -23,9 +24,12 @@ __all__ = [
     "UnservedFrontendError",
     "UnsupportedModelError",
     "detached_params",
+    "gru_cell",
+    "lstm_cell",
     "refuse_options",
     "rename_params",
     "require",
+    "rnn_cell",
 ]
 
 

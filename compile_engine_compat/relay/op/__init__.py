@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tvm import target  # re-exported, as TVM 0.19's relay.op did
+
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError, missing_op
 
+from ..expr import Call, Constant, Expr, Tuple, TupleWrapper, const
 from . import (
     algorithm,
     annotation,
@@ -30,33 +33,48 @@ from . import (
 from .op import (
     REFUSED_OPS,
     OpImplementation,
+    OpPattern,
     OpSpecialization,
     OpStrategy,
     get,
     namespace,
+    register_compute,
+    register_pattern,
     register_strategy,
 )
 
 globals().update(namespace(""))
 Op = RelayOp
+reg = op  # TVM 0.19's alias of relay.op.op
 
 __all__ = [
     "REFUSED_OPS",
+    "Call",
+    "Constant",
+    "Expr",
     "Op",
     "OpImplementation",
+    "OpPattern",
     "OpSpecialization",
     "OpStrategy",
+    "Tuple",
+    "TupleWrapper",
     "UnsupportedRelayError",
     "algorithm",
     "annotation",
+    "const",
     "contrib",
     "get",
     "image",
     "nn",
     "op",
     "reduce",
+    "reg",
+    "register_compute",
+    "register_pattern",
     "register_strategy",
     "strategy",
+    "target",
     "tensor",
     "transform",
     "vision",

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 from compile_engine_compat.relay._impl import convert, convert_te, normalize
 from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
 
+# Re-exported, as TVM 0.19's relay.op.image did.
+from ..expr import Constant, Expr, const  # noqa: F401
+
 
 def _resize_attrs(layout: str) -> tuple[tuple[str, Any], ...]:
     """Relay's attributes of ``image.resize1d/2d/3d`` (one set, the layout's default differs)."""
@@ -133,7 +136,7 @@ REFUSED: dict[str, str] = {}
 
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
-__all__ = sorted(BUILDERS)
+__all__ = sorted([*BUILDERS, "Constant", "Expr", "const"])
 
 if TYPE_CHECKING:
     # The builders are made from the rows, so a type checker cannot see them: to it, every

@@ -7,10 +7,13 @@ their builders raise, naming what to write instead.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tvm import topi
+import tvm
+from tvm import relax, te, topi
+from tvm.topi.nn import winograd_util
 
 from compile_engine_compat.relay._impl import convert, convert_te, normalize, type_relations
 from compile_engine_compat.relay._impl.registry import (
@@ -21,7 +24,8 @@ from compile_engine_compat.relay._impl.registry import (
     missing_op,
 )
 
-from ..expr import Constant, Expr
+from .. import expr  # noqa: F401 (re-exported, as TVM 0.19's relay.op.nn did)
+from ..expr import Constant, Expr, const  # noqa: F401 (const: re-exported, as above)
 from . import tensor, transform
 
 
@@ -101,6 +105,158 @@ def _convolutions() -> list[OpRow]:
     return rows
 
 
+def _pool_grad(kind: str) -> Callable[[Any, list[Any]], Any]:
+    """TOPI's gradient of a 2-D pool, on Relay's attributes."""
+
+    def compute(a: Any, t: list[Any]) -> Any:
+        return topi.nn.pool_grad(
+            t[0],
+            t[1],
+            [int(k) for k in a.pool_size],
+            [int(s) for s in a.strides],
+            [int(p) for p in a.padding],
+            kind,
+            bool(a.ceil_mode),
+            bool(getattr(a, "count_include_pad", False)),
+            str(a.layout),
+        )
+
+    return compute
+
+
+def _cross_entropy(bb: Any, args: list[Any], attrs: Any, logits: bool) -> Any:
+    """``nn.cross_entropy`` (``logits``: ``nn.cross_entropy_with_logits``)."""
+    predictions, targets = args
+    log_p = predictions if logits else bb.emit(relax.op.log(predictions))
+    total = bb.emit(relax.op.sum(bb.emit(relax.op.multiply(log_p, targets))))
+    batch = convert.static_shape(predictions)[0]
+    scale = relax.const(-1.0 / int(batch), str(predictions.ty.dtype))
+    return relax.op.multiply(total, scale)
+
+
+def _conv2d_nchwc(a: Any, t: list[Any]) -> Any:
+    """TOPI's blocked-layout (``NCHW{c}c`` data, ``OIHW{i}i{o}o`` kernel) convolution."""
+    # TOPI asks for a current target while it only defines the compute (the same on every
+    # target): a plain host one is given where the program set none.
+    current = tvm.target.Target.current(allow_none=True)
+    with current if current is not None else tvm.target.Target("llvm"):
+        return topi.nn.conv2d_NCHWc(
+            t[0],
+            t[1],
+            [int(v) for v in a.strides],
+            [int(v) for v in a.padding],
+            [int(v) for v in a.dilation],
+            str(a.data_layout),
+            str(a.out_layout or a.data_layout),
+            a.out_dtype or str(t[0].dtype),
+        )
+
+
+def _depthwise_nchwc(a: Any, t: list[Any]) -> Any:
+    """A depthwise convolution (channel multiplier 1) in blocked layouts: data
+    ``NCHW{c}c`` (``[N, C/c, H, W, c]``), kernel ``OIHW1i{o}o`` (``[C/o, 1, KH, KW, 1, o]``);
+    the output is laid out as the data."""
+    data, kernel = t
+    top, left, bottom, right = (int(p) for p in a.padding)
+    padded = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0])
+    (stride_h, stride_w), (dil_h, dil_w) = a.strides, a.dilation
+    batch, chunks, height, width, block = (int(d) for d in data.shape)
+    out_chunks, _, k_h, k_w, _, out_block = (int(d) for d in kernel.shape)
+    if out_chunks * out_block != chunks * block:
+        raise ValueError(
+            f"a depthwise kernel of {out_chunks * out_block} channels for data of "
+            f"{chunks * block} (the channel multiplier must be 1)"
+        )
+    out_h = (height + top + bottom - (k_h - 1) * dil_h - 1) // stride_h + 1
+    out_w = (width + left + right - (k_w - 1) * dil_w - 1) // stride_w + 1
+    dtype = a.out_dtype or str(data.dtype)
+    ry, rx = te.reduce_axis((0, k_h), name="ky"), te.reduce_axis((0, k_w), name="kx")
+
+    def compute(n: Any, oc: Any, y: Any, x: Any, ob: Any) -> Any:
+        channel = oc * out_block + ob
+        value = padded[
+            n,
+            channel // block,
+            y * stride_h + ry * dil_h,
+            x * stride_w + rx * dil_w,
+            channel % block,
+        ]
+        return te.sum(value.astype(dtype) * kernel[oc, 0, ry, rx, 0, ob].astype(dtype), [ry, rx])
+
+    out_shape = (batch, out_chunks, out_h, out_w, out_block)
+    out = te.compute(out_shape, compute, name="depthwise_conv2d_nchwc")
+    if out_block == block:
+        return out
+    return te.compute(  # back to the data's block size
+        (batch, chunks, out_h, out_w, block),
+        lambda n, c, y, x, b: out[
+            n, (c * block + b) // out_block, y, x, (c * block + b) % out_block
+        ],
+        name="depthwise_conv2d_nchwc_relayout",
+    )
+
+
+def _conv2d_backward_weight(a: Any, t: list[Any]) -> Any:
+    """The gradient of an NCHW/OIHW convolution's weight: ``grad`` correlated with the padded
+    ``data`` over the batch and the output positions."""
+    grad, data = t
+    top, left, bottom, right = (int(p) for p in a.padding)
+    padded = topi.nn.pad(data, [0, 0, top, left], [0, 0, bottom, right])
+    (stride_h, stride_w), (dil_h, dil_w) = a.strides, a.dilation
+    batch, out_c, out_h, out_w = grad.shape
+    dtype = a.out_dtype or str(grad.dtype)
+    rn = te.reduce_axis((0, batch), name="n")
+    ry, rx = te.reduce_axis((0, out_h), name="y"), te.reduce_axis((0, out_w), name="x")
+    return te.compute(
+        (out_c, data.shape[1], *(int(k) for k in a.kernel_size)),
+        lambda o, i, kh, kw: te.sum(
+            grad[rn, o, ry, rx].astype(dtype)
+            * padded[rn, i, ry * stride_h + kh * dil_h, rx * stride_w + kw * dil_w].astype(dtype),
+            axis=[rn, ry, rx],
+        ),
+        name="conv2d_backward_weight",
+    )
+
+
+def _dense_pack(data: Any, weight: Any, out_dtype: str) -> Any:
+    """``nn.contrib_dense_pack``: ``data @ weight.T`` with the weight packed as ``NC{n}n``
+    (``[units // n, in, n]``), as Relay's was."""
+    _, in_dim, block = weight.shape
+    reduce = te.reduce_axis((0, in_dim), name="k")
+    dtype = out_dtype or data.dtype
+    return te.compute(
+        (data.shape[0], weight.shape[0] * block),
+        lambda i, j: te.sum(
+            data[i, reduce].astype(dtype) * weight[j // block, reduce, j % block].astype(dtype),
+            axis=reduce,
+        ),
+        name="dense_pack",
+    )
+
+
+def _winograd_weight(kernel: Any, tile_size: int) -> Any:
+    """The Winograd transform ``G k G^T`` of an ``OI(D)HW`` kernel, laid out
+    ``[alpha] * nd + [O, I]`` as Relay's ``contrib_conv{2,3}d_winograd_weight_transform``
+    (TOPI's own passes its dtype object where its memo wants a string: the same matrices,
+    asked with the dtype's name)."""
+    out_c, in_c, *window = (int(d) for d in kernel.shape)
+    if len(set(window)) != 1:
+        raise ValueError(f"the Winograd transform needs a cubic kernel window, got {window}")
+    _, _, g = winograd_util.winograd_transform_matrices(tile_size, window[0], str(kernel.dtype))
+    alpha = tile_size + window[0] - 1
+    axes = [te.reduce_axis((0, w), name=f"r{i}") for i, w in enumerate(window)]
+
+    def compute(*index: Any) -> Any:
+        *spatial, o, i = index
+        value = kernel[(o, i, *axes)]
+        for at, axis in zip(spatial, axes, strict=True):
+            value = value * g[at][axis]
+        return te.sum(value, axis=axes)
+
+    shape = (alpha,) * len(window) + (out_c, in_c)
+    return te.compute(shape, compute, name="winograd_weight")
+
+
 #: Pools keep the input's layout: another ``out_layout`` is refused.
 _SAME_OUT_LAYOUT = Refusal("out_layout", lambda v: v in ("", None), "transpose the result")
 
@@ -159,15 +315,42 @@ def _pools() -> list[OpRow]:
                 normalize=norm,
             )
         )
-    for kind, relax_op in (("max", "relax.max"), ("avg", "relax.mean")):
+    for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
+        for kind, relax_op in (("max", "relax.max"), ("avg", "relax.mean")):
+            rows.append(
+                OpRow(
+                    f"nn.global_{kind}_pool{nd}d",
+                    ("data",),
+                    (("layout", layout), ("out_layout", "")),
+                    relax_op,
+                    convert.global_pool(relax_op),
+                    f"relay.attrs.GlobalPool{nd}DAttrs",
+                    refusals=(_SAME_OUT_LAYOUT,),
+                )
+            )
+    for kind in ("max", "avg"):
+        extra = (("count_include_pad", False),) if kind == "avg" else ()
         rows.append(
             OpRow(
-                f"nn.global_{kind}_pool2d",
-                ("data",),
-                (("layout", "NCHW"), ("out_layout", "")),
-                relax_op,
-                convert.global_pool(relax_op),
-                "relay.attrs.GlobalPool2DAttrs",
+                f"nn.{kind}_pool2d_grad",
+                ("out_grad", "data"),
+                (
+                    ("pool_size", (1, 1)),
+                    ("strides", (1, 1)),
+                    ("padding", (0, 0)),
+                    ("layout", "NCHW"),
+                    ("out_layout", ""),
+                    ("ceil_mode", False),
+                    *extra,
+                ),
+                "topi.nn.pool_grad",
+                convert_te.topi_call(f"{kind}_pool2d_grad", _pool_grad(kind)),
+                f"relay.attrs.{kind.capitalize()}Pool2DAttrs",
+                normalize={
+                    "pool_size": normalize.ntuple(2),
+                    "strides": normalize.ntuple(2),
+                    "padding": normalize.padding(2),
+                },
                 refusals=(_SAME_OUT_LAYOUT,),
             )
         )
@@ -525,6 +708,209 @@ ROWS: tuple[OpRow, ...] = (
             ),
         )
     ),
+    OpRow(
+        "nn.mirror_pad",
+        ("data",),
+        (("pad_width", REQUIRED), ("mode", "SYMMETRIC")),
+        "topi.nn.mirror_pad",
+        convert_te.topi_call(
+            "mirror_pad",
+            lambda a, t: topi.nn.mirror_pad(
+                t[0],
+                [int(p[0]) for p in a.pad_width],
+                [int(p[1]) for p in a.pad_width],
+                str(a.mode),
+            ),
+        ),
+        "relay.attrs.MirrorPadAttrs",
+        refusals=(
+            Refusal("mode", lambda v: v in ("SYMMETRIC", "REFLECT"), "SYMMETRIC or REFLECT"),
+        ),
+    ),
+    OpRow(
+        "nn.dilate",
+        ("data",),
+        (("strides", REQUIRED), ("dilation_value", 0.0)),
+        "topi.nn.dilate",
+        convert_te.topi_call(
+            "dilate",
+            lambda a, t: topi.nn.dilate(t[0], [int(s) for s in a.strides], float(a.dilation_value)),
+        ),
+        "relay.attrs.DilateAttrs",
+    ),
+    # Relay's cross entropies: the batch mean of -sum(targets * log(predictions)) (of the
+    # predictions themselves for ``cross_entropy_with_logits``, which take log-probabilities).
+    *(
+        OpRow(
+            f"nn.{name}",
+            ("predictions", "targets"),
+            (),
+            "relax.sum",
+            functools.partial(_cross_entropy, logits=logits),
+        )
+        for name, logits in (("cross_entropy", False), ("cross_entropy_with_logits", True))
+    ),
+    OpRow(
+        "nn.bitpack",
+        ("data",),
+        (
+            ("bits", 1),
+            ("pack_axis", 1),
+            ("bit_axis", 2),
+            ("pack_type", "uint32"),
+            ("name", "BitPack"),
+        ),
+        "topi.nn.bitpack",
+        convert_te.topi_call(
+            "bitpack",
+            lambda a, t: topi.nn.bitpack(
+                t[0], int(a.bits), int(a.pack_axis), int(a.bit_axis), str(a.pack_type)
+            ),
+        ),
+        "relay.attrs.BitPackAttrs",
+    ),
+    *(
+        OpRow(
+            f"nn.contrib_conv{nd}d_winograd_weight_transform",
+            ("weight",),
+            (("tile_size", REQUIRED),),
+            f"topi.nn.conv{nd}d_winograd_weight_transform",
+            convert_te.topi_call(
+                f"conv{nd}d_winograd_weight_transform",
+                lambda a, t: _winograd_weight(t[0], int(a.tile_size)),
+            ),
+            "relay.attrs.ConvWinogradWeightTransformAttrs",
+        )
+        for nd in (2, 3)
+    ),
+    OpRow(
+        "nn.bitserial_dense",
+        ("data", "weight"),
+        (
+            ("units", None),
+            ("data_bits", 1),
+            ("weight_bits", 1),
+            ("pack_dtype", "uint32"),
+            ("out_dtype", "int16"),
+            ("unipolar", True),
+        ),
+        "topi.nn.bitserial_dense",
+        convert_te.topi_call(
+            "bitserial_dense",
+            lambda a, t: topi.nn.bitserial_dense(
+                t[0],
+                t[1],
+                int(a.data_bits),
+                int(a.weight_bits),
+                str(a.pack_dtype),
+                str(a.out_dtype),
+                bool(a.unipolar),
+            ),
+        ),
+        "relay.attrs.BinaryDenseAttrs",
+    ),
+    OpRow(
+        "nn.contrib_conv2d_nchwc",
+        ("data", "kernel"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("data_layout", "NCHW8c"),
+            ("kernel_layout", "OIHW"),
+            ("out_layout", ""),
+            ("out_dtype", ""),
+        ),
+        "topi.nn.conv2d_NCHWc",
+        convert_te.topi_call("conv2d_nchwc", _conv2d_nchwc),
+        "relay.attrs.Conv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "out_dtype": normalize.dtype,
+        },
+        refusals=(
+            Refusal("groups", lambda v: int(v) == 1, "TOPI's NCHWc convolution has groups=1"),
+        ),
+    ),
+    OpRow(
+        "nn.contrib_depthwise_conv2d_nchwc",
+        ("data", "kernel"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("data_layout", "NCHW8c"),
+            ("kernel_layout", "OIHW"),
+            ("out_layout", ""),
+            ("out_dtype", ""),
+        ),
+        "te.compute",
+        convert_te.topi_call("depthwise_conv2d_nchwc", _depthwise_nchwc),
+        "relay.attrs.Conv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "out_dtype": normalize.dtype,
+        },
+        refusals=(
+            Refusal(
+                "out_layout",
+                lambda v: v in ("", None),
+                "the output keeps the data's layout: transform it after",
+            ),
+        ),
+    ),
+    OpRow(
+        "nn.conv2d_backward_weight",
+        ("grad", "data"),
+        (
+            ("strides", (1, 1)),
+            ("padding", (0, 0)),
+            ("dilation", (1, 1)),
+            ("groups", 1),
+            ("channels", None),
+            ("kernel_size", None),
+            ("grad_layout", "NCHW"),
+            ("data_layout", "NCHW"),
+            ("kernel_layout", "OIHW"),
+            ("out_dtype", ""),
+        ),
+        "te.compute",
+        convert_te.topi_call("conv2d_backward_weight", _conv2d_backward_weight),
+        "relay.attrs.Conv2DAttrs",
+        normalize={
+            "strides": normalize.ntuple(2),
+            "padding": normalize.padding(2),
+            "dilation": normalize.ntuple(2),
+            "kernel_size": lambda v: v if v is None else normalize.ntuple(2)(v),
+            "out_dtype": normalize.dtype,
+        },
+        refusals=(
+            Refusal("kernel_size", lambda v: v is not None, "give kernel_size (the weight's)"),
+            Refusal("groups", lambda v: int(v) == 1, "compute each group's gradient apart"),
+            Refusal("data_layout", lambda v: v == "NCHW", "transpose the data to NCHW"),
+            Refusal("grad_layout", lambda v: v == "NCHW", "transpose the gradient to NCHW"),
+            Refusal("kernel_layout", lambda v: v == "OIHW", "transpose the result"),
+        ),
+    ),
+    OpRow(
+        "nn.contrib_dense_pack",
+        ("data", "weight"),
+        (("weight_layout", "NC"), ("units", None), ("out_dtype", "")),
+        "te.compute",
+        convert_te.topi_call("dense_pack", lambda a, t: _dense_pack(t[0], t[1], a.out_dtype)),
+        "relay.attrs.DensePackAttrs",
+        normalize={"out_dtype": normalize.dtype},
+    ),
 )
 
 
@@ -556,7 +942,16 @@ def pad(data: Any, pad_width: Any, pad_value: Any = 0, pad_mode: str = "constant
 
 BUILDERS["pad"] = pad
 globals().update(BUILDERS)
-__all__ = sorted(BUILDERS)
+
+#: Relay's padding helpers (``relay.op.nn.utils``): one value, one per spatial dim, or begin
+#: and end per dim, as ``(begin..., end...)``; a ValueError for any other length.
+get_pad_tuple1d = normalize.padding(1)
+get_pad_tuple2d = normalize.padding(2)
+get_pad_tuple3d = normalize.padding(3)
+
+__all__ = sorted(
+    [*BUILDERS, "const", "expr", "get_pad_tuple1d", "get_pad_tuple2d", "get_pad_tuple3d"]
+)
 
 if TYPE_CHECKING:
     # The builders are made from the rows, so a type checker cannot see them: to it, every

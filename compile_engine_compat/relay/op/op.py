@@ -39,6 +39,7 @@ __all__ = [
     "SpecializedCondition",
     "get",
     "register",
+    "register_compute",
     "register_pattern",
     "register_stateful",
     "register_strategy",
@@ -163,6 +164,28 @@ def register_strategy(
 OpPattern = custom.OpPattern
 register_pattern = custom.register_pattern
 register_stateful = custom.register_stateful
+
+
+def register_compute(
+    op_name: str, compute: Callable[..., Any] | None = None, level: int = 10
+) -> Any:
+    """``relay.op.register_compute(op_name, compute)``: a custom op's TE compute
+    (``compute(attrs, inputs, out_type) -> [te.Tensor]``); usable as a decorator.
+
+    Raises
+    ------
+    UnsupportedRelayError
+        For an op of the table: its Relax form computes it (give the Relax op an implementation
+        with ``compile_engine_compat.register_implementation`` instead).
+    """
+
+    def register_fn(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if custom.custom_op(op_name) is None and (op_name in OP_TABLE or op_name in REFUSED_OPS):
+            get(op_name).set_attr("FTVMCompute", fn, level)  # refused there, naming the route
+        custom.register_compute(op_name, fn, level)
+        return fn
+
+    return register_fn(compute) if compute is not None else register_fn
 
 
 def register(op_name: str, describe: str = "") -> custom.CustomOp:

@@ -6,6 +6,10 @@ are made from them.
 
 from __future__ import annotations
 
+from typing import Any
+
+from tvm import relax
+
 from compile_engine_compat.relay._impl import convert, normalize
 from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
 
@@ -24,6 +28,15 @@ UNARY = (
 LIKE = ("zeros_like", "ones_like")
 #: Relay's approximations -> the exact Relax op.
 FAST = {"fast_exp": "exp", "fast_tanh": "tanh", "fast_erf": "erf"}
+
+
+def _trunc_divide(args: list[Any]) -> Any:
+    """``trunc_divide``: ``divide``, its float quotient rounded toward zero."""
+    quotient = relax.op.divide(args[0], args[1])
+    if str(args[0].ty.dtype).startswith(("float", "bfloat")):
+        return relax.op.trunc(quotient)
+    return quotient
+
 
 ROWS: tuple[OpRow, ...] = (
     *(
@@ -68,6 +81,27 @@ ROWS: tuple[OpRow, ...] = (
         tuple_input=True,
     ),
     OpRow("copy", ("data",), (), "(none: Relax values are immutable)", convert.identity),
+    OpRow(
+        "cast_like",
+        ("data", "dtype_like"),
+        (),
+        "relax.astype",
+        lambda bb, args, attrs: relax.op.astype(args[0], args[1].ty.dtype),
+        "relay.attrs.Attrs",
+    ),
+    # Relay's truncating division: TIR's integer ``Div``/``Mod`` truncate already (``relax.divide``
+    # and ``relax.mod`` on integers); floats truncate the quotient, and ``mod`` is ``fmod``.
+    OpRow("trunc_divide", ("lhs", "rhs"), (), "relax.divide", lambda bb, a, _: _trunc_divide(a)),
+    OpRow("trunc_mod", ("lhs", "rhs"), (), "relax.mod", convert.direct("relax.mod")),
+    # A module of the shim builds for one device: the copy is the value itself (as ``copy``).
+    OpRow(
+        "device_copy",
+        ("data",),
+        (("src_device", 0), ("dst_device", 0)),
+        "(none: one device per build)",
+        convert.identity,
+        "relay.attrs.DeviceCopyAttrs",
+    ),
     OpRow(
         "einsum",
         ("data",),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from tvm import topi
+from tvm import relax, tirx, topi
 
 from compile_engine_compat.relay._impl import convert, convert_te, normalize
 from compile_engine_compat.relay._impl.registry import (
@@ -502,7 +502,35 @@ ROWS: tuple[OpRow, ...] = (
         convert_te.scatter_nd,
         "relay.attrs.ScatterNDAttrs",
     ),
+    # The inverse of a permutation is its argsort (in the input's dtype, as Relay's).
+    OpRow(
+        "invert_permutation",
+        ("data",),
+        (),
+        "relax.argsort",
+        lambda bb, args, _: relax.op.argsort(args[0], dtype=str(args[0].ty.dtype)),
+    ),
+    # (n, ndim) int32 coordinates of the true elements: Relax's nonzero is (ndim, n) int64.
+    OpRow("argwhere", ("condition",), (), "relax.nonzero", lambda bb, args, _: _argwhere(bb, args)),
+    OpRow(
+        "dft",
+        ("re_data", "im_data"),
+        (("inverse", False),),
+        "topi.signal.dft",
+        convert_te.topi_call("dft", lambda a, t: topi.signal.dft(t[0], t[1], bool(a.inverse))),
+        "relay.attrs.DFTAttrs",
+        outputs=lambda a: 2,
+    ),
 )
+
+
+def _argwhere(bb: relax.BlockBuilder, args: list[Any]) -> Any:
+    ndim = len(convert.static_shape(args[0]))
+    found = tirx.Var("num_true", "int64")  # the count, known when it runs
+    coordinates = bb.match_cast(
+        bb.emit(relax.op.nonzero(args[0])), relax.TensorType((ndim, found), "int64")
+    )
+    return relax.op.astype(bb.emit(relax.op.permute_dims(coordinates)), "int32")
 
 
 #: None: every op of this family has a Relax form.

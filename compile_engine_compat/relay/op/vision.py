@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from compile_engine_compat.relay._impl import convert, convert_te, normalize
 from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
 
+from .. import expr  # noqa: F401 (re-exported, as TVM 0.19's relay.op.vision did)
+
 ROWS: tuple[OpRow, ...] = (
     OpRow(
         "vision.get_valid_counts",
@@ -141,7 +143,7 @@ REFUSED: dict[str, str] = {
 
 BUILDERS = builders(ROWS, REFUSED)
 globals().update(BUILDERS)
-__all__ = sorted(BUILDERS)
+__all__ = sorted([*BUILDERS, "expr"])
 
 if TYPE_CHECKING:
 

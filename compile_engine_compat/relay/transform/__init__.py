@@ -16,19 +16,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm import te  # re-exported, as TVM 0.19's relay.transform did
+
 from compile_engine_compat.relay._impl.gradient import gradient  # relax.transform.Gradient
 
 from . import graph_rewrites, identities, infra_classes, refused, relax_backed, transform
+from .recast import recast
 from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
 __all__ = [
     *transform.__all__,
     "gradient",
+    "recast",
     "graph_rewrites",
     "identities",
     "infra_classes",
     "refused",
     "relax_backed",
+    "te",
     "transform",
 ]
 

@@ -35,12 +35,8 @@ REFUSED_PASSES: dict[str, str] = {
     "source framework and import with tvm.relax.frontend",
     "FirstOrderGradient": "the module's functions are differentiated by "
     "relay.transform.gradient(func) (relax.transform.Gradient); there is no module-wide pass",
-    "FoldConstantExpr": "it returned a Relay expression folded by the Relay interpreter: fold "
-    "the module with relay.transform.FoldConstant() (relax.transform.FoldConstant)",
     "FlexibleShapeDispatch": "dynamic-shape dispatch is Relax's own: give the function "
     "symbolic shapes (tvm.tirx.Var) and compile once",
-    "recast": "rewrite the dtypes with relay.transform.ToMixedPrecision() "
-    "(relax.transform.ToMixedPrecision)",
 }
 
 globals().update(

@@ -36,6 +36,7 @@ from compile_engine_compat.relay._impl.passes import (
 from . import refused
 from .annotate_target import AnnotateTarget
 from .graph_rewrites import ChangeBatch, DivToMul, SimplifyExpr, SimplifyFCTranspose
+from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     AlterOpLayout,
     BackwardFoldScaleAxis,
@@ -97,6 +98,7 @@ __all__ = [
     "FastMath",
     "FlattenAtrousConv",
     "FoldConstant",
+    "FoldConstantExpr",
     "FoldExplicitPadding",
     "FoldScaleAxis",
     "ForwardFoldScaleAxis",
@@ -129,6 +131,7 @@ __all__ = [
     "ToMixedPrecision",
     "build_config",
     "function_pass",
+    "mangle_module_name",
     "module_pass",
     *sorted(refused.REFUSED_PASSES),
 ]

@@ -70,3 +70,16 @@ def test_str_attrs_dict_expr_table_and_small_helpers():
     assert common.infer_shape(common.ensure_scalar_shape(relay.var("s", shape=(1,)))) == ()
     resolved = common.try_resolve_var_to_const(relay.var("p"), {"p": np.zeros(2)})
     assert isinstance(resolved, relay.Constant)
+
+
+def test_autopad_pads_for_a_same_convolution():
+    from compile_engine_compat.relay.frontend import common
+
+    x = relay.var("x", shape=(1, 1, 5, 6))
+    upper = common.autopad(x, (2, 2), (3, 3))
+    assert [tuple(p) for p in upper.attrs.pad_width] == [(0, 0), (0, 0), (1, 1), (0, 1)]
+    lower = common.autopad(x, (1, 1), (4, 4), mode="SAME_LOWER", pad_type="edge")
+    assert [tuple(p) for p in lower.attrs.pad_width][2:] == [(2, 1), (2, 1)]
+    assert lower.attrs.pad_mode == "edge"
+    with pytest.raises(ValueError, match="known spatial sizes"):
+        common.autopad(relay.var("y", shape=(1, 1, relay.Any(), 4)), (1, 1), (3, 3))

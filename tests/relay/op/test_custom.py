@@ -87,3 +87,24 @@ def test_a_custom_op_runs_as_the_packed_function_of_its_name():
     data = np.arange(4, dtype="float32")
     out = relay.create_executor(mod=tvm.IRModule.from_expr(func)).evaluate()(data)
     np.testing.assert_allclose(out.numpy(), np.exp(2 * data), rtol=1e-6)
+
+
+def test_register_compute_runs_the_ops_te_compute():
+    name = _name("twice")
+    _op.register(name).add_type_rel("Identity")
+    seen = []
+
+    @relay.op.register_compute(name)
+    def compute(attrs, inputs, out_type):
+        seen.append(out_type)
+        return [tvm.te.compute(inputs[0].shape, lambda i: inputs[0][i] * 2.0)]
+
+    x = relay.var("x", shape=(3,))
+    run = relay.create_executor(
+        "vm", mod=tvm.IRModule.from_expr(relay.Function([x], relay.Call(_op.get(name), [x])))
+    ).evaluate()
+    data = np.array([1.0, -2.0, 3.5], "float32")
+    np.testing.assert_allclose(run(data).numpy(), data * 2)
+    assert seen == [relay.TensorType((3,))]
+    with pytest.raises(relay.UnsupportedRelayError, match="FTVMCompute"):
+        relay.op.register_compute("nn.relu", compute)

@@ -10,12 +10,27 @@ from tvm import relax
 from compile_engine_compat import relay
 from compile_engine_compat.relay.op import nn
 
-from .cases import X4, Case, data, family_tests, unary
+from .cases import RNG, X4, Case, data, family_tests, unary
 
 W4 = data((8, 4, 3, 3))
 G4, B4 = data((4,), kind="pos"), data((4,))
 R = relax.op
 
+
+_X3 = data((1, 2, 5))
+_X5 = data((1, 2, 3, 2, 2))
+_X44 = data((1, 1, 4, 4))
+_GRAD = data((1, 1, 2, 2))
+_PACKED = data((2, 3, 2))
+_K3 = data((2, 1, 3, 3))
+_K44 = data((4, 4, 3, 3))
+_GRAD_OUT = data((1, 3, 4, 4))
+_KD = data((4, 1, 3, 3))
+_BITS_A = RNG.integers(0, 4, (2, 8)).astype("uint8")
+_BITS_B = RNG.integers(0, 4, (3, 8)).astype("uint8")
+#: Winograd F(2x2, 3x3)'s kernel transform (Lavin and Gray, 2015), at TVM's interpolation
+#: points in TVM's order (0, -1, 1, infinity).
+_G_F2_3 = np.array([[1, 0, 0], [0.5, -0.5, 0.5], [0.5, 0.5, 0.5], [0, 0, 1]], "float32")
 
 CASES: dict[str, Case] = {
     "nn.conv1d": Case(
@@ -231,7 +246,126 @@ CASES: dict[str, Case] = {
         {"block_size": 2},
         lambda x: x.reshape(1, 2, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3),
     ),
+    "nn.global_max_pool1d": Case([_X3], {}, lambda x: x.max(2, keepdims=True)),
+    "nn.global_avg_pool1d": Case([_X3], {}, lambda x: x.mean(2, keepdims=True)),
+    "nn.global_max_pool3d": Case([_X5], {}, lambda x: x.max((2, 3, 4), keepdims=True)),
+    "nn.global_avg_pool3d": Case([_X5], {}, lambda x: x.mean((2, 3, 4), keepdims=True)),
+    # 2x2 windows, stride 2: the gradient goes to each window's maximum, or is spread evenly.
+    "nn.max_pool2d_grad": Case(
+        [_GRAD, _X44], {"pool_size": (2, 2), "strides": (2, 2)}, lambda g, x: _max_grad(g, x)
+    ),
+    "nn.avg_pool2d_grad": Case(
+        [_GRAD, _X44],
+        {"pool_size": (2, 2), "strides": (2, 2)},
+        lambda g, x: np.repeat(np.repeat(g, 2, 2), 2, 3) / 4,
+    ),
+    "nn.mirror_pad": Case(
+        [_X44],
+        {"pad_width": ((0, 0), (0, 0), (1, 2), (2, 1)), "mode": "REFLECT"},
+        lambda x: np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), "reflect"),
+    ),
+    "nn.dilate": Case([_X44], {"strides": (1, 1, 2, 2)}, lambda x: _dilate(x)),
+    "nn.cross_entropy": Case(
+        [data((2, 3), kind="pos"), data((2, 3))], {}, lambda p, t: -(np.log(p) * t).sum() / 2
+    ),
+    "nn.cross_entropy_with_logits": Case(
+        [data((2, 3)), data((2, 3))], {}, lambda p, t: -(p * t).sum() / 2
+    ),
+    "nn.bitpack": Case(
+        [np.array([[1, 0, 1, 1, 0, 0, 0, 1]], "uint8")],
+        {"bits": 1, "pack_axis": 1, "bit_axis": 2, "pack_type": "uint8"},
+        lambda x: np.array([[[0b10110001]]], "uint8"),
+    ),
+    # The packed weight [units // 2, in, 2] is the plain [units, in] weight, two rows a block.
+    "nn.contrib_dense_pack": Case(
+        [data((2, 3)), _PACKED],
+        {"weight_layout": "NC2n"},
+        lambda x, w: x @ w.transpose(0, 2, 1).reshape(4, 3).T,
+    ),
+    # Unsigned 2-bit operands: the bit-serial product is the integer product.
+    "nn.bitserial_dense": Case(
+        [_BITS_A, _BITS_B],
+        {"data_bits": 2, "weight_bits": 2, "pack_dtype": "uint8", "unipolar": False},
+        lambda a, b: a.astype("int16") @ b.T.astype("int16"),
+    ),
+    # NCHW4c data and OIHW4i4o kernel: the NCHW convolution, blocked.
+    "nn.contrib_conv2d_nchwc": Case(
+        [
+            X4.reshape(1, 1, 4, 6, 6).transpose(0, 1, 3, 4, 2),
+            _K44.reshape(1, 4, 1, 4, 3, 3).transpose(0, 2, 4, 5, 3, 1),
+        ],
+        {
+            "kernel_size": (3, 3),
+            "channels": 4,
+            "data_layout": "NCHW4c",
+            "kernel_layout": "OIHW4i4o",
+        },
+        lambda x, k: _conv_nchw(X4, _K44).reshape(1, 1, 4, 4, 4).transpose(0, 1, 3, 4, 2),
+        rtol=1e-4,
+    ),
+    # The weight gradient of conv2d(x, w) (stride 1, padding 1) for an output gradient g.
+    "nn.contrib_depthwise_conv2d_nchwc": Case(
+        [
+            X4.reshape(1, 1, 4, 6, 6).transpose(0, 1, 3, 4, 2),
+            _KD.reshape(1, 4, 1, 1, 3, 3).transpose(0, 2, 4, 5, 3, 1),
+        ],
+        {
+            "kernel_size": (3, 3),
+            "channels": 4,
+            "groups": 4,
+            "data_layout": "NCHW4c",
+            "kernel_layout": "OIHW1i4o",
+        },
+        lambda x, k: (
+            np.einsum(
+                "nchwyx,cyx->nchw",
+                np.lib.stride_tricks.sliding_window_view(X4, (3, 3), axis=(2, 3)),
+                _KD[:, 0],
+            )
+            .reshape(1, 1, 4, 4, 4)
+            .transpose(0, 1, 3, 4, 2)
+        ),
+        rtol=1e-4,
+    ),
+    "nn.conv2d_backward_weight": Case(
+        [_GRAD_OUT, X4[:, :2, :4, :4]],
+        {"kernel_size": (3, 3), "padding": (1, 1), "channels": 3},
+        lambda g, x: np.einsum(
+            "noyx,niyxhw->oihw",
+            g,
+            np.lib.stride_tricks.sliding_window_view(
+                np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), axis=(2, 3)
+            ),
+        ),
+        rtol=1e-4,
+    ),
+    "nn.contrib_conv2d_winograd_weight_transform": Case(
+        [_K3], {"tile_size": 2}, lambda k: np.einsum("ar,oirs,bs->aboi", _G_F2_3, k, _G_F2_3)
+    ),
+    "nn.contrib_conv3d_winograd_weight_transform": Case(
+        [_K3[..., None, :, :].repeat(3, 2)],
+        {"tile_size": 2},
+        lambda k: np.einsum("ar,bs,ct,oirst->abcoi", _G_F2_3, _G_F2_3, _G_F2_3, k),
+    ),
 }
+
+
+def _max_grad(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    windows = x.reshape(1, 1, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 1, 2, 2, 4)
+    hot = np.eye(4, dtype=x.dtype)[windows.argmax(-1)] * g[..., None]
+    return hot.reshape(1, 1, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 1, 4, 4)
+
+
+def _conv_nchw(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    windows = np.lib.stride_tricks.sliding_window_view(x, k.shape[2:], axis=(2, 3))
+    return np.einsum("nihwyx,oiyx->nohw", windows, k)
+
+
+def _dilate(x: np.ndarray) -> np.ndarray:
+    out = np.zeros((1, 1, 7, 7), x.dtype)
+    out[:, :, ::2, ::2] = x
+    return out
+
 
 test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(nn, CASES)
 

@@ -23,6 +23,9 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
+_SIGNED = np.array([[7.0, -7.0, 7.5], [-7.5, 3.0, -1.0]], F)
+_SIGNED_BY = np.array([2.0, -2.0, 2.0], F)
+
 CASES: dict[str, Case] = {
     "add": binary(np.add),
     "subtract": binary(np.subtract),
@@ -96,6 +99,11 @@ CASES: dict[str, Case] = {
         tuple_input=True,
     ),
     "copy": unary(lambda x: x),
+    "device_copy": unary(lambda x: x),
+    "cast_like": Case([data((2, 3), "int32"), data((3,))], ref=lambda a, b: a.astype(b.dtype)),
+    # Truncation toward zero, on negative operands too (floor division would differ).
+    "trunc_divide": Case([_SIGNED, _SIGNED_BY], ref=lambda a, b: np.trunc(a / b)),
+    "trunc_mod": Case([_SIGNED.astype("int32"), _SIGNED_BY.astype("int32")], ref=np.fmod),
     "einsum": Case(
         [data((2, 3)), data((3, 4))],
         {"equation": "ij,jk->ik"},

@@ -196,6 +196,16 @@ CASES: dict[str, Case] = {
         {},
         lambda x, v, b, e, s: _strided_set(x, v),
     ),
+    "invert_permutation": Case([np.array([2, 0, 3, 1], "int32")], ref=np.argsort),
+    "argwhere": Case(
+        [data((2, 3), "bool")], ref=lambda c: np.argwhere(c).astype("int32"), whole_module=True
+    ),
+    "dft": Case(
+        [data((2, 4)), data((2, 4))],
+        {"inverse": False},
+        lambda re, im: [np.fft.fft(re + 1j * im).real, np.fft.fft(re + 1j * im).imag],
+        rtol=1e-4,
+    ),
 }
 
 

@@ -8,6 +8,19 @@ function that runs prints with ``expr.script()``. ``relay.fromtext`` / ``relay.p
 from __future__ import annotations
 
 from compile_engine_compat.relay._impl.printer.parser import fromtext, parse, parse_expr
-from compile_engine_compat.relay._impl.printer.printer import VERSION_HEADER, astext, module_astext
+from compile_engine_compat.relay._impl.printer.printer import (
+    VERSION_HEADER,
+    astext,
+    irmodule_text,
+    module_astext,
+)
 
-__all__ = ["VERSION_HEADER", "astext", "fromtext", "module_astext", "parse", "parse_expr"]
+__all__ = [
+    "VERSION_HEADER",
+    "astext",
+    "fromtext",
+    "irmodule_text",
+    "module_astext",
+    "parse",
+    "parse_expr",
+]

@@ -308,3 +308,20 @@ def _with_meta(printer: _Printer, lines: list[str], show_meta_data: bool) -> str
                 ty = TensorType(c.data.shape, str(c.data.dtype))
                 lines.append(f"// meta[relay.Constant][{i}]: {format_type(ty)}")
     return "\n".join(lines) + "\n"
+
+
+def irmodule_text(mod: tvm.IRModule, show_meta_data: bool = True) -> str:
+    """Relay's text of a module whose every function the front end built (``main`` last);
+    TVM's own print (the Relax TVMScript, as ``mod.script()``) for any other module."""
+    from compile_engine_compat.relay._impl import origin
+
+    functions = []
+    for gvar, func in mod.functions.items():
+        relay_func = origin.relay_of(func)
+        if relay_func is None:
+            return str(mod.script())
+        functions.append((str(gvar.name_hint), relay_func))
+    if not functions:
+        return str(mod.script())
+    functions.sort(key=lambda item: (item[0] == "main", item[0]))
+    return module_astext(functions, show_meta_data)
