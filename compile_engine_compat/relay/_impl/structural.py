@@ -216,10 +216,34 @@ def _from_front_end(value: Any) -> bool:
     return False
 
 
+def _without_unused_aliases(func: relax.Function) -> relax.Function:
+    """``func`` without the bindings of a constant or a variable that nothing reads (what
+    ``CanonicalizeBindings`` leaves behind once it inlined them). Other unused bindings stay:
+    an unused value in Relay's graph is a ``let`` that a comparison must see."""
+    seq = func.body
+    if not isinstance(seq, relax.SeqExpr):
+        return func
+    used = {v for b in seq.blocks for x in b.bindings for v in relax.analysis.free_vars(x.value)}
+    used.update(relax.analysis.free_vars(seq.body))
+    blocks = []
+    for block in seq.blocks:
+        kept = [
+            b
+            for b in block.bindings
+            if b.var in used
+            or not isinstance(b, relax.VarBinding)
+            or not isinstance(b.value, tvm.ir.expr.Constant | relax.Var)
+        ]
+        if kept:
+            blocks.append(relax.BindingBlock(kept))
+    body = relax.SeqExpr(blocks, seq.body)
+    return relax.Function(func.params, body, func.ret_ty, func.is_pure, func.attrs)
+
+
 def canonical(value: Any) -> Any:
     """A Relay function, Relax function or module in one binding form: no dataflow blocks,
-    trivial bindings inlined, unused ones dropped (``relax.transform.ToNonDataflow``,
-    ``CanonicalizeBindings``, ``DeadCodeElimination`` keeping every function).
+    trivial bindings inlined and their aliases dropped (``relax.transform.ToNonDataflow``,
+    ``CanonicalizeBindings``, :func:`_without_unused_aliases`).
 
     Anything else, and a form those passes cannot take, comes back as it is.
     """
@@ -228,14 +252,13 @@ def canonical(value: Any) -> Any:
     if not isinstance(value, relax.Function | tvm.IRModule):
         return value
     mod = value if isinstance(value, tvm.IRModule) else tvm.IRModule({"main": value})
-    names = [str(gvar.name_hint) for gvar in mod.functions]
-    passes = [
-        relax.transform.ToNonDataflow(),
-        relax.transform.CanonicalizeBindings(),
-        relax.transform.DeadCodeElimination(names),
-    ]
+    passes = [relax.transform.ToNonDataflow(), relax.transform.CanonicalizeBindings()]
     try:
         out = tvm.transform.Sequential(passes)(mod)
+        for gvar, func in list(out.functions.items()):
+            if isinstance(func, relax.Function):
+                out[gvar] = _without_unused_aliases(func)
+        out = relax.transform.Normalize()(out)
     except Exception:  # a form the passes refuse (calls to functions outside it)
         return value
     return out if isinstance(value, tvm.IRModule) else out["main"]
