@@ -1455,6 +1455,7 @@ NAMES = frozenset(
         'tvm.relay.transform.gradient',
         'tvm.relay.transform.graph_rewrites.ChangeBatch',
         'tvm.relay.transform.graph_rewrites.DivToMul',
+        'tvm.relay.transform.graph_rewrites.EliminateCommonSubexpr',
         'tvm.relay.transform.graph_rewrites.GRAPH_REWRITE_KINDS',
         'tvm.relay.transform.graph_rewrites.SimplifyExpr',
         'tvm.relay.transform.graph_rewrites.SimplifyFCTranspose',

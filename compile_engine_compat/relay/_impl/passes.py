@@ -18,7 +18,6 @@ Relay pass                   opt level  served by
 ``ConvertLayout``            3          ``relax.transform.ConvertLayout``
 ``ToMixedPrecision``         0          ``relax.transform.ToMixedPrecision``
 ``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
-``EliminateCommonSubexpr``   3          ``relax.transform.EliminateCommonSubexpr``
 ``FuseOps``                  0          ``relax.transform.FuseOps``
 ``SimplifyInference``        0          ``relax.transform.DecomposeOpsForInference``
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
@@ -48,7 +47,6 @@ __all__ = [
     "ConvertLayout",
     "DeadCodeElimination",
     "DynamicToStatic",
-    "EliminateCommonSubexpr",
     "FoldConstant",
     "FoldScaleAxis",
     "FuseOps",
@@ -69,7 +67,6 @@ PASS_KINDS: dict[str, str] = {
     "ToMixedPrecision": "real: relax.transform.ToMixedPrecision (float16 compute, float32 "
     "accumulation in conv/matmul; the function's outputs stay float32)",
     "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
-    "EliminateCommonSubexpr": "real: relax.transform.EliminateCommonSubexpr",
     "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
     "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
     "SimplifyInference": "real: relax.transform.DecomposeOpsForInference (batch_norm and "
@@ -221,23 +218,6 @@ def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False
     Relax never removes impure calls, whatever ``ignore_impurity`` says.
     """
     return relay_pass("DeadCodeElimination", 1, relax.transform.DeadCodeElimination())
-
-
-@legacy_api("relay.transform")
-def EliminateCommonSubexpr(fskip: Any = None) -> Any:
-    """``relay.transform.EliminateCommonSubexpr``: ``relax.transform.EliminateCommonSubexpr``.
-
-    A real transform (opt level 3). Relax takes no skip callback: an ``fskip`` raises
-    ``ValueError`` rather than being ignored.
-    """
-    if fskip is not None:
-        raise _refuse(
-            "EliminateCommonSubexpr",
-            "fskip=...",
-            "Relax's EliminateCommonSubexpr takes no skip callback; drop fskip, or keep the "
-            "expressions apart by hand",
-        )
-    return relay_pass("EliminateCommonSubexpr", 3, relax.transform.EliminateCommonSubexpr())
 
 
 @legacy_api("relay.transform")

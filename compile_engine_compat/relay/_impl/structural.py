@@ -8,6 +8,12 @@ with ``map_free_vars``), constants by value, calls by op, arguments and attribut
 with their attributes (``Composite``, ``PartitionedFromPattern``). A node shared in one graph
 must be shared the same way in the other. That comparison is served here; anything that is not
 a Relay expression goes to TVM's own.
+
+When only one side is Relay (a module after a Relax-backed pass against the Relay function a
+test expects), the two are compared in their Relax forms, both first brought to one binding
+form (:func:`canonical`): Relay's graph has no bindings, so two Relax forms of one Relay graph
+may bind its nodes differently (a folded constant returned directly, or bound in a dataflow
+block) and still be the same graph.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from typing import Any
 import numpy as np
 import tvm
 import tvm_ffi
+from tvm import relax
 from tvm.ir.base import assert_structural_equal as tvm_assert_structural_equal
 
+from compile_engine_compat.relay._impl.origin import relay_origin
 from compile_engine_compat.relay.expr import (
     Attrs,
     Call,
@@ -32,7 +40,13 @@ from compile_engine_compat.relay.expr import (
 )
 from compile_engine_compat.relay.function import Function
 
-__all__ = ["assert_structural_equal", "attr_value", "relay_equal", "structural_equal"]
+__all__ = [
+    "assert_structural_equal",
+    "attr_value",
+    "canonical",
+    "relay_equal",
+    "structural_equal",
+]
 
 
 def attr_value(value: Any) -> Any:
@@ -191,6 +205,73 @@ def _relay(value: Any) -> bool:
     return isinstance(value, Expr)
 
 
+def _from_front_end(value: Any) -> bool:
+    """A Relay expression, or a Relax function (or a module holding one) the front end made."""
+    if _relay(value):
+        return True
+    if isinstance(value, relax.Function):
+        return relay_origin(value) is not None
+    if isinstance(value, tvm.IRModule):
+        return any(relay_origin(f) is not None for f in value.functions.values())
+    return False
+
+
+def _without_unused_aliases(func: relax.Function) -> relax.Function:
+    """``func`` without the bindings of a constant or a variable that nothing reads (what
+    ``CanonicalizeBindings`` leaves behind once it inlined them). Other unused bindings stay:
+    an unused value in Relay's graph is a ``let`` that a comparison must see."""
+    seq = func.body
+    if not isinstance(seq, relax.SeqExpr):
+        return func
+    used = {v for b in seq.blocks for x in b.bindings for v in relax.analysis.free_vars(x.value)}
+    used.update(relax.analysis.free_vars(seq.body))
+    blocks = []
+    for block in seq.blocks:
+        kept = [
+            b
+            for b in block.bindings
+            if b.var in used
+            or not isinstance(b, relax.VarBinding)
+            or not isinstance(b.value, tvm.ir.expr.Constant | relax.Var)
+        ]
+        if kept:
+            blocks.append(relax.BindingBlock(kept))
+    body = relax.SeqExpr(blocks, seq.body)
+    return relax.Function(func.params, body, func.ret_ty, func.is_pure, func.attrs)
+
+
+def canonical(value: Any) -> Any:
+    """A Relay function, Relax function or module in one binding form: no dataflow blocks,
+    trivial bindings inlined and their aliases dropped (``relax.transform.ToNonDataflow``,
+    ``CanonicalizeBindings``, :func:`_without_unused_aliases`).
+
+    Anything else, and a form those passes cannot take, comes back as it is.
+    """
+    if isinstance(value, Function):
+        value = value.__relax_function__()
+    if not isinstance(value, relax.Function | tvm.IRModule):
+        return value
+    mod = value if isinstance(value, tvm.IRModule) else tvm.IRModule({"main": value})
+    passes = [relax.transform.ToNonDataflow(), relax.transform.CanonicalizeBindings()]
+    try:
+        out = tvm.transform.Sequential(passes)(mod)
+        for gvar, func in list(out.functions.items()):
+            if isinstance(func, relax.Function):
+                out[gvar] = _without_unused_aliases(func)
+        out = relax.transform.Normalize()(out)
+    except Exception:  # a form the passes refuse (calls to functions outside it)
+        return value
+    return out if isinstance(value, tvm.IRModule) else out["main"]
+
+
+def _mixed(lhs: Any, rhs: Any) -> bool:
+    """Exactly one side is a Relay expression, or neither is and one came from the front end:
+    compare the canonical Relax forms."""
+    if _relay(lhs) and _relay(rhs):
+        return False
+    return _from_front_end(lhs) or _from_front_end(rhs)
+
+
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """``tvm.ir.structural_equal``: Relay's comparison for two Relay expressions, TVM's own
     (``tvm_ffi.structural_equal``) otherwise.
@@ -208,6 +289,8 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """
     if _relay(lhs) and _relay(rhs):
         return relay_equal(lhs, rhs, map_free_vars)
+    if _mixed(lhs, rhs):
+        lhs, rhs = canonical(lhs), canonical(rhs)
     return bool(tvm_ffi.structural_equal(lhs, rhs, map_free_vars))
 
 
@@ -225,4 +308,6 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
                 f"StructuralEqual check failed:\nlhs:\n{_text(lhs)}\nrhs:\n{_text(rhs)}"
             )
         return
+    if _mixed(lhs, rhs):
+        lhs, rhs = canonical(lhs), canonical(rhs)
     tvm_assert_structural_equal(lhs, rhs, map_free_vars)

@@ -22,7 +22,6 @@ from compile_engine_compat.relay._impl.passes import (
     ConvertLayout,
     DeadCodeElimination,
     DynamicToStatic,
-    EliminateCommonSubexpr,
     FoldConstant,
     FoldScaleAxis,
     FuseOps,
@@ -35,7 +34,13 @@ from compile_engine_compat.relay._impl.passes import (
 
 from . import refused
 from .annotate_target import AnnotateTarget
-from .graph_rewrites import ChangeBatch, DivToMul, SimplifyExpr, SimplifyFCTranspose
+from .graph_rewrites import (
+    ChangeBatch,
+    DivToMul,
+    EliminateCommonSubexpr,
+    SimplifyExpr,
+    SimplifyFCTranspose,
+)
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     AlterOpLayout,

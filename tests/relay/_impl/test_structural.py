@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay._impl.structural import assert_structural_equal, relay_equal
+from compile_engine_compat.relay._impl.structural import (
+    assert_structural_equal,
+    relay_equal,
+    structural_equal,
+)
 
 
 def test_bound_variables_map_free_ones_by_identity_unless_mapped():
@@ -33,3 +37,19 @@ def test_a_failed_assertion_shows_both_sides():
     x = relay.var("x", shape=(2,))
     with pytest.raises(ValueError, match="StructuralEqual check failed"):
         assert_structural_equal(relay.nn.relu(x), relay.tanh(x))
+
+
+def test_a_relax_pass_result_compares_with_relay_whatever_its_bindings():
+    """FoldConstant (Relax's) returns the folded constant directly; the Relay function the test
+    expects binds it in a dataflow block. One graph: equal. A different constant: unequal."""
+    import tvm
+
+    data = np.array([[1, 2, 3]], "float32")
+    before = relay.Function([], relay.concatenate((relay.const(data), relay.const(data)), 0))
+    folded = relay.transform.FoldConstant()(tvm.IRModule.from_expr(before))["main"]
+    expected = relay.Function([], relay.const(np.concatenate((data, data))))
+    assert structural_equal(folded, expected)
+    assert_structural_equal(folded, expected)
+    assert not structural_equal(folded, relay.Function([], relay.const(data)))
+    with pytest.raises(ValueError, match="StructuralEqual check failed"):
+        assert_structural_equal(folded, relay.Function([], relay.const(data + data)))

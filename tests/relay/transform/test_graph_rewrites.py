@@ -68,3 +68,19 @@ def test_simplify_fc_transpose_makes_a_transposed_weight_parameter():
     assert [p.name for p in out["main"].params] == ["x", "w.T"]
     data, weight = np.ones((1, 4), "float32"), np.arange(12, dtype="float32").reshape(4, 3)
     np.testing.assert_allclose(_run(out, data, weight.T), data @ weight)
+
+
+def test_eliminate_common_subexpr_merges_equal_calls_unless_fskip_keeps_them():
+    x = relay.var("x", shape=(1, 4))
+    one = relay.const(1.0)
+    y = relay.add(relay.nn.relu(x), one) + relay.add(relay.nn.relu(x), one)
+    mod = tvm.IRModule.from_expr(relay.Function([x], y))
+    freqs = relay.analysis.list_op_freqs
+    assert dict(freqs(T.EliminateCommonSubexpr()(mod))) == {"nn.relu": 1, "add": 2}
+    kept = T.EliminateCommonSubexpr(lambda call: call.op.name == "add")(mod)  # type: ignore[attr-defined]
+    assert dict(freqs(kept)) == {"nn.relu": 1, "add": 3}
+    data = np.array([[-1.0, 0.0, 1.0, 2.0]], "float32")
+    np.testing.assert_allclose(_run(kept, data), 2 * (np.maximum(data, 0) + 1))
+    leaky = relay.Function([x], relay.nn.leaky_relu(x, 0.1) + relay.nn.leaky_relu(x, 0.2))
+    out = T.EliminateCommonSubexpr()(tvm.IRModule.from_expr(leaky))
+    assert dict(freqs(out))["nn.leaky_relu"] == 2  # different attributes: kept apart
