@@ -37,8 +37,10 @@ __all__ = [
     "RelayOp",
     "UnsupportedRelayError",
     "builders",
+    "dialect_row",
     "missing_op",
     "refused_message",
+    "register_dialect",
     "relay_op",
 ]
 
@@ -286,6 +288,22 @@ def relay_op(row: OpRow) -> RelayOp:
     if op is None:
         op = _ops.setdefault(row.name, RelayOp(row))
     return op
+
+
+#: Rows of the ops of a dialect outside ``relay.op``'s families (``qnn.*``), registered by the
+#: dialect's package when it is imported (``relay.qnn.op``): name -> row.
+_dialect_rows: dict[str, OpRow] = {}
+
+
+def register_dialect(rows: tuple[OpRow, ...]) -> None:
+    """Make a dialect's rows known to ``relay.op.get`` (one row per name)."""
+    for row in rows:
+        _dialect_rows.setdefault(row.name, row)
+
+
+def dialect_row(op_name: str) -> OpRow | None:
+    """The row of a dialect op (``"qnn.conv2d"``), or None."""
+    return _dialect_rows.get(op_name)
 
 
 def refused_message(op_name: str, replacement: str) -> str:
