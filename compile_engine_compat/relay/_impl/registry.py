@@ -169,6 +169,11 @@ class OpRow:
 _INERT_ATTRS = frozenset({"TOpPattern", "TOpIsStateful", "TNonComputational", "TOpPatternGroup"})
 
 
+#: A QNN op's target legalization and canonicalization functions: kept (``get_attr`` answers
+#: them), and never needed, the shim lowers QNN ops one way on every target.
+_QNN_LOWERING_ATTRS = frozenset({"FTVMQnnLegalize", "FTVMQnnCanonicalize"})
+
+
 class RelayOp(BaseOp):
     """``relay.op.get(name)``: ``.name`` is the Relay name, ``.relax_op`` the Relax op."""
 
@@ -253,7 +258,11 @@ class RelayOp(BaseOp):
             _implementations.set_strategy_function(
                 self.row.relax_op, strategy_function(value, self.row)
             )
-        elif attr_name not in _INERT_ATTRS and not attr_name.startswith("target."):
+        elif (
+            attr_name not in _INERT_ATTRS
+            and not attr_name.startswith("target.")
+            and not (self.name.startswith("qnn.") and attr_name in _QNN_LOWERING_ATTRS)
+        ):
             # "target.<compiler>": an external compiler's checker, read by AnnotateTarget.
             raise UnsupportedRelayError(
                 f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "

@@ -18,19 +18,15 @@ from compile_engine_compat.relay.expr import Attrs, Call, Constant, Expr, Tuple,
 from compile_engine_compat.relay.qnn.lowering.common import ArgType
 from compile_engine_compat.relay.ty import TensorType, TupleType
 
-__all__ = ["Lowering", "arg_type", "lowered_emit", "relay_type"]
+__all__ = ["Lowering", "arg_type", "lowered_emit", "lowering_of", "relay_type"]
 
 #: ``lower(args, attrs, types) -> relay.Expr`` of plain ops.
 Lowering = Callable[[list[Expr], Attrs, list[ArgType]], Expr]
 
 
-def _static(shape: Any) -> tuple[int, ...]:
-    dims = []
-    for d in shape:
-        if not isinstance(d, int | tvm.tirx.IntImm):
-            raise ValueError(f"QNN ops need static shapes; got dimension {d}")
-        dims.append(int(d))
-    return tuple(dims)
+def _static(shape: Any) -> tuple[Any, ...]:
+    """The dimensions: ints where known, TVM's symbolic dimensions as they are."""
+    return tuple(int(d) if isinstance(d, int | tvm.tirx.IntImm) else d for d in shape)
 
 
 def arg_type(ty: Any) -> ArgType:
@@ -98,7 +94,13 @@ def lowered_emit(lower: Lowering) -> Emit:
             _remember(leaf, value, memo)
         return _emit_graph(bb, lower(leaves, attrs, types), memo)
 
+    emit.lowering = lower  # type: ignore[attr-defined]  (read by qnn.transform's passes)
     return emit
+
+
+def lowering_of(row: Any) -> Lowering | None:
+    """The lowering behind a QNN row's emit function (None for any other row)."""
+    return getattr(row.emit, "lowering", None)
 
 
 def _remember(leaf: Expr, value: Any, memo: dict[int, Any]) -> None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from compile_engine_compat.relay.expr import Attrs, Expr, const
+from typing import Any
+
+from compile_engine_compat.relay.expr import Attrs, Constant, Expr, const
 from compile_engine_compat.relay.qnn.lowering.common import (
     ArgType,
     call,
@@ -60,8 +62,8 @@ def _multipliers(in_scale: Expr, out_scale: Expr) -> tuple[list[float], bool]:
     return [s / out for s in float_scalars(ins.ravel())], scalar
 
 
-def fixed_point_multiply(tensor: Expr, multipliers: list[float], rank: int, axis: int, rounding: str,
-                 shape: tuple[int, ...]) -> Expr:  # fmt: skip
+def fixed_point_multiply(tensor: Expr, multipliers: list[float], rank: int, axis: int,
+                         rounding: str) -> Expr:  # fmt: skip
     """Relay's int64 fixed-point multiply of an int32 tensor (per tensor or per ``axis``)."""
     pairs = [fixed_point_multiplier_shift(m) for m in multipliers]
     fixed = np.array([p[0] for p in pairs], "int64")
@@ -80,11 +82,9 @@ def fixed_point_multiply(tensor: Expr, multipliers: list[float], rank: int, axis
     x = call("multiply", x, values(fixed))
     if rounding == "UPWARD":
         rounder = values(pos)
-    else:
-        zero = call("zeros", list(shape), "int64")
-        pos_t = call("broadcast_to", values(pos), list(shape))
-        neg_t = call("broadcast_to", values(pos - 1), list(shape))
-        rounder = call("where", call("greater_equal", x, zero), pos_t, neg_t)
+    else:  # negative values round their halves down
+        zero = const(np.int64(0), "int64")
+        rounder = call("where", call("greater_equal", x, zero), values(pos), values(pos - 1))
     x = call("add", x, rounder)
     x = call("right_shift", x, values(total_rshift))
     return call("cast", x, "int32")
@@ -108,7 +108,7 @@ def requantize(data: Expr, dtype_shape: ArgType, in_scale: Expr, in_zp: Expr, zp
         x = call("subtract", x, call("cast", zp, work))
     if compute == "int64":
         if not (scalar and same):
-            x = fixed_point_multiply(x, multipliers, rank, ax, rounding, shape)
+            x = fixed_point_multiply(x, multipliers, rank, ax, rounding)
         if not is_scalar_equal(out_zp, 0):
             x = call("add", call("cast", out_zp, "int32"), x)
     else:
@@ -183,11 +183,22 @@ def lower_dequantize(args: list[Expr], attrs: Attrs, types: list[ArgType]) -> Ex
     )  # fmt: skip
 
 
-def _sqnn_code(value: Expr, what: str) -> int:
-    code = int(constant_values(value, what).reshape(-1)[0])
-    if code not in SQNN_DTYPE_TO_CODE.values():
-        raise ValueError(f"{what}: unknown simulated dtype code {code} ({SQNN_DTYPE_TO_CODE})")
-    return code
+def _by_code(dtype_code: Expr, data: Expr, make: Any) -> Expr:
+    """A simulated op's result: for a constant dtype code, the one variant it names; for a
+    run-time code (TVM 0.19 compiled the op once for every dtype), every variant, selected by
+    the code."""
+    if isinstance(dtype_code, Constant):
+        code = int(np.asarray(dtype_code.data.numpy()).reshape(-1)[0])
+        if code not in SQNN_DTYPE_TO_CODE.values():
+            raise ValueError(f"unknown simulated-QNN dtype code {code} ({SQNN_DTYPE_TO_CODE})")
+        return data if code == 0 else make(_code_dtype(code))
+    code_t = call("reshape", call("cast", dtype_code, "int32"), [])
+    out = data
+    for name, code in SQNN_DTYPE_TO_CODE.items():
+        if code:
+            chosen = call("equal", code_t, const(np.int32(code), "int32"))
+            out = call("where", chosen, make(name), out)
+    return out
 
 
 def _code_dtype(code: int) -> str:
@@ -205,25 +216,23 @@ def lower_simulated_quantize(args: list[Expr], attrs: Attrs, types: list[ArgType
     """``qnn.simulated_quantize(data, out_dtype, output_scale, output_zero_point)``: the
     quantized values kept in float (TOPI's ``simulated_quantize``)."""
     data, dtype_code, scale, zp = args
-    code = _sqnn_code(dtype_code, "qnn.simulated_quantize out_dtype")
-    if code == 0:
-        return data
     rank = len(types[0].shape)
-    low, high = qrange(_code_dtype(code))
     s = _channel(scale, types[2], rank, int(attrs.axis))
     z = call("cast", _channel(zp, types[3], rank, int(attrs.axis)), types[0].dtype)
-    value = call("add", round_half_away(call("divide", data, s), types[0].dtype), z)
-    return call("clip", value, low, high)
+
+    def make(dtype: str) -> Expr:
+        low, high = qrange(dtype)
+        value = call("add", round_half_away(call("divide", data, s), types[0].dtype), z)
+        return call("clip", value, low, high)
+
+    return _by_code(dtype_code, data, make)
 
 
 def lower_simulated_dequantize(args: list[Expr], attrs: Attrs, types: list[ArgType]) -> Expr:
     """``qnn.simulated_dequantize(data, in_dtype, input_scale, input_zero_point)``:
     ``(x - zp) * scale`` in float (TOPI's ``simulated_dequantize``)."""
     data, dtype_code, scale, zp = args
-    code = _sqnn_code(dtype_code, "qnn.simulated_dequantize in_dtype")
-    if code == 0:
-        return data
     rank = len(types[0].shape)
     s = _channel(scale, types[2], rank, int(attrs.axis))
     z = call("cast", _channel(zp, types[3], rank, int(attrs.axis)), types[0].dtype)
-    return call("multiply", call("subtract", data, z), s)
+    return _by_code(dtype_code, data, lambda _: call("multiply", call("subtract", data, z), s))

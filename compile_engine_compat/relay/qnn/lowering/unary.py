@@ -122,8 +122,8 @@ def lower_leaky_relu(args: list[Expr], attrs: Attrs, types: list[ArgType]) -> Ex
             data32, ArgType(shape, "int32"), in_scale, in_zp, types[2], out_scale, out_zp, -1,
             "None", "None", "int32",
         )  # fmt: skip
-    product = fixed_point_multiply(requantized, [alpha], len(shape), 0, "UPWARD", shape)
-    scaled_zp = fixed_point_multiply(out_zp32, [1 - alpha], 0, 0, "UPWARD", ())
+    product = fixed_point_multiply(requantized, [alpha], len(shape), 0, "UPWARD")
+    scaled_zp = fixed_point_multiply(out_zp32, [1 - alpha], 0, 0, "UPWARD")
     negative = call("add", product, scaled_zp)
     out = call("where", call("less", data32, in_zp32), negative, requantized)
     return clip_cast(out, types[0].dtype)
