@@ -13,6 +13,7 @@ from typing import Any
 import tvm
 from tvm import relax
 
+from compile_engine_compat.relay._impl.dynamic import BROADCASTING, broadcast_call, shape_known
 from compile_engine_compat.relay._impl.registry import Emit, RelayOp
 from compile_engine_compat.relay.expr import Attrs, Call, Constant, Expr, Tuple, Var
 from compile_engine_compat.relay.qnn.lowering.common import ArgType
@@ -72,6 +73,12 @@ def _emit_graph(bb: relax.BlockBuilder, root: Expr, memo: dict[int, Any]) -> Any
             args = [visit(a, True) for a in node.args]
             attrs = node.attrs if node.attrs is not None else node.op.row.default_attrs()
             value = bb.normalize(node.op.row.emit(bb, args, attrs))
+            if (
+                isinstance(value, relax.Call)
+                and getattr(value.op, "name", None) in BROADCASTING
+                and not shape_known(value)
+            ):  # a run-time dimension (relay.Any()): broadcast as Relay did
+                value = broadcast_call(bb, value, f"relay.{node.op.name}")
             if bind and not isinstance(value, relax.Var | tvm.ir.expr.Constant):
                 value = bb.emit(value)
         else:

@@ -46,7 +46,26 @@ def _conv(op_name: str, layout_key: str, args: list[Expr], attrs: Attrs,
 
 def lower_conv2d(args: list[Expr], attrs: Attrs, types: list[ArgType]) -> Expr:
     """``qnn.conv2d(data, kernel, input_zero_point, kernel_zero_point, input_scale,
-    kernel_scale, ...)``."""
+    kernel_scale, ...)``.
+
+    A depthwise kernel with a channel multiplier given as Relay's ``(C, M, kh, kw)`` (OIHW,
+    ``groups == C``, ``channels == C * M``) is reshaped to ``(C * M, 1, kh, kw)``: output
+    channel ``c * M + m`` reads ``kernel[c, m]`` in both.
+    """
+    groups, kshape = int(attrs.groups), types[1].shape
+    channels = attrs.channels
+    if (
+        str(attrs.kernel_layout) == "OIHW"
+        and groups > 1
+        and channels is not None
+        and len(kshape) == 4
+        and kshape[0] == groups
+        and kshape[1] > 1
+        and int(channels) == kshape[0] * kshape[1]
+    ):
+        depthwise = (int(channels), 1, *kshape[2:])
+        args = [args[0], call("reshape", args[1], list(depthwise)), *args[2:]]
+        types = [types[0], ArgType(depthwise, types[1].dtype), *types[2:]]
     return _conv("nn.conv2d", "kernel_layout", args, attrs, types)
 
 
