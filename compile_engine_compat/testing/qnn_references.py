@@ -42,7 +42,7 @@ def fixed_point_multiplier(multiplier: float) -> tuple[int, int]:
     if multiplier == 0.0:
         return 0, 0
     significand, exponent = math.frexp(multiplier)
-    m = int(math.floor(significand * 2**31 + 0.5))
+    m = math.floor(significand * 2**31 + 0.5)
     if m == 2**31:
         m //= 2
         exponent += 1
@@ -82,7 +82,8 @@ def requantize(
     out_scale = float(np.float32(output_scale))
     multipliers = scales / out_scale
     zp_in = _along(np.asarray(input_zero_point, "int64"), ndim, axis)
-    same = np.asarray(input_scale).ndim == 0 and float(np.float32(input_scale)) == out_scale
+    in_scales = np.asarray(input_scale, "float32")
+    same = in_scales.ndim == 0 and float(in_scales) == out_scale
     if compute_dtype == "int64":
         x = q.astype("int64") - zp_in
         if not same:
@@ -111,9 +112,7 @@ def requantize(
     return _clip(x, out_dtype)
 
 
-def quantize(
-    x: np.ndarray, scale: float, zero_point: int, out_dtype: str = "int8"
-) -> np.ndarray:
+def quantize(x: np.ndarray, scale: float, zero_point: int, out_dtype: str = "int8") -> np.ndarray:
     """``clip(round(x / scale) + zero_point)`` in float32, as TVM 0.19's ``qnn.quantize``."""
     scaled = round_half_away(np.asarray(x, "float32") / np.float32(scale))
     return _clip(scaled + np.float32(zero_point), out_dtype)
@@ -145,13 +144,15 @@ def conv2d_nchw(
     a = data.astype("int64") - data_zp
     a = np.pad(a, ((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
     w = weight.astype("int64") - weight_zp
-    n, c, h, wd = a.shape
+    n, _, h, wd = a.shape
     o, _, kh, kw = w.shape
     oh = (h - kh) // strides[0] + 1
     ow = (wd - kw) // strides[1] + 1
     out = np.zeros((n, o, oh, ow), "int64")
     for i in range(kh):
         for j in range(kw):
-            patch = a[:, :, i : i + strides[0] * oh : strides[0], j : j + strides[1] * ow : strides[1]]
+            patch = a[
+                :, :, i : i + strides[0] * oh : strides[0], j : j + strides[1] * ow : strides[1]
+            ]
             out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
     return out.astype("int32")

@@ -14,9 +14,9 @@ from typing import Any
 from compile_engine_compat.relay._impl import custom
 from compile_engine_compat.relay._impl.registry import (
     OpRow,
-    dialect_row,
     RelayOp,
     UnsupportedRelayError,
+    dialect_row,
     refused_message,
     relay_op,
 )

@@ -71,11 +71,11 @@ def _has_qnn(func: Function, chosen: Callable[[str], bool]) -> bool:
     return bool(found)
 
 
-def Legalize() -> Any:  # noqa: N802  (Relay's name)
+def Legalize() -> Any:
     """``relay.qnn.transform.Legalize()``: the unary QNN ops become table lookups."""
     return graph_pass("Legalize", 0, _rewrite(lambda name: name in LEGALIZED))
 
 
-def CanonicalizeOps() -> Any:  # noqa: N802  (Relay's name)
+def CanonicalizeOps() -> Any:
     """``relay.qnn.transform.CanonicalizeOps()``: every QNN op becomes plain Relay ops."""
     return graph_pass("CanonicalizeOps", 0, _rewrite(lambda name: name.startswith("qnn.")))

@@ -54,7 +54,9 @@ def _c(value: Any, dtype: str) -> Any:
     out_dtype=st.sampled_from(["int8", "uint8", "int16", "int32"]),
     seed=st.integers(0, 2**16),
 )
-def test_requantize_is_the_reference(in_scale, out_scale, in_zp, out_zp, rounding, compute, out_dtype, seed):
+def test_requantize_is_the_reference(
+    in_scale, out_scale, in_zp, out_zp, rounding, compute, out_dtype, seed
+):
     data = np.random.default_rng(seed).integers(-3000, 3000, (3, 17)).astype("int32")
     x = relay.var("x", shape=data.shape, dtype="int32")
     out = relay.qnn.op.requantize(
@@ -89,7 +91,12 @@ def test_per_channel_requantize_is_the_reference(scales_, out_scale, rounding, s
 
 
 @settings(max_examples=examples(0.1), deadline=None)
-@given(scale=scales, zp=zero_points, dtype=st.sampled_from(["int8", "uint8"]), seed=st.integers(0, 2**16))
+@given(
+    scale=scales,
+    zp=zero_points,
+    dtype=st.sampled_from(["int8", "uint8"]),
+    seed=st.integers(0, 2**16),
+)
 def test_quantize_then_dequantize_is_the_reference(scale, zp, dtype, seed):
     data = np.random.default_rng(seed).uniform(-300 * scale, 300 * scale, (5, 7)).astype("float32")
     x = relay.var("x", shape=data.shape)
@@ -134,4 +141,6 @@ def test_dense_is_the_reference(data_zp, kernel_zp, seed):
         x, relay.const(weight), _c(data_zp, "int32"), _c(kernel_zp, "int32"), _c(0.1, "float32"),
         _c(0.1, "float32"), units=6,
     )  # fmt: skip
-    np.testing.assert_array_equal(_run(out, {"x": data}), ref.dense(data, weight, data_zp, kernel_zp))
+    np.testing.assert_array_equal(
+        _run(out, {"x": data}), ref.dense(data, weight, data_zp, kernel_zp)
+    )

@@ -10,7 +10,6 @@ front end serves), as TVM 0.19's ``qnn.transform.CanonicalizeOps`` produced.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +25,8 @@ __all__ = [
     "clip_cast",
     "constant_values",
     "expand_to_axis",
-    "float_scalars",
     "fixed_point_multiplier_shift",
+    "float_scalars",
     "is_scalar_equal",
     "normalized_axis",
     "per_axis",
@@ -47,7 +46,7 @@ class ArgType:
 
 def call(op_name: str, *args: Any, **attrs: Any) -> Expr:
     """A call of the plain Relay op ``op_name`` built with its builder (Relay's attributes)."""
-    return builder(op_name)(*args, **attrs)  # type: ignore[no-any-return]
+    return builder(op_name)(*args, **attrs)
 
 
 def constant_values(expr: Expr, what: str) -> np.ndarray:
@@ -99,7 +98,9 @@ def round_half_away(x: Expr, dtype: str) -> Expr:
     frac = call("abs", call("subtract", x, whole))
     half = const(np.array(0.5, dtype), dtype)
     zero = const(np.array(0.0, dtype), dtype)
-    return call("add", whole, call("where", call("greater_equal", frac, half), call("sign", x), zero))
+    return call(
+        "add", whole, call("where", call("greater_equal", frac, half), call("sign", x), zero)
+    )
 
 
 def clip_cast(value: Expr, dtype: str) -> Expr:
@@ -152,6 +153,6 @@ def fixed_point_multiplier_shift(multiplier: float) -> tuple[int, int]:
     return fixed, exponent
 
 
-def float_scalars(values: Sequence[float]) -> list[float]:
+def float_scalars(values: Any) -> list[float]:
     """Scale values as C++ read them (``float``), widened to double."""
     return [float(np.float32(v)) for v in values]

@@ -103,7 +103,9 @@ def requantize_config(**kwargs: Any) -> RequantizeConfig:
     """``relay.qnn.op.requantize_config(rounding=..., compute_dtype=...)``: a config to enter."""
     unknown = set(kwargs) - {"rounding", "compute_dtype"}
     if unknown:
-        raise TypeError(f"requantize_config takes rounding and compute_dtype, not {sorted(unknown)}")
+        raise TypeError(
+            f"requantize_config takes rounding and compute_dtype, not {sorted(unknown)}"
+        )
     return RequantizeConfig(kwargs.get("rounding"), kwargs.get("compute_dtype"))
 
 

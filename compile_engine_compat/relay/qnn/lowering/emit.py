@@ -53,9 +53,13 @@ def _leaf(value: Any, ty: ArgType, name: str) -> Expr:
         data = value.data if hasattr(value, "data") else value.value
         return Constant(data)
     if isinstance(value, relax.Tuple):
-        return Tuple([_leaf(f, t, f"{name}_{i}") for i, (f, t) in enumerate(zip(value.fields, ty.fields))])
+        return Tuple(
+            [_leaf(f, t, f"{name}_{i}") for i, (f, t) in enumerate(zip(value.fields, ty.fields))]
+        )
     if ty.fields:
-        return Tuple([_leaf(relax.TupleGetItem(value, i), t, f"{name}_{i}") for i, t in enumerate(ty.fields)])
+        return Tuple(
+            [_leaf(relax.TupleGetItem(value, i), t, f"{name}_{i}") for i, t in enumerate(ty.fields)]
+        )
     return Var(name, TensorType(ty.shape, ty.dtype))
 
 
@@ -101,7 +105,7 @@ def lowered_emit(lower: Lowering) -> Emit:
             _remember(leaf, value, memo)
         return _emit_graph(bb, lower(leaves, attrs, types), memo)
 
-    emit.lowering = lower  # type: ignore[attr-defined]  (read by qnn.transform's passes)
+    setattr(emit, "lowering", lower)  # noqa: B010  (read back by lowering_of)
     return emit
 
 
@@ -114,5 +118,7 @@ def _remember(leaf: Expr, value: Any, memo: dict[int, Any]) -> None:
     memo[id(leaf)] = value
     if isinstance(leaf, Tuple):
         for i, field in enumerate(leaf.fields):
-            inner = value.fields[i] if isinstance(value, relax.Tuple) else relax.TupleGetItem(value, i)
+            inner = (
+                value.fields[i] if isinstance(value, relax.Tuple) else relax.TupleGetItem(value, i)
+            )
             _remember(field, inner, memo)

@@ -11,9 +11,9 @@ so the result is TVM 0.19's bit for bit.
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import Any
+
+import numpy as np
 
 from compile_engine_compat.relay.expr import Attrs, Constant, Expr, const
 from compile_engine_compat.relay.qnn.lowering.common import (

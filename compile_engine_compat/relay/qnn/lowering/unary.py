@@ -93,7 +93,9 @@ def lower_unary(name: str) -> Callable[[list[Expr], Attrs, list[ArgType]], Expr]
     def lower(args: list[Expr], attrs: Attrs, types: list[ArgType]) -> Expr:
         dtype = types[0].dtype
         if dtype not in ("int8", "uint8", "int16", "uint16"):
-            raise UnsupportedRelayError(f"qnn.{name} takes an 8- or 16-bit integer input, got {dtype}")
+            raise UnsupportedRelayError(
+                f"qnn.{name} takes an 8- or 16-bit integer input, got {dtype}"
+            )
         what = f"qnn.{name}"
         scalars = [constant_values(a, f"{what} {n}").reshape(-1)[0] for a, n in zip(
             args[1:], ("scale", "zero_point", "output_scale", "output_zero_point"))]  # fmt: skip

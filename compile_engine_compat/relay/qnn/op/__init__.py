@@ -9,8 +9,8 @@ Relax, so the integer results are TVM 0.19's. The rows are kept by family:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from compile_engine_compat.relay._impl.registry import OpRow, builders, register_dialect
 from compile_engine_compat.relay.expr import Expr, const
@@ -36,7 +36,7 @@ def _dtype_code(value: Any, what: str) -> Expr:
         if value not in SQNN_DTYPE_TO_CODE:
             raise ValueError(f"{what} must be one of {sorted(SQNN_DTYPE_TO_CODE)}, got {value!r}")
         return const(SQNN_DTYPE_TO_CODE[value], "int32")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def simulated_quantize(
@@ -71,7 +71,9 @@ def concatenate(
     return _BUILDERS["concatenate"](
         list(data) if isinstance(data, list | tuple) else data,
         list(input_scales) if isinstance(input_scales, list | tuple) else input_scales,
-        list(input_zero_points) if isinstance(input_zero_points, list | tuple) else input_zero_points,
+        list(input_zero_points)
+        if isinstance(input_zero_points, list | tuple)
+        else input_zero_points,
         output_scale,
         output_zero_point,
         axis,
@@ -93,3 +95,9 @@ __all__ = [
     "requantize_config",
     *sorted(_BUILDERS),
 ]
+
+
+if TYPE_CHECKING:
+    # The builders are made from the rows, so a type checker cannot see them: to it, every
+    # other name here is a builder.
+    def __getattr__(name: str) -> Callable[..., Any]: ...

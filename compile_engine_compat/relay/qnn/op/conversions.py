@@ -22,7 +22,12 @@ ROWS: tuple[OpRow, ...] = (
         LOWERED,
         lowered_emit(lowering.lower_requantize),
         "relay.attrs.RequantizeAttrs",
-        normalize={"axis": int, "rounding": str, "compute_dtype": str, "out_dtype": normalize.dtype},
+        normalize={
+            "axis": int,
+            "rounding": str,
+            "compute_dtype": str,
+            "out_dtype": normalize.dtype,
+        },
     ),
     OpRow(
         "qnn.quantize",

@@ -26,7 +26,14 @@ ROWS: tuple[OpRow, ...] = (
         lowered_emit(lowering.lower_leaky_relu),
         "relay.attrs.LeakyReluAttrs",
         normalize={"alpha": float},
-        order=("x", "alpha", "input_scale", "input_zero_point", "output_scale", "output_zero_point"),
+        order=(
+            "x",
+            "alpha",
+            "input_scale",
+            "input_zero_point",
+            "output_scale",
+            "output_zero_point",
+        ),
     ),
     OpRow(
         "qnn.softmax",
