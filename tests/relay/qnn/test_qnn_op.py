@@ -115,7 +115,7 @@ def test_a_quantized_pipeline_is_the_numpy_reference_bit_for_bit(pipeline):
 
 
 def test_tvm_relay_qnn_op_is_served_under_the_alias(installed_alias):
-    from tvm.relay.qnn.op import quantize  # type: ignore[import-not-found]
+    from tvm.relay.qnn.op import quantize
 
     x = relay.var("x", shape=(2,))
     assert quantize(x, _c(0.5, "float32"), _c(0, "int32")).op.name == "qnn.quantize"
