@@ -12,7 +12,15 @@ from .op import *  # noqa: F403  (Relay's relay.qnn re-exported relay.qnn.op's b
 from .op import __all__ as _op_names
 
 #: ``relay.qnn.op``'s names that are not builders or configs (its row modules).
-_NOT_REEXPORTED = {"ROWS", "binary", "conversions", "elementwise", "legalizations", "linear"}
+_NOT_REEXPORTED = {
+    "ROWS",
+    "binary",
+    "canonicalizations",
+    "conversions",
+    "elementwise",
+    "legalizations",
+    "linear",
+}
 for _name in _NOT_REEXPORTED:
     globals().pop(_name, None)
 __all__ = ["lowering", "op", "transform", *(n for n in _op_names if n not in _NOT_REEXPORTED)]

@@ -38,7 +38,9 @@ __all__ = [
     "lower_leaky_relu",
     "lower_softmax",
     "lower_unary",
+    "quantized_values",
     "round_half_away_from_zero",
+    "table_lookup",
 ]
 
 
@@ -73,17 +75,33 @@ def round_half_away_from_zero(x: np.ndarray) -> np.ndarray:
     return whole + np.sign(x) * (np.abs(frac) >= 0.5)
 
 
-def lookup_table(func: Callable[[np.ndarray], np.ndarray], in_scale: float, in_zp: int,
-                 out_scale: float, out_zp: int, dtype: str) -> np.ndarray:  # fmt: skip
-    """The quantized results of ``func`` for every value of ``dtype``, smallest value first."""
-    low, high = qrange(dtype)
-    values = np.arange(low, high + 1, dtype="int32")
-    real = (values - np.int32(in_zp)).astype("float32") * np.float32(in_scale)
+def quantized_values(func: Callable[[np.ndarray], np.ndarray], values: np.ndarray,
+                     in_scale: float, in_zp: int, out_scale: float, out_zp: int,
+                     out_dtype: str) -> np.ndarray:  # fmt: skip
+    """``quantize(func(dequantize(values)))`` as TVM 0.19 computed its lookup tables: float32
+    dequantization, NumPy's ``func``, float32 division, rounding halves away from zero."""
+    low, high = qrange(out_dtype)
+    real = (values.astype("int32") - np.int32(in_zp)).astype("float32") * np.float32(in_scale)
     with np.errstate(all="ignore"):
         out = np.asarray(func(real), dtype="float32")
         scaled = round_half_away_from_zero(out / np.float32(out_scale)) + np.float32(out_zp)
         clipped = np.clip(scaled, low, high)
-    return np.nan_to_num(clipped, nan=0.0).astype(dtype)
+    return np.nan_to_num(clipped, nan=0.0).astype(out_dtype)
+
+
+def lookup_table(func: Callable[[np.ndarray], np.ndarray], in_scale: float, in_zp: int,
+                 out_scale: float, out_zp: int, dtype: str,
+                 out_dtype: str | None = None) -> np.ndarray:  # fmt: skip
+    """The quantized results of ``func`` for every value of ``dtype``, smallest value first."""
+    low, high = qrange(dtype)
+    values = np.arange(low, high + 1, dtype="int64").astype(dtype)
+    return quantized_values(func, values, in_scale, in_zp, out_scale, out_zp, out_dtype or dtype)
+
+
+def table_lookup(data: Expr, table: np.ndarray, in_dtype: str) -> Expr:
+    """``table[data - min(in_dtype)]``: a value-ordered table read at each input."""
+    index = call("subtract", call("cast", data, "int32"), const(np.int32(qrange(in_dtype)[0])))
+    return call("take", const(table), index, 0)
 
 
 def lower_unary(name: str) -> Callable[[list[Expr], Attrs, list[ArgType]], Expr]:
@@ -102,8 +120,7 @@ def lower_unary(name: str) -> Callable[[list[Expr], Attrs, list[ArgType]], Expr]
         table = lookup_table(
             func, float(scalars[0]), int(scalars[1]), float(scalars[2]), int(scalars[3]), dtype
         )
-        index = call("subtract", call("cast", args[0], "int32"), const(np.int32(qrange(dtype)[0])))
-        return call("take", const(table), index, 0)
+        return table_lookup(args[0], table, dtype)
 
     return lower
 

@@ -21,7 +21,7 @@ from compile_engine_compat.relay.qnn.lowering.config import (
 )
 from compile_engine_compat.relay.qnn.lowering.requantize import SQNN_DTYPE_TO_CODE
 
-from . import binary, conversions, elementwise, legalizations, linear
+from . import binary, canonicalizations, conversions, elementwise, legalizations, linear
 
 #: Every QNN op's row.
 ROWS: tuple[OpRow, ...] = (*conversions.ROWS, *binary.ROWS, *linear.ROWS, *elementwise.ROWS)
@@ -87,6 +87,7 @@ __all__ = [
     "ROWS",
     "RequantizeConfig",
     "binary",
+    "canonicalizations",
     "conversions",
     "current_requantize_config",
     "elementwise",
