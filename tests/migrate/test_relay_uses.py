@@ -82,7 +82,7 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
     (
         "import tvm.relay.qnn.op\nassert callable(tvm.relay.qnn.op.quantize)\n",
         True,
-        [("relay.qnn.op", "served")] * 2,  # the import and the call
+        [("relay.qnn.op", "served")],
     ),
     (
         "from tvm.relay import adt\nadt.Constructor(None)\n",
