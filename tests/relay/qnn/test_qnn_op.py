@@ -119,3 +119,9 @@ def test_tvm_relay_qnn_op_is_served_under_the_alias(installed_alias):
 
     x = relay.var("x", shape=(2,))
     assert quantize(x, _c(0.5, "float32"), _c(0, "int32")).op.name == "qnn.quantize"
+
+
+def test_a_bad_rounding_is_refused_at_the_builder_call():
+    x = relay.var("x", shape=(4,), dtype="int32")
+    with pytest.raises(ValueError, match="rounding must be one of"):
+        _requantize(x, 0.5, 0.25, rounding="DOWNWARD")

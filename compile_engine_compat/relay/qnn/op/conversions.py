@@ -4,12 +4,27 @@ the op table (TVM 0.19's signatures and attributes), each lowered by
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from compile_engine_compat.relay._impl import normalize
 from compile_engine_compat.relay._impl.registry import OpRow
 from compile_engine_compat.relay.qnn.lowering import requantize as lowering
 from compile_engine_compat.relay.qnn.lowering.emit import lowered_emit
 
 __all__ = ["ROWS"]
+
+
+def _one_of(name: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
+    """An attribute check: a bad value is refused at the builder call, naming the choices."""
+
+    def check(value: Any) -> str:
+        if str(value) not in allowed:
+            raise ValueError(f"qnn.requantize {name} must be one of {allowed}, got {value!r}")
+        return str(value)
+
+    return check
+
 
 #: What every QNN row says it becomes (no single Relax op: plain ops, as CanonicalizeOps made).
 LOWERED = "plain Relay ops (qnn.transform.CanonicalizeOps), then Relax"
@@ -24,8 +39,8 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.RequantizeAttrs",
         normalize={
             "axis": int,
-            "rounding": str,
-            "compute_dtype": str,
+            "rounding": _one_of("rounding", ("None", "UPWARD", "TONEAREST")),
+            "compute_dtype": _one_of("compute_dtype", ("None", "int64", "float32", "float64")),
             "out_dtype": normalize.dtype,
         },
     ),
