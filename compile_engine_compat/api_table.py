@@ -646,14 +646,13 @@ _RELAY_ROWS = (
         ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
         old_paths=(
             "tvm.relay.prelude",
-            "tvm.relay.qnn.op",
             "tvm.relay.loops",
             "tvm.relay.adt",
         ),
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
-            "A Relay-era name the front end does not serve (QNN, the "
+            "A Relay-era name the front end does not serve (relay.quantize, the "
             "prelude, ADTs, loops, ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),
@@ -1213,6 +1212,26 @@ _PROGRAM_RELAY_ROWS = (
             "no Relay graph: walk it with relax.PyExprMutator. visit_ref_*/visit_match/"
             "visit_constructor exist but never dispatch (the front end has no references or "
             "ADTs)."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    # -- relay.qnn (issue 40): the QNN dialect, lowered to integer Relay ops --------------------
+    _row(
+        "relay.qnn.op",
+        "relax.op.quantize / relax.op.dequantize around float ops, or the integer Relax ops "
+        "(astype, multiply, right_shift, clip) a QNN op is made of",
+        ("tvm.relax.op.quantize", "tvm.relax.op.dequantize"),
+        fix="served",
+        old_paths=("tvm.relay.qnn.op", "tvm.relay.qnn"),
+        shim="compile_engine_compat.relay.qnn.op",
+        note=(
+            "Every relay.qnn.op builder (quantize, dequantize, requantize, conv2d, dense, "
+            "batch_matmul, add, mul, concatenate, the unary ops...) makes a real qnn.* call in the "
+            "front end's graph, lowered as TVM 0.19's qnn.transform.CanonicalizeOps did (int32 "
+            "accumulation, Relay's fixed-point multiply and roundings), so integer results are "
+            "TVM 0.19's bit for bit. Differences: qnn.softmax is dequantize, softmax, quantize "
+            "(TVM 0.19 used an integer approximation); requantize's default compute_dtype is "
+            "float32 on an x86 host when no target is current (TVM 0.19: int64 outside a build)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -19,6 +19,8 @@ OPT_IN_MARKERS = {
     "models": "a full-size model against PyTorch and onnxruntime: run with -m models",
     # relay.testing workloads at the tutorials' sizes (tests/relay/testing).
     "workloads": "a full-size relay.testing workload: run with -m workloads",
+    # QNN property tests: one relay.build per hypothesis example (tests/relay/qnn).
+    "quantized": "a QNN property test building a graph per example: run with -m quantized",
 }
 
 

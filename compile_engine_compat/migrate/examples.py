@@ -570,6 +570,30 @@ result = callable(prelude)
 """,
         "result = callable(relax.Tuple)  # Relax tuples replace the prelude's ADTs\n",
     ),
+    "relay.qnn.op": (
+        """\
+from tvm import relay
+from tvm.contrib import graph_executor
+
+x = relay.var("x", shape=(4,), dtype="float32")
+q = relay.qnn.op.quantize(x, relay.const(0.5), relay.const(3, "int32"), out_dtype="int8")
+lib = relay.build(tvm.IRModule.from_expr(relay.Function([x], q)), target="llvm")
+module = graph_executor.GraphModule(lib["default"](dev))
+module.set_input("x", a)
+module.run()
+result = module.get_output(0).numpy()
+""",
+        """\
+bb = relax.BlockBuilder()
+x = relax.Var("x", relax.TensorType([4], "float32"))
+with bb.function("main", [x]):
+    with bb.dataflow():
+        scale, zero_point = relax.const(0.5, "float32"), relax.const(3, "int8")
+        out = bb.emit_output(relax.op.quantize(x, scale, zero_point, out_dtype="int8"))
+    bb.emit_func_output(out)
+result = relax.VirtualMachine(tvm.compile(bb.get(), target), dev)["main"](a).numpy()
+""",
+    ),
     "tvm.contrib.graph_executor.GraphModule": (_RELAY_BUILD, _VM),
     # -- Relay programs end to end: frontends, export and reload, the Relay VM ----------------
     "relay.frontend.from_onnx": (_ONNX_MODEL + _ONNX_BEFORE, _ONNX_MODEL + _ONNX_AFTER),

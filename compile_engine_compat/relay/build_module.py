@@ -212,6 +212,9 @@ def relay_argument(value: Any, ty: Any = None) -> Any:
             if isinstance(ty, relax.TensorType) and ty.dtype:
                 dtype = str(ty.dtype)
             return tvm.runtime.tensor(np.array(value, dtype=dtype))
+    if isinstance(value, np.ndarray) and isinstance(ty, relax.TensorType) and ty.dtype:
+        # Relay's graph executor copied a NumPy input into the input's tensor (its dtype).
+        return tvm.runtime.tensor(np.asarray(value, dtype=str(ty.dtype)))
     return tvm.runtime.tensor(np.asarray(value))
 
 

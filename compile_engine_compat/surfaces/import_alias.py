@@ -103,8 +103,6 @@ LEGACY_MODULES: dict[str, str] = {
 
 #: tvm.relay submodules the front end does not provide, and why (longest prefix wins).
 REFUSED_MODULES: dict[str, str] = {
-    "tvm.relay.qnn.op": "QNN (quantized Relay ops) has no Relax front end here: quantize in "
-    "the source framework, or use relax.op.quantize/dequantize",
     # Relay programs end to end: tvm.relay.frontend, tvm.relay.vm and tvm.relay.backend.vm are
     # served by the front end (compile_engine_compat.relay.frontend, .vm, .backend.vm).
     "tvm.relay.adt": "ADTs and Relay control flow are not mapped: use relax.If and tuples in a "

@@ -80,9 +80,9 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("relay.unsupported", "manual")],
     ),
     (
-        "import tvm.relay.qnn.op\ntvm.relay.qnn.op.quantize(None)\n",
-        False,
-        [("relay.unsupported", "manual")] * 2,  # the import and the call
+        "import tvm.relay.qnn.op\nassert callable(tvm.relay.qnn.op.quantize)\n",
+        True,
+        [("relay.qnn.op", "served")],
     ),
     (
         "from tvm.relay import adt\nadt.Constructor(None)\n",

@@ -37,8 +37,10 @@ __all__ = [
     "RelayOp",
     "UnsupportedRelayError",
     "builders",
+    "dialect_row",
     "missing_op",
     "refused_message",
+    "register_dialect",
     "relay_op",
 ]
 
@@ -167,6 +169,11 @@ class OpRow:
 _INERT_ATTRS = frozenset({"TOpPattern", "TOpIsStateful", "TNonComputational", "TOpPatternGroup"})
 
 
+#: A QNN op's target legalization and canonicalization functions: kept (``get_attr`` answers
+#: them), and never needed, the shim lowers QNN ops one way on every target.
+_QNN_LOWERING_ATTRS = frozenset({"FTVMQnnLegalize", "FTVMQnnCanonicalize"})
+
+
 class RelayOp(BaseOp):
     """``relay.op.get(name)``: ``.name`` is the Relay name, ``.relax_op`` the Relax op."""
 
@@ -251,7 +258,11 @@ class RelayOp(BaseOp):
             _implementations.set_strategy_function(
                 self.row.relax_op, strategy_function(value, self.row)
             )
-        elif attr_name not in _INERT_ATTRS and not attr_name.startswith("target."):
+        elif (
+            attr_name not in _INERT_ATTRS
+            and not attr_name.startswith("target.")
+            and not (self.name.startswith("qnn.") and attr_name in _QNN_LOWERING_ATTRS)
+        ):
             # "target.<compiler>": an external compiler's checker, read by AnnotateTarget.
             raise UnsupportedRelayError(
                 f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
@@ -286,6 +297,22 @@ def relay_op(row: OpRow) -> RelayOp:
     if op is None:
         op = _ops.setdefault(row.name, RelayOp(row))
     return op
+
+
+#: Rows of the ops of a dialect outside ``relay.op``'s families (``qnn.*``), registered by the
+#: dialect's package when it is imported (``relay.qnn.op``): name -> row.
+_dialect_rows: dict[str, OpRow] = {}
+
+
+def register_dialect(rows: tuple[OpRow, ...]) -> None:
+    """Make a dialect's rows known to ``relay.op.get`` (one row per name)."""
+    for row in rows:
+        _dialect_rows.setdefault(row.name, row)
+
+
+def dialect_row(op_name: str) -> OpRow | None:
+    """The row of a dialect op (``"qnn.conv2d"``), or None."""
+    return _dialect_rows.get(op_name)
 
 
 def refused_message(op_name: str, replacement: str) -> str:

@@ -123,6 +123,11 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         """The compiled executable (``tvm.compile``'s result)."""
         return self.executable
 
+    @property
+    def graph_json(self) -> str:
+        """TVM 0.19's ``graph_json`` attribute: :meth:`get_graph_json`."""
+        return self.get_graph_json()
+
     def get_devices(self) -> list[Any]:
         """``[]``, as TVM 0.19's graph executor factory answered."""
         return []

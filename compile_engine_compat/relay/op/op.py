@@ -16,6 +16,7 @@ from compile_engine_compat.relay._impl.registry import (
     OpRow,
     RelayOp,
     UnsupportedRelayError,
+    dialect_row,
     refused_message,
     relay_op,
 )
@@ -102,6 +103,9 @@ def get(op_name: str) -> RelayOp:
         return custom.custom_op(op_name)  # type: ignore[return-value]
     if op_name in OP_TABLE:
         return relay_op(OP_TABLE[op_name])
+    row = dialect_row(op_name)  # relay.qnn.op's ops
+    if row is not None:
+        return relay_op(row)
     if op_name in REFUSED_OPS:
         raise UnsupportedRelayError(refused_message(op_name, REFUSED_OPS[op_name]))
     raise ValueError(f"Relay op {op_name!r} is not known to the compile-engine-compat front end")
@@ -198,6 +202,6 @@ def register(op_name: str, describe: str = "") -> custom.CustomOp:
     RuntimeError
         (``tvm.error.TVMError`` under ``install()``) if the name is taken, as Relay's did.
     """
-    if op_name in OP_TABLE or op_name in REFUSED_OPS:
+    if op_name in OP_TABLE or op_name in REFUSED_OPS or dialect_row(op_name) is not None:
         raise RuntimeError(f"Operator {op_name} is registered before")
     return custom.register(op_name, describe)

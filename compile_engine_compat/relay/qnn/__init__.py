@@ -1,32 +1,34 @@
-"""``relay.qnn``: only the QNN passes, which have nothing to do here.
-
-The front end builds no QNN ops, so ``qnn.transform.CanonicalizeOps``/``Legalize`` (which lower
-QNN ops to plain ones) leave every module unchanged. The QNN ops themselves
-(``relay.qnn.op.*``) are refused: quantize in the source framework, or use
-``relax.op.quantize``/``dequantize``.
+"""``relay.qnn``: TVM 0.19's QNN dialect (:mod:`.op`, whose builders ``relay.qnn`` also holds)
+and its passes (:mod:`.transform`: ``CanonicalizeOps``/``Legalize`` lower QNN calls to plain
+ops). The lowerings themselves live in :mod:`.lowering`.
 """
 
 from __future__ import annotations
 
 from typing import Any as _AnyT
 
-from . import transform
+from . import lowering, op, transform
+from .op import *  # noqa: F403  (Relay's relay.qnn re-exported relay.qnn.op's builders)
+from .op import __all__ as _op_names
 
-__all__ = ["transform"]
+#: ``relay.qnn.op``'s names that are not builders or configs (its row modules).
+_NOT_REEXPORTED = {
+    "ROWS",
+    "binary",
+    "canonicalizations",
+    "conversions",
+    "elementwise",
+    "legalizations",
+    "linear",
+}
+for _name in _NOT_REEXPORTED:
+    globals().pop(_name, None)
+__all__ = ["lowering", "op", "transform", *(n for n in _op_names if n not in _NOT_REEXPORTED)]
 
 
 def __getattr__(name: str) -> _AnyT:
     if name.startswith("_"):
         raise AttributeError(name)
-    from compile_engine_compat.surfaces.import_alias import (
-        REFUSED_MODULES,
-        RelayRemovedError,
-        refused_name,
-        removed_message,
-    )
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedError, removed_message
 
-    if name == "op":  # known: importing it works, using it is refused
-        return refused_name("tvm.relay.qnn.op")
-    raise RelayRemovedError(
-        removed_message(f"tvm.relay.qnn.{name}", REFUSED_MODULES["tvm.relay.qnn.op"])
-    )
+    raise RelayRemovedError(removed_message(f"tvm.relay.qnn.{name}", None))
