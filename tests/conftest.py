@@ -19,6 +19,8 @@ OPT_IN_MARKERS = {
     "models": "a full-size model against PyTorch and onnxruntime: run with -m models",
     # relay.testing workloads at the tutorials' sizes (tests/relay/testing).
     "workloads": "a full-size relay.testing workload: run with -m workloads",
+    # Each example builds its kernel three ways (tests/pipeline/test_schedule_cpu_int8.py).
+    "int8": "the int8 rules' hypothesis runs (three builds an example): run with -m int8",
 }
 
 

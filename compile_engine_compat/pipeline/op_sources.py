@@ -195,6 +195,15 @@ class NotFoldable(Exception):
     """The call is left as it is (NumPy would not give Relax's result)."""
 
 
+def _integer_sum(call: Any, x: Array) -> Array:
+    """``sum`` of integers (exact in any order; NumPy's float sums are ordered otherwise)."""
+    dtype = str(call.ty.dtype)
+    if not np.issubdtype(np.dtype(dtype), np.integer):
+        raise NotFoldable
+    axis = None if call.attrs.axis is None else tuple(int(a) for a in call.attrs.axis)
+    return np.sum(x, axis=axis, keepdims=bool(call.attrs.keepdims), dtype=dtype)
+
+
 #: Relax op -> ``fn(call, *argument arrays)``: the call's result in NumPy (None: not foldable).
 #: Whole-module builds fold these ops' calls on constants at build time
 #: (:func:`.fold.FoldConstantOps`) instead of compiling a kernel for each.
@@ -219,6 +228,7 @@ NUMPY_FOLDINGS: dict[str, Callable[..., Array | None]] = {
     "relax.maximum": _binary(np.maximum),
     "relax.minimum": _binary(np.minimum),
     "relax.where": lambda call, c, a, b: np.asarray(np.where(c, a, b)),
+    "relax.sum": _integer_sum,
 }
 
 

@@ -83,7 +83,7 @@ class VnniPlan:
     data: int  # index of the uint8 read
     weight: int  # index of the int8 read
     col: int  # spatial loop of the columns (output channels)
-    row_axes: tuple[int, ...]  # spatial loops of the data only, fused into the tile's rows
+    row_axes: tuple[int, ...]  # spatial loops of the data only; the tile's rows: the last
     k: int  # innermost reduction loop, the data's innermost index
     rows: int
     vectors: int
@@ -131,17 +131,13 @@ def vnni_plan(info: BlockInfo, isa: Isa) -> VnniPlan | None:
     lanes = next((n for n in (16, 8) if n * 32 <= isa.dot_bits and extents[col] % n == 0), None)
     if lanes is None:
         return None
-    row_extent = 1
-    for i in row_axes:
-        row_extent *= extents[i]
     inner = extents[row_axes[-1]] if row_axes else 1
-    tiles = _VECTOR_TILES if row_extent == 1 else _TILES
+    tiles = _VECTOR_TILES if inner == 1 else _TILES
     tile = next(
         (
             (rows, vectors)
-            for within in (inner, row_extent)
             for rows, vectors in tiles
-            if within % rows == 0 and extents[col] % (vectors * lanes) == 0
+            if inner % rows == 0 and extents[col] % (vectors * lanes) == 0
         ),
         None,
     )
@@ -161,21 +157,22 @@ def vnni_gemm(sch: s_tir.Schedule, name: str, plan: VnniPlan) -> None:
     n_spatial = info.spatial.index(False)
     _pack_weights(sch, block, plan, info)
     loops = list(sch.get_loops(block))
-    others = [loops[i] for i in range(n_spatial) if i not in (*plan.row_axes, plan.col)]
-    row_loops = [loops[i] for i in plan.row_axes]
-    sch.reorder(*others, *row_loops, loops[plan.col])  # spatial loops only
-    row_loop = sch.fuse(*row_loops) if len(row_loops) > 1 else row_loops[0] if row_loops else None
-    row_parts = sch.split(row_loop, [None, plan.rows]) if row_loop is not None else []
+    # The tile's rows are the innermost row axis (an image row, a matmul's rows), the other row
+    # axes stay outer loops: a tile row's binding through a fused row loop, ``(fused * rows +
+    # row) // width``, is one ``tensorize`` cannot divide into the intrinsic's part and the rest.
+    row_axes = plan.row_axes
+    others = [loops[i] for i in range(n_spatial) if i not in (*row_axes[-1:], plan.col)]
+    row_parts = sch.split(loops[row_axes[-1]], [None, plan.rows]) if row_axes else []
     col_out, col_vec, col_lane = sch.split(loops[plan.col], [None, plan.vectors, plan.lanes])
     k_out, k_in = sch.split(loops[plan.k], [None, DOT_DEPTH])
     reduction = [loops[i] for i in range(n_spatial, len(loops)) if i != plan.k]
     outer = [*others, *row_parts[:1], col_out]
     tile = [*row_parts[1:], col_vec]
-    sch.reorder(*outer, *reduction, k_out, *tile, col_lane, k_in)
+    sch.reorder(*outer, *reduction, k_out, *tile, col_lane, k_in)  # spatial loops only moved
     write_back = sch.cache_write(block, 0, "local")
     sch.reverse_compute_at(write_back, outer[-1])
     fuse_epilogue(sch, write_back, outer[-1])
-    parallelize(sch, outer)
+    parallelize(sch, outer)  # before decompose_reduction: ``parallel`` refuses the update block
     init = sch.decompose_reduction(block, (reduction or [k_out])[0])
     sch.vectorize(sch.get_loops(init)[-1])
     sch.tensorize(col_lane, dot_intrinsic(plan.lanes))
