@@ -1,4 +1,4 @@
-"""int8 x int8 -> int32 products rewritten as uint8 x int8 ones, so that they run on VNNI.
+"""8-bit conv2d and matmul rewritten into the uint8 x int8 forms the VNNI rule runs on ``vpdpbusd``.
 
 ``vpdpbusd`` multiplies unsigned bytes by signed ones. An int8 x int8 ``conv2d`` or ``matmul``
 with ``out_dtype="int32"`` is the same sum over ``x + 128`` (a uint8) less ``128 * sum(w)``::
@@ -11,7 +11,11 @@ build time. The zero border of a padded convolution is padded before the shift (
 uint8 128), so the convolution itself pads nothing. :func:`ShiftInt8Data` rewrites:
 
 * ``nn.conv2d(x, w)`` in NHWC/OHWI (what module builds convert convolutions to), groups 1;
-* ``matmul(a, b)`` with ``b`` of 2 dimensions (a dense layer: ``b`` its weights).
+  uint8 data too when its channels are no multiple of 4 or its output channels of 8: the
+  weights are padded with zeros (folded at build time), the data's channels with zeros, the
+  padded output channels sliced off (TVM 0.19's x86 ``conv2d`` legalization padded so too);
+* ``matmul(a, b)`` with ``a`` and ``b`` of 2 dimensions or more (a dense layer, ``b`` its
+  weights; a batch_matmul).
 
 It runs only for targets with VNNI (elsewhere the packed GEMM rule's widening multiplies take
 int8 as it is), before legalization.
@@ -25,6 +29,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.pipeline.schedule.blocks import target_isa
+from compile_engine_compat.pipeline.schedule.cpu_int8 import DOT_DEPTH
 
 __all__ = ["ShiftInt8Data", "shifted"]
 
@@ -35,9 +40,9 @@ def _dtype(expr: Any) -> str:
     return str(getattr(expr.ty, "dtype", ""))
 
 
-def _int8_product(call: Any) -> bool:
+def _int8_product(call: Any, data: tuple[str, ...] = ("int8",)) -> bool:
     return (
-        _dtype(call.args[0]) == "int8"
+        _dtype(call.args[0]) in data
         and _dtype(call.args[1]) == "int8"
         and str(call.attrs.out_dtype) == "int32"
     )
@@ -48,47 +53,80 @@ def _to_uint8(bb: relax.BlockBuilder, x: Any) -> Any:
     return bb.emit(relax.op.astype(relax.op.add(widened, relax.const(_SHIFT, "int32")), "uint8"))
 
 
-def _less_weight_sums(bb: relax.BlockBuilder, product: Any, w: Any, axes: list[int]) -> Any:
-    sums = bb.emit(relax.op.sum(relax.op.astype(w, "int32"), axis=axes))
+def _less_weight_sums(
+    bb: relax.BlockBuilder, product: Any, w: Any, axes: list[int], keepdims: bool = False
+) -> Any:
+    sums = bb.emit(relax.op.sum(relax.op.astype(w, "int32"), axis=axes, keepdims=keepdims))
     scaled = bb.emit(relax.op.multiply(sums, relax.const(_SHIFT, "int32")))
-    return relax.op.subtract(product, scaled)
+    return bb.emit(relax.op.subtract(product, scaled))
+
+
+def _static(dim: Any) -> int | None:
+    return int(dim) if isinstance(dim, tvm.tirx.IntImm) else None
+
+
+def _conv2d(bb: relax.BlockBuilder, call: Any) -> Any | None:
+    """The VNNI form of an NHWC/OHWI 8-bit conv2d: int8 data shifted, the input channels padded
+    with zeros to a multiple of 4, the output channels to a multiple of 16 (then sliced off)
+    unless 8 divide them; None when it needs none of these."""
+    attrs = call.attrs
+    if (
+        not _int8_product(call, ("int8", "uint8"))
+        or attrs.data_layout != "NHWC"
+        or attrs.kernel_layout != "OHWI"
+        or attrs.out_layout != "NHWC"
+        or int(attrs.groups) != 1
+    ):
+        return None
+    x, w = call.args
+    out_c, in_c = _static(w.ty.shape[0]), _static(w.ty.shape[3])
+    if out_c is None or in_c is None:
+        return None
+    pad_in = -in_c % DOT_DEPTH
+    pad_out = -out_c % 16 if out_c % 8 else 0
+    shift = _dtype(x) == "int8"
+    if not (shift or pad_in or pad_out):
+        return None
+    padding = [int(p) for p in attrs.padding]  # top, left, bottom, right
+    top, left, bottom, right = padding if shift else (0, 0, 0, 0)
+    if top or left or bottom or right or pad_in:
+        # An int8 0 is a uint8 128: the border is padded before the shift, never by the conv.
+        x = bb.emit(relax.op.nn.pad(x, [0, 0, top, bottom, left, right, 0, pad_in]))
+    if pad_in or pad_out:
+        w = bb.emit(relax.op.nn.pad(w, [0, pad_out, 0, 0, 0, 0, 0, pad_in]))
+    product = bb.emit(
+        relax.op.nn.conv2d(
+            _to_uint8(bb, x) if shift else x,
+            w,
+            strides=attrs.strides,
+            padding=[0, 0, 0, 0] if shift else padding,
+            dilation=attrs.dilation,
+            data_layout="NHWC",
+            kernel_layout="OHWI",
+            out_layout="NHWC",
+            out_dtype="int32",
+        )
+    )
+    if shift:
+        product = _less_weight_sums(bb, product, w, [1, 2, 3])
+    if pad_out:
+        product = relax.op.strided_slice(product, axes=[3], begin=[0], end=[out_c])
+    return product
 
 
 def shifted(bb: relax.BlockBuilder, call: Any) -> Any | None:
-    """The uint8 form of the int8 ``conv2d``/``matmul`` ``call`` (module doc), or None."""
+    """The VNNI form of the 8-bit ``conv2d``/``matmul`` ``call`` (module doc), or None."""
     op = getattr(call.op, "name", None)
-    if op == "relax.nn.conv2d" and _int8_product(call):
-        attrs = call.attrs
-        if (
-            attrs.data_layout != "NHWC"
-            or attrs.kernel_layout != "OHWI"
-            or attrs.out_layout != "NHWC"
-            or int(attrs.groups) != 1
-        ):
-            return None
-        x, w = call.args
-        top, left, bottom, right = (int(p) for p in attrs.padding)
-        if top or left or bottom or right:
-            pads = [0, 0, top, bottom, left, right, 0, 0]
-            x = bb.emit(relax.op.nn.pad(x, pads, pad_value=0.0))
-        product = bb.emit(
-            relax.op.nn.conv2d(
-                _to_uint8(bb, x),
-                w,
-                strides=attrs.strides,
-                padding=[0, 0, 0, 0],
-                dilation=attrs.dilation,
-                data_layout="NHWC",
-                kernel_layout="OHWI",
-                out_layout="NHWC",
-                out_dtype="int32",
-            )
-        )
-        return _less_weight_sums(bb, product, w, [1, 2, 3])
-    if op == "relax.matmul" and _int8_product(call) and len(call.args[1].ty.shape) == 2:
+    if op == "relax.nn.conv2d":
+        return _conv2d(bb, call)
+    if op == "relax.matmul" and _int8_product(call):
         a, b = call.args
+        rank = len(b.ty.shape)
+        if len(a.ty.shape) < 2 or rank < 2:
+            return None
         product = bb.emit(relax.op.matmul(_to_uint8(bb, a), b, out_dtype="int32"))
-        return _less_weight_sums(bb, product, b, [0])
+        # The sums over b's rows: [N] for a dense layer's weights, [..., 1, N] for a batch.
+        return _less_weight_sums(bb, product, b, [rank - 2], keepdims=rank > 2)
     return None
 
 
