@@ -29,7 +29,7 @@ from pipeline.schedule_cases import HOST, R
 TARGET = tvm.target.Target(HOST)
 VNNI = target_isa(TARGET).dot_bits > 0
 #: Rules an int8 product-sum may keep: VNNI, the widening packed GEMM, the deliberate fallbacks.
-INT8_RULES = ("vnni_gemm", "packed_gemm", "tiled_reduction", "parallel_reduction")
+INT8_RULES = ("vnni_gemm", "pmaddubs_gemm", "packed_gemm", "tiled_reduction", "parallel_reduction")
 
 
 def examples(factor: float) -> int:
@@ -169,6 +169,36 @@ def test_int8_product_sums_take_their_rule_and_match_numpy(data, make, expected_
     rule = next(iter(rules[name] for name in ("conv2d_nhwc", "matmul") if name in rules))
     assert rule == (expected_rule if VNNI else "packed_gemm")
     np.testing.assert_array_equal(_run_kernel(mod, arrays, expected.shape), expected)
+
+
+@pytest.mark.parametrize(
+    ("mcpu", "rule", "instruction"),
+    [
+        ("skylake-avx512", "pmaddubs_gemm", "vpmaddubsw"),
+        ("core-avx2", "pmaddubs_gemm", "vpmaddubsw"),
+        ("nehalem", "pmaddubs_gemm", "pmaddubsw"),
+        ("x86-64", "packed_gemm", "pmaddwd"),  # SSE2: widening multiplies
+    ],
+)
+def test_cpus_without_vnni_stay_exact_where_16_bit_pair_sums_saturate(mcpu, rule, instruction):
+    # 255 x -128 twice is -65,280: pmaddubsw alone saturates it at -32,768 (TVM 0.19's AVX-512
+    # intrinsic did). The rule's nibble split keeps every product exact.
+    target = tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
+    if not tvm.target.codegen.llvm_cpu_has_features(["sse2"], TARGET):
+        pytest.skip("the host CPU is no x86-64")
+    a = np.full((28, 64), 255, np.uint8)
+    a[::3] = np.random.default_rng(0).integers(0, 256, (10, 64))
+    b = np.full((64, 32), -128, np.int8)
+    b[::2] = np.random.default_rng(1).integers(-128, 128, (32, 32))
+    mod = relax.transform.LegalizeOps()(tvm.IRModule({"main": _matmul("uint8", 28, 64, 32)}))
+    (prim,) = (f for f in mod.functions.values() if isinstance(f, tirx.PrimFunc))
+    outcome = schedule_prim_func(prim.with_attr("global_symbol", "main"), "main", target)
+    assert dict(outcome.rules) == {"matmul": rule}
+    lib = tvm.compile(outcome.schedule.mod, target)
+    assert instruction in lib.mod.inspect_source("asm")
+    out = tvm.runtime.empty((28, 32), "int32")
+    lib(tvm.runtime.tensor(a), tvm.runtime.tensor(b), out)
+    np.testing.assert_array_equal(out.numpy(), a.astype(np.int64) @ b.astype(np.int64))
 
 
 @pytest.mark.skipif(not VNNI, reason="the host CPU has no VNNI (avx512_vnni / avx_vnni)")

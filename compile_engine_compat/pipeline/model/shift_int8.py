@@ -17,8 +17,9 @@ uint8 128), so the convolution itself pads nothing. :func:`ShiftInt8Data` rewrit
 * ``matmul(a, b)`` with ``a`` and ``b`` of 2 dimensions or more (a dense layer, ``b`` its
   weights; a batch_matmul).
 
-It runs only for targets with VNNI (elsewhere the packed GEMM rule's widening multiplies take
-int8 as it is), before legalization.
+It runs only for targets with VNNI or ``pmaddubsw`` (AVX-512BW, AVX2, SSSE3: the same rule, see
+:func:`..schedule.cpu_int8.dot_intrinsic`; elsewhere the packed GEMM rule's widening multiplies
+take int8 as it is), before legalization.
 """
 
 from __future__ import annotations
@@ -139,11 +140,13 @@ class _Shifter(relax.PyExprMutator):
 
 
 def ShiftInt8Data(target: tvm.target.Target) -> tvm.transform.Pass:
-    """The module pass (see the module doc); it changes nothing for targets without VNNI."""
+    """The module pass (see the module doc); it changes nothing for targets without VNNI or
+    ``pmaddubsw``."""
 
     @tvm.transform.module_pass(opt_level=0, name="compile_engine_compat.ShiftInt8Data")
     def shift(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        if target.kind.name != "llvm" or not target_isa(target).dot_bits:
+        isa = target_isa(target) if target.kind.name == "llvm" else None
+        if isa is None or not (isa.dot_bits or isa.madd_bits):
             return mod
         shifter = _Shifter(mod)
         updates = {

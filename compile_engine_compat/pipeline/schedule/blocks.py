@@ -310,11 +310,15 @@ class Isa:
     dot_bits : int
         Widest VNNI ``vpdpbusd`` (u8 x i8 dot products of 4 into int32) the target has: 512
         (AVX-512 VNNI with AVX-512VL, which also gives the 256-bit form), 256 (AVX-VNNI), 0.
+    madd_bits : int
+        Widest ``pmaddubsw`` (u8 x i8 products summed in pairs into int16): 512 (AVX-512BW),
+        256 (AVX2), 128 (SSSE3), 0.
     """
 
     vector_bits: int
     registers: int
     dot_bits: int = 0
+    madd_bits: int = 0
 
     def lanes(self, dtype: Any) -> int:
         return max(1, self.vector_bits // (dtype_bytes(dtype) * 8))
@@ -341,9 +345,12 @@ def target_isa(target: tvm.target.Target) -> Isa:
             # 32 registers either way.
             bits = 256 if has(["prefer-256-bit"], target) else 512
             dot = 512 if has(["avx512vnni", "avx512vl"], target) else 0
-            return Isa(bits, 32, dot)
+            return Isa(bits, 32, dot, 512 if has(["avx512bw"], target) else 256)
         if has(["avx"], target):
-            return Isa(256, 16, 256 if has(["avxvnni"], target) else 0)
+            madd = 256 if has(["avx2"], target) else 128 if has(["ssse3"], target) else 0
+            return Isa(256, 16, 256 if has(["avxvnni"], target) else 0, madd)
+        if has(["ssse3"], target):
+            return Isa(128, 16, 0, 128)
     except RULE_ERRORS:
         pass  # not an x86 LLVM triple: assume 128-bit vectors, the common floor
     return _SSE

@@ -87,12 +87,22 @@ class VnniPlan:
     k: int  # innermost reduction loop, the data's innermost index
     rows: int
     vectors: int
-    lanes: int  # 16 (512-bit vpdpbusd) or 8 (256-bit)
+    lanes: int  # 16 (512-bit vpdpbusd) or 8 (256-bit); 4 (128-bit pmaddubsw) too
+    vnni: bool = True  # vpdpbusd; False: the exact pmaddubsw split (module doc)
+
+    @property
+    def rule_name(self) -> str:
+        return "vnni_gemm" if self.vnni else "pmaddubs_gemm"
 
 
 def vnni_plan(info: BlockInfo, isa: Isa) -> VnniPlan | None:
-    """Plan the VNNI rule, or None when the block or the target does not fit it (module doc)."""
-    if not isa.dot_bits:
+    """Plan the VNNI rule, or None when the block or the target does not fit it (module doc).
+
+    Targets without VNNI but with ``pmaddubsw`` (AVX-512BW, AVX2, SSSE3) get the same plan on
+    the exact split of :func:`dot_intrinsic` (``vnni`` False).
+    """
+    bits = isa.dot_bits or isa.madd_bits
+    if not bits:
         return None
     n_spatial = info.spatial.index(False) if False in info.spatial else len(info.spatial)
     if n_spatial == 0 or any(info.spatial[n_spatial:]) or None in info.extents:
@@ -128,7 +138,8 @@ def vnni_plan(info: BlockInfo, isa: Isa) -> VnniPlan | None:
     extents = [e or 1 for e in info.extents]
     if extents[k] % DOT_DEPTH:
         return None
-    lanes = next((n for n in (16, 8) if n * 32 <= isa.dot_bits and extents[col] % n == 0), None)
+    widths = (16, 8) if isa.dot_bits else (16, 8, 4)
+    lanes = next((n for n in widths if n * 32 <= bits and extents[col] % n == 0), None)
     if lanes is None:
         return None
     inner = extents[row_axes[-1]] if row_axes else 1
@@ -143,7 +154,7 @@ def vnni_plan(info: BlockInfo, isa: Isa) -> VnniPlan | None:
     )
     if tile is None:
         return None
-    return VnniPlan(data, weight, col, row_axes, k, tile[0], tile[1], lanes)
+    return VnniPlan(data, weight, col, row_axes, k, tile[0], tile[1], lanes, bool(isa.dot_bits))
 
 
 def _loop_of(info: BlockInfo, var: Any) -> int | None:
@@ -175,7 +186,7 @@ def vnni_gemm(sch: s_tir.Schedule, name: str, plan: VnniPlan) -> None:
     parallelize(sch, outer)  # before decompose_reduction: ``parallel`` refuses the update block
     init = sch.decompose_reduction(block, (reduction or [k_out])[0])
     sch.vectorize(sch.get_loops(init)[-1])
-    sch.tensorize(col_lane, dot_intrinsic(plan.lanes))
+    sch.tensorize(col_lane, dot_intrinsic(plan.lanes, plan.vnni))
     for loop in tile:
         sch.unroll(loop)
 
@@ -222,29 +233,28 @@ def _pack_weights(sch: s_tir.Schedule, block: Any, plan: VnniPlan, info: BlockIn
 
 
 @functools.cache
-def dot_intrinsic(lanes: int) -> str:
-    """The name of the registered tensor intrinsic: ``lanes`` int32 lanes, each summing 4 u8 x i8
-    products, on ``vpdpbusd`` (registered here on first use).
+def dot_intrinsic(lanes: int, vnni: bool = True) -> str:
+    """The name of the registered tensor intrinsic: ``lanes`` int32 lanes, each adding 4 u8 x i8
+    products, on ``vpdpbusd`` or (``vnni`` False) on ``pmaddubsw`` exactly (registered here on
+    first use).
 
     TVM's ``VNNI_DOT_16x4_INTRIN`` (``tvm.s_tir.tensor_intrin.x86``) is the same instruction with
     its accumulators in a global buffer; these accumulate in a ``local`` one (the register tile)
     and also come in the 256-bit form (8 lanes: 1,000 classes are no multiple of 16).
+    ``pmaddubsw`` sums two u8 x i8 products into an int16 that saturates (2 x 255 x -128 does
+    not fit): TVM 0.19's ``AVX512_DOT_16x4_INTRIN`` so lost exactness. Here the data bytes are
+    split into nibbles, ``x = 16 * hi + lo``: each nibble's pair sums stay within int16 (at most
+    2 x 15 x 128), and ``pmaddwd`` adds them up into int32 as ``16 * hi_sums + lo_sums``.
     """
-    name = f"compile_engine_compat.vnni_dot_{lanes}x4"
-    desc, impl = _dot_functions(lanes)
+    kind = "vnni" if vnni else "pmaddubs"
+    name = f"compile_engine_compat.{kind}_dot_{lanes}x4"
+    desc = _dot_description(lanes)
+    impl = _vnni_dot(lanes) if vnni else _split_madd_dot(lanes)
     s_tir.TensorIntrin.register(name, desc, impl, override=True)
     return name
 
 
-def _dot_functions(lanes: int) -> tuple[Any, Any]:
-    """The description and the ``vpdpbusd`` implementation of a ``lanes`` x 4 dot product."""
-    width = lanes * 32
-    vector = f"int32x{lanes}"
-    intrinsic = f"llvm.x86.avx512.vpdpbusd.{width}"
-    # LLVM 21 retyped the byte operands from vectors of i32 to vectors of i8 (TVM 0.27's own
-    # VNNI_DOT_16x4_INTRIN still passes i32 and fails LLVM 22's verifier).
-    operand = f"int8x{lanes * 4}" if tvm.target.codegen.llvm_version_major() >= 21 else vector
-
+def _dot_description(lanes: int) -> Any:
     @T.prim_func(s_tir=True)
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
         A = T.match_buffer(a, (4,), "uint8", offset_factor=1)
@@ -257,6 +267,17 @@ def _dot_functions(lanes: int) -> tuple[Any, Any]:
                 with T.sblock("update"):
                     vi, vk = T.axis.remap("SR", [i, k])
                     C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
+
+    return desc
+
+
+def _vnni_dot(lanes: int) -> Any:
+    """The ``vpdpbusd`` implementation of a ``lanes`` x 4 dot product."""
+    vector = f"int32x{lanes}"
+    intrinsic = f"llvm.x86.avx512.vpdpbusd.{lanes * 32}"
+    # LLVM 21 retyped the byte operands from vectors of i32 to vectors of i8 (TVM 0.27's own
+    # VNNI_DOT_16x4_INTRIN still passes i32 and fails LLVM 22's verifier).
+    operand = f"int8x{lanes * 4}" if tvm.target.codegen.llvm_version_major() >= 21 else vector
 
     @T.prim_func(s_tir=True)
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
@@ -275,4 +296,54 @@ def _dot_functions(lanes: int) -> tuple[Any, Any]:
                 dtype=vector,
             )
 
-    return desc, impl
+    return impl
+
+
+#: lanes -> (pmaddubsw, pmaddwd) LLVM intrinsics of that width.
+_MADD = {
+    16: ("llvm.x86.avx512.pmaddubs.w.512", "llvm.x86.avx512.pmaddw.d.512"),
+    8: ("llvm.x86.avx2.pmadd.ub.sw", "llvm.x86.avx2.pmadd.wd"),
+    4: ("llvm.x86.ssse3.pmadd.ub.sw.128", "llvm.x86.sse2.pmadd.wd"),
+}
+
+
+def _split_madd_dot(lanes: int) -> Any:
+    """The exact ``pmaddubsw`` implementation (nibbles, see :func:`dot_intrinsic`)."""
+    madd_bytes, madd_words = _MADD[lanes]
+    vector, nbytes, words = f"int32x{lanes}", f"int8x{lanes * 4}", f"int16x{lanes * 2}"
+
+    @T.prim_func(s_tir=True)
+    def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+        A = T.match_buffer(a, (4,), "uint8", offset_factor=1)
+        B = T.match_buffer(b, (lanes, 4), "int8", offset_factor=1)
+        C = T.match_buffer(c, (lanes,), "int32", offset_factor=1, scope="local")
+        with T.sblock("root"):
+            T.reads(C[0:lanes], A[0:4], B[0:lanes, 0:4])
+            T.writes(C[0:lanes])
+            four = T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), lanes)
+            nibbles = T.broadcast(0x0F0F0F0F, lanes)
+            low = T.reinterpret(T.bitwise_and(four, nibbles), dtype=nbytes)
+            shifted = T.shift_right(four, T.broadcast(4, lanes))
+            high = T.reinterpret(T.bitwise_and(shifted, nibbles), dtype=nbytes)
+            weights = B.vload([0, 0], dtype=nbytes)
+            C[T.ramp(T.int32(0), 1, lanes)] = (
+                C.vload([0], dtype=vector)
+                + T.call_llvm_pure_intrin(
+                    T.llvm_lookup_intrinsic_id(madd_words),
+                    T.call_llvm_pure_intrin(
+                        T.llvm_lookup_intrinsic_id(madd_bytes), low, weights, dtype=words
+                    ),
+                    T.broadcast(T.int16(1), lanes * 2),
+                    dtype=vector,
+                )
+                + T.call_llvm_pure_intrin(
+                    T.llvm_lookup_intrinsic_id(madd_words),
+                    T.call_llvm_pure_intrin(
+                        T.llvm_lookup_intrinsic_id(madd_bytes), high, weights, dtype=words
+                    ),
+                    T.broadcast(T.int16(16), lanes * 2),
+                    dtype=vector,
+                )
+            )
+
+    return impl

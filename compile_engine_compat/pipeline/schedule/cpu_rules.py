@@ -113,8 +113,8 @@ def choose_cpu_rules(sch: s_tir.Schedule, name: str, isa: Isa) -> list[NamedRule
         return []
     rules = [named]
     vnni = vnni_plan(info, isa) if info.is_reduction and named[0] != "parallel_reduction" else None
-    if vnni is not None:  # u8 x i8 -> i32 on vpdpbusd; the widening packed GEMM if it fails
-        rules.insert(0, ("vnni_gemm", functools.partial(vnni_gemm, plan=vnni)))
+    if vnni is not None:  # u8 x i8 -> i32 on vpdpbusd (pmaddubsw); else the widening GEMM
+        rules.insert(0, (vnni.rule_name, functools.partial(vnni_gemm, plan=vnni)))
     if info.is_reduction and named[0] != "parallel_reduction":
         rules.append(("parallel_reduction", _parallel_reduction))
     if not _single_threaded_work(info):
