@@ -75,9 +75,9 @@ class RuleOutcome:
         The top-level blocks the CPU rules looked at, in order (empty for other targets).
     rules : mapping of str to str
         Block name -> name of the rule kept for it (``"flat_vectorized"``, ``"flat"``,
-        ``"injective_vectorized"``, ``"injective"``, ``"packed_gemm"``, ``"tiled_reduction"``,
-        ``"parallel_reduction"``). A block no rule changed (skipped, too small, or the rule did
-        not fit) is absent.
+        ``"injective_vectorized"``, ``"injective"``, ``"packed_gemm"``, ``"depthwise_conv"``,
+        ``"vnni_gemm"``, ``"pmaddubs_gemm"``, ``"tiled_reduction"``, ``"parallel_reduction"``).
+        A block no rule changed (skipped, too small, or the rule did not fit) is absent.
     """
 
     schedule: s_tir.Schedule
