@@ -223,3 +223,28 @@ def test_module_builds_run_int8_convolutions_on_vpdpbusd_with_weights_packed_at_
     vm = relax.VirtualMachine(executable, tvm.cpu())
     out = vm["main"](tvm.runtime.tensor(x)).numpy()
     np.testing.assert_array_equal(out, _numpy_conv(x, w, 1))
+
+
+def test_a_requantized_int8_conv_matches_the_default_pipeline_bit_for_bit():
+    # What a QNN conv lowers to: int8 conv into int32, bias, fixed-point multiply, shift, clip,
+    # cast back to int8; weights and bias constant.
+    def body(bb: Any, x: Any, w: Any, b: Any) -> Any:
+        conv = bb.emit(R.nn.conv2d(x, w, padding=[1, 1], data_layout="NHWC",
+                                   kernel_layout="OHWI", out_dtype="int32"))  # fmt: skip
+        scaled = bb.emit(R.multiply(R.astype(R.add(conv, b), "int64"),
+                                    relax.const(1518500250, "int64")))  # fmt: skip
+        shifted = bb.emit(R.right_shift(scaled, relax.const(38, "int64")))
+        return R.astype(R.clip(shifted, -128, 127), "int8")
+
+    shapes = [("x", (1, 14, 14, 32), "int8"), ("w", (64, 3, 3, 32), "int8"), ("b", (64,), "int32")]
+    func = build("main", shapes, body)
+    x, w = _arrays(5, "int8", (1, 14, 14, 32), (64, 3, 3, 32))
+    b = np.random.default_rng(5).integers(-1000, 1000, 64).astype("int32")
+    mod = relax.transform.BindParams(
+        "main", {"w": tvm.runtime.tensor(w), "b": tvm.runtime.tensor(b)}
+    )(tvm.IRModule({"main": func}))
+    shim = tvm.compile(mod, TARGET, relax_pipeline=relax_pipeline(TARGET))
+    out = relax.VirtualMachine(shim, tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
+    plain = relax.VirtualMachine(tvm.compile(mod, TARGET), tvm.cpu())["main"]
+    np.testing.assert_array_equal(out, plain(tvm.runtime.tensor(x)).numpy())
+    assert len(np.unique(out)) > 100  # the values spread over the int8 range, not all clipped
