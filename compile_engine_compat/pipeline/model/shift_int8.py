@@ -59,7 +59,7 @@ def _less_weight_sums(
 ) -> Any:
     sums = bb.emit(relax.op.sum(relax.op.astype(w, "int32"), axis=axes, keepdims=keepdims))
     scaled = bb.emit(relax.op.multiply(sums, relax.const(_SHIFT, "int32")))
-    return bb.emit(relax.op.subtract(product, scaled))
+    return relax.op.subtract(product, scaled)
 
 
 def _static(dim: Any) -> int | None:
@@ -95,23 +95,24 @@ def _conv2d(bb: relax.BlockBuilder, call: Any) -> Any | None:
         x = bb.emit(relax.op.nn.pad(x, [0, 0, top, bottom, left, right, 0, pad_in]))
     if pad_in or pad_out:
         w = bb.emit(relax.op.nn.pad(w, [0, pad_out, 0, 0, 0, 0, 0, pad_in]))
-    product = bb.emit(
-        relax.op.nn.conv2d(
-            _to_uint8(bb, x) if shift else x,
-            w,
-            strides=attrs.strides,
-            padding=[0, 0, 0, 0] if shift else padding,
-            dilation=attrs.dilation,
-            data_layout="NHWC",
-            kernel_layout="OHWI",
-            out_layout="NHWC",
-            out_dtype="int32",
-        )
+    product = relax.op.nn.conv2d(
+        _to_uint8(bb, x) if shift else x,
+        w,
+        strides=attrs.strides,
+        padding=[0, 0, 0, 0] if shift else padding,
+        dilation=attrs.dilation,
+        data_layout="NHWC",
+        kernel_layout="OHWI",
+        out_layout="NHWC",
+        out_dtype="int32",
     )
     if shift:
-        product = _less_weight_sums(bb, product, w, [1, 2, 3])
+        product = _less_weight_sums(bb, bb.emit(product), w, [1, 2, 3])
     if pad_out:
-        product = relax.op.strided_slice(product, axes=[3], begin=[0], end=[out_c])
+        product = relax.op.strided_slice(bb.emit(product), axes=[3], begin=[0], end=[out_c])
+    # The last op is returned as a call, bound to the original variable: an alias binding
+    # (``lv = lv1``) would end FuseOps' group there and keep a requantize epilogue out of the
+    # kernel.
     return product
 
 
