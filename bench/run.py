@@ -680,6 +680,81 @@ def bench_conv2d(engine: Any) -> None:
                 row(what, t, "PyTorch CPU conv2d", torch_time, goal if target is HOST else "")
 
 
+# Quantized layers (batch 1): (name, data shape, weight shape, padding, multiply-adds).
+_INT8_LAYERS = (
+    ("conv2d 3x3 64->64 56x56 NHWC", (1, 56, 56, 64), (64, 3, 3, 64), 1, 56 * 56 * 64 * 64 * 9),
+    ("conv2d 1x1 64->64 56x56 NHWC", (1, 56, 56, 64), (64, 1, 1, 64), 0, 56 * 56 * 64 * 64),
+    ("dense 512->1000 batch 1", (1, 512), (512, 1000), 0, 512 * 1000),
+)
+
+
+def _layer(x_shape: tuple[int, ...], w_shape: tuple[int, ...], pad: int, dtype: str) -> Any:
+    """A conv2d (NHWC/OHWI) or matmul of ``dtype`` data and weights, int32 out for 8-bit ones."""
+    out = "int32" if dtype in ("uint8", "int8") else ""
+    weight_dtype = "int8" if out else dtype
+
+    def body(bb: Any, x: Any, w: Any) -> Any:
+        if len(x_shape) == 2:
+            return relax.op.matmul(x, w, out_dtype=out or None)
+        return relax.op.nn.conv2d(x, w, padding=[pad] * 2, data_layout="NHWC",
+                                  kernel_layout="OHWI", out_dtype=out or None)  # fmt: skip
+
+    params = [relax.Var("x", relax.TensorType(list(x_shape), dtype)),
+              relax.Var("w", relax.TensorType(list(w_shape), weight_dtype))]  # fmt: skip
+    bb = relax.BlockBuilder()
+    with bb.function("main", params):
+        with bb.dataflow():
+            result = bb.emit_output(body(bb, *params))
+        bb.emit_func_output(result)
+    return bb.get()["main"]
+
+
+def _int8_arrays(x_shape: tuple[int, ...], w_shape: tuple[int, ...], dtype: str) -> tuple:
+    rng = np.random.default_rng(0)
+    if dtype == "float32":
+        return rng.standard_normal(x_shape).astype(dtype), rng.standard_normal(w_shape).astype(
+            dtype
+        )
+    low = 0 if dtype == "uint8" else -128
+    x = rng.integers(low, low + 256, x_shape).astype(dtype)
+    return x, rng.integers(-128, 128, w_shape).astype("int8")
+
+
+def _constant_weights_vm(func: Any, w: np.ndarray, shim: bool) -> Any:
+    """``func`` with its weights bound as constants, through the shim's module pipeline
+    (``schedules.relax_pipeline``: weights packed at build time) or TVM's default one."""
+    from compile_engine_compat import schedules
+
+    mod = relax.transform.BindParams("main", {"w": tvm.runtime.tensor(w)})(
+        tvm.IRModule({"main": func})
+    )
+    kwargs = {"relax_pipeline": schedules.relax_pipeline(HOST_TARGET)} if shim else {}
+    return relax.VirtualMachine(tvm.compile(mod, HOST_TARGET, **kwargs), tvm.cpu())["main"]
+
+
+def bench_int8(engine: Any) -> None:
+    """Quantized layers: the shim's int8 kernels (VNNI where the CPU has it) against the shim's
+    float32 kernels of the same shapes and TVM's default pipeline on the same int8 function; one
+    process, weights bound as constants (the way ``relay.build`` gets them)."""
+    del engine
+    for name, x_shape, w_shape, pad, macs in _INT8_LAYERS:
+        timings = {}
+        for dtype in ("uint8", "float32"):
+            x, w = _int8_arrays(x_shape, w_shape, dtype)
+            vm = _constant_weights_vm(_layer(x_shape, w_shape, pad, dtype), w, shim=True)
+            arg = tvm.runtime.tensor(x)
+            timings[dtype] = per_call(functools.partial(vm, arg))
+            if dtype == "uint8":
+                expected = vm(arg).numpy()
+                plain = _constant_weights_vm(_layer(x_shape, w_shape, pad, dtype), w, shim=False)
+                np.testing.assert_array_equal(plain(arg).numpy(), expected)
+                timings["default"] = per_call(functools.partial(plain, arg), budget=1.0, repeat=3)
+        int8, fp32 = timings["uint8"], timings["float32"]
+        gops = f"{2 * macs / int8 / 1e9:.0f} vs {2 * macs / fp32 / 1e9:.0f} GOPS"
+        row(f"int8 (u8 x i8) {name} ({gops})", int8, "shim float32", fp32, ">= 1.5x faster")
+        row(f"int8 (u8 x i8) {name}", int8, "TVM default pipeline int8", timings["default"])
+
+
 def bench_modern_pipeline(engine: Any) -> None:
     """tvm.compile with ``schedules.relax_pipeline`` (the migration target) against the shim."""
     from compile_engine_compat import schedules
@@ -1003,6 +1078,7 @@ _ENGINE_STEPS = (
     bench_interleaved,
     bench_matmul,
     bench_conv2d,
+    bench_int8,
     bench_modern_pipeline,
     bench_torch_block,
     bench_elementwise,

@@ -21,6 +21,8 @@ OPT_IN_MARKERS = {
     "workloads": "a full-size relay.testing workload: run with -m workloads",
     # QNN property tests: one relay.build per hypothesis example (tests/relay/qnn).
     "quantized": "a QNN property test building a graph per example: run with -m quantized",
+    # Each example builds its kernel three ways (tests/pipeline/test_schedule_cpu_int8.py).
+    "int8": "the int8 rules' hypothesis runs (three builds an example): run with -m int8",
 }
 
 

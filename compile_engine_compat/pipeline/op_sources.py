@@ -195,6 +195,24 @@ class NotFoldable(Exception):
     """The call is left as it is (NumPy would not give Relax's result)."""
 
 
+def _integer_sum(call: Any, x: Array) -> Array:
+    """``sum`` of integers (exact in any order; NumPy's float sums are ordered otherwise)."""
+    dtype = str(call.ty.dtype)
+    if not np.issubdtype(np.dtype(dtype), np.integer):
+        raise NotFoldable
+    axis = None if call.attrs.axis is None else tuple(int(a) for a in call.attrs.axis)
+    return np.sum(x, axis=axis, keepdims=bool(call.attrs.keepdims), dtype=dtype)
+
+
+def _constant_pad(call: Any, x: Array) -> Array:
+    """``nn.pad`` with a constant border (weights padded to whole vectors at build time)."""
+    if str(call.attrs.pad_mode) != "constant":
+        raise NotFoldable
+    widths = [int(w) for w in call.attrs.pad_width]
+    pairs = list(zip(widths[::2], widths[1::2]))
+    return np.pad(x, pairs, constant_values=np.array(call.attrs.pad_value).astype(x.dtype))
+
+
 #: Relax op -> ``fn(call, *argument arrays)``: the call's result in NumPy (None: not foldable).
 #: Whole-module builds fold these ops' calls on constants at build time
 #: (:func:`.fold.FoldConstantOps`) instead of compiling a kernel for each.
@@ -219,6 +237,8 @@ NUMPY_FOLDINGS: dict[str, Callable[..., Array | None]] = {
     "relax.maximum": _binary(np.maximum),
     "relax.minimum": _binary(np.minimum),
     "relax.where": lambda call, c, a, b: np.asarray(np.where(c, a, b)),
+    "relax.sum": _integer_sum,
+    "relax.nn.pad": _constant_pad,
 }
 
 

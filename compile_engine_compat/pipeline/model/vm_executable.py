@@ -4,6 +4,7 @@
 build whole models here. The Relax passes are TVM's CPU pipeline with the shim's parts in it::
 
     library dispatch                     (TVM's)
+    ShiftInt8Data                        int8 x int8 products as uint8 x int8 (VNNI targets)
     FoldConstantOps                      constants folded in NumPy (.fold), no kernel compiled
     LegalizeOps (one thread at a time),
     AnnotateTIROpPattern,
@@ -30,7 +31,7 @@ import tvm
 from tvm import relax, tirx
 
 from compile_engine_compat.pipeline.build_pool import build_threads
-from compile_engine_compat.pipeline.model import fold, raise_calls
+from compile_engine_compat.pipeline.model import fold, raise_calls, shift_int8
 from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
 from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
@@ -121,6 +122,7 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
         *cpu.library_dispatch_passes(target),
         raise_calls.RaiseElementwiseCalls(),
         _convert_layout_where_used,
+        shift_int8.ShiftInt8Data(target),
         fold.FoldConstantOps(),
         _legalize_ops,
         relax.transform.AnnotateTIROpPattern(),

@@ -11,6 +11,12 @@ matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/`
     micro-kernel (rows x 2-3 vectors, sized to the register file) accumulates in a local
     buffer per block of tiles, the epilogue (bias, relu, ...) runs per block, blocks parallel.
     conv2d then vectorizes over output channels (its output's contiguous axis is too short);
+  - uint8 x int8 -> int32 product-sums (quantized conv2d NHWC, dense, matmul, batch_matmul):
+    the weights packed into ``vpdpbusd`` operands ([..., O/16, I/4, 16, 4]), a register tile of
+    output pixels x 16-lane vectors tensorized on VNNI's ``vpdpbusd``, or, on CPUs without
+    VNNI but with ``pmaddubsw`` (AVX-512BW, AVX2, SSSE3), on an exact nibble split of it
+    (:mod:`.cpu_int8`); other 8-bit product-sums take the packed GEMM with widening
+    multiplies. Integer sums are exact in any order;
   - other reductions whose innermost output axis is also the contiguous axis of an input:
     register-tiled (6 x 16 tiles on AVX2), the tile accumulated in a local buffer,
     vectorized, its epilogue computed per tile, the outer tiles parallel;
@@ -43,7 +49,8 @@ rule each block kept.
 The package, by job: :mod:`.driver` (this API: which rules run, on a copy, kept when whole;
 user schedules; the coverage check), :mod:`.blocks` (what the rules read from a block),
 :mod:`.cpu_rules` (the rule choice and the elementwise, injective and reduction rules),
-:mod:`.cpu_gemm` (the packed GEMM rule) and :mod:`.gpu` (dlight).
+:mod:`.cpu_gemm` (the packed GEMM rule), :mod:`.cpu_conv` (depthwise), :mod:`.cpu_int8` (VNNI)
+and :mod:`.gpu` (dlight).
 """
 
 from compile_engine_compat.pipeline.schedule.driver import (

@@ -307,10 +307,18 @@ class Isa:
         has: with AVX-512 LLVM splits 512-bit vectors unless ``-prefer-256-bit`` is cleared).
     registers : int
         Vector registers: how many accumulators a register tile can hold.
+    dot_bits : int
+        Widest VNNI ``vpdpbusd`` (u8 x i8 dot products of 4 into int32) the target has: 512
+        (AVX-512 VNNI with AVX-512VL, which also gives the 256-bit form), 256 (AVX-VNNI), 0.
+    madd_bits : int
+        Widest ``pmaddubsw`` (u8 x i8 products summed in pairs into int16): 512 (AVX-512BW),
+        256 (AVX2), 128 (SSSE3), 0.
     """
 
     vector_bits: int
     registers: int
+    dot_bits: int = 0
+    madd_bits: int = 0
 
     def lanes(self, dtype: Any) -> int:
         return max(1, self.vector_bits // (dtype_bytes(dtype) * 8))
@@ -335,9 +343,14 @@ def target_isa(target: tvm.target.Target) -> Isa:
             # skylake-avx512...) unless the user cleared the preference; AMD's Zen 4 and 5 have
             # no such preference, and 256-bit kernels there ran at half of what the CPU does.
             # 32 registers either way.
-            return Isa(256 if has(["prefer-256-bit"], target) else 512, 32)
+            bits = 256 if has(["prefer-256-bit"], target) else 512
+            dot = 512 if has(["avx512vnni", "avx512vl"], target) else 0
+            return Isa(bits, 32, dot, 512 if has(["avx512bw"], target) else 256)
         if has(["avx"], target):
-            return Isa(256, 16)
+            madd = 256 if has(["avx2"], target) else 128 if has(["ssse3"], target) else 0
+            return Isa(256, 16, 256 if has(["avxvnni"], target) else 0, madd)
+        if has(["ssse3"], target):
+            return Isa(128, 16, 0, 128)
     except RULE_ERRORS:
         pass  # not an x86 LLVM triple: assume 128-bit vectors, the common floor
     return _SSE

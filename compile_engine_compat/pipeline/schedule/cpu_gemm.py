@@ -77,6 +77,10 @@ _MICRO_KERNELS = {
 _VECTOR_KERNELS = ((1, 8), (1, 5), (1, 4), (1, 3), (1, 2), (1, 1))
 
 _PACK_DTYPES = frozenset({"float32", "float64"})
+#: Integer product-sums the rule takes too: 8-bit operands widened to 32-bit accumulators (the
+#: multiplies are LLVM's widening ones, ``vpmovsxbd``/``vpmulld`` or ``pmaddwd``; exact: no sum
+#: is reordered, and integer sums are exact in any order anyway).
+_WIDENING = frozenset({("int8", "int32"), ("uint8", "int32")})
 
 # The packed operand's micro-panel (reduction chunk x one column tile) is kept within this many
 # bytes so that it stays in L1 while every row tile of the block streams past it.
@@ -144,7 +148,7 @@ def gemm_plan(info: BlockInfo, isa: Isa) -> GemmPlan | None:
     if len(reads) != 2 or len(writes) != 1:
         return None
     dtype = str(writes[0].source.dtype)
-    if dtype not in _PACK_DTYPES or any(str(r.source.dtype) != dtype for r in reads):
+    if not all(_packable(str(r.source.dtype), dtype) for r in reads):
         return None
     out_vars = region_vars(writes[0])
     best: tuple[tuple[bool, int], GemmPlan] | None = None
@@ -159,6 +163,12 @@ def gemm_plan(info: BlockInfo, isa: Isa) -> GemmPlan | None:
         if best is None or score > best[0]:
             best = (score, plan)
     return None if best is None else best[1]
+
+
+def _packable(read: str, out: str) -> bool:
+    """Whether a read of dtype ``read`` summed into ``out`` fits the rule (same float, or 8-bit
+    integers widened to int32)."""
+    return (read == out and out in _PACK_DTYPES) or (read, out) in _WIDENING
 
 
 def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> GemmPlan | None:
@@ -195,7 +205,7 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
         row_extent *= info.extents[i] or 1
     # Full vectors first; half-width ones for columns no full vector divides (24 output
     # channels: three 8-lane vectors where 16 lanes fit none).
-    full = isa.lanes(dtype)
+    full = isa.lanes(info.block.writes[0].source.dtype)  # the accumulators' lanes
     # Tiles within one row of the innermost axis first (a tile straddling two rows of a conv's
     # image reads pixels from two rows: 128-channel 28x28 convs ran 30% slower so).
     inner_extent = info.extents[row] or 1

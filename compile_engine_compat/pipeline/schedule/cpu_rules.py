@@ -3,7 +3,9 @@
 * small elementwise blocks: one flat loop cut into whole vectors (:func:`flat_vectorized`), or
   just fused (:func:`fuse_loops`);
 * injective blocks: innermost loop vectorized, outer loops parallel (:func:`injective`);
-* float product-sums of two inputs: the packed GEMM (:mod:`.cpu_gemm`);
+* uint8 x int8 -> int32 product-sums on VNNI targets: ``vpdpbusd`` (:mod:`.cpu_int8`);
+* float product-sums of two inputs, and 8-bit ones widened to int32: the packed GEMM
+  (:mod:`.cpu_gemm`);
 * reductions whose innermost output axis is an input's contiguous axis: register-tiled
   (:func:`tiled_reduction`);
 * other reductions: spatial loops parallel (:func:`parallel_reduction`).
@@ -41,6 +43,7 @@ from compile_engine_compat.pipeline.schedule.blocks import (
 )
 from compile_engine_compat.pipeline.schedule.cpu_conv import depthwise_conv, depthwise_plan
 from compile_engine_compat.pipeline.schedule.cpu_gemm import gemm_plan, packed_gemm
+from compile_engine_compat.pipeline.schedule.cpu_int8 import vnni_gemm, vnni_plan
 
 __all__ = [
     "MIN_PARALLEL_WORK",
@@ -109,6 +112,9 @@ def choose_cpu_rules(sch: s_tir.Schedule, name: str, isa: Isa) -> list[NamedRule
     if named is None:
         return []
     rules = [named]
+    vnni = vnni_plan(info, isa) if info.is_reduction and named[0] != "parallel_reduction" else None
+    if vnni is not None:  # u8 x i8 -> i32 on vpdpbusd (pmaddubsw); else the widening GEMM
+        rules.insert(0, (vnni.rule_name, functools.partial(vnni_gemm, plan=vnni)))
     if info.is_reduction and named[0] != "parallel_reduction":
         rules.append(("parallel_reduction", _parallel_reduction))
     if not _single_threaded_work(info):

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 #: Part of the persistent cache key; bump when any rule's output may change.
-RULES_VERSION = "16"
+RULES_VERSION = "17"
 
 GPU_KINDS = frozenset({"cuda", "rocm", "metal", "vulkan", "opencl", "webgpu"})
 
@@ -75,9 +75,9 @@ class RuleOutcome:
         The top-level blocks the CPU rules looked at, in order (empty for other targets).
     rules : mapping of str to str
         Block name -> name of the rule kept for it (``"flat_vectorized"``, ``"flat"``,
-        ``"injective_vectorized"``, ``"injective"``, ``"packed_gemm"``, ``"tiled_reduction"``,
-        ``"parallel_reduction"``). A block no rule changed (skipped, too small, or the rule did
-        not fit) is absent.
+        ``"injective_vectorized"``, ``"injective"``, ``"packed_gemm"``, ``"depthwise_conv"``,
+        ``"vnni_gemm"``, ``"pmaddubs_gemm"``, ``"tiled_reduction"``, ``"parallel_reduction"``).
+        A block no rule changed (skipped, too small, or the rule did not fit) is absent.
     """
 
     schedule: s_tir.Schedule
@@ -273,7 +273,7 @@ def try_rule(sch: s_tir.Schedule, name: str, rule: Rule | None) -> s_tir.Schedul
     """Run ``rule`` on a copy of ``sch``; keep the copy only when the whole rule applied."""
     if rule is None:
         return sch
-    trial = sch.copy()
+    trial = _copy(sch)
     try:
         rule(trial, name)
     except RULE_ERRORS:
@@ -281,6 +281,18 @@ def try_rule(sch: s_tir.Schedule, name: str, rule: Rule | None) -> s_tir.Schedul
     if uncovered_blocks(trial):
         return sch  # a block no longer runs over its whole domain: never keep that
     return trial
+
+
+def _copy(sch: s_tir.Schedule) -> s_tir.Schedule:
+    """A copy of ``sch``; a new schedule of its module where TVM 0.27 cannot copy it (after
+    ``tensorize``, ``Schedule.copy`` fails with ``unordered_map::at``: the VNNI rule's kernels
+    followed by a block of their own, such as the slice of padded output channels)."""
+    try:
+        return sch.copy()
+    except tvm.error.InternalError:
+        fresh = s_tir.Schedule(sch.mod)
+        fresh.work_on(sch.func_working_on.name_hint)
+        return fresh
 
 
 def uncovered_blocks(sch: s_tir.Schedule) -> list[str]:

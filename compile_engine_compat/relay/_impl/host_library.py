@@ -73,8 +73,9 @@ class HostLibrary(VMExecutable):
     def get_source(self, fmt: str = "") -> str:
         """The kernels' code in ``fmt`` (``"asm"``, ``"ll"``), as Relay's ``lib.get_source``.
 
-        Relay's host module was the LLVM module of the kernels; here it is the executable's
-        imported LLVM module (the first, when the build made several).
+        Relay's host module was the one LLVM module of all the kernels; here the build pool
+        compiles them into several (:mod:`compile_engine_compat.pipeline.build_pool`): their
+        sources are joined, in order, so that every kernel's code is in the text.
 
         Raises
         ------
@@ -87,7 +88,15 @@ class HostLibrary(VMExecutable):
                 "this build holds no kernel module to print (an executable loaded back from "
                 "disk, or one with no kernels): build again to read its source"
             )
-        return modules[0].get_source(fmt)
+        if len(modules) == 1:
+            return modules[0].get_source(fmt)
+        sources = []
+        for module in modules:
+            try:
+                sources.append(module.get_source(fmt))
+            except ValueError:  # a module of another kind (an external library's)
+                continue
+        return "\n".join(sources) if sources else modules[0].get_source(fmt)
 
 
 def host_library(executable: Any) -> Any:

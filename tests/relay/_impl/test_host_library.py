@@ -52,3 +52,16 @@ def test_a_build_from_the_compile_cache_says_it_keeps_no_source(tmp_path, monkey
     _, lib, _ = cached
     with pytest.raises(ValueError, match=r"compile cache .* keeps no source"):
         lib.get_source("asm")
+
+
+def test_get_source_prints_every_kernel_when_the_build_made_several_modules():
+    # The build pool compiles the kernels into several LLVM modules; Relay's one host module
+    # printed them all (upstream's int8 tests look for vpdpbusd in the whole text).
+    x = relay.var("x", shape=(16, 32))
+    w = relay.var("w", shape=(24, 32))
+    y = relay.nn.dense(relay.exp(x), w)
+    lib = relay.build(relay.Function([x, w], relay.sigmoid(relay.transpose(y))), "llvm").lib
+    asm = lib.get_source("asm")
+    modules = lib.imported_modules
+    assert len(modules) > 1
+    assert all(module.get_source("asm") in asm for module in modules)
