@@ -220,7 +220,7 @@ def attach_prim_funcs(mod: tvm.IRModule) -> tvm.IRModule:
     return tvm.IRModule(functions, attrs=mod.attrs) if changed else mod
 
 
-def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
+def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = True) -> Any:
     """Build ``mod`` (parameters bound) for ``target`` into a VM executable.
 
     The kernels are compiled on every CPU this process may use: one share in this thread (by
@@ -235,6 +235,9 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     target : tvm.target.Target
         Resolved already (a plain ``llvm`` is the host CPU by now). Non-``llvm`` targets get
         TVM's default pipeline for them (the GPU kinds' dlight rules are the shim's too).
+    jit : bool, optional
+        False for an executable that will be exported rather than run (the persistent cache's
+        build): the worker threads then skip the JIT compilation of their kernels.
 
     Returns
     -------
@@ -255,7 +258,7 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
         )
     context = tvm.transform.PassContext.current()
     with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
-        futures = [pool.submit(_compiled, lowered, share, target, context) for share in away]
+        futures = [pool.submit(_compiled, lowered, share, target, context, jit) for share in away]
         linked = _calling_by_symbol(lowered, [gvar for share in away for gvar in share])
         libraries = [future.result() for future in futures]
         external = list(linked.attrs["external_mods"]) if linked.attrs and \
@@ -271,15 +274,17 @@ def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
         else gvar.name_hint  # fmt: skip
 
 
-def _compiled(mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, context: Any) -> Any:
-    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here."""
+def _compiled(
+    mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, context: Any, jit: bool
+) -> Any:
+    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here if ``jit``."""
     with context:
         funcs = {gvar: mod[gvar].with_attr("global_symbol", _symbol(mod[gvar], gvar))
                  for gvar in share}  # fmt: skip
         library = tvm.compile(
             tvm.IRModule(funcs), target=target, tir_pipeline=tir_pipeline(target)
         ).mod
-        for gvar, func in funcs.items():
+        for gvar, func in funcs.items() if jit else ():
             library.get_function(_symbol(func, gvar))  # the JIT compiles on first lookup
     return library
 
