@@ -36,7 +36,13 @@ from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
-__all__ = ["ScheduleKernels", "build_executable", "relax_passes", "scheduled_kernels"]
+__all__ = [
+    "ScheduleKernels",
+    "build_executable",
+    "forget_schedules",
+    "relax_passes",
+    "scheduled_kernels",
+]
 
 #: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
 SCHEDULED_ATTR = "tirx.is_scheduled"
@@ -52,6 +58,13 @@ def scheduled_kernels() -> int:
     """How many distinct kernels this process has scheduled for module builds (the memo's size)."""
     with _scheduled_lock:
         return len(_scheduled)
+
+
+def forget_schedules() -> None:
+    """Forget the kernels scheduled so far: the next module build schedules each one afresh
+    (what a new process does; the benchmark's cold builds)."""
+    with _scheduled_lock:
+        _scheduled.clear()
 
 
 def _is_scheduled(func: tirx.PrimFunc) -> bool:
