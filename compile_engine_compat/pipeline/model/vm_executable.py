@@ -238,8 +238,8 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
 
     The kernels are compiled on every CPU this process may use: one share in this thread (by
     ``relax.build``, JIT-compiled when the first VM is made), the others on worker threads, each
-    compiled and JIT-compiled there (``tvm.compile`` and the JIT release the GIL) and linked in
-    as external modules that the VM calls by symbol.
+    compiled and JIT-compiled there (``tvm.compile`` and the JIT release the GIL) while this
+    thread compiles its own, and imported into the executable as modules the VM calls by symbol.
 
     Parameters
     ----------
@@ -273,13 +273,14 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
     with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
         futures = [pool.submit(_compiled, lowered, share, target, context, jit) for share in away]
         linked = _calling_by_symbol(lowered, [gvar for share in away for gvar in share])
-        libraries = [future.result() for future in futures]
-        external = list(linked.attrs["external_mods"]) if linked.attrs and \
-            "external_mods" in linked.attrs else []  # fmt: skip
-        linked = linked.with_attr("external_mods", external + libraries)
-        return relax.build(
+        # This thread's share is compiled while the workers compile theirs; their libraries
+        # are then imported into the executable, as relax.build imports ``external_mods``.
+        executable = relax.build(
             linked, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
         )
+        for future in futures:
+            executable.mod.import_module(future.result())
+        return executable
 
 
 def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
