@@ -461,10 +461,15 @@ def fma_peak() -> tuple[float, str]:
     """The CPUs' fp32 FMA peak in GFLOP/s, and how it was computed, from ``/proc/cpuinfo``:
     CPUs this process may use x FMA units x fp32 lanes x 2 x clock.
 
-    Lanes: 16 with AVX-512, 8 with AVX2, 4 otherwise; AMD's Zen 2-4 (families 23 and 25) run
-    512-bit vectors on 256-bit units, so 8 there. FMA units: 2 per core with FMA (every x86 core
-    since Haswell and Zen), else 1. Clock: the ``cpu MHz`` the kernel reports.
+    Lanes: 16 with AVX-512, 8 with AVX2, 4 otherwise; AMD's Zen 4 (LLVM's ``znver4``, family 25
+    in ``/proc/cpuinfo``) runs 512-bit vectors on 256-bit units, so 8 there (Zen 5 has full-width
+    units). FMA units: 2 per core with FMA (every x86 core since Haswell and Zen), else 1. Clock:
+    the ``cpu MHz`` the kernel reports (a VM reports the nominal clock, not a boost clock).
     """
+    from compile_engine_compat import targets
+
+    host = targets.host_cpu()
+    cpu_name = host[0] if host else "unknown"
     info: dict[str, str] = {}
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -473,14 +478,17 @@ def fma_peak() -> tuple[float, str]:
     flags = set(info.get("flags", "").split())
     lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
     family = int(info.get("cpu family", "0") or 0)
-    if info.get("vendor_id") == "AuthenticAMD" and family in (23, 25):
+    if cpu_name in ("znver1", "znver2", "znver3", "znver4") or (
+        cpu_name == "unknown" and info.get("vendor_id") == "AuthenticAMD" and family in (23, 25)
+    ):
         lanes = min(lanes, 8)
     units = 2 if "fma" in flags else 1
     ghz = float(info.get("cpu MHz", "0") or 0) / 1e3 or 1.0
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     peak = (cpus or 1) * units * lanes * 2 * ghz
+    vendor = info.get("vendor_id", "?")
     text = (f"{cpus} CPUs x {units} FMA units x {lanes} fp32 lanes x 2 x {ghz:.2f} GHz = "
-            f"{peak:.0f} GFLOP/s ({info.get('vendor_id', '?')} family {family})")  # fmt: skip
+            f"{peak:.0f} GFLOP/s (LLVM's CPU {cpu_name}, {vendor} family {family})")  # fmt: skip
     return peak, text
 
 
