@@ -499,10 +499,10 @@ def bench_big(engine: Any) -> None:
     if stack is None:
         return
     models, ort, torch = stack
+    _bench_dynamic_batch(models, torch)
     for model, batches in models.BIG_MODELS:
         for batch in batches:
             _bench_model(models, model, ort, torch, batch, build_rows=False)
-    _bench_dynamic_batch(models, torch)
 
 
 def _bench_dynamic_batch(models: Any, torch: Any) -> None:
