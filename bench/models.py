@@ -23,7 +23,19 @@ from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["MODELS", "Model", "encoder", "mobilenet_v2", "onnx_bytes", "relax_module", "resnet18"]
+__all__ = [
+    "BIG_MODELS",
+    "MODELS",
+    "Model",
+    "bert_base",
+    "encoder",
+    "gflop",
+    "mobilenet_v2",
+    "onnx_bytes",
+    "relax_module",
+    "resnet18",
+    "resnet50",
+]
 
 
 def resnet18(width: int = 64) -> Any:
@@ -75,6 +87,53 @@ def resnet18(width: int = 64) -> Any:
             x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
             x = self.avgpool(self.layers(x))
             return self.fc(torch.flatten(x, 1))
+
+    return _randomized(ResNet())
+
+
+def resnet50(width: int = 64) -> Any:
+    """ResNet-50 (torchvision's layout: Bottleneck x [3, 4, 6, 3], expansion 4), eval mode."""
+    import torch
+    from torch import nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, inplanes: int, planes: int, stride: int = 1) -> None:
+            super().__init__()
+            out = 4 * planes
+            self.body = nn.Sequential(
+                nn.Conv2d(inplanes, planes, 1, bias=False), nn.BatchNorm2d(planes), nn.ReLU(),
+                nn.Conv2d(planes, planes, 3, stride, 1, bias=False), nn.BatchNorm2d(planes),
+                nn.ReLU(), nn.Conv2d(planes, out, 1, bias=False), nn.BatchNorm2d(out),
+            )  # fmt: skip
+            self.downsample = None
+            if stride != 1 or inplanes != out:
+                self.downsample = nn.Sequential(
+                    nn.Conv2d(inplanes, out, 1, stride, bias=False), nn.BatchNorm2d(out)
+                )
+
+        def forward(self, x: Any) -> Any:
+            identity = x if self.downsample is None else self.downsample(x)
+            return torch.relu(self.body(x) + identity)
+
+    class ResNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = nn.Sequential(
+                nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+                nn.MaxPool2d(3, 2, 1),
+            )  # fmt: skip
+            layers, inplanes = [], width
+            for planes, blocks, stride in ((width, 3, 1), (2 * width, 4, 2), (4 * width, 6, 2),
+                                           (8 * width, 3, 2)):  # fmt: skip
+                for i in range(blocks):
+                    layers.append(Bottleneck(inplanes, planes, stride if i == 0 else 1))
+                    inplanes = 4 * planes
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(inplanes, 1000)
+
+        def forward(self, x: Any) -> Any:
+            x = self.layers(self.stem(x))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
     return _randomized(ResNet())
 
@@ -165,6 +224,11 @@ def encoder(layers: int = 2, d_model: int = 256, heads: int = 4) -> Any:
     return _randomized(model)
 
 
+def bert_base() -> Any:
+    """A BERT-base-sized encoder: 12 layers, hidden 768, 12 heads, feed-forward 3072."""
+    return encoder(12, 768, 12)
+
+
 def _randomized(model: Any) -> Any:
     """``model`` in eval mode with seeded random weights and non-trivial batch-norm statistics."""
     import torch
@@ -207,18 +271,62 @@ MODELS = (
 )
 
 
-def onnx_bytes(model: Any, example: np.ndarray) -> bytes:
-    """``model`` exported to ONNX (opset 17) in memory, its input named ``input``."""
+#: The bigger models of ``bench/run.py --big``: (model, batch sizes it is measured at).
+BIG_MODELS = (
+    (Model("ResNet-50", resnet50, (1, 3, 224, 224)), (1,)),
+    (Model("BERT-base encoder 12x(seq 128, d 768)", bert_base, (1, 128, 768)), (1, 8)),
+    (MODELS[0], (8,)),
+)
+
+
+def onnx_bytes(model: Any, example: np.ndarray, dynamic_batch: bool = False) -> bytes:
+    """``model`` exported to ONNX (opset 17) in memory, its input named ``input``.
+
+    ``dynamic_batch`` makes the first dimension of the input and the output a symbolic
+    ``batch``.
+    """
     import torch
 
     buffer = io.BytesIO()
+    axes = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's own deprecation chatter
         torch.onnx.export(
             model, (torch.from_numpy(example),), cast(Any, buffer), input_names=["input"],
-            output_names=["output"], opset_version=17, dynamo=False,
+            output_names=["output"], opset_version=17, dynamo=False, dynamic_axes=axes,
         )  # fmt: skip
     return buffer.getvalue()
+
+
+def gflop(data: bytes) -> float:
+    """The floating-point work of one run of the ONNX model ``data``, in GFLOP (2 per multiply
+    and add): its convolutions, matrix products and ``Gemm`` nodes, shapes from ONNX's own
+    inference. Elementwise ops, pooling and normalization are left out (a few percent)."""
+    import onnx
+
+    model = onnx.shape_inference.infer_shapes(onnx.load_from_string(data))
+    graph = model.graph
+    shapes = {
+        info.name: [d.dim_value for d in info.type.tensor_type.shape.dim]
+        for info in [*graph.value_info, *graph.input, *graph.output]
+    }
+    shapes.update({init.name: list(init.dims) for init in graph.initializer})
+    flops = 0
+    for node in graph.node:
+        out = shapes.get(node.output[0])
+        if not out or not all(out):
+            continue
+        if node.op_type == "Conv":
+            weight = shapes[node.input[1]]  # (out channels, in channels / groups, kh, kw)
+            flops += 2 * int(np.prod(out)) * int(np.prod(weight[1:]))
+        elif node.op_type in ("MatMul", "Gemm"):
+            first = shapes.get(node.input[0])
+            transposed = node.op_type == "Gemm" and any(
+                a.name == "transA" and a.i for a in node.attribute
+            )
+            if first:
+                flops += 2 * int(np.prod(out)) * (first[-2] if transposed else first[-1])
+    return flops / 1e9
 
 
 def relax_module(data: bytes, input_shape: tuple[int, ...]) -> tuple[Any, dict[str, Any]]:

@@ -60,6 +60,7 @@ __all__ = [
     "insert_warnings_filter",
     "onnx_float_converter",
     "onnx_import_with",
+    "packed_imports_symbol",
     "pass_context_params",
     "patch_attribute",
     "patched",
@@ -686,6 +687,37 @@ def register_context_symbol(name: str, address: int) -> None:
     )
     if register(name.encode(), address) != 0:
         raise RuntimeError(f"TVMFFIEnvModRegisterContextSymbol({name!r}) failed")
+
+
+@functools.cache
+def packed_imports_symbol() -> str:
+    """The symbol under which a shared library holds its packed imported modules.
+
+    TVM's loader reads a library's imported modules (device code, a VM's bytecode and constants)
+    from one byte array, packed by ``runtime.ModulePackImportsToTensor``. The cache writes those
+    bytes itself (``cache/disk.py``); the array's name is read from what TVM's own C packer
+    declares for a tiny module, once per process.
+
+    Raises
+    ------
+    ImportError
+        When TVM's C packer declares no such array any more (TVM changed how it packs imports).
+    """
+    import tvm
+    from tvm import te
+
+    x = te.placeholder((1,), name="x")
+    func = te.create_prim_func([x, te.compute((1,), lambda i: x[i], name="y")])
+    module = tvm.tirx.build(func.with_attr("global_symbol", "probe"), "llvm")
+    text = tvm.get_global_func("runtime.ModulePackImportsToC")(module, False, "")
+    found = re.search(r"const unsigned char (\w+)\[\d*\]\s*=", str(text))
+    if found is None:
+        raise ImportError(
+            "compile-engine-compat reads the name of the packed-imports array from "
+            "runtime.ModulePackImportsToC's output; TVM's C packer declares none any more. "
+            "Report it with your TVM version."
+        )
+    return found.group(1)
 
 
 def register_tir_pipeline(name: str, factory: Callable[..., Any]) -> None:

@@ -158,3 +158,18 @@ def test_pass_context_patch_has_its_off_switch() -> None:
 
 def test_pass_context_params_are_probed() -> None:
     assert boundary.pass_context_params()[-1] == "config"
+
+
+def test_the_packed_imports_symbol_is_the_one_tvms_export_writes(tmp_path: Path) -> None:
+    import tvm
+    from tvm import relax
+
+    symbol = boundary.packed_imports_symbol()
+    assert symbol.isidentifier() and boundary.packed_imports_symbol() is symbol  # probed once
+    x = relax.Var("x", relax.TensorType([2], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        bb.emit_func_output(bb.emit(relax.op.add(x, relax.const([1.0, 2.0], "float32"))))
+    library = tmp_path / "lib.so"
+    tvm.compile(bb.get(), target="llvm").export_library(str(library))
+    assert symbol.encode() in library.read_bytes()

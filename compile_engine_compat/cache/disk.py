@@ -84,12 +84,14 @@ import re
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import threading
 import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -99,7 +101,7 @@ import tvm.support.cc
 import tvm_ffi
 
 from compile_engine_compat import library_files
-from compile_engine_compat.boundary import tvm_warnings_dropped
+from compile_engine_compat.boundary import packed_imports_symbol, tvm_warnings_dropped
 from compile_engine_compat.cache import remote, stats
 from compile_engine_compat.cache.artifact import (
     Artifact,
@@ -1049,21 +1051,24 @@ def _export(module: Any, directory: Path) -> Path:
     """
     lib = getattr(module, "mod", module)  # tvm.compile gives an Executable around the library
     sources: list[Path] = []
-    target = None
     try:
-        for index, dso in enumerate(lib._collect_dso_modules()):
+        dsos = list(lib._collect_dso_modules())
+        for dso in dsos:
             if dso.kind != "llvm":
                 raise NotStoredError(f"a {dso.kind!r} module is not exported through assembly")
-            target = dso.get_function("_get_target_string")()
-            sources.append(_write_assembly(directory / f"lib{index}.s", dso))
-        if lib.imports:  # device code (CUDA, ...): packed into one more LLVM module, as TVM does
-            if target is None:
+        paths = [directory / f"lib{index}.s" for index in range(len(dsos))]
+        # LLVM prints each module's assembly with the GIL released: one module per CPU at once.
+        with ThreadPoolExecutor(max(1, min(len(dsos), _cpus()))) as pool:
+            sources.extend(pool.map(_write_assembly, paths, dsos))
+        if lib.imports:  # device code, the VM's bytecode and constants: packed, as TVM does
+            if not dsos:
                 raise NotStoredError("device code without a host LLVM module")
-            pack = tvm.get_global_func("runtime.ModulePackImportsToLLVM")
-            sources.append(_write_assembly(directory / "devc.s", pack(lib, False, target, "")))
+            sources.extend(_write_packed_imports(directory, lib, dsos[0]))
         library = directory / _LIBRARY
         try:
-            tvm.support.cc.create_shared(str(library), [str(path) for path in sources])
+            tvm.support.cc.create_shared(
+                str(library), [str(path) for path in sources if path.suffix == ".s"]
+            )
         except RuntimeError as err:  # the compiler's exit code: its first message says why
             lines = [line for line in str(err).splitlines()[1:] if line.strip()]
             raise NotStoredError(
@@ -1081,13 +1086,46 @@ def _export(module: Any, directory: Path) -> Path:
 _DWARF5_FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"\n]*)"\s+"([^"\n]*)"[^\n]*$', re.MULTILINE)
 
 
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _write_packed_imports(directory: Path, lib: Any, host: Any) -> list[Path]:
+    """Write ``lib``'s imports packed as TVM packs them, as the files that link them in.
+
+    On ELF platforms the packed bytes (a model's constants: tens of MB) are written as they are
+    and the assembler includes them (``.incbin``) under TVM's symbol for them
+    (:func:`.boundary.packed_imports_symbol`): printing them as assembly text through LLVM took
+    seconds per 10 MB, and assembling that text as long again. Elsewhere, LLVM's packing module
+    is printed as assembly, as before.
+    """
+    if sys.platform.startswith("linux"):
+        blob = tvm.get_global_func("runtime.ModulePackImportsToTensor")(lib)
+        data = directory / "devc.bin"
+        _write_bytes(data, memoryview(blob.numpy()).cast("B"))
+        symbol = packed_imports_symbol()
+        quoted = str(data).replace("\\", "\\\\").replace('"', '\\"')
+        text = (
+            f'\t.section .rodata.{symbol},"a",@progbits\n\t.globl {symbol}\n'
+            f"\t.type {symbol}, @object\n\t.p2align 4\n{symbol}:\n"
+            f'\t.incbin "{quoted}"\n\t.size {symbol}, .-{symbol}\n'
+            '\t.section .note.GNU-stack,"",@progbits\n'
+        )
+        assembly = directory / "devc.s"
+        _write_bytes(assembly, text.encode())
+        return [assembly, data]
+    target = host.get_function("_get_target_string")()
+    pack = tvm.get_global_func("runtime.ModulePackImportsToLLVM")
+    return [_write_assembly(directory / "devc.s", pack(lib, False, target, ""))]
+
+
 def _write_assembly(path: Path, module: Any) -> Path:
     text = _DWARF5_FILE.sub(r'\1"\2/\3"', str(module.inspect_source("s")))
     _write_bytes(path, text.encode())
     return path
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
+def _write_bytes(path: Path, data: bytes | memoryview) -> None:
     """Write a new file ``path`` through Python: a failure is an ``OSError``, never a signal.
 
     Python ignores SIGXFSZ, so a write past ``RLIMIT_FSIZE`` fails with EFBIG. An interpreter

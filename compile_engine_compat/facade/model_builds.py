@@ -6,6 +6,8 @@ and the kernels are scheduled by the same rules through the same function
 (:func:`compile_engine_compat.pipeline.schedule.schedule_prim_func`). With
 ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` set, the executable is stored whole (a shared library holding
 the VM bytecode, the kernels and the constants) and a later process loads it instead of building.
+A build that stores runs the library it stored: its kernels are generated once, for the export,
+instead of once by the JIT and once more for the export.
 """
 
 from __future__ import annotations
@@ -130,10 +132,14 @@ class BuiltModule:
     library : pathlib.Path or None
         On a persistent-cache hit, the library file ``executable`` was loaded from: a loaded
         library cannot be exported again by TVM, so :func:`export_library` copies this file.
+    built : tvm.relax.VMExecutable or None
+        When this process built the library it then stored and loaded: the executable it
+        built, which :func:`export_library` exports when given options (``fcompile``, ``.tar``).
     """
 
     executable: Any
     library: Path | None = None
+    built: Any = None
 
 
 def build(
@@ -155,8 +161,16 @@ def build(
             loaded = stored.load_library(LIBRARY_FILE)  # None: discarded (unsafe, does not load)
         if loaded is not None:
             return BuiltModule(loaded, stored.path(LIBRARY_FILE))
-    executable = vm_executable.build_executable(bound, resolved)
+    # Not JIT-compiled here: the library exported for the cache is what runs (one code
+    # generation, not a JIT and an export); the executable itself only if the store fails.
+    executable = vm_executable.build_executable(bound, resolved, jit=False)
     disk.store_quietly(lambda: _store(key, executable), "module")
+    stored = disk.load_artifact(key)
+    if stored is not None and LIBRARY_FILE in stored.files:
+        with tvm_warnings_dropped():
+            loaded = stored.load_library(LIBRARY_FILE)
+        if loaded is not None:
+            return BuiltModule(loaded, stored.path(LIBRARY_FILE), executable)
     return BuiltModule(executable)
 
 
@@ -177,6 +191,8 @@ def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any
     """
     path = os.fspath(file_name)
     library = path.endswith((".so", ".dylib", ".dll"))
+    if built.built is not None and (args or kwargs or not library):
+        built = BuiltModule(built.built)
     if built.library is None:
         with new_files.replacing(path, 0o777 if library else 0o666) as staging:
             with tvm_warnings_dropped():  # TVM's C++ log of the VM's sections: not Relay's output

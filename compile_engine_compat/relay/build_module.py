@@ -115,7 +115,7 @@ def build(
     # Partitions for external compilers (PartitionGraph) go to their codegens first.
     mod = run_external_codegens(mod)
     built = build_whole_module(mod, _target(target))
-    return BuildResult(built.executable, mod, dict(params or {}), built.library)
+    return BuildResult(built.executable, mod, dict(params or {}), built.library, built.built)
 
 
 class _Executor:

@@ -87,3 +87,24 @@ def test_device_code_is_packed_like_export_library(engine, tmp_path):
     reference, ours = _both(tvm.compile(cached.funcs, target="cuda"), tmp_path)
     assert _symbols(ours) == _symbols(reference)
     assert _library_bin(ours) == _library_bin(reference)
+
+
+@pytest.mark.skipif(not _HAS_BINUTILS, reason="needs nm and readelf")
+def test_a_vm_executables_constants_are_packed_byte_for_byte_like_export_library(tmp_path):
+    # The VM's bytecode and constants are written as they are and included by the assembler
+    # (.incbin) instead of printed as assembly: the same bytes under the same symbol, and the
+    # library runs.
+    weights = np.arange(3 * 64, dtype="float32").reshape(3, 64)
+    func = build(
+        "main",
+        [("x", (3, 64), "float32")],
+        lambda bb, x: R.multiply(x, relax.const(weights)),
+    )
+    executable = tvm.compile(tvm.IRModule({"main": func}), target="llvm")
+    reference, ours = _both(executable, tmp_path)
+    assert _symbols(ours) == _symbols(reference)
+    assert _library_bin(ours) == _library_bin(reference)
+    assert sorted(p.name for p in ours.parent.iterdir()) == ["kernel.so"]  # .s and .bin gone
+    vm = relax.VirtualMachine(tvm.runtime.load_module(str(ours)), tvm.cpu())
+    x = np.full((3, 64), 2.0, dtype="float32")
+    np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(x)).numpy(), x * weights)

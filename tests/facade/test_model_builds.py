@@ -106,14 +106,19 @@ def cache_root(tmp_path, monkeypatch):
 
 def test_the_persistent_cache_stores_a_whole_module_and_loads_it(cache_root):
     x = example_input()
-    built = model_builds.build_model(mobile_block(), "llvm", mobile_block_weights())
-    assert isinstance(built, relax.VMExecutable)  # built: a miss
-    loaded = model_builds.build_model(mobile_block(), "llvm", mobile_block_weights())
-    assert not isinstance(loaded, relax.VMExecutable)  # the library from the cache
-    np.testing.assert_array_equal(_run(loaded, x), _run(built, x))
+    first = model_builds.build(mobile_block(), "llvm", mobile_block_weights())
+    # A miss: built here, stored, and the stored library is what runs (one code generation).
+    assert isinstance(first.built, relax.VMExecutable)
+    assert first.library is not None and first.library.is_relative_to(cache_root)
+    assert not isinstance(first.executable, relax.VMExecutable)
+    again = model_builds.build(mobile_block(), "llvm", mobile_block_weights())
+    assert again.built is None and again.library == first.library  # a hit: loaded, not built
+    expected = _run(first.built, x)  # the executable as built, JIT-compiled
+    np.testing.assert_array_equal(_run(again.executable, x), expected)
+    np.testing.assert_array_equal(_run(first.executable, x), expected)
     # Other weights are another module: built, not loaded.
     other = {k: v * 2 for k, v in mobile_block_weights().items()}
-    assert isinstance(model_builds.build_model(mobile_block(), "llvm", other), relax.VMExecutable)
+    assert model_builds.build(mobile_block(), "llvm", other).built is not None
 
 
 def test_a_module_linking_external_codegen_modules_is_built_and_not_cached(cache_root):
@@ -146,10 +151,10 @@ import numpy as np, tvm
 from tvm import relax
 from pipeline.module_cases import example_input, mobile_block, mobile_block_weights
 from compile_engine_compat.facade import model_builds
-executable = model_builds.build_model(mobile_block(), "llvm", mobile_block_weights())
-out = relax.VirtualMachine(executable, tvm.cpu())["main"](tvm.runtime.tensor(example_input()))
-print(json.dumps({{"built": isinstance(executable, relax.VMExecutable),
-                  "out": out.numpy().tolist()}}))
+result = model_builds.build(mobile_block(), "llvm", mobile_block_weights())
+vm = relax.VirtualMachine(result.executable, tvm.cpu())
+out = vm["main"](tvm.runtime.tensor(example_input()))
+print(json.dumps({{"built": result.built is not None, "out": out.numpy().tolist()}}))
 """
 
 
@@ -166,3 +171,13 @@ def test_a_second_process_loads_the_module_the_first_stored(cache_root):
     first, second = run(), run()
     assert first["built"] is True and second["built"] is False
     assert first["out"] == second["out"]
+
+
+def test_a_build_that_stores_keeps_its_source_and_exports_with_options(cache_root, tmp_path):
+    from compile_engine_compat import relay
+
+    lib = relay.build(mobile_block(), target="llvm", params=mobile_block_weights())
+    assert lib.library is not None  # it runs the library it stored ...
+    assert "_prepacked" in lib.get_source("asm")  # ... and still prints its kernels
+    lib.export_library(str(tmp_path / "model.tar"))  # options: the built executable's export
+    assert (tmp_path / "model.tar").stat().st_size > 0

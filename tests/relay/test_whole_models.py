@@ -98,6 +98,24 @@ def test_benchmark_models_match_pytorch(model):
     _check(model.make(), model.example())
 
 
+@pytest.mark.models
+@pytest.mark.slow
+def test_the_resnet50_architecture_matches_pytorch():
+    x = np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype("float32")
+    _check(_seeded(lambda: models.resnet50(width=8)), x)
+
+
+def test_gflop_counts_two_per_multiply_add_of_convolutions_and_matrix_products():
+    import torch
+
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10)
+    ).eval()
+    x = np.zeros((2, 3, 8, 8), dtype="float32")
+    expected = 2 * (2 * 8 * 8 * 8 * 3 * 3 * 3) + 2 * (2 * 10 * 8 * 8 * 8)
+    assert models.gflop(models.onnx_bytes(net, x)) * 1e9 == pytest.approx(expected)
+
+
 def _fold_batch_norms(relay: Any, func: Any) -> Any:
     """Each conv2d(x, w) -> batch_norm(...)[0] as bias_add(conv2d(x, w * scale), shift), as a
     vendor folds them (constants computed by NumPy; the weights and statistics bound)."""

@@ -37,7 +37,13 @@ from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 
-__all__ = ["ScheduleKernels", "build_executable", "relax_passes", "scheduled_kernels"]
+__all__ = [
+    "ScheduleKernels",
+    "build_executable",
+    "forget_schedules",
+    "relax_passes",
+    "scheduled_kernels",
+]
 
 #: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
 SCHEDULED_ATTR = "tirx.is_scheduled"
@@ -53,6 +59,13 @@ def scheduled_kernels() -> int:
     """How many distinct kernels this process has scheduled for module builds (the memo's size)."""
     with _scheduled_lock:
         return len(_scheduled)
+
+
+def forget_schedules() -> None:
+    """Forget the kernels scheduled so far: the next module build schedules each one afresh
+    (what a new process does; the benchmark's cold builds)."""
+    with _scheduled_lock:
+        _scheduled.clear()
 
 
 def _is_scheduled(func: tirx.PrimFunc) -> bool:
@@ -222,13 +235,13 @@ def attach_prim_funcs(mod: tvm.IRModule) -> tvm.IRModule:
     return tvm.IRModule(functions, attrs=mod.attrs) if changed else mod
 
 
-def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
+def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = True) -> Any:
     """Build ``mod`` (parameters bound) for ``target`` into a VM executable.
 
     The kernels are compiled on every CPU this process may use: one share in this thread (by
     ``relax.build``, JIT-compiled when the first VM is made), the others on worker threads, each
-    compiled and JIT-compiled there (``tvm.compile`` and the JIT release the GIL) and linked in
-    as external modules that the VM calls by symbol.
+    compiled and JIT-compiled there (``tvm.compile`` and the JIT release the GIL) while this
+    thread compiles its own, and imported into the executable as modules the VM calls by symbol.
 
     Parameters
     ----------
@@ -237,6 +250,9 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
     target : tvm.target.Target
         Resolved already (a plain ``llvm`` is the host CPU by now). Non-``llvm`` targets get
         TVM's default pipeline for them (the GPU kinds' dlight rules are the shim's too).
+    jit : bool, optional
+        False for an executable that will be exported rather than run (the persistent cache's
+        build): the worker threads then skip the JIT compilation of their kernels.
 
     Returns
     -------
@@ -257,15 +273,16 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
         )
     context = tvm.transform.PassContext.current()
     with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
-        futures = [pool.submit(_compiled, lowered, share, target, context) for share in away]
+        futures = [pool.submit(_compiled, lowered, share, target, context, jit) for share in away]
         linked = _calling_by_symbol(lowered, [gvar for share in away for gvar in share])
-        libraries = [future.result() for future in futures]
-        external = list(linked.attrs["external_mods"]) if linked.attrs and \
-            "external_mods" in linked.attrs else []  # fmt: skip
-        linked = linked.with_attr("external_mods", external + libraries)
-        return relax.build(
+        # This thread's share is compiled while the workers compile theirs; their libraries
+        # are then imported into the executable, as relax.build imports ``external_mods``.
+        executable = relax.build(
             linked, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
         )
+        for future in futures:
+            executable.mod.import_module(future.result())
+        return executable
 
 
 def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
@@ -273,15 +290,17 @@ def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
         else gvar.name_hint  # fmt: skip
 
 
-def _compiled(mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, context: Any) -> Any:
-    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here."""
+def _compiled(
+    mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, context: Any, jit: bool
+) -> Any:
+    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here if ``jit``."""
     with context:
         funcs = {gvar: mod[gvar].with_attr("global_symbol", _symbol(mod[gvar], gvar))
                  for gvar in share}  # fmt: skip
         library = tvm.compile(
             tvm.IRModule(funcs), target=target, tir_pipeline=tir_pipeline(target)
         ).mod
-        for gvar, func in funcs.items():
+        for gvar, func in funcs.items() if jit else ():
             library.get_function(_symbol(func, gvar))  # the JIT compiles on first lookup
     return library
 

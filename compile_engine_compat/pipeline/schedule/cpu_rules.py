@@ -7,7 +7,7 @@
 * float product-sums of two inputs, and 8-bit ones widened to int32: the packed GEMM
   (:mod:`.cpu_gemm`);
 * reductions whose innermost output axis is an input's contiguous axis: register-tiled
-  (:func:`tiled_reduction`);
+  (:func:`tiled_reduction`), a symbolic outer batch (``relay.Any()``) included;
 * other reductions: spatial loops parallel (:func:`parallel_reduction`).
 
 :func:`choose_cpu_rules` lists them per block, best first; the driver (:mod:`.`) runs each on a
@@ -227,9 +227,11 @@ def _tile_plan(info: BlockInfo) -> _TilePlan | None:
     n_spatial = info.spatial.index(False) if False in info.spatial else len(info.spatial)
     if n_spatial == 0 or not all(not s for s in info.spatial[n_spatial:]):
         return None
-    if any(extent is None for extent in info.extents):
-        return None
     col = n_spatial - 1
+    # A symbolic extent is taken on an outer spatial axis only (a ``relay.Any()`` batch): it
+    # stays an outer parallel loop; the columns, the tile rows and the reduction are static.
+    if None in info.extents[col:]:
+        return None
     col_var = info.vars[col]
     writes = info.block.writes
     if len(writes) != 1 or not innermost_is(writes[0], col_var, exact=True):
@@ -246,7 +248,7 @@ def _tile_plan(info: BlockInfo) -> _TilePlan | None:
         None,
     )
     rows = 1
-    if row is not None:
+    if row is not None and info.extents[row] is not None:
         rows = divisor(info.extents[row], _TILE_ROWS) or 1
     if rows == 1:
         col_extent = info.extents[col] or 1

@@ -101,11 +101,14 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         mod: tvm.IRModule,
         params: dict[str, Any],
         library: Path | None = None,
+        built: Any = None,
     ) -> None:
         # Relay's lib printed its kernels (get_source): the executable, with that added.
         self.executable = host_library(executable)
         #: The persistent cache's library the executable was loaded from (a cache hit), or None.
         self.library = library
+        #: The executable this process built, stored and then loaded as ``library``, or None.
+        self.built = built
         self.lib = self.executable
         self.ir_mod = mod
         self.params = params
@@ -143,6 +146,8 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         """
         if isinstance(self.executable, HostLibrary):
             return self.executable.get_source(fmt)
+        if self.built is not None:
+            return str(host_library(self.built).get_source(fmt))
         raise ValueError(
             f"this build was loaded from the compile cache ({self.library}), and a loaded "
             "library keeps no source: build without COMPILE_ENGINE_COMPAT_CACHE_DIR to read it"
@@ -164,7 +169,10 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
     def export_library(self, file_name: Any, *args: Any, **kwargs: Any) -> None:
         """Export the executable, and the marker ``tvm.runtime.load_module`` reads back."""
         model_builds.export_library(
-            model_builds.BuiltModule(self.executable, self.library), file_name, *args, **kwargs
+            model_builds.BuiltModule(self.executable, self.library, self.built),
+            file_name,
+            *args,
+            **kwargs,
         )
         write_marker(os.fspath(file_name), self.input_names, self.input_info)
 
