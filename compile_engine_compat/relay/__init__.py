@@ -116,12 +116,9 @@ globals().update(namespace(""))
 # TVM 0.19's relay.analysis imported relay.transform and relay.build_module, and its
 # relay.transform the relay package: programs reached them there (set here, where the package
 # is assembled, since those modules import relay.analysis).
-for _owner, _name, _value in (
-    (analysis, "build_module", build_module),
-    (analysis, "transform", transform),
-    (transform, "relay", sys.modules[__name__]),
-):
-    setattr(_owner, _name, _value)
+analysis.build_module = build_module  # type: ignore[attr-defined]
+analysis.transform = transform  # type: ignore[attr-defined]
+transform.relay = sys.modules[__name__]
 
 __all__ = [
     "OP_TABLE",

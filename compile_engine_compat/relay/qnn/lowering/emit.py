@@ -93,25 +93,31 @@ def _emit_graph(bb: relax.BlockBuilder, root: Expr, memo: dict[int, Any]) -> Any
     return visit(root, False)
 
 
-def lowered_emit(lower: Lowering) -> Emit:
-    """The emit function of a QNN row whose lowering is ``lower``."""
+class _LoweredEmit:
+    """The emit function of a QNN row: its lowering, emitted as plain Relax ops."""
 
-    def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    def __init__(self, lower: Lowering) -> None:
+        self.lowering = lower
+
+    def __call__(self, bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         values = [bb.normalize(a) for a in args]
         types = [arg_type(v.ty) for v in values]
         leaves = [_leaf(v, t, f"qnn_arg{i}") for i, (v, t) in enumerate(zip(values, types))]
         memo: dict[int, Any] = {}
         for leaf, value in zip(leaves, values):
             _remember(leaf, value, memo)
-        return _emit_graph(bb, lower(leaves, attrs, types), memo)
+        return _emit_graph(bb, self.lowering(leaves, attrs, types), memo)
 
-    setattr(emit, "lowering", lower)  # noqa: B010  (read back by lowering_of)
-    return emit
+
+def lowered_emit(lower: Lowering) -> Emit:
+    """The emit function of a QNN row whose lowering is ``lower``."""
+    return _LoweredEmit(lower)
 
 
 def lowering_of(row: Any) -> Lowering | None:
     """The lowering behind a QNN row's emit function (None for any other row)."""
-    return getattr(row.emit, "lowering", None)
+    emit = row.emit
+    return emit.lowering if isinstance(emit, _LoweredEmit) else None
 
 
 def _remember(leaf: Expr, value: Any, memo: dict[int, Any]) -> None:
