@@ -91,9 +91,10 @@ CONFTEST = "import compile_engine_compat; compile_engine_compat.install()\n"
 #: ``onnx.mapping`` (gone in onnx 1.23; the ONNX file reads its two dicts) is rebuilt from
 #: ``onnx.helper``'s converters; the ONNX node-test data the 1.23 wheel no longer ships is an
 #: empty list (those parametrized instances are not collected). Both files import
-#: ``torchvision`` at the top; where it does not import (no PyPI release matches the installed torch: torchvision 0.28.0, the one for
-#: torch 2.13, fails on torch 2.13.0+cpu with "operator torchvision::nms does not exist"), a
-#: stand-in lets the files collect and skips, with that reason, each test that touches it.
+#: ``torchvision`` at the top; where it does not import (no PyPI release matches the
+#: installed torch: torchvision 0.28.0, the one for torch 2.13, fails on torch 2.13.0+cpu
+#: with "operator torchvision::nms does not exist"), a stand-in lets the files collect and
+#: skips, with that reason, each test that touches it.
 FRONTEND_CONFTEST = """
 import sys, types
 
