@@ -21,7 +21,7 @@ BINARY = (
 ).split()
 #: Relay's unary element-wise ops, each the Relax op of the same name.
 UNARY = (
-    "exp log sqrt rsqrt sigmoid tanh sin cos tan asin acos atan sinh cosh asinh acosh atanh abs "
+    "exp log sqrt rsqrt sigmoid tanh sin cos tan asin acos atan asinh acosh atanh abs "
     "negative sign floor ceil round trunc erf isnan isinf isfinite logical_not bitwise_not"
 ).split()
 #: Relay's ``*_like`` creation ops, each the Relax op of the same name.
@@ -47,6 +47,8 @@ ROWS: tuple[OpRow, ...] = (
     ),
     *(OpRow(n, ("data",), (), f"relax.{n}", convert.direct(f"relax.{n}")) for n in UNARY),
     *(OpRow(n, ("data",), (), f"relax.{r}", convert.direct(f"relax.{r}")) for n, r in FAST.items()),
+    OpRow("sinh", ("data",), (), "relax.sinh", convert.sinh),
+    OpRow("cosh", ("data",), (), "relax.cosh", convert.cosh),
     OpRow("log2", ("data",), (), "relax.log", convert.log_base(2.0)),
     OpRow("log10", ("data",), (), "relax.log", convert.log_base(10.0)),
     OpRow(

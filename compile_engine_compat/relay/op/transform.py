@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from tvm import relax, tirx, topi
 
-from compile_engine_compat.relay._impl import convert, convert_te, normalize
+from compile_engine_compat.relay._impl import convert, convert_te, host_ops, normalize
 from compile_engine_compat.relay._impl.registry import (
     REQUIRED,
     OpRow,
@@ -20,7 +20,7 @@ from compile_engine_compat.relay._impl.registry import (
     missing_op,
 )
 
-from ..expr import Expr, TupleWrapper, const
+from ..expr import Expr, Tuple, TupleWrapper, const
 
 _PLAIN_LAYOUTS_ONLY = (
     "only permutations of plain layouts (NCHW <-> NHWC) map to relax.op.permute_dims; use "
@@ -447,6 +447,14 @@ ROWS: tuple[OpRow, ...] = (
         normalize={"output_shape": normalize.static_ints("output_shape")},
     ),
     OpRow(
+        "sparse_fill_empty_rows",
+        ("sparse_indices", "sparse_values", "dense_shape", "default_value"),
+        (),
+        "(host packed function: the result length depends on the values)",
+        host_ops.sparse_fill_empty_rows,
+        outputs=lambda _: 3,
+    ),
+    OpRow(
         "adv_index",
         ("inputs",),
         (),
@@ -587,6 +595,19 @@ def sparse_to_dense(
 
 
 BUILDERS["sparse_to_dense"] = sparse_to_dense
+_sparse_fill_empty_rows = BUILDERS["sparse_fill_empty_rows"]
+
+
+def sparse_fill_empty_rows(
+    sparse_indices: Expr, sparse_values: Expr, dense_shape: Expr, default_value: Expr
+) -> Tuple:
+    """Relay's ``sparse_fill_empty_rows``: a ``relay.Tuple`` (new indices, new values, the
+    empty-row indicator), as Relay's returned."""
+    parts = _sparse_fill_empty_rows(sparse_indices, sparse_values, dense_shape, default_value)
+    return Tuple(list(parts))
+
+
+BUILDERS["sparse_fill_empty_rows"] = sparse_fill_empty_rows
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 
