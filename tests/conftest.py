@@ -19,6 +19,7 @@ OPT_IN_MARKERS = {
     "models": "a full-size model against PyTorch and onnxruntime: run with -m models",
     # relay.testing workloads at the tutorials' sizes (tests/relay/testing).
     "workloads": "a full-size relay.testing workload: run with -m workloads",
+    "tune": "a tuning run (MetaSchedule measures kernels): run with -m tune",
 }
 
 
