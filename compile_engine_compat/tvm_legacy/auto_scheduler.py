@@ -30,7 +30,7 @@ from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.pipeline.tuned import applied
-from compile_engine_compat.surfaces.passconfig import current_config
+from compile_engine_compat.surfaces.passconfig import current_config, install_from_env
 
 from .tune.applied import AppliedRecords
 from .tune.kernels import KernelTask, extract_kernels
@@ -113,6 +113,8 @@ class ApplyHistoryBest(DispatchContext):
         self.n_lines = n_lines
         self.include_compatible = include_compatible
         self._scope: Any = None
+        # First use: PassContext takes relay.backend.use_auto_scheduler from here on.
+        install_from_env()
 
     def _lookup(self, func: Any, target: Any) -> Any:
         if not current_config().get(USE_AUTO_SCHEDULER, False):
