@@ -24,10 +24,12 @@ function unchanged.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from compile_engine_compat import new_files
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.pipeline.tuned import applied
 from compile_engine_compat.surfaces.passconfig import current_config, install_from_env
@@ -169,7 +171,7 @@ class SearchTask:
     Attributes
     ----------
     workload_key : str
-        The kernel's structural hash.
+        As Ansor's, a JSON list: the kernel's structural hash, then its buffers' shapes.
     desc : str
         The kernel's name.
     target : tvm.target.Target
@@ -183,12 +185,14 @@ class SearchTask:
         if not isinstance(kernel, KernelTask):
             refuse_tuning("auto_scheduler.SearchTask")
         self.kernel = kernel
-        self.workload_key = kernel.workload_key
+        shapes = [list(shape) for _, shape, _ in kernel.args]
+        self.workload_key = json.dumps([kernel.workload_key, *shapes])
         self.desc = kernel.name
         self.target = kernel.target
         self.target_host = None
         self.flop_ct = kernel.flop
-        self.compute_dag = None
+        #: The kernel (a PrimFunc: ``str`` prints its TVMScript), in place of Ansor's ComputeDAG.
+        self.compute_dag = kernel.func
 
     def __repr__(self) -> str:
         return f"SearchTask(desc={self.desc!r}, workload_key={self.workload_key!r})"
@@ -204,6 +208,7 @@ def extract_tasks(
 
     One task per distinct kernel ``relay.build`` makes (with a reduction unless
     ``include_simple_tasks``); its weight is how many times ``main`` calls it.
+    ``dump_workload_to_dag_log``: a file to write ``{workload_key: str(compute_dag)}`` to, as JSON.
     """
     tasks, weights = [], []
     for kernel in extract_kernels(mod, params, target):
@@ -211,6 +216,10 @@ def extract_tasks(
             continue
         tasks.append(SearchTask(_kernel=kernel))
         weights.append(kernel.weight)
+    if dump_workload_to_dag_log is not None:
+        dags = {task.workload_key: str(task.compute_dag) for task in tasks}
+        with new_files.replacing(dump_workload_to_dag_log) as staging:
+            staging.write_text(json.dumps(dags))
     return tasks, weights
 
 

@@ -109,6 +109,8 @@ def extract_kernels(mod: Any, params: Mapping[str, Any] | None, target: Any) -> 
     target : str, dict or tvm.target.Target
         An ``llvm`` target (legacy strings translated); the tuned kernels are CPU kernels.
 
+    Kernels of dynamic shapes are left out.
+
     Raises
     ------
     ValueError
@@ -125,4 +127,15 @@ def extract_kernels(mod: Any, params: Mapping[str, Any] | None, target: Any) -> 
     return [
         KernelTask(name, func, resolved, max(calls, 1))
         for name, func, calls in kernels_to_schedule(bound, resolved)
+        if _static(func)
     ]
+
+
+def _static(func: tirx.PrimFunc) -> bool:
+    """Whether every buffer of the kernel has a constant shape (MetaSchedule measures only
+    those; kernels of dynamic shapes keep the shim's schedule, as TVM 0.19 extracted no task)."""
+    try:
+        kernel_args(func)
+    except (TypeError, ValueError):
+        return False
+    return True
