@@ -1233,14 +1233,15 @@ _PROGRAM_TVM_ROWS = (
         "tvm.auto_scheduler",
         f"tune with {_MS} (tune_tir) and apply its database (compile_tir)",
         (_MS,),
-        fix="served",
+        fix="manual",
         old_paths=("tvm.auto_scheduler.ApplyHistoryBest", "tvm.auto_scheduler.DispatchContext"),
         shim="compile_engine_compat.tvm_legacy.auto_scheduler",
         note=(
             "Served by install(): ApplyHistoryBest(log) applies the shim's records (written by "
             "RecordToFile on the shim) to relay.build inside a PassContext with "
             "relay.backend.use_auto_scheduler=True, as in TVM 0.19; Ansor's own logs raise "
-            "TuningRecordsError (re-tune). Tuning: see tvm.autotvm.tuning."
+            "TuningRecordsError (re-tune). Tuning: see tvm.autotvm.tuning. A manual port for "
+            "scan: tuned programs move to MetaSchedule's database."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

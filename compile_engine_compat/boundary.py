@@ -796,7 +796,7 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "(the other families import on demand), when the package first tunes",
         "boundary.cpu_tensor_intrinsics, called by tvm_legacy.tune",
         "import tvm.s_tir.tensor_intrin before tuning (the package is then left as it is)",
-        "tests/tvm_legacy/tune/test_tutorials.py (-m tune)",
+        "tests/tvm_legacy/tune/test_tutorials.py",
     ),
     # -- upstream Relay test files (test_vm, test_type_infer, test_any) ------------------------
     ProcessPatch(
