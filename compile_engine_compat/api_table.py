@@ -388,7 +388,7 @@ _GLOBAL_ROWS = tuple(
 _CONFIG_ROWS = (
     _row(
         "relay.backend.use_auto_scheduler",
-        "drop the key: there is no auto_scheduler; schedule with tvm.s_tir.Schedule",
+        "drop the key: apply MetaSchedule's database (compile_tir) before tvm.compile",
         ("tvm.s_tir.Schedule",),
         fix="manual",
         old_paths=("relay.backend.use_auto_scheduler",),
@@ -792,17 +792,19 @@ _TVM_ROWS = (
     ),
     _row(
         "tvm.autotvm.apply_history_best",
-        "drop it: modern TVM has no AutoTVM records; schedule with tvm.s_tir.Schedule",
-        ("tvm.s_tir.Schedule",),
-        fix="manual",
+        "tune with tvm.s_tir.meta_schedule (tune_tir) and apply its database "
+        "(meta_schedule.tir_integration.compile_tir)",
+        ("tvm.s_tir.meta_schedule",),
+        fix="served",
         old_paths=("tvm.autotvm.apply_history_best",),
         shim="compile_engine_compat.tvm_legacy.autotvm.apply_history_best",
         note=(
-            "Served by install() so that Relay-era files import, but tuning records cannot be "
-            "applied: entering the context warns, and select_implementation(use_autotvm=True) "
-            "inside it with records raises AutoTVMRecordsError rather than silently selecting "
-            "by plevel. Port: drop the context and give the tuned implementation the highest "
-            "plevel."
+            "Served by install(): around relay.build, each kernel with a record in the shim's "
+            "record file (written by autotvm.callback.log_to_file on the shim) gets the faster of "
+            "its tuned schedule and the shim's own. TVM 0.19's AutoTVM logs and in-memory "
+            "(MeasureInput, MeasureResult) records raise TuningRecordsError (re-tune). "
+            "select_implementation(use_autotvm=True) inside it with records raises "
+            "AutoTVMRecordsError: records choose schedules, not implementations."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -853,8 +855,8 @@ _TVM_ROWS = (
         shim="compile_engine_compat.tvm_legacy.autotvm",
         note=(
             "Served by install() so that Relay-era files import: register_topi_compute keeps "
-            "its compute, register_topi_schedule's schedule never runs, and dispatch contexts "
-            "apply no records. Tuning (tasks, tuners, measurement) is not served."
+            "its compute and register_topi_schedule's schedule never runs. Tuning is served on "
+            "MetaSchedule (see tvm.autotvm.tuning)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1241,34 +1243,40 @@ _PROGRAM_TVM_ROWS = (
         "tvm.autotvm.tuning",
         f"tune with {_MS} (meta_schedule.relax_integration.tune_relax / tune_tir)",
         (_MS,),
-        fix="manual",
+        fix="served",
         old_paths=(
             "tvm.autotvm.task.extract_from_program",
             "tvm.autotvm.tuner",
             "tvm.auto_scheduler.extract_tasks",
             "tvm.auto_scheduler.TaskScheduler",
         ),
-        shim="compile_engine_compat.tvm_legacy.tuning.refuse_tuning",
-        before_raises="TuningRemovedError",
+        shim="compile_engine_compat.tvm_legacy.autotvm.tuning",
         note=(
-            "AutoTVM and auto_scheduler tuning (task extraction, tuners, measurement, task "
-            "schedulers) were removed: the names import, and the call raises; tune with "
-            "tvm.s_tir.meta_schedule."
+            "Served by install() with the [tune] extra (psutil, cloudpickle, xgboost; without "
+            "it the call raises ImportError naming it): a task is one kernel relay.build makes "
+            "for the module, tuned by tvm.s_tir.meta_schedule.tune_tir in the tuning process. "
+            "XGBTuner: EvolutionarySearch on the xgb cost model; GATuner: EvolutionarySearch, "
+            "random model; RandomTuner: ReplayTrace; GridSearchTuner: ReplayTrace, seed 0; "
+            "auto_scheduler's TaskScheduler: EvolutionarySearch, xgb, trials shared by weight. "
+            "The shim's own schedule is timed beside, and the record keeps the faster. "
+            "LocalRunner(number, repeat, min_repeat_ms) times in process; RPCRunner(key, host, "
+            "port) on an RPC tracker's servers. Records are the shim's JSON lines (docs/tuning.md)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
     _row(
         "tvm.auto_scheduler",
-        f"drop it: schedules come from the shim (or tune with {_MS})",
+        f"tune with {_MS} (tune_tir) and apply its database (compile_tir)",
         (_MS,),
         fix="manual",
         old_paths=("tvm.auto_scheduler.ApplyHistoryBest", "tvm.auto_scheduler.DispatchContext"),
         shim="compile_engine_compat.tvm_legacy.auto_scheduler",
         note=(
-            "Served by install() so that Relay-era files import, but a tuned program depends on "
-            "its records, which cannot be applied (a manual port, as apply_history_best): "
-            "ApplyHistoryBest and DispatchContext scopes warn once and apply no records (the "
-            "shim's schedules are used); tuning entry points raise (see tvm.autotvm.tuning)."
+            "Served by install(): ApplyHistoryBest(log) applies the shim's records (written by "
+            "RecordToFile on the shim) to relay.build inside a PassContext with "
+            "relay.backend.use_auto_scheduler=True, as in TVM 0.19; Ansor's own logs raise "
+            "TuningRecordsError (re-tune). Tuning: see tvm.autotvm.tuning. A manual port for "
+            "scan: tuned programs move to MetaSchedule's database."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -50,6 +50,7 @@ __all__ = [
     "binding_block",
     "caller_frame",
     "connection_socket",
+    "cpu_tensor_intrinsics",
     "dataflow_block",
     "env_raw",
     "ffi_function_address",
@@ -806,6 +807,38 @@ def tvm_warnings_dropped() -> Iterator[None]:
                 os.write(2, kept)
 
 
+# -- tvm.s_tir.tensor_intrin: the CPU intrinsics only, for tuning ---------------------------------
+def cpu_tensor_intrinsics() -> None:
+    """Import ``tvm.s_tir.tensor_intrin`` with its x86 intrinsics only, once per process.
+
+    MetaSchedule imports the package whenever a tuning task is made; its ``__init__`` registers
+    every family (CUDA's MMA, Arm, Hexagon, RISC-V...), each parsed from TVMScript, which took
+    over 100 s on a loaded 2-core machine. The shim tunes ``llvm`` kernels, so the package is
+    put in ``sys.modules`` without running its ``__init__`` and only ``x86`` (about 1 s) is
+    imported; any other family still imports on demand (``tensor_intrin.cuda``). Nothing
+    happens where the package was imported already.
+    """
+    name = "tvm.s_tir.tensor_intrin"
+    if name in sys.modules:
+        return
+    import importlib.util
+
+    import tvm.s_tir
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    tvm.s_tir.tensor_intrin = package
+    try:
+        importlib.import_module(f"{name}.x86")
+    except BaseException:
+        del sys.modules[name]
+        del tvm.s_tir.tensor_intrin
+        raise
+
+
 @dataclass(frozen=True)
 class ProcessPatch:
     """One change the package makes to the process beyond its own modules."""
@@ -868,6 +901,13 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "boundary (a row of surfaces.moved_names, set by install())",
         "opt-in: compile_engine_compat.install(); uninstall() puts TVM's own back",
         "tests/test_boundary_save_json.py",
+    ),
+    ProcessPatch(
+        "tvm.s_tir.tensor_intrin imported without its __init__, with the x86 intrinsics only "
+        "(the other families import on demand), when the package first tunes",
+        "boundary.cpu_tensor_intrinsics, called by tvm_legacy.tune",
+        "import tvm.s_tir.tensor_intrin before tuning (the package is then left as it is)",
+        "tests/tvm_legacy/tune/test_tutorials.py",
     ),
     # -- upstream Relay test files (test_vm, test_type_infer, test_any) ------------------------
     ProcessPatch(

@@ -23,6 +23,7 @@ OPT_IN_MARKERS = {
     "quantized": "a QNN property test building a graph per example: run with -m quantized",
     # Each example builds its kernel three ways (tests/pipeline/test_schedule_cpu_int8.py).
     "int8": "the int8 rules' hypothesis runs (three builds an example): run with -m int8",
+    "tune": "a tuning run (MetaSchedule measures kernels): run with -m tune",
 }
 
 

@@ -28,6 +28,7 @@ from tvm import relax
 from compile_engine_compat import new_files
 from compile_engine_compat.boundary import tvm_warnings_dropped
 from compile_engine_compat.cache import disk
+from compile_engine_compat.pipeline import tuned
 from compile_engine_compat.pipeline.model import vm_executable
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
 from compile_engine_compat.targets import as_target, pass_context_text, target_text
@@ -152,7 +153,7 @@ def build(
         raise TypeError("build_model needs a module with a Relax function 'main'")
     resolved = resolve_target(target)
     bound = bind_params(mod, params)
-    if not disk.active() or _links_external_modules(bound):
+    if not disk.active() or _links_external_modules(bound) or tuned.active():
         return BuiltModule(vm_executable.build_executable(bound, resolved))
     key = module_key(bound, resolved)
     stored = disk.load_artifact(key)

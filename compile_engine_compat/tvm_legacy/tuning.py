@@ -1,8 +1,9 @@
-"""The refusal of TVM <=0.19's tuning entry points (AutoTVM, auto_scheduler), raised at the call.
+"""The refusal of the TVM <=0.19 tuning names the shim does not serve, raised at the call.
 
-Relay-era files import the tuners, runners and task extractors at the top and call them in a
-tuning step, often behind a flag. The names therefore exist and the files import; calling one
-raises :class:`TuningRemovedError`, which names what replaces tuning on TVM 0.27 and the
+Tuning programs are served (:mod:`.tune`, :mod:`.autotvm`, :mod:`.auto_scheduler`); what
+works on other objects than the kernels of a module's build (``autotvm.task.create`` templates,
+a hand-made ``auto_scheduler.SearchTask``, ``auto_schedule``, ``record.pick_best``...) imports,
+and raises :class:`TuningRemovedError` when called, naming what replaces it on TVM 0.27 and the
 migration guide's section (the ``tvm.autotvm.tuning`` row of the API table).
 """
 
@@ -17,7 +18,7 @@ __all__ = ["TuningRemovedError", "refuse_tuning", "refused_callable", "refused_c
 
 
 class TuningRemovedError(NotImplementedError):
-    """A TVM <=0.19 tuning entry point was called; modern TVM has no AutoTVM/auto_scheduler."""
+    """A TVM <=0.19 tuning name the shim does not serve was called."""
 
 
 def refuse_tuning(name: str) -> NoReturn:
@@ -30,9 +31,10 @@ def refuse_tuning(name: str) -> NoReturn:
     """
     row = lookup("tvm.autotvm.tuning")
     raise TuningRemovedError(
-        f"tvm.{name} was removed with AutoTVM and auto_scheduler (TVM 0.20): tuning tasks "
-        "cannot be extracted, tuned or measured, and the shim builds with its own schedules. "
-        f"To tune on TVM 0.27, {row.replacement}. See {row.docs}."
+        f"tvm.{name} was removed with AutoTVM and auto_scheduler (TVM 0.20) and is not served: "
+        "the shim tunes the kernels of a module's build (autotvm.task.extract_from_program, "
+        "auto_scheduler.extract_tasks), not templates or hand-made computes. "
+        f"To tune these on TVM 0.27, {row.replacement}. See {row.docs}."
     )
 
 

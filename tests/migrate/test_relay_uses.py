@@ -110,9 +110,9 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("relay.building", "served"), ("relay.unsupported", "manual")],
     ),
     (
-        "from tvm import autotvm\nautotvm.tuner.XGBTuner(None)\n",
-        False,
-        [("tvm.autotvm.tuning", "manual")],
+        "from tvm import autotvm\nautotvm.tuner.XGBTuner.__name__\n",
+        True,
+        [("tvm.autotvm.tuning", "served")],
     ),
     (
         "from tvm.relay import Match\nMatch(None, [])\n",
@@ -234,13 +234,12 @@ def test_the_committed_surface_manifest_is_the_live_front_end() -> None:
     assert _stubs.RELAY_SURFACE.read_text(encoding="utf-8") == _stubs.relay_surface()
 
 
-def test_apply_history_best_is_a_manual_port_because_records_cannot_apply(tmp_path: Path) -> None:
-    # It imports and runs under install(), but a tuned program depends on its records: the
-    # upstream tests that use it fail there with AutoTVMRecordsError, so scan says "manual".
+def test_apply_history_best_is_served_and_says_which_records_it_applies(tmp_path: Path) -> None:
+    # Served since the shim tunes (docs/tuning.md): its own records apply, TVM 0.19's refuse.
     code = "from tvm import autotvm\nwith autotvm.apply_history_best('tuned.log'):\n    pass\n"
     [finding] = _scan(tmp_path, code)
-    assert (finding.api, finding.fix) == ("tvm.autotvm.apply_history_best", "manual")
-    assert "AutoTVMRecordsError" in finding.detail
+    assert (finding.api, finding.fix) == ("tvm.autotvm.apply_history_best", "served")
+    assert "TuningRecordsError" in finding.detail
 
 
 # -- the text reader (_code_text): what the finder sees and what it must not -------------------

@@ -46,6 +46,7 @@ def test_every_name_the_front_end_warns_has_a_row():
         "relay.transform.PartitionGraph",
         "relay.build_module.bind_params_by_name",
         "tvm.auto_scheduler",
+        "tvm.autotvm.tuning",
         "target.constructors",
         "tvm.nd.dlpack",
         # Relay programs end to end: the importers, reloading an export, the VM, param dicts

@@ -12,6 +12,7 @@ from compile_engine_compat import CompileEngineDeprecationWarning, relay, te_com
 from compile_engine_compat.relay.op import OpStrategy, strategy
 from compile_engine_compat.relay.testing.temp_op_attr import TempOpAttr
 from compile_engine_compat.tvm_legacy import autotvm
+from compile_engine_compat.tvm_legacy.tune.records import SIGNATURE
 
 
 def test_autotvm_computes_run_and_records_refuse_selection():
@@ -43,8 +44,11 @@ def test_autotvm_computes_run_and_records_refuse_selection():
         task = autotvm.task.create("shim/conv2d", [], target)
         cfg = autotvm.ConfigEntity(0, None, {}, [])
         record = (autotvm.MeasureInput(target, task, cfg), autotvm.MeasureResult((1.0,), 0, 1, 0))
-        with pytest.warns(CompileEngineDeprecationWarning, match="no AutoTVM records"):
-            context = autotvm.apply_history_best([record])
+        with pytest.raises(autotvm.TuningRecordsError, match="re-tune"):
+            autotvm.apply_history_best([record])  # TVM 0.19's records: another search space
+        shim_record = {"signature": SIGNATURE, "version": 1, "workload": "0", "use": "shim"}
+        with pytest.warns(CompileEngineDeprecationWarning, match="apply_history_best"):
+            context = autotvm.apply_history_best([shim_record])
         with context:
             assert te_compiler.select_implementation(*args, False)[0].name == "tuned"
             with pytest.raises(autotvm.AutoTVMRecordsError, match=r"plevel.*s_tir"):

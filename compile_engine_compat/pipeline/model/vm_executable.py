@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import tvm
+import tvm_ffi
 from tvm import relax, tirx
 
 from compile_engine_compat.pipeline.build_pool import build_threads
@@ -36,11 +37,14 @@ from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEG
 from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
+from compile_engine_compat.pipeline.tuned import tuned_schedule
 
 __all__ = [
     "ScheduleKernels",
     "build_executable",
     "forget_schedules",
+    "kernels_to_schedule",
+    "passes_before_scheduling",
     "relax_passes",
     "scheduled_kernels",
 ]
@@ -73,10 +77,11 @@ def _is_scheduled(func: tirx.PrimFunc) -> bool:
 
 
 def _schedule_one(func: tirx.PrimFunc, name: str, target: tvm.target.Target) -> tirx.PrimFunc:
-    import tvm_ffi
-
     bare = func.without_attr("global_symbol") if func.attrs and "global_symbol" in func.attrs \
         else func  # fmt: skip
+    tuned = tuned_schedule(bare, target)  # a tuning records scope's schedule, if in force
+    if tuned is not None:
+        return _named(tuned, func)
     key = (tvm_ffi.structural_hash(bare), str(target), RULES_VERSION)
     with _scheduled_lock:
         done = _scheduled.get(key)
@@ -127,8 +132,8 @@ def ScheduleKernels(target: tvm.target.Target) -> tvm.transform.Pass:
     return schedule_all
 
 
-def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
-    """The Relax passes of a whole-module build for an ``llvm`` target (see the module doc)."""
+def passes_before_scheduling(target: tvm.target.Target) -> list[tvm.transform.Pass]:
+    """The passes of :func:`relax_passes` before ``ScheduleKernels``: they make the kernels."""
     from tvm.relax.backend.cpu_generic import pipeline as cpu
 
     return [
@@ -142,6 +147,54 @@ def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
         relax.transform.FuseOps(),
         relax.transform.FuseTIR(),
         relax.transform.AttachAttrLayoutFreeBuffers(),
+    ]
+
+
+def kernels_to_schedule(
+    mod: tvm.IRModule, target: tvm.target.Target
+) -> list[tuple[str, tirx.PrimFunc, int]]:
+    """The kernels a build of ``mod`` for an ``llvm`` ``target`` schedules: (name, func, calls).
+
+    Each PrimFunc is unscheduled and without a global symbol, as ``ScheduleKernels`` (and a
+    tuning records scope, :mod:`compile_engine_compat.pipeline.tuned`) sees it; kernels equal
+    to one before appear once, under the first name, with the ``call_tir`` of all counted.
+    """
+    with target:
+        made = tvm.transform.Sequential(passes_before_scheduling(target))(attach_prim_funcs(mod))
+    calls: dict[str, int] = {}
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+
+    def count(node: Any) -> None:
+        if isinstance(node, relax.Call) and node.op.same_as(call_tir):
+            name = getattr(node.args[0], "name_hint", None)
+            if name is not None:
+                calls[name] = calls.get(name, 0) + 1
+
+    for func in made.functions.values():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func.body, count)
+    kernels: list[tuple[str, tirx.PrimFunc, int]] = []
+    for gvar, func in made.functions.items():
+        if not isinstance(func, tirx.PrimFunc) or _is_scheduled(func):
+            continue
+        if func.attrs and "global_symbol" in func.attrs:
+            func = func.without_attr("global_symbol")
+        found = calls.get(gvar.name_hint, 0)
+        for index, (name, seen, seen_calls) in enumerate(kernels):
+            if tvm_ffi.structural_equal(func, seen):
+                kernels[index] = (name, seen, seen_calls + found)
+                break
+        else:
+            kernels.append((gvar.name_hint, func, found))
+    return kernels
+
+
+def relax_passes(target: tvm.target.Target) -> list[tvm.transform.Pass]:
+    """The Relax passes of a whole-module build for an ``llvm`` target (see the module doc)."""
+    from tvm.relax.backend.cpu_generic import pipeline as cpu
+
+    return [
+        *passes_before_scheduling(target),
         ScheduleKernels(target),
         _split_layout_rewrite_preproc,
         fold.FoldWeightPacking(),

@@ -6,26 +6,43 @@ Relay-era files importable and their computes usable:
 * ``register_topi_compute(name)`` decorates ``compute(cfg, *args)``; the decorated function is
   called without ``cfg`` (a fallback config is passed), as under AutoTVM;
 * ``register_topi_schedule(name)`` keeps the schedule function, which the engine never runs;
-* ``apply_history_best`` and ``DispatchContext`` exist, and warn that records cannot be applied:
-  selection stays by plevel;
-* the tuning entry points (``task.extract_from_program``, the tuners of :mod:`.tuner`,
-  ``measure_option``, the builders and runners, the tuning callbacks) exist, so files that tune
-  behind a flag import, and raise
-  :class:`~compile_engine_compat.tvm_legacy.tuning.TuningRemovedError` when called.
+* tuning (:mod:`.tuning`): ``task.extract_from_program`` gives one task per kernel the shim
+  builds, the tuners of :mod:`.tuner` tune it with MetaSchedule, ``measure_option``,
+  ``LocalBuilder``/``LocalRunner``/``RPCRunner`` and the callbacks ``log_to_file`` and
+  ``progress_bar`` keep their meaning, and ``apply_history_best(log)`` around ``relay.build``
+  gives each kernel the faster of its tuned schedule and the shim's (the shim's record file;
+  TVM 0.19's AutoTVM logs are refused: re-tune). Strategy selection
+  (``select_implementation(use_autotvm=True)``) inside a records scope still refuses: records
+  choose schedules, not implementations.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import os
 import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.facade.legacy_strategy import add_autotvm_check
+from compile_engine_compat.pipeline.tuned import applied
 
-from ..tuning import TuningRemovedError, refused_callable, refused_class
+from ..tune.applied import AppliedRecords
+from ..tune.records import TuningRecordsError, read_records
+from ..tuning import TuningRemovedError, refused_callable
+from .tuning import (
+    LocalBuilder,
+    LocalRunner,
+    LogToFile,
+    ProgressBar,
+    RPCRunner,
+    TunableTask,
+    extract_from_multiple_program,
+    extract_from_program,
+)
+from .tuning import measure_option as _measure_option
 
 __all__ = [
     "GLOBAL_SCOPE",
@@ -39,6 +56,7 @@ __all__ = [
     "MeasureInput",
     "MeasureResult",
     "RPCRunner",
+    "TuningRecordsError",
     "TuningRemovedError",
     "apply_history_best",
     "callback",
@@ -134,38 +152,67 @@ class DispatchContext:
 
 class _ApplyHistoryBest(DispatchContext):
     def __init__(self, records: Any) -> None:
-        self.records = records
+        self.records = AppliedRecords(_record_source(records))
         self._previous: Any = None
+        self._scope: Any = None
 
     def __enter__(self) -> _ApplyHistoryBest:
         # Selection checks for records only once a records context exists (first use).
         add_autotvm_check(_refuse_records)
         self._previous = DispatchContext.current
         DispatchContext.current = self
+        self._scope = applied(self.records.lookup)
+        self._scope.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         DispatchContext.current = self._previous
+        scope, self._scope = self._scope, None
+        if scope is not None:
+            scope.__exit__(*exc)
+
+
+def _record_source(records: Any) -> Any:
+    """A file path, or records: TVM 0.19's in-memory (MeasureInput, MeasureResult) pairs refused."""
+    if isinstance(records, (str, os.PathLike)) or records is None:
+        return [] if records is None else records
+    listed = list(records)
+    if any(isinstance(item, tuple) and item and isinstance(item[0], MeasureInput)
+           for item in listed):  # fmt: skip
+        raise TuningRecordsError(
+            "apply_history_best got AutoTVM (MeasureInput, MeasureResult) records: they name "
+            "AutoTVM template configurations, which TVM 0.27's MetaSchedule cannot apply; "
+            "re-tune (tuner.tune(..., callbacks=[autotvm.callback.log_to_file(path)])) and "
+            "apply the file it writes"
+        )
+    return listed
 
 
 @legacy_api("tvm.autotvm.apply_history_best")
 def apply_history_best(records: Any) -> _ApplyHistoryBest:
-    """``autotvm.apply_history_best(records)``: warns; the records cannot be applied.
+    """``autotvm.apply_history_best(records)``: builds inside use the tuned schedules.
 
-    Modern TVM has no AutoTVM records or templates. Entering the context only warns; a
-    ``select_implementation(..., use_autotvm=True)`` inside it raises
-    :class:`AutoTVMRecordsError`, since selecting by plevel would silently ignore the records.
+    ``records`` is a record file written by ``autotvm.callback.log_to_file`` on the shim (or its
+    records). Inside the scope ``relay.build`` gives each kernel with a record the faster of its
+    tuned schedule and the shim's own; a ``select_implementation(..., use_autotvm=True)`` raises
+    :class:`AutoTVMRecordsError`, since records choose schedules, not implementations.
+
+    Raises
+    ------
+    TuningRecordsError
+        For TVM <=0.19's AutoTVM or auto_scheduler records (they must be re-tuned).
     """
     return _ApplyHistoryBest(records)
 
 
 def _refuse_records() -> None:
     context = DispatchContext.current
-    if isinstance(context, _ApplyHistoryBest) and context.records:
+    if isinstance(context, _ApplyHistoryBest) and len(context.records):
         raise AutoTVMRecordsError(
             "select_implementation(use_autotvm=True) inside autotvm.apply_history_best(...): "
-            "AutoTVM tuning records cannot be applied on modern TVM (AutoTVM and its templates "
-            "were removed), and selecting by plevel would silently ignore them. Select with "
+            "AutoTVM records cannot choose implementations on modern TVM (AutoTVM and its "
+            "templates were removed; the shim's records choose kernel schedules), and selecting "
+            "by plevel would silently ignore them. Select with "
             "use_autotvm=False, give the tuned implementation the highest plevel "
             "(compile_engine_compat.register_implementation), and schedule it with "
             "tvm.s_tir.Schedule."
@@ -221,22 +268,16 @@ task = types.SimpleNamespace(
     FallbackContext=FallbackContext,
     get_workload=_get_workload,
     ApplyHistoryBest=_ApplyHistoryBest,
-    extract_from_program=refused_callable("autotvm.task.extract_from_program"),
-    extract_from_multiple_program=refused_callable("autotvm.task.extract_from_multiple_program"),
+    TunableTask=TunableTask,
+    extract_from_program=legacy_api("tvm.autotvm.tuning")(extract_from_program),
+    extract_from_multiple_program=legacy_api("tvm.autotvm.tuning")(extract_from_multiple_program),
 )
 
-# -- the tuning entry points: importable, refused at the call --------------------------------
-measure_option = refused_callable("autotvm.measure_option")
-LocalBuilder = refused_class("autotvm.LocalBuilder")
-LocalRunner = refused_class("autotvm.LocalRunner")
-RPCRunner = refused_class("autotvm.RPCRunner")
-callback = types.SimpleNamespace(
-    log_to_file=refused_callable("autotvm.callback.log_to_file"),
-    progress_bar=refused_callable("autotvm.callback.progress_bar"),
-)
+# -- tuning: served on MetaSchedule (see .tuning) ---------------------------------------------
+measure_option = legacy_api("tvm.autotvm.tuning")(_measure_option)
+callback = types.SimpleNamespace(log_to_file=LogToFile, progress_bar=ProgressBar)
 record = types.SimpleNamespace(
-    load_from_file=refused_callable("autotvm.record.load_from_file"),
-    pick_best=refused_callable("autotvm.record.pick_best"),
+    load_from_file=read_records, pick_best=refused_callable("autotvm.record.pick_best")
 )
 
 

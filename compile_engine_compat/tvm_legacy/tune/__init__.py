@@ -1,0 +1,13 @@
+"""The one tuning core behind AutoTVM, auto_scheduler and MetaSchedule-over-Relay programs.
+
+TVM <=0.19's three tuning APIs are served by the same steps, each one module:
+
+* :mod:`.extra`: the ``[tune]`` extra MetaSchedule needs (psutil, cloudpickle, xgboost);
+* :mod:`.kernels`: the kernels ``relay.build`` makes for a module (one task per kernel);
+* :mod:`.measure`: MetaSchedule's builder and runner, in this process (no worker processes, each
+  of which would import TVM), and the timing of a scheduled kernel;
+* :mod:`.search`: one kernel tuned by ``tune_tir``, the shim's own schedule measured beside;
+* :mod:`.records`: the shim's record file (JSON lines), TVM 0.19's records refused;
+* :mod:`.progress`: the progress lines of the legacy ``progress_bar``;
+* :mod:`.applied`: a record file applied to ``relay.build`` (the faster schedule per kernel).
+"""

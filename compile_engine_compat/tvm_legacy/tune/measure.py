@@ -1,0 +1,175 @@
+"""MetaSchedule's builder and runner in this process, and the timing of one scheduled kernel.
+
+TVM's ``LocalBuilder``/``LocalRunner`` start worker processes, each of which imports TVM (and its
+tensor intrinsics): on a loaded 2-core machine every build timed out at the default 30 s. The
+builder and runner here build with MetaSchedule's own ``default_build`` and time with its own
+``time_evaluator`` harness, in this process, so a trial costs one compile and one timing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+__all__ = ["MeasureConfig", "in_process_builder", "in_process_runner", "seconds_of"]
+
+
+@dataclass(frozen=True)
+class MeasureConfig:
+    """How a kernel is timed: AutoTVM's ``LocalRunner(number, repeat, min_repeat_ms, timeout)``.
+
+    Attributes
+    ----------
+    number, repeat, min_repeat_ms : int
+        As ``time_evaluator`` takes them; the cost is the mean of the repeats.
+    timeout : float
+        Seconds a build or a run may take (MetaSchedule's limits).
+    """
+
+    number: int = 3
+    repeat: int = 1
+    min_repeat_ms: int = 0
+    timeout: float = 300.0
+
+    def evaluator(self) -> Any:
+        """MetaSchedule's ``EvaluatorConfig`` of these settings."""
+        from tvm.s_tir.meta_schedule.runner import EvaluatorConfig
+
+        return EvaluatorConfig(
+            number=self.number, repeat=self.repeat, min_repeat_ms=self.min_repeat_ms
+        )
+
+
+_built: dict[str, Any] = {}
+_built_lock = threading.Lock()
+_serial = itertools.count()
+
+
+def in_process_builder(export: bool = False) -> Any:
+    """A MetaSchedule ``Builder`` compiling each candidate in this process.
+
+    Parameters
+    ----------
+    export : bool
+        Write each built candidate to a file (MetaSchedule's ``default_export``), as a runner
+        on another machine needs; otherwise it is kept in memory for :func:`in_process_runner`.
+    """
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+    from tvm.s_tir.meta_schedule.builder.local_builder import default_build, default_export
+
+    @derived_object
+    class InProcessBuilder(PyBuilder):
+        def build(self, build_inputs: list[Any]) -> list[Any]:
+            results = []
+            for build_input in build_inputs:
+                try:
+                    module = default_build(build_input.mod, build_input.target, None)
+                except Exception as error:
+                    results.append(BuilderResult(None, f"build failed: {error}"))
+                    continue
+                if export:
+                    results.append(BuilderResult(default_export(module), None))
+                    continue
+                token = f"compile-engine-compat-in-process:{next(_serial)}"
+                with _built_lock:
+                    _built[token] = module
+                results.append(BuilderResult(token, None))
+            return results
+
+    return InProcessBuilder()
+
+
+def in_process_runner(config: MeasureConfig) -> Any:
+    """A MetaSchedule ``Runner`` timing each built candidate in this process."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerResult
+    from tvm.s_tir.meta_schedule.runner.runner import PyRunnerFuture
+
+    @derived_object
+    class Done(PyRunnerFuture):
+        def __init__(self, costs: list[float] | None, error: str | None) -> None:
+            super().__init__()
+            self.costs = costs
+            self.error = error
+
+        def done(self) -> bool:
+            return True
+
+        def result(self) -> Any:
+            return RunnerResult(self.costs, self.error)
+
+    @derived_object
+    class InProcessRunner(PyRunner):
+        def run(self, runner_inputs: list[Any]) -> list[Any]:
+            futures = []
+            for runner_input in runner_inputs:
+                with _built_lock:
+                    module = _built.pop(str(runner_input.artifact_path), None)
+                if module is None:
+                    futures.append(Done(None, "no build for this candidate"))
+                    continue
+                try:
+                    args = [info.as_json() for info in runner_input.args_info]
+                    futures.append(Done(_time(module, args, config), None))
+                except Exception as error:
+                    futures.append(Done(None, f"run failed: {error}"))
+            return futures
+
+    return InProcessRunner()
+
+
+def _time(module: Any, args_info: list[Any], config: MeasureConfig) -> list[float]:
+    from tvm.s_tir.meta_schedule.runner.local_runner import (
+        default_alloc_argument,
+        default_run_evaluator,
+    )
+
+    device = tvm.cpu(0)
+    arguments = default_alloc_argument(device, tuple(args_info), 1)
+    return [float(c) for c in default_run_evaluator(module, device, config.evaluator(), arguments)]
+
+
+def seconds_of(scheduled: tirx.PrimFunc, target: tvm.target.Target, config: MeasureConfig) -> float:
+    """The mean seconds of one call of a scheduled kernel, built and timed as the candidates.
+
+    Weight packing marked as a layout rewrite is left out of the kernel (TVM's
+    ``SplitLayoutRewritePreproc``, as the module build splits it), as MetaSchedule's builder
+    leaves it out of the candidates: builds compute it once, at build time.
+
+    Raises
+    ------
+    Exception
+        TVM's error when the kernel does not build or run.
+    """
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.builder.local_builder import default_build
+
+    func = _compute_part(scheduled).with_attr("global_symbol", "main")
+    module = default_build(tvm.IRModule({"main": func}), target, None)
+    costs = _time(module, [info.as_json() for info in ArgInfo.from_prim_func(func)], config)
+    return sum(costs) / len(costs)
+
+
+def _compute_part(scheduled: tirx.PrimFunc) -> tirx.PrimFunc:
+    """``scheduled`` without its weight-packing blocks (itself when it packs nothing)."""
+    from tvm import relax
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+
+    if not (scheduled.attrs and scheduled.attrs.get("layout_free_buffers")):
+        return scheduled
+    infos = [info.as_json() for info in ArgInfo.from_prim_func(scheduled)]
+    types = [relax.TensorType([int(d) for d in shape], dtype) for _, dtype, shape in infos]
+    builder = relax.BlockBuilder()
+    inputs = [relax.Var(f"arg{index}", ty) for index, ty in enumerate(types[:-1])]
+    with builder.function("caller", inputs):
+        kernel = builder.add_func(scheduled.without_attr("global_symbol"), "kernel")
+        builder.emit_func_output(builder.emit(relax.call_tir(kernel, inputs, types[-1])))
+    split = relax.transform.SplitLayoutRewritePreproc()(builder.get())
+    parts = {gvar.name_hint: func for gvar, func in split.functions.items()}
+    return parts.get("kernel_prepacked", scheduled)

@@ -1,0 +1,143 @@
+"""Tuning without tuning runs: task extraction from a small model, the record format and its
+refusals, the ``[tune]`` extra's refusal (the runs themselves: ``-m tune``, test_tutorials.py)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import tvm
+
+from compile_engine_compat import relay
+from compile_engine_compat.tvm_legacy import auto_scheduler, autotvm
+from compile_engine_compat.tvm_legacy.autotvm.tuner import RandomTuner, XGBTuner
+from compile_engine_compat.tvm_legacy.tune import extra
+from compile_engine_compat.tvm_legacy.tune.records import (
+    SIGNATURE,
+    TuningRecordsError,
+    append_record,
+    read_records,
+)
+
+
+@pytest.fixture(scope="module")
+def small_model():
+    """conv2d + relu, twice the same conv (one kernel, two calls), then dense: three kernels."""
+    data = relay.var("data", shape=(1, 4, 8, 8))
+    weight = relay.var("weight", shape=(4, 4, 3, 3))
+    dense_w = relay.var("dense_w", shape=(10, 256))
+    conv = relay.nn.relu(relay.nn.conv2d(data, weight, padding=(1, 1)))
+    conv = relay.nn.relu(relay.nn.conv2d(conv, weight, padding=(1, 1)))
+    out = relay.nn.dense(relay.reshape(conv, (1, 256)), dense_w)
+    func = relay.Function([data, weight, dense_w], out)
+    rng = np.random.default_rng(0)
+    params = {
+        "weight": rng.standard_normal((4, 4, 3, 3)).astype("float32"),
+        "dense_w": rng.standard_normal((10, 256)).astype("float32"),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod = tvm.IRModule.from_expr(func)
+        tasks = autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
+        search_tasks, weights = auto_scheduler.extract_tasks(mod["main"], params, "llvm")
+    return mod, params, tasks, search_tasks, weights
+
+
+def test_autotvm_tasks_are_the_kernels_with_a_reduction(small_model):
+    mod, params, tasks, _, _ = small_model
+    names = [task.name for task in tasks]
+    assert len(tasks) == 2, names  # the two equal convolutions are one kernel
+    assert any("conv2d" in name for name in names) and any("matmul" in name for name in names)
+    for task in tasks:
+        assert task.args and all(arg[0] == "TENSOR" for arg in task.args)
+        assert len(task.config_space) > 1
+        assert task.workload == (task.name, task.kernel.workload_key)
+        assert task.flop > 0
+    conv2d, dense = relay.op.get("nn.conv2d"), relay.op.get("nn.dense")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        only_conv = autotvm.task.extract_from_program(mod, params=params, target="llvm",
+                                                      ops=(conv2d,))  # fmt: skip
+        only_dense = autotvm.task.extract_from_program(mod, params=params, target="llvm",
+                                                       ops=(dense,))  # fmt: skip
+    assert [t.name for t in only_conv] == [n for n in names if "conv2d" in n]
+    assert [t.name for t in only_dense] == [n for n in names if "matmul" in n]
+
+
+def test_auto_scheduler_tasks_carry_their_call_counts(small_model):
+    _, _, tasks, search_tasks, weights = small_model
+    assert [json.loads(t.workload_key)[0] for t in search_tasks] == [
+        t.kernel.workload_key for t in tasks
+    ]
+    by_name = dict(zip([t.desc for t in search_tasks], weights))
+    assert sorted(by_name.values()) == [1, 2]  # the shared convolution is called twice
+    assert all("conv2d" in name for name, w in by_name.items() if w == 2)
+
+
+def test_tuners_and_scheduler_take_only_extracted_tasks(small_model):
+    with pytest.raises(TypeError, match="extract_from_program"):
+        XGBTuner(autotvm.task.create("dense", [], "llvm"))
+    with pytest.raises(TypeError, match="extract_tasks"):
+        auto_scheduler.TaskScheduler([object()])  # type: ignore[list-item]
+    task = small_model[2][0]
+    with pytest.raises(ValueError, match="n_trial"):
+        RandomTuner(task).tune(n_trial=0)
+    with pytest.raises(ValueError, match="number"):
+        autotvm.LocalRunner(number=0)
+    with pytest.raises(ValueError, match="llvm"):
+        autotvm.task.extract_from_program(small_model[0], params=None, target="cuda")
+
+
+def test_without_the_tune_extra_tuning_names_it(small_model, monkeypatch):
+    monkeypatch.setattr(extra, "TUNE_EXTRA", ("psutil", "compile_engine_compat_no_such_module"))
+    with pytest.raises(ImportError, match=r"compile-engine-compat\[tune\]"):
+        RandomTuner(small_model[2][0]).tune(n_trial=1)
+
+
+LEGACY_AUTOTVM = {
+    "input": ["llvm", "conv2d_NCHWc.x86", [["TENSOR", [1, 3, 224, 224], "float32"]], {}],
+    "config": {"index": 1, "code_hash": None, "entity": []},
+    "result": [[0.001], 0, 1.2, 1700000000.0],
+    "version": 0.2,
+    "tvm_version": "0.19.0",
+}
+LEGACY_ANSOR = {"i": [["[\"key\"]", "llvm -keys=cpu", [], [], "", []], [[], []]],
+                "r": [[0.001], 0, 1.0, 1700000000], "v": "v0.6"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        (LEGACY_AUTOTVM, "AutoTVM record written by TVM <=0.19"),
+        (LEGACY_ANSOR, r"auto_scheduler \(Ansor\) record"),
+        ({"anything": 1}, "not a compile-engine-compat tuning record"),
+        ({"signature": SIGNATURE, "version": 99}, "version 99"),
+    ],
+    ids=["autotvm", "ansor", "foreign", "newer"],
+)
+def test_records_of_another_format_are_refused_by_format(tmp_path, line, match):
+    log = tmp_path / "tuning.log"
+    log.write_text(json.dumps(line) + "\n")
+    with pytest.raises(TuningRecordsError, match=match):
+        autotvm.apply_history_best(str(log))
+    with pytest.raises(TuningRecordsError, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto_scheduler.ApplyHistoryBest(str(log))
+    with pytest.raises(TuningRecordsError):
+        append_record(log, {"workload": "0"})  # never appended to someone else's file
+    assert log.read_text() == json.dumps(line) + "\n"
+    (tmp_path / "text.log").write_text("not json\n")
+    with pytest.raises(TuningRecordsError, match="line 1"):
+        list(read_records(tmp_path / "text.log"))
+
+
+def test_records_are_appended_whole_and_read_back(tmp_path):
+    log = tmp_path / "tuning.log"
+    append_record(log, {"workload": "a", "use": "shim"})
+    append_record(log, {"workload": "b", "use": "shim"})
+    records = list(read_records(log))
+    assert [r["workload"] for r in records] == ["a", "b"]
+    assert all(r["signature"] == SIGNATURE and r["version"] == 1 for r in records)
+    assert list(tmp_path.iterdir()) == [log]  # no staging file left behind
