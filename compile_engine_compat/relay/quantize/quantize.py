@@ -1,0 +1,163 @@
+"""``relay.quantize.quantize``: a float Relay module to an integer one, as TVM 0.19 did.
+
+The steps are TVM 0.19's: :func:`prerequisite_optimize` (parameters bound,
+``SimplifyInference``, ``FoldConstant``), annotation (which values become integers,
+:mod:`.annotation`), calibration (their scales, :mod:`.calibration`) and realization (the integer
+graph, :mod:`.realization`). The shim runs them as one rewrite of the Relay graph;
+``annotate()``, ``calibrate()``, ``realize()`` and ``partition()`` as separate passes are
+refused at the call, naming :func:`quantize`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn
+
+import numpy as np
+import tvm
+
+from compile_engine_compat.deprecations import INTERNAL
+from compile_engine_compat.relay._impl.to_relax import infer
+
+from ..analysis import post_order_visit
+from ..expr import Call, Expr, const
+from ..function import Function
+from ..ty import TensorType
+from ..transform.helpers import FoldConstantExpr
+from ..transform.relay_module import relay_functions, to_module
+from .annotation import QuantizeRewriter
+from .calibration import FixedScales, PointCollector, calibrate_scales
+from .qconfig import current_qconfig
+
+__all__ = [
+    "annotate",
+    "calibrate",
+    "partition",
+    "prerequisite_optimize",
+    "quantize",
+    "realize",
+    "register_annotate_function",
+]
+
+
+def _bind_params(func: Function, params: Mapping[str, Any]) -> Function:
+    from .. import bind
+
+    by_name: dict[str, Any] = {}
+    for param in func.params:
+        if param.name_hint in by_name:
+            raise ValueError(f"relay.quantize: more than one input is named {param.name_hint!r}")
+        by_name[param.name_hint] = param
+    binds = {}
+    for name, value in params.items():
+        if name in by_name:
+            array = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+            binds[by_name[name]] = const(array, str(array.dtype))
+    return bind(func, binds) if binds else func  # type: ignore[no-any-return]
+
+
+def _main(mod: Any) -> tuple[dict[Any, Function], Any]:
+    if isinstance(mod, Function):
+        mod = tvm.IRModule.from_expr(mod)
+    if not isinstance(mod, tvm.IRModule):
+        raise TypeError(f"relay.quantize: expected a tvm.IRModule, got {type(mod).__name__}")
+    functions = relay_functions(mod, "quantize")
+    for gvar in functions:
+        if gvar.name_hint == "main":
+            return functions, gvar
+    raise ValueError("relay.quantize: the module has no 'main' function")
+
+
+def prerequisite_optimize(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
+    """``relay.quantize.prerequisite_optimize(mod, params=None)``: ``params`` bound to
+    ``main``'s inputs by name, then the constant subexpressions folded, on the Relay graph.
+
+    TVM 0.19 also ran ``SimplifyInference``, ``FoldScaleAxis`` and ``CanonicalizeOps``; here
+    ``nn.batch_norm`` and ``nn.dropout`` stay as they are (computed in float).
+    """
+    functions, main = _main(mod)
+    func = _bind_params(functions[main], params) if params else functions[main]
+    functions[main] = FoldConstantExpr(func, **INTERNAL)
+    return to_module(functions, mod.attrs if isinstance(mod, tvm.IRModule) else None)
+
+
+def quantize(
+    mod: Any,
+    params: Mapping[str, Any] | None = None,
+    dataset: Iterable[Mapping[str, Any]] | None = None,
+) -> tvm.IRModule:
+    """``relay.quantize.quantize(mod, params=None, dataset=None)``: ``mod`` with int8
+    convolutions and dense layers, under the current :func:`~.qconfig.qconfig`.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A float module built by the Relay front end.
+    params : dict of str to array, optional
+        Values bound to ``main``'s inputs of those names (weights become constants).
+    dataset : iterable of dict, optional
+        Calibration inputs ({input name: array} per batch), for ``kl_divergence`` and
+        ``percentile``.
+
+    Returns
+    -------
+    tvm.IRModule
+        ``main`` computing in integers where TVM 0.19 quantized; its inputs and outputs stay
+        float.
+
+    Raises
+    ------
+    AssertionError
+        With ``partition_conversions="fully_integral"``, when a float op remains between the
+        input quantizations and the output dequantizations (TVM 0.19 asserted the same).
+    """
+    cfg = current_qconfig()
+    mod = prerequisite_optimize(mod, params)
+    functions, main = _main(mod)
+    func = infer(functions[main])
+    collector = PointCollector()
+    QuantizeRewriter(cfg, collector).visit(func)
+    scales = calibrate_scales(cfg, func, collector.points, dataset)
+    rewriter = QuantizeRewriter(cfg, FixedScales(scales))
+    new = infer(rewriter.visit(func))
+    if cfg.partition_conversions == "fully_integral":
+        _check_fully_integral(new, rewriter.helpers)
+    functions[main] = new
+    return to_module(functions, mod.attrs)
+
+
+def _check_fully_integral(func: Function, edges: set[int]) -> None:
+    found: list[str] = []
+
+    def look(node: Expr) -> None:
+        if isinstance(node, Call) and id(node) not in edges:
+            typ = node.checked_type
+            if isinstance(typ, TensorType) and str(typ.dtype).startswith("float"):
+                found.append(str(getattr(node.op, "name", node.op)))
+
+    post_order_visit(func, look)
+    if found:
+        raise AssertionError(
+            "relay.quantize: partition_conversions='fully_integral' but these ops stay float "
+            f"between the quantized inputs and outputs: {sorted(set(found))}"
+        )
+
+
+def _stage(name: str) -> Callable[..., NoReturn]:
+    def refused(*args: Any, **kwargs: Any) -> NoReturn:
+        raise NotImplementedError(
+            f"relay.quantize.{name}() as a separate pass is not served: the shim runs "
+            "annotation, calibration and realization as one rewrite. Call "
+            "relay.quantize.quantize(mod, params, dataset) under relay.quantize.qconfig(...)"
+        )
+
+    refused.__name__ = name
+    refused.__doc__ = f"``relay.quantize.{name}``: refused at the call (use :func:`quantize`)."
+    return refused
+
+
+annotate = _stage("annotate")
+calibrate = _stage("calibrate")
+realize = _stage("realize")
+partition = _stage("partition")
+register_annotate_function = _stage("register_annotate_function")
