@@ -1,6 +1,11 @@
 """``relay.quantize.kl_divergence``: the threshold minimizing the KL divergence between a
 tensor's histogram and its quantized form (TVM 0.19's ``kl_divergence_scale``, whose search
 ran in C++; here in NumPy).
+
+One difference: a threshold that would clip more values than it keeps is not a candidate. In
+TVM 0.19's search, a threshold just above the smallest values of a tensor far from zero gave a
+one-bin slice whose quantized form equals it (divergence 0), so the search could clip nearly
+every value.
 """
 
 from __future__ import annotations
@@ -51,6 +56,9 @@ def kl_divergence_scale(
     for i in range(half, zero + 1):
         start, stop = zero - i, zero + i + 1
         p = hist[start:stop].copy()
+        clipped = hist[:start].sum() + hist[stop:].sum()
+        if clipped > p.sum():
+            continue  # see the module's docstring
         p[0] += hist[:start].sum()
         p[-1] += hist[stop:].sum()
         div = _divergence(p, hist[start:stop], num_quantized_bins)

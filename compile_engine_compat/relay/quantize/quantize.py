@@ -44,12 +44,15 @@ def _bind_params(func: Function, params: Mapping[str, Any]) -> Function:
     from .. import bind
 
     by_name: dict[str, Any] = {}
+    repeated = set()
     for param in func.params:
         if param.name_hint in by_name:
-            raise ValueError(f"relay.quantize: more than one input is named {param.name_hint!r}")
+            repeated.add(param.name_hint)
         by_name[param.name_hint] = param
     binds = {}
     for name, value in params.items():
+        if name in repeated:
+            raise ValueError(f"relay.quantize: more than one input is named {name!r}")
         if name in by_name:
             array = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
             binds[by_name[name]] = const(array, str(array.dtype))
