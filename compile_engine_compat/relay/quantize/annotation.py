@@ -67,7 +67,7 @@ def constant_value(node: Expr) -> np.ndarray | None:
         return np.asarray(node.data.numpy())
     if _name(node) == "cast" and isinstance(node, Call):
         inner = constant_value(node.args[0])
-        return None if inner is None else inner.astype(str(node.attrs.dtype))
+        return None if inner is None else inner.astype(str(getattr(node.attrs, "dtype", "")))
     return None
 
 

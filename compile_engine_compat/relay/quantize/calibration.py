@@ -125,9 +125,7 @@ def _runner(func: Function, sources: list[Expr]) -> Any:
 
     probe = Function(list(func.params), Tuple(sources))
     mod = tvm.IRModule.from_expr(probe)
-    return create_executor(
-        "vm", mod=mod, device=tvm.cpu(0), target="llvm", **INTERNAL
-    ).evaluate()
+    return create_executor("vm", mod=mod, device=tvm.cpu(0), target="llvm", **INTERNAL).evaluate()
 
 
 def _inputs(func: Function, batch: Mapping[str, Any]) -> list[np.ndarray]:
@@ -138,7 +136,7 @@ def _inputs(func: Function, batch: Mapping[str, Any]) -> list[np.ndarray]:
                 f"relay.quantize.quantize: a calibration entry has no value for input "
                 f"{param.name_hint!r} (it has {sorted(batch)})"
             )
-        dtype = str(param.checked_type.dtype)
+        dtype = str(getattr(param.checked_type, "dtype", "float32"))
         value = batch[param.name_hint]
         args.append(np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=dtype))
     return args

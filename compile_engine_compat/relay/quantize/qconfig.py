@@ -13,6 +13,8 @@ import warnings
 from types import TracebackType
 from typing import Any
 
+from compile_engine_compat.deprecations import legacy_api
+
 __all__ = ["QAnnotateKind", "QConfig", "current_qconfig", "qconfig"]
 
 
@@ -60,6 +62,24 @@ class QConfig:
         The fields of :data:`DEFAULTS`; each is an attribute.
     """
 
+    nbit_input: int
+    nbit_weight: int
+    nbit_activation: int
+    dtype_input: str
+    dtype_weight: str
+    dtype_activation: str
+    calibrate_mode: str
+    global_scale: float
+    weight_scale: str
+    skip_dense_layer: bool
+    skip_conv_layers: list[int] | None
+    do_simulation: bool
+    round_for_shift: bool
+    debug_enabled_ops: list[str] | None
+    rounding: str
+    calibrate_chunk_by: int
+    partition_conversions: str
+
     def __init__(self, **fields: Any) -> None:
         values = {**DEFAULTS, **fields}
         _check(values)
@@ -68,19 +88,21 @@ class QConfig:
 
     def get_nbit_by_kind(self, kind: int) -> int:
         """The bit width of a :class:`QAnnotateKind`."""
-        return {
+        found: int = {
             QAnnotateKind.INPUT: self.nbit_input,
             QAnnotateKind.WEIGHT: self.nbit_weight,
             QAnnotateKind.ACTIVATION: self.nbit_activation,
         }[kind]
+        return found
 
     def dtype_by_kind(self, kind: int) -> str:
         """The integer dtype of a :class:`QAnnotateKind`."""
-        return {
+        found: str = {
             QAnnotateKind.INPUT: self.dtype_input,
             QAnnotateKind.WEIGHT: self.dtype_weight,
             QAnnotateKind.ACTIVATION: self.dtype_activation,
         }[kind]
+        return found
 
     def guard(self, ref_call: Any) -> bool:
         """TVM 0.19's ``debug_enabled_ops`` check: whether ``ref_call``'s op may be quantized."""
@@ -134,6 +156,7 @@ def current_qconfig() -> QConfig:
     return _STATE.current if _STATE.current is not None else QConfig()
 
 
+@legacy_api("relay.quantize")
 def qconfig(**kwargs: Any) -> QConfig:
     """``relay.quantize.qconfig(**kwargs)``: a :class:`QConfig` to use with ``with``.
 

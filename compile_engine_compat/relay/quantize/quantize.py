@@ -16,15 +16,16 @@ from typing import Any, NoReturn
 import numpy as np
 import tvm
 
-from compile_engine_compat.deprecations import INTERNAL
+from compile_engine_compat.deprecations import INTERNAL, legacy_api
+from compile_engine_compat.relay._impl.graph_walk import bind
 from compile_engine_compat.relay._impl.to_relax import infer
 
 from ..analysis import post_order_visit
 from ..expr import Call, Expr, const
 from ..function import Function
-from ..ty import TensorType
 from ..transform.helpers import FoldConstantExpr
 from ..transform.relay_module import relay_functions, to_module
+from ..ty import TensorType
 from .annotation import QuantizeRewriter
 from .calibration import FixedScales, PointCollector, calibrate_scales
 from .qconfig import current_qconfig
@@ -41,8 +42,6 @@ __all__ = [
 
 
 def _bind_params(func: Function, params: Mapping[str, Any]) -> Function:
-    from .. import bind
-
     by_name: dict[str, Any] = {}
     repeated = set()
     for param in func.params:
@@ -56,7 +55,7 @@ def _bind_params(func: Function, params: Mapping[str, Any]) -> Function:
         if name in by_name:
             array = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
             binds[by_name[name]] = const(array, str(array.dtype))
-    return bind(func, binds) if binds else func  # type: ignore[no-any-return]
+    return bind(func, binds) if binds else func
 
 
 def _main(mod: Any) -> tuple[dict[Any, Function], Any]:
@@ -84,6 +83,7 @@ def prerequisite_optimize(mod: Any, params: Mapping[str, Any] | None = None) -> 
     return to_module(functions, mod.attrs if isinstance(mod, tvm.IRModule) else None)
 
 
+@legacy_api("relay.quantize")
 def quantize(
     mod: Any,
     params: Mapping[str, Any] | None = None,
