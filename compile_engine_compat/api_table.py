@@ -1253,7 +1253,7 @@ _PROGRAM_RELAY_ROWS = (
             "once to its activation scale and leaves as int32 (TVM 0.19 went through int8 at "
             "a region's end); annotate/calibrate/realize/partition/register_annotate_function "
             "are refused at the call; partition_conversions='fully_integral' checks, but "
-            "keeps one function; batch_norm stays float."
+            "keeps one function."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -13,21 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-import numpy as np
 import tvm
 
-from compile_engine_compat.deprecations import INTERNAL, legacy_api
-from compile_engine_compat.relay._impl.graph_walk import bind
+from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl.to_relax import infer
 
 from ..analysis import post_order_visit
-from ..expr import Call, Expr, const
+from ..expr import Call, Expr
 from ..function import Function
-from ..transform.helpers import FoldConstantExpr
 from ..transform.relay_module import relay_functions, to_module
 from ..ty import TensorType
 from .annotation import QuantizeRewriter
 from .calibration import FixedScales, PointCollector, calibrate_scales
+from .prerequisites import bind_params, simplify_inference
 from .qconfig import current_qconfig
 
 __all__ = [
@@ -39,23 +37,6 @@ __all__ = [
     "realize",
     "register_annotate_function",
 ]
-
-
-def _bind_params(func: Function, params: Mapping[str, Any]) -> Function:
-    by_name: dict[str, Any] = {}
-    repeated = set()
-    for param in func.params:
-        if param.name_hint in by_name:
-            repeated.add(param.name_hint)
-        by_name[param.name_hint] = param
-    binds = {}
-    for name, value in params.items():
-        if name in repeated:
-            raise ValueError(f"relay.quantize: more than one input is named {name!r}")
-        if name in by_name:
-            array = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
-            binds[by_name[name]] = const(array, str(array.dtype))
-    return bind(func, binds) if binds else func
 
 
 def _main(mod: Any) -> tuple[dict[Any, Function], Any]:
@@ -72,14 +53,12 @@ def _main(mod: Any) -> tuple[dict[Any, Function], Any]:
 
 def prerequisite_optimize(mod: Any, params: Mapping[str, Any] | None = None) -> tvm.IRModule:
     """``relay.quantize.prerequisite_optimize(mod, params=None)``: ``params`` bound to
-    ``main``'s inputs by name, then the constant subexpressions folded, on the Relay graph.
-
-    TVM 0.19 also ran ``SimplifyInference``, ``FoldScaleAxis`` and ``CanonicalizeOps``; here
-    ``nn.batch_norm`` and ``nn.dropout`` stay as they are (computed in float).
-    """
+    ``main``'s inputs by name, batch norms folded into multiply-add (``SimplifyInference``),
+    constant subexpressions folded (:mod:`.prerequisites`). TVM 0.19 also ran
+    ``FoldScaleAxis`` and ``CanonicalizeOps``, which change no value."""
     functions, main = _main(mod)
-    func = _bind_params(functions[main], params) if params else functions[main]
-    functions[main] = FoldConstantExpr(func, **INTERNAL)
+    func = bind_params(functions[main], params) if params else functions[main]
+    functions[main] = simplify_inference(func)
     return to_module(functions, mod.attrs if isinstance(mod, tvm.IRModule) else None)
 
 

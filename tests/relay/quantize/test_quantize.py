@@ -114,3 +114,14 @@ def test_calibration_thresholds():
     assert kl_divergence_scale(values + 36) > 36  # far from zero: no threshold clipping all
     assert percentile_scale(values) == pytest.approx(np.abs(values).max(), rel=0.05)
     assert shift_of(8.0) == 3 and shift_of(0.25) == -2 and shift_of(3.0) is None
+
+
+def test_prerequisite_optimize_folds_batch_norm_into_constants():
+    x = relay.var("x", shape=(1, 2, 2, 2))
+    consts = [relay.const(np.array(v, "float32")) for v in ([2, 1], [0, 1], [1, 0], [4, 1])]
+    out = relay.nn.batch_norm(x, *consts)[0]
+    mod = relay.quantize.prerequisite_optimize(tvm.IRModule.from_expr(relay.Function([x], out)))
+    calls = _calls(mod)
+    assert [c.op.name for c in calls] == ["multiply", "add"]
+    factor = calls[0].args[1].data.numpy().ravel()
+    np.testing.assert_allclose(factor, [2 / np.sqrt(4 + 1e-5), 1 / np.sqrt(1 + 1e-5)], rtol=1e-6)
