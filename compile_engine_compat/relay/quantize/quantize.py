@@ -89,11 +89,19 @@ def quantize(
 
     Raises
     ------
+    NotImplementedError
+        Under ``qconfig(do_simulation=True)``.
     AssertionError
         With ``partition_conversions="fully_integral"``, when a float op remains between the
         input quantizations and the output dequantizations (TVM 0.19 asserted the same).
     """
     cfg = current_qconfig()
+    if cfg.do_simulation:
+        raise NotImplementedError(
+            "relay.quantize.quantize: qconfig(do_simulation=True) (the float graph with "
+            "simulated_quantize ops) is not served; quantize with do_simulation=False and compare "
+            "the integer module's outputs with the float module's"
+        )
     mod = prerequisite_optimize(mod, params)
     functions, main = _main(mod)
     func = infer(functions[main])

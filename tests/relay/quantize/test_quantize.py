@@ -102,9 +102,12 @@ def test_fully_integral_refuses_a_float_op_in_the_core():
             relay.quantize.quantize(mod)
 
 
-def test_the_separate_stages_are_refused_naming_quantize():
+def test_the_separate_stages_and_simulation_are_refused_naming_quantize():
     with pytest.raises(NotImplementedError, match=r"relay\.quantize\.quantize"):
         relay.quantize.annotate()
+    with relay.quantize.qconfig(do_simulation=True):
+        with pytest.raises(NotImplementedError, match="do_simulation"):
+            relay.quantize.quantize(_conv_net())
 
 
 def test_calibration_thresholds():
