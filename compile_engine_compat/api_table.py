@@ -1252,8 +1252,8 @@ _PROGRAM_RELAY_ROWS = (
             "float graph's values. Differences: each integer op's result is requantized at "
             "once to its activation scale and leaves as int32 (TVM 0.19 went through int8 at "
             "a region's end); do_simulation=True and annotate/calibrate/realize/partition/"
-            "register_annotate_function are refused at the call; rounding is round half up; partition_conversions='fully_integral' checks, but "
-            "keeps one function."
+            "register_annotate_function are refused at the call; rounding is round half up; "
+            "partition_conversions='fully_integral' checks, but keeps one function."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
