@@ -652,7 +652,7 @@ _RELAY_ROWS = (
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
-            "A Relay-era name the front end does not serve (relay.quantize, the "
+            "A Relay-era name the front end does not serve (the "
             "prelude, ADTs, loops, ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),
@@ -1234,6 +1234,28 @@ _PROGRAM_RELAY_ROWS = (
             "TVM 0.19's bit for bit. Differences: qnn.softmax is dequantize, softmax, quantize "
             "(TVM 0.19 used an integer approximation); requantize's default compute_dtype is "
             "float32 on an x86 host when no target is current (TVM 0.19: int64 outside a build)."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.quantize",
+        "quantize in the source framework (onnxruntime quantize_static, torch.ao.quantization) "
+        "and import the QDQ model, or write the integer Relax ops (round, clip, astype, "
+        "conv2d/matmul with out_dtype='int32')",
+        ("tvm.relax.op.quantize", "tvm.relax.op.dequantize"),
+        fix="served",
+        old_paths=("tvm.relay.quantize",),
+        shim="compile_engine_compat.relay.quantize",
+        note=(
+            "relay.quantize.quantize(mod, params, dataset) under qconfig(...) rewrites the Relay "
+            "graph as TVM 0.19 did: int8 conv2d/dense/batch_matmul with int32 accumulation, "
+            "power-of-two weight scales, shifts (round_for_shift) or fixed-point multiplies "
+            "between scales, calibrated by global_scale, kl_divergence or percentile on the "
+            "float graph's values. Differences: each integer op's result is requantized at "
+            "once to its activation scale and leaves as int32 (TVM 0.19 went through int8 at "
+            "a region's end); do_simulation=True and annotate/calibrate/realize/partition/"
+            "register_annotate_function are refused at the call; rounding is round half up; "
+            "partition_conversions='fully_integral' checks, but keeps one function."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

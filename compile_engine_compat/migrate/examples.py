@@ -594,6 +594,35 @@ with bb.function("main", [x]):
 result = relax.VirtualMachine(tvm.compile(bb.get(), target), dev)["main"](a).numpy()
 """,
     ),
+    "relay.quantize": (
+        """\
+from tvm import relay
+
+x = relay.var("x", shape=(1, 4), dtype="float32")
+w = relay.const(np.array([[0.5, -0.5, 0.25, 0.75], [0.75, 0.5, -0.25, 0.5]], "float32"))
+mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.dense(x, w)))
+with relay.quantize.qconfig(global_scale=4.0, skip_dense_layer=False):
+    qmod = relay.quantize.quantize(mod)  # int8 dense, int32 accumulation
+run = relay.create_executor("vm", mod=qmod, device=dev, target="llvm").evaluate()
+result = run(a.numpy().reshape(1, 4)).numpy()
+""",
+        """\
+w = np.array([[0.5, -0.5, 0.25, 0.75], [0.75, 0.5, -0.25, 0.5]], "float32")
+w_int8 = np.round(w * 128).astype("int8")  # weight scale 1/128, input scale 1/32
+bb = relax.BlockBuilder()
+x = relax.Var("x", relax.TensorType([1, 4], "float32"))
+with bb.function("main", [x]):
+    with bb.dataflow():
+        scaled = relax.op.round(relax.op.multiply(x, relax.const(32.0, "float32")))
+        x_int8 = bb.emit(relax.op.astype(relax.op.clip(scaled, -127, 127), "int8"))
+        acc = bb.emit(relax.op.matmul(x_int8, relax.const(w_int8.T), out_dtype="int32"))
+        real = relax.op.multiply(relax.op.astype(acc, "float32"), relax.const(1 / 4096, "float32"))
+        out = bb.emit_output(real)
+    bb.emit_func_output(out)
+vm = relax.VirtualMachine(tvm.compile(bb.get(), target), dev)
+result = vm["main"](tvm.runtime.tensor(a.numpy().reshape(1, 4), dev)).numpy()
+""",
+    ),
     "tvm.contrib.graph_executor.GraphModule": (_RELAY_BUILD, _VM),
     # -- Relay programs end to end: frontends, export and reload, the Relay VM ----------------
     "relay.frontend.from_onnx": (_ONNX_MODEL + _ONNX_BEFORE, _ONNX_MODEL + _ONNX_AFTER),

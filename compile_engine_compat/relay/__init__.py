@@ -52,6 +52,7 @@ from . import (
     function,
     op,
     qnn,
+    quantize,
     scope_builder,
     testing,
     transform,
@@ -187,6 +188,7 @@ __all__ = [
     "parse_expr",
     "pretty_print",
     "qnn",
+    "quantize",
     "reg",
     "save_param_dict",
     "scalar_type",
@@ -209,7 +211,6 @@ REMOVED: dict[str, str] = {
     "prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
     "Match": "ADT matching is not mapped: restructure with relax.If and tuples",
     "RefCreate": "Relay references are not mapped: Relax values are immutable",
-    "quantize": "relay.quantize is gone: quantize in the source framework",
     # -- upstream Relay test files (test_any's helpers import it) --------------------------------
     "SpanCheck": "Relay's span checker is gone: Relax nodes keep the spans they were built "
     "with (relay.transform.AnnotateSpans is an identity), and errors are Python exceptions",

@@ -13,7 +13,7 @@ After :func:`install`, untouched legacy files run::
 A meta-path finder serves ``tvm.relay`` and each of its submodules as the module of the same
 path under :mod:`compile_engine_compat.relay` (the Relay building API emitting Relax), and the two
 engine aliases. A part of Relay the front end knows but does not serve (:data:`REFUSED_MODULES`:
-``tvm.relay.loops``, ``tvm.relay.quantize``, ``tvm.relay.prelude``, ...) is refused at
+``tvm.relay.loops``, ``tvm.relay.prelude``, ...) is refused at
 the call, never at the import: importing it gives a stand-in (:class:`RefusedModule`,
 :class:`RefusedName`), so a module that imports it and never uses it runs, and calling it raises
 :class:`RelayRemovedCallError` saying why and naming the replacement. A name nothing knows raises
@@ -109,7 +109,6 @@ REFUSED_MODULES: dict[str, str] = {
     "relax.BlockBuilder function",
     "tvm.relay.prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
     "tvm.relay.loops": "Relay loops (recursion) are not mapped: unroll, or write TIR",
-    "tvm.relay.quantize": "relay.quantize is gone: quantize in the source framework",
     # -- refused at the call (issue: upstream Relay tests): more known Relay modules -----------
     "tvm.relay.backend.interpreter": "Relay's interpreter is gone: relay.create_executor "
     "builds with tvm.compile and runs on the Relax VM",
