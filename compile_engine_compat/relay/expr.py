@@ -27,7 +27,8 @@ from .ty import IncompleteType, TensorType, Type
 __all__ = ["Call", "Constant", "Expr", "Let", "Tuple", "TupleGetItem", "TupleWrapper", "Var"]
 __all__ += ["ExprWithOp", "bind", "const", "var"]
 __all__ += [f"{kind}WithFields" for kind in ("Call", "Constant", "If", "Let", "Tuple", "Var")]
-__all__ += ["TupleGetItemWithFields"]
+__all__ += ["NoRelaxForm", "RefCreate", "RefRead", "RefWrite", "TupleGetItemWithFields"]
+__all__ += [f"Ref{kind}WithFields" for kind in ("Create", "Read", "Write")]
 
 
 def _unconnected(*args: AnyT) -> AnyT:
@@ -511,6 +512,60 @@ class Let(Expr):
         self.body = as_expr(body)
 
 
+class NoRelaxForm(Expr):
+    """An expression the front end builds, prints and visits but cannot lower to Relax: the
+    reference and ADT nodes. ``relay.build`` and ``create_executor`` refuse a program holding
+    one with :attr:`relax_refusal` (Relax values are immutable, and Relax has no ADTs)."""
+
+    relax_refusal: str = ""
+
+
+_REF_REFUSAL = (
+    "Relay references (relay.RefCreate/RefRead/RefWrite) have no Relax form: Relax values are "
+    "immutable; thread the value through the function (a parameter and a result) instead"
+)
+
+
+class RefCreate(NoRelaxForm):
+    """``relay.RefCreate(value)``: a new mutable reference holding ``value``."""
+
+    relax_refusal = _REF_REFUSAL
+
+    def __init__(self, value: AnyT, span: AnyT = None) -> None:
+        self.value = as_expr(value)
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"ref({self.value!r})"
+
+
+class RefRead(NoRelaxForm):
+    """``relay.RefRead(ref)``: the value a reference holds."""
+
+    relax_refusal = _REF_REFUSAL
+
+    def __init__(self, ref: AnyT, span: AnyT = None) -> None:
+        self.ref = as_expr(ref)
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"ref_read({self.ref!r})"
+
+
+class RefWrite(NoRelaxForm):
+    """``relay.RefWrite(ref, value)``: store ``value`` in ``ref`` (an empty tuple as result)."""
+
+    relax_refusal = _REF_REFUSAL
+
+    def __init__(self, ref: AnyT, value: AnyT, span: AnyT = None) -> None:
+        self.ref = as_expr(ref)
+        self.value = as_expr(value)
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"ref_write({self.ref!r}, {self.value!r})"
+
+
 #: Relay's base of the expressions with operators (``+``, ``astype``): every expression here.
 ExprWithOp = Expr
 
@@ -599,3 +654,31 @@ def VarWithFields(
     or type annotation replaced: a new variable, as Relay's."""
     changes = {"name_hint": vid, "type_annotation": type_annotation, "span": span}
     return _with_fields(variable, Var, ("name_hint", "type_annotation"), changes, Var)
+
+
+def RefCreateWithFields(
+    ref_create: RefCreate, value: AnyT = None, virtual_device: AnyT = None, span: AnyT = None
+) -> RefCreate:
+    """``ref_create`` with its value replaced (``virtual_device`` is accepted and unused)."""
+    return _with_fields(
+        ref_create, RefCreate, ("value",), {"value": value, "span": span}, RefCreate
+    )
+
+
+def RefReadWithFields(
+    ref_read: RefRead, ref: AnyT = None, virtual_device: AnyT = None, span: AnyT = None
+) -> RefRead:
+    """``ref_read`` with its reference replaced (``virtual_device`` is accepted and unused)."""
+    return _with_fields(ref_read, RefRead, ("ref",), {"ref": ref, "span": span}, RefRead)
+
+
+def RefWriteWithFields(
+    ref_write: RefWrite,
+    ref: AnyT = None,
+    value: AnyT = None,
+    virtual_device: AnyT = None,
+    span: AnyT = None,
+) -> RefWrite:
+    """``ref_write`` with its reference or value replaced (``virtual_device`` unused)."""
+    changes = {"ref": ref, "value": value, "span": span}
+    return _with_fields(ref_write, RefWrite, ("ref", "value"), changes, RefWrite)
