@@ -29,6 +29,7 @@ __all__ += ["ExprWithOp", "bind", "const", "var"]
 __all__ += [f"{kind}WithFields" for kind in ("Call", "Constant", "If", "Let", "Tuple", "Var")]
 __all__ += ["NoRelaxForm", "RefCreate", "RefRead", "RefWrite", "TupleGetItemWithFields"]
 __all__ += [f"Ref{kind}WithFields" for kind in ("Create", "Read", "Write")]
+__all__ += ["StaticMemoryPlan", "StorageInfo", "TempExpr"]
 
 
 def _unconnected(*args: AnyT) -> AnyT:
@@ -564,6 +565,48 @@ class RefWrite(NoRelaxForm):
 
     def __repr__(self) -> str:
         return f"ref_write({self.ref!r}, {self.value!r})"
+
+
+class TempExpr(NoRelaxForm):
+    """``relay.TempExpr``: the base of a pass's intermediate expressions (a layout or type in
+    the middle of a rewrite). A subclass defines :meth:`realize`; a graph still holding one is
+    refused by ``relay.build``, as Relay's code generators refused it."""
+
+    relax_refusal = "a TempExpr is a pass's intermediate value: realize() it before building"
+
+    def realize(self) -> Expr:
+        """The normal expression this one stands for (a subclass's to define)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no realize()")
+
+
+class StorageInfo:
+    """``relay.expr.StorageInfo(sids, dev_types, sizes)``: the storage ids, device types and
+    sizes memory planning gave an expression, as TVM 0.19 recorded them (the shim plans
+    memory in Relax: nothing it builds produces one; ``virtual_devices`` is not kept)."""
+
+    def __init__(self, sids: Sequence[int], dev_types: Sequence[int], sizes: Sequence[int]) -> None:
+        if not len(sids) == len(dev_types) == len(sizes):
+            raise ValueError(
+                f"StorageInfo takes one device type and size per storage id, got {len(sids)} "
+                f"ids, {len(dev_types)} device types and {len(sizes)} sizes"
+            )
+        self.storage_ids = [int(s) for s in sids]
+        self.device_types = [int(d) for d in dev_types]
+        self.storage_sizes = [int(s) for s in sizes]
+
+    def __repr__(self) -> str:
+        return f"StorageInfo({self.storage_ids}, {self.device_types}, {self.storage_sizes})"
+
+
+class StaticMemoryPlan:
+    """``relay.expr.StaticMemoryPlan(expr_to_storage_info)``: a memory plan, each expression
+    mapped to its :class:`StorageInfo` (a container only, as :class:`StorageInfo` is)."""
+
+    def __init__(self, expr_to_storage_info: Mapping[AnyT, StorageInfo]) -> None:
+        bad = [v for v in expr_to_storage_info.values() if not isinstance(v, StorageInfo)]
+        if bad:
+            raise TypeError(f"StaticMemoryPlan maps expressions to StorageInfo, got {bad[0]!r}")
+        self.expr_to_storage_info = dict(expr_to_storage_info)
 
 
 #: Relay's base of the expressions with operators (``+``, ``astype``): every expression here.

@@ -102,3 +102,19 @@ def test_building_an_adt_or_reference_program_is_refused_by_name(kind: str) -> N
         name = "relay.RefRead: Relay references"
     with pytest.raises(UnsupportedRelayError, match=name):
         relay.build(tvm.IRModule.from_expr(func), "llvm")
+
+
+def test_temp_expr_storage_info_and_memory_plan() -> None:
+    with pytest.raises(NotImplementedError, match="realize"):
+        relay.expr.TempExpr().realize()
+    x = relay.var("x", shape=(2,))
+    with pytest.raises(UnsupportedRelayError, match="TempExpr"):
+        relay.build(
+            tvm.IRModule.from_expr(relay.Function([x], relay.Tuple([x, relay.expr.TempExpr()]))),
+            "llvm",
+        )
+    info = relay.expr.StorageInfo([0, 1], [1, 1], [8, 8])
+    assert (info.storage_ids, info.device_types, info.storage_sizes) == ([0, 1], [1, 1], [8, 8])
+    assert relay.expr.StaticMemoryPlan({x: info}).expr_to_storage_info[x] is info
+    with pytest.raises(ValueError, match="one device type and size per storage id"):
+        relay.expr.StorageInfo([0], [1, 1], [8])
