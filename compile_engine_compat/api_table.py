@@ -647,13 +647,12 @@ _RELAY_ROWS = (
         old_paths=(
             "tvm.relay.prelude",
             "tvm.relay.loops",
-            "tvm.relay.adt",
         ),
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
             "A Relay-era name the front end does not serve (the "
-            "prelude, ADTs, loops, ops without a Relax equivalent): importing it works, so a "
+            "prelude, loops, ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
@@ -1212,8 +1211,8 @@ _PROGRAM_RELAY_ROWS = (
             "function and puts the one it returns back, so an ExprMutator pass inside "
             "Sequential changes what relay.build runs. A Relax function a Relax pass rewrote has "
             "no Relay graph: walk it with relax.PyExprMutator. visit_ref_*/visit_match/"
-            "visit_constructor exist but never dispatch (the front end has no references or "
-            "ADTs)."
+            "visit_constructor dispatch on the reference and ADT nodes (relay.adt), which "
+            "relay.build refuses by name."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

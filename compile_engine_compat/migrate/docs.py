@@ -116,7 +116,7 @@ equivalent object:
   prints Relay's text and `.script()` the Relax TVMScript that runs, `InferType` is the
   identity, a parameter needs a shape unless a conv, dense, bias or norm use implies it, and
   some ops become several Relax ops (`dense` is a transposed `matmul`, `bias_add` a reshape and
-  add). Frontends, QNN ops, `dyn.*` ops, ADTs and
+  add). Frontends, QNN ops, `dyn.*` ops, running ADTs and
   control flow, and the Relay VM are refused naming the replacement. TE schedules are skipped with
   a warning; AutoTVM records are refused. `relay.build` returns a VM executable (`target_host`,
   `executor`, `runtime` ignored; `GraphModule` outputs flattened).

@@ -42,6 +42,7 @@ from compile_engine_compat.relay._impl.printer import fromtext, parse, parse_exp
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 
 from . import (
+    adt,
     analysis,
     backend,
     base,
@@ -60,6 +61,17 @@ from . import (
     type_functor,
     vm,
 )
+from .adt import (
+    Clause,
+    Constructor,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from .analysis import free_vars
 from .base import GlobalVar, SequentialSpan, SourceName, Span, astext, pretty_print
 from .build_module import build, create_executor, optimize
@@ -69,6 +81,9 @@ from .expr import (
     Expr,
     If,
     Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
     Tuple,
     TupleGetItem,
     TupleWrapper,
@@ -126,7 +141,9 @@ __all__ = [
     "REFUSED_OPS",
     "Any",
     "Call",
+    "Clause",
     "Constant",
+    "Constructor",
     "Expr",
     "ExprFunctor",
     "ExprMutator",
@@ -138,7 +155,16 @@ __all__ = [
     "If",
     "IncompleteType",
     "Let",
+    "Match",
+    "Pattern",
+    "PatternConstructor",
+    "PatternTuple",
+    "PatternVar",
+    "PatternWildcard",
+    "RefCreate",
+    "RefRead",
     "RefType",
+    "RefWrite",
     "RelayTypeError",
     "ScopeBuilder",
     "SequentialSpan",
@@ -153,6 +179,7 @@ __all__ = [
     "Type",
     "TypeCall",
     "TypeConstraint",
+    "TypeData",
     "TypeFunctor",
     "TypeKind",
     "TypeMutator",
@@ -161,6 +188,7 @@ __all__ = [
     "TypeVisitor",
     "UnsupportedRelayError",
     "Var",
+    "adt",
     "analysis",
     "annotation",
     "astext",
@@ -206,11 +234,7 @@ __all__ += sorted(namespace(""))
 
 #: Parts of Relay this front end does not provide -> why, and what replaces them.
 REMOVED: dict[str, str] = {
-    "adt": "ADTs and Relay control flow (If, Match, recursion) are not mapped: use relax.If "
-    "in a relax.BlockBuilder function",
     "prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
-    "Match": "ADT matching is not mapped: restructure with relax.If and tuples",
-    "RefCreate": "Relay references are not mapped: Relax values are immutable",
     # -- upstream Relay test files (test_any's helpers import it) --------------------------------
     "SpanCheck": "Relay's span checker is gone: Relax nodes keep the spans they were built "
     "with (relay.transform.AnnotateSpans is an identity), and errors are Python exceptions",

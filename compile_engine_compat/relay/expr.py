@@ -27,7 +27,9 @@ from .ty import IncompleteType, TensorType, Type
 __all__ = ["Call", "Constant", "Expr", "Let", "Tuple", "TupleGetItem", "TupleWrapper", "Var"]
 __all__ += ["ExprWithOp", "bind", "const", "var"]
 __all__ += [f"{kind}WithFields" for kind in ("Call", "Constant", "If", "Let", "Tuple", "Var")]
-__all__ += ["TupleGetItemWithFields"]
+__all__ += ["NoRelaxForm", "RefCreate", "RefRead", "RefWrite", "TupleGetItemWithFields"]
+__all__ += [f"Ref{kind}WithFields" for kind in ("Create", "Read", "Write")]
+__all__ += ["StaticMemoryPlan", "StorageInfo", "TempExpr"]
 
 
 def _unconnected(*args: AnyT) -> AnyT:
@@ -511,6 +513,102 @@ class Let(Expr):
         self.body = as_expr(body)
 
 
+class NoRelaxForm(Expr):
+    """An expression the front end builds, prints and visits but cannot lower to Relax: the
+    reference and ADT nodes. ``relay.build`` and ``create_executor`` refuse a program holding
+    one with :attr:`relax_refusal` (Relax values are immutable, and Relax has no ADTs)."""
+
+    relax_refusal: str = ""
+
+
+_REF_REFUSAL = (
+    "Relay references (relay.RefCreate/RefRead/RefWrite) have no Relax form: Relax values are "
+    "immutable; thread the value through the function (a parameter and a result) instead"
+)
+
+
+class RefCreate(NoRelaxForm):
+    """``relay.RefCreate(value)``: a new mutable reference holding ``value``."""
+
+    relax_refusal = _REF_REFUSAL
+
+    def __init__(self, value: AnyT, span: AnyT = None) -> None:
+        self.value = as_expr(value)
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"ref({self.value!r})"
+
+
+class RefRead(NoRelaxForm):
+    """``relay.RefRead(ref)``: the value a reference holds."""
+
+    relax_refusal = _REF_REFUSAL
+
+    def __init__(self, ref: AnyT, span: AnyT = None) -> None:
+        self.ref = as_expr(ref)
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"ref_read({self.ref!r})"
+
+
+class RefWrite(NoRelaxForm):
+    """``relay.RefWrite(ref, value)``: store ``value`` in ``ref`` (an empty tuple as result)."""
+
+    relax_refusal = _REF_REFUSAL
+
+    def __init__(self, ref: AnyT, value: AnyT, span: AnyT = None) -> None:
+        self.ref = as_expr(ref)
+        self.value = as_expr(value)
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"ref_write({self.ref!r}, {self.value!r})"
+
+
+class TempExpr(NoRelaxForm):
+    """``relay.TempExpr``: the base of a pass's intermediate expressions (a layout or type in
+    the middle of a rewrite). A subclass defines :meth:`realize`; a graph still holding one is
+    refused by ``relay.build``, as Relay's code generators refused it."""
+
+    relax_refusal = "a TempExpr is a pass's intermediate value: realize() it before building"
+
+    def realize(self) -> Expr:
+        """The normal expression this one stands for (a subclass's to define)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no realize()")
+
+
+class StorageInfo:
+    """``relay.expr.StorageInfo(sids, dev_types, sizes)``: the storage ids, device types and
+    sizes memory planning gave an expression, as TVM 0.19 recorded them (the shim plans
+    memory in Relax: nothing it builds produces one; ``virtual_devices`` is not kept)."""
+
+    def __init__(self, sids: Sequence[int], dev_types: Sequence[int], sizes: Sequence[int]) -> None:
+        if not len(sids) == len(dev_types) == len(sizes):
+            raise ValueError(
+                f"StorageInfo takes one device type and size per storage id, got {len(sids)} "
+                f"ids, {len(dev_types)} device types and {len(sizes)} sizes"
+            )
+        self.storage_ids = [int(s) for s in sids]
+        self.device_types = [int(d) for d in dev_types]
+        self.storage_sizes = [int(s) for s in sizes]
+
+    def __repr__(self) -> str:
+        return f"StorageInfo({self.storage_ids}, {self.device_types}, {self.storage_sizes})"
+
+
+class StaticMemoryPlan:
+    """``relay.expr.StaticMemoryPlan(expr_to_storage_info)``: a memory plan, each expression
+    mapped to its :class:`StorageInfo` (a container only, as :class:`StorageInfo` is)."""
+
+    def __init__(self, expr_to_storage_info: Mapping[AnyT, StorageInfo]) -> None:
+        bad = [v for v in expr_to_storage_info.values() if not isinstance(v, StorageInfo)]
+        if bad:
+            raise TypeError(f"StaticMemoryPlan maps expressions to StorageInfo, got {bad[0]!r}")
+        self.expr_to_storage_info = dict(expr_to_storage_info)
+
+
 #: Relay's base of the expressions with operators (``+``, ``astype``): every expression here.
 ExprWithOp = Expr
 
@@ -599,3 +697,31 @@ def VarWithFields(
     or type annotation replaced: a new variable, as Relay's."""
     changes = {"name_hint": vid, "type_annotation": type_annotation, "span": span}
     return _with_fields(variable, Var, ("name_hint", "type_annotation"), changes, Var)
+
+
+def RefCreateWithFields(
+    ref_create: RefCreate, value: AnyT = None, virtual_device: AnyT = None, span: AnyT = None
+) -> RefCreate:
+    """``ref_create`` with its value replaced (``virtual_device`` is accepted and unused)."""
+    return _with_fields(
+        ref_create, RefCreate, ("value",), {"value": value, "span": span}, RefCreate
+    )
+
+
+def RefReadWithFields(
+    ref_read: RefRead, ref: AnyT = None, virtual_device: AnyT = None, span: AnyT = None
+) -> RefRead:
+    """``ref_read`` with its reference replaced (``virtual_device`` is accepted and unused)."""
+    return _with_fields(ref_read, RefRead, ("ref",), {"ref": ref, "span": span}, RefRead)
+
+
+def RefWriteWithFields(
+    ref_write: RefWrite,
+    ref: AnyT = None,
+    value: AnyT = None,
+    virtual_device: AnyT = None,
+    span: AnyT = None,
+) -> RefWrite:
+    """``ref_write`` with its reference or value replaced (``virtual_device`` unused)."""
+    changes = {"ref": ref, "value": value, "span": span}
+    return _with_fields(ref_write, RefWrite, ("ref", "value"), changes, RefWrite)

@@ -11,9 +11,9 @@ what a ``function_pass`` receives) and walks the Relay function it was built fro
 (:mod:`.origin`). A Relax function with no Relay origin (one a Relax pass rewrote) is refused
 with a ``TypeError`` naming ``relax.PyExprVisitor``/``relax.PyExprMutator``.
 
-The front end has no references, ADT constructors or ``match`` (refused where built), so
-``visit_ref_create``/``visit_ref_read``/``visit_ref_write``/``visit_constructor``/``visit_match``
-exist with Relay's signatures but no node ever dispatches to them.
+References (``RefCreate``/``RefRead``/``RefWrite``), ADT constructors and ``Match``
+(:mod:`.adt`) dispatch to ``visit_ref_create``/``visit_ref_read``/``visit_ref_write``/
+``visit_constructor``/``visit_match`` as in Relay; ``relay.build`` refuses them afterwards.
 """
 
 from __future__ import annotations
@@ -25,7 +25,20 @@ import tvm
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl import origin
 
-from .expr import BaseOp, Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from .adt import Clause, Constructor, Match
+from .expr import (
+    BaseOp,
+    Call,
+    Constant,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from .function import Function
 
 __all__ = ["ExprFunctor", "ExprMutator", "ExprVisitor"]
@@ -105,6 +118,20 @@ class ExprFunctor:
             return self.visit_constant(expr)
         if isinstance(expr, BaseOp | tvm.ir.Op):
             return self.visit_op(expr)
+        return self._dispatch_adt(expr)
+
+    def _dispatch_adt(self, expr: Any) -> Any:
+        """The reference and ADT nodes (:mod:`.adt`)."""
+        if isinstance(expr, Constructor):
+            return self.visit_constructor(expr)
+        if isinstance(expr, Match):
+            return self.visit_match(expr)
+        if isinstance(expr, RefCreate):
+            return self.visit_ref_create(expr)
+        if isinstance(expr, RefRead):
+            return self.visit_ref_read(expr)
+        if isinstance(expr, RefWrite):
+            return self.visit_ref_write(expr)
         raise TypeError(f"relay.ExprFunctor: unhandled case {type(expr).__name__} ({expr!r})")
 
     def visit_function(self, fn: Function) -> Any:
@@ -224,20 +251,20 @@ class ExprVisitor(ExprFunctor):
         self.visit(op.tuple_value)
 
     def visit_ref_create(self, ref: Any) -> None:
-        """Visit the value (never dispatched to: see the module docstring)."""
+        """Visit the value."""
         self.visit(ref.value)
 
     def visit_ref_read(self, ref: Any) -> None:
-        """Visit the reference (never dispatched to)."""
+        """Visit the reference."""
         self.visit(ref.ref)
 
     def visit_ref_write(self, ref: Any) -> None:
-        """Visit the reference and the value (never dispatched to)."""
+        """Visit the reference and the value."""
         self.visit(ref.ref)
         self.visit(ref.value)
 
     def visit_match(self, match: Any) -> None:
-        """Visit the data and each clause's right side (never dispatched to)."""
+        """Visit the data and each clause's right side."""
         self.visit(match.data)
         for clause in match.clauses:
             self.visit(clause.rhs)
@@ -323,21 +350,31 @@ class ExprMutator(ExprFunctor):
         return const
 
     def visit_constructor(self, con: Any) -> Any:
-        """The constructor itself (never dispatched to)."""
+        """The constructor itself."""
         return con
 
-    def visit_match(self, match: Any) -> Any:
-        """Never dispatched to: the front end builds no ``match``."""
-        raise TypeError("relay.Match is not mapped by the front end (see relay.REMOVED)")
+    def visit_match(self, match: Match) -> Match:
+        """Visit the data and each clause's right side; a new ``Match`` if any changed."""
+        new_data = self.visit(match.data)
+        new_rhs = [self.visit(clause.rhs) for clause in match.clauses]
+        if new_data is match.data and _same(new_rhs, [c.rhs for c in match.clauses]):
+            return match
+        clauses = [Clause(c.lhs, rhs) for c, rhs in zip(match.clauses, new_rhs)]
+        return Match(new_data, clauses, match.complete)
 
-    def visit_ref_create(self, ref: Any) -> Any:
-        """Never dispatched to: the front end builds no references."""
-        raise TypeError("relay.RefCreate is not mapped by the front end (see relay.REMOVED)")
+    def visit_ref_create(self, ref: RefCreate) -> RefCreate:
+        """Visit the value; a new ``RefCreate`` if it changed."""
+        new_value = self.visit(ref.value)
+        return ref if new_value is ref.value else RefCreate(new_value, ref.span)
 
-    def visit_ref_write(self, ref: Any) -> Any:
-        """Never dispatched to: the front end builds no references."""
-        raise TypeError("relay.RefWrite is not mapped by the front end (see relay.REMOVED)")
+    def visit_ref_write(self, ref: RefWrite) -> RefWrite:
+        """Visit the reference and the value; a new ``RefWrite`` if either changed."""
+        new_ref, new_value = self.visit(ref.ref), self.visit(ref.value)
+        if new_ref is ref.ref and new_value is ref.value:
+            return ref
+        return RefWrite(new_ref, new_value, ref.span)
 
-    def visit_ref_read(self, ref: Any) -> Any:
-        """Never dispatched to: the front end builds no references."""
-        raise TypeError("relay.RefRead is not mapped by the front end (see relay.REMOVED)")
+    def visit_ref_read(self, ref: RefRead) -> RefRead:
+        """Visit the reference; a new ``RefRead`` if it changed."""
+        new_ref = self.visit(ref.ref)
+        return ref if new_ref is ref.ref else RefRead(new_ref, ref.span)

@@ -105,10 +105,8 @@ LEGACY_MODULES: dict[str, str] = {
 REFUSED_MODULES: dict[str, str] = {
     # Relay programs end to end: tvm.relay.frontend, tvm.relay.vm and tvm.relay.backend.vm are
     # served by the front end (compile_engine_compat.relay.frontend, .vm, .backend.vm).
-    "tvm.relay.adt": "ADTs and Relay control flow are not mapped: use relax.If and tuples in a "
-    "relax.BlockBuilder function",
     "tvm.relay.prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
-    "tvm.relay.loops": "Relay loops (recursion) are not mapped: unroll, or write TIR",
+    "tvm.relay.loops": "Relay loops (recursion) are not mapped: unroll, or use relax.If or TIR",
     # -- refused at the call (issue: upstream Relay tests): more known Relay modules -----------
     "tvm.relay.backend.interpreter": "Relay's interpreter is gone: relay.create_executor "
     "builds with tvm.compile and runs on the Relax VM",

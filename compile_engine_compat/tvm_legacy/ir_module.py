@@ -19,11 +19,13 @@ from compile_engine_compat.boundary import give_type
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.expr import Call, Expr
 from compile_engine_compat.relay.function import named_relax_function
+from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError, removed_message
 
 __all__ = [
     "TVM_GLOBALVAR_CALL",
     "TVM_IRMODULE_ADD",
     "irmodule_astext",
+    "irmodule_import_from_std",
     "irmodule_str",
     "legacy_global_call",
     "legacy_irmodule_add",
@@ -102,3 +104,22 @@ def irmodule_str(self: Any) -> str:
     """``str(mod)``: Relay's text for a module the front end built (:func:`irmodule_astext`),
     TVM's own print (the Relax TVMScript) for any other module."""
     return irmodule_astext(self)
+
+
+def irmodule_import_from_std(self: Any, file_to_import: str) -> None:
+    """``IRModule.import_from_std("prelude.rly")``: refused at the call, naming why.
+
+    Raises
+    ------
+    RelayRemovedCallError
+        Always: Relay's standard library is written in Relay's ADTs and recursion, which Relax
+        cannot run (``relay.adt``'s nodes are built, but ``relay.build`` refuses them).
+    """
+    raise RelayRemovedCallError(
+        removed_message(
+            "tvm.IRModule.import_from_std",
+            f"Relay's standard library ({file_to_import!r}: the prelude's lists, options and "
+            "trees) is written with ADTs and recursion, which Relax cannot run: hold the values "
+            "in relax.Tuple s and loop in Python or TIR",
+        )
+    )

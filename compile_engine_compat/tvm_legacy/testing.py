@@ -37,6 +37,7 @@ from compile_engine_compat.tvm_legacy.testing_ffi import *  # noqa: F403 (set on
 #: The TVM 0.19 names ``install()`` sets on ``tvm.testing`` (where TVM 0.27 lacks them); the
 #: plugin's helpers (:data:`REQUIREMENTS`, :func:`test_targets`, ...) are not among them.
 __all__ = [
+    "Feature",
     "disable_span_filling",
     "enable_span_filling",
     "exclude_targets",
@@ -284,6 +285,62 @@ def _apply_marks(marks: Sequence[Any], func: Any) -> Any:
     for mark in reversed(marks):
         func = mark(func)
     return func
+
+
+class Feature(Requirement):
+    """``tvm.testing.Feature(name, ...)``: a requirement a test suite declares itself, as
+    TVM 0.19's; calling it decorates a test, and it is known by name as a parent afterwards.
+
+    Parameters
+    ----------
+    name : str
+        The pytest mark.
+    long_name : str, optional
+        What a skip's reason calls it (the name by default).
+    cmake_flag : str, optional
+        A ``tvm.support.libinfo()`` flag that must be on.
+    target_kind_enabled, target_kind_hardware : str, optional
+        A target kind this TVM build must support, and one this machine must have a device of.
+    compile_time_check, run_time_check : callable, optional
+        Return True when the feature is there, else a string saying why not.
+    parent_features : str or list of str, optional
+        Requirements this one implies (their names).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        long_name: str | None = None,
+        cmake_flag: str | None = None,
+        target_kind_enabled: str | None = None,
+        compile_time_check: Callable[[], Any] | None = None,
+        target_kind_hardware: str | None = None,
+        run_time_check: Callable[[], Any] | None = None,
+        parent_features: str | Sequence[str] | None = None,
+    ) -> None:
+        label = long_name or name
+        checks: list[Callable[[], str | None]] = []
+        if cmake_flag is not None:
+            checks.append(_library(cmake_flag, label, ""))
+        if target_kind_enabled is not None:
+            checks.append(_no_device(target_kind_enabled, label))
+        if target_kind_hardware is not None:
+            kind = target_kind_hardware
+            checks.append(lambda: None if _device_exists(kind) else f"{label}: no {kind} device")
+        checks += [_user_check(c, label) for c in (compile_time_check, run_time_check) if c]
+        parents = [parent_features] if isinstance(parent_features, str) else parent_features
+        super().__init__(
+            name,
+            label,
+            lambda: next((r for r in (c() for c in checks) if r), None),
+            tuple(parents or ()),
+        )
+        REQUIREMENTS[name] = self
+
+
+def _user_check(check: Callable[[], Any], label: str) -> Callable[[], str | None]:
+    """A TVM 0.19 check (True, or why not) as a requirement's check (None, or why not)."""
+    return lambda: None if (result := check()) is True else f"{label}: {result}"
 
 
 #: Every requirement, by its mark name.

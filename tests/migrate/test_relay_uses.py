@@ -85,7 +85,7 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("relay.qnn.op", "served")],
     ),
     (
-        "from tvm.relay import adt\nadt.Constructor(None)\n",
+        "from tvm.relay import loops\nloops.while_loop(None)\n",
         False,
         [("relay.unsupported", "manual")] * 2,  # the import and the call
     ),
@@ -115,7 +115,7 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("tvm.autotvm.tuning", "served")],
     ),
     (
-        "from tvm.relay import Match\nMatch(None, [])\n",
+        "from tvm.relay import SpanCheck\nSpanCheck(None, [])\n",
         False,
         [("relay.unsupported", "manual")] * 2,  # the import and the call
     ),
@@ -253,7 +253,7 @@ READER_CASES = [
         "from tvm.relay.testing import (\n    run_infer_type,\n    count as c,  # why\n)\nc()\n",
         [(1, 1, "relay.unsupported", "manual"), (5, 1, "relay.unsupported", "manual")],
     ),
-    ("import tvm; from tvm.relay import adt\n", [(1, 13, "relay.unsupported", "manual")]),
+    ("import tvm; from tvm.relay import loops\n", [(1, 13, "relay.unsupported", "manual")]),
     (
         "from tvm.relay.testing import count\ndef count(): pass\nf(count=1)\ncount = 2\n",
         [(1, 1, "relay.unsupported", "manual")],
@@ -269,14 +269,14 @@ READER_CASES = [
         [(9, 1, "relay.unsupported", "manual")],
     ),
     (
-        "try:\n    from tvm.relay import adt\nexcept ValueError:\n    pass\n",
+        "try:\n    from tvm.relay import loops\nexcept ValueError:\n    pass\n",
         [(2, 5, "relay.unsupported", "manual")],
     ),
     ("import tvm.relay as r\nr.prelude.Prelude\n", [(2, 1, "relay.unsupported", "manual")]),
     ("import tvm\ntvm.relay.prelude.Prelude\n", [(2, 1, "relay.unsupported", "manual")]),
     ("from tvm.relay import *\nfrom_onnx()\n", []),
     # columns count characters, not UTF-8 bytes (12 here)
-    ("x = 'é' ; from tvm.relay import adt\n", [(1, 11, "relay.unsupported", "manual")]),
+    ("x = 'é' ; from tvm.relay import loops\n", [(1, 11, "relay.unsupported", "manual")]),
 ]
 
 

@@ -64,3 +64,10 @@ def test_the_methods_are_process_patches_that_uninstall_removes():
         uninstall()
     assert not hasattr(tvm.IRModule, "astext")
     assert not any("IRModule.__str__" in p for p in active_patches())
+
+
+def test_import_from_std_is_refused_at_the_call_naming_why(installed):
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
+
+    with pytest.raises(RelayRemovedCallError, match=r"'prelude\.rly'.*ADTs and recursion"):
+        tvm.IRModule().import_from_std("prelude.rly")

@@ -49,6 +49,21 @@ def test_requirements_skip_naming_what_is_missing_and_cpu_runs():
         testing.requires_gpu.marks("sometimes")
 
 
+def test_a_suites_own_feature_checks_and_names_its_parents():
+    widget = testing.Feature("cec_widget", "Widget", run_time_check=lambda: "no widget here")
+    assert widget.missing() == "Widget: no widget here"
+    child = testing.Feature(
+        "cec_gadget", parent_features="cec_widget", compile_time_check=lambda: True
+    )
+    assert child.missing() == "Widget: no widget here"  # what its parent lacks
+    assert testing.Feature("cec_llvm", target_kind_enabled="llvm").missing() is None
+
+    def probe() -> None: ...
+
+    skip = next(m for m in child(probe).pytestmark if m.name == "skipif")
+    assert skip.args == (True,) and skip.kwargs["reason"] == "Widget: no widget here"
+
+
 def test_dtype_ranges_span_scopes_and_byoc_requirements():
     assert testing.get_dtype_range("int8") == (-128, 127)
     assert testing.get_dtype_range("float16")[1] == np.finfo("float16").max

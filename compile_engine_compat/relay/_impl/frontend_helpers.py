@@ -21,6 +21,7 @@ from .. import op as _op
 from ..analysis import free_vars
 from ..expr import Constant, Expr, Tuple, TupleWrapper, Var, const, var
 from ..function import Function
+from ..ty import TensorType
 
 __all__ = [
     "AttrCvt",
@@ -38,6 +39,7 @@ __all__ = [
     "infer_shape",
     "infer_type",
     "infer_value",
+    "infer_value_simulated",
     "logger",
     "new_var",
     "set_span",
@@ -354,6 +356,40 @@ def infer_value(input_val: Any, params: Mapping[str, Any], mod: Any = None) -> A
     mod = tvm.IRModule.from_expr(Function(inputs, input_val))
     run = create_executor("vm", mod=mod, **INTERNAL)  # the helper's own build: no warning
     return run.evaluate()(*args)
+
+
+def infer_value_simulated(input_val: Any, params: dict[str, Any]) -> Any:
+    """:func:`infer_value` with each free variable missing from ``params`` given random values
+    of its annotated shape and dtype (uniform in [0, 1), as TVM 0.19's); ``params`` is left as
+    it was.
+
+    Raises
+    ------
+    ValueError
+        If a missing variable has no static ``TensorType`` annotation to draw values for.
+    """
+    filled = dict(params)
+    for free in free_vars(input_val):
+        if free.name_hint in filled:
+            continue
+        ty = free.type_annotation
+        shape = _static_shape(ty)
+        if shape is None:
+            raise ValueError(
+                f"infer_value_simulated: %{free.name_hint} needs a static TensorType annotation "
+                f"to simulate its value, got {ty!r}"
+            )
+        data = np.random.rand(*shape).astype(str(ty.dtype))
+        filled[free.name_hint] = tvm.runtime.tensor(data)
+    return infer_value(input_val, filled)
+
+
+def _static_shape(ty: Any) -> tuple[int, ...] | None:
+    """The shape of a ``TensorType`` of static dimensions, else None."""
+    try:
+        return ty.concrete_shape if isinstance(ty, TensorType) else None
+    except TypeError:  # a symbolic dimension
+        return None
 
 
 def _tensor(value: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compile_engine_compat.relay.adt import ref_adt_children, ref_adt_rebuild
 from compile_engine_compat.relay.expr import (
     Call,
     Constant,
@@ -46,7 +47,7 @@ def children(node: Any) -> list[Any]:
         return [node.var, node.value, node.body]
     if isinstance(node, If):
         return [node.cond, node.true_branch, node.false_branch]
-    return []
+    return ref_adt_children(node)
 
 
 def rebuild(node: Any, new: list[Any]) -> Any:
@@ -68,7 +69,7 @@ def rebuild(node: Any, new: list[Any]) -> Any:
         return Let(new[0], new[1], new[2])
     if isinstance(node, If):
         return If(new[0], new[1], new[2])
-    return node
+    return ref_adt_rebuild(node, new)
 
 
 class GraphVisitor:

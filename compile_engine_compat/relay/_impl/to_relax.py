@@ -25,7 +25,17 @@ from compile_engine_compat.pipeline.trace import TRACE_LOCK
 from compile_engine_compat.relay._impl.dynamic import BROADCASTING, broadcast_call, shape_known
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError
 from compile_engine_compat.relay.analysis import free_vars
-from compile_engine_compat.relay.expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
+from compile_engine_compat.relay.expr import (
+    Call,
+    Constant,
+    Expr,
+    If,
+    Let,
+    NoRelaxForm,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from compile_engine_compat.relay.function import Function
 from compile_engine_compat.relay.ty import (
     FuncType,
@@ -304,6 +314,9 @@ class _Emitter:
 
     def root_value(self, node: Expr) -> Any:
         """The Relax expression of ``node`` without binding it (the caller binds it)."""
+        refused = node.op if isinstance(node, Call) else node
+        if isinstance(refused, NoRelaxForm):
+            raise UnsupportedRelayError(f"relay.{type(refused).__name__}: {refused.relax_refusal}")
         if isinstance(node, Call):
             return self.lower_call(node)
         if isinstance(node, TupleGetItem):

@@ -10,6 +10,7 @@ from tvm import relax
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl import origin
 
+from ..adt import ref_adt_children
 from ..expr import Call, If, Let, Tuple, TupleGetItem
 from ..expr_functor import relay_node
 from ..function import Function
@@ -42,7 +43,7 @@ def children(node: Any) -> list[Any]:
         return [node.var, node.value, node.body]
     if isinstance(node, Function):
         return [*node.params, node.body]
-    return []
+    return ref_adt_children(node)
 
 
 def post_order(root: Any) -> list[Any]:

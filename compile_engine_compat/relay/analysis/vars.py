@@ -9,6 +9,7 @@ from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
 
+from ..adt import Match, pattern_vars, ref_adt_children
 from ..expr import UPPER, Call, Expr, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
 from ..ty import FuncType, TensorType, TupleType, Type, TypeVar
@@ -223,5 +224,9 @@ def _vars(expr: Expr, free_only: bool) -> list[Var]:
         elif isinstance(node, Function):
             bound.update(id(p) for p in node.params)
             children = [*node.params, node.body]
+        else:
+            if isinstance(node, Match):
+                bound.update(id(v) for c in node.clauses for v in pattern_vars(c.lhs))
+            children = ref_adt_children(node)
         stack.extend((c, False) for c in reversed(children))
     return out

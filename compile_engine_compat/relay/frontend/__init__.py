@@ -7,6 +7,7 @@ module feeds ``relay.build`` unchanged:
 * :func:`from_pytorch`: TorchScript through ONNX, ``nn.Module`` through torch.export
   (:mod:`.pytorch`);
 * :func:`from_tflite`: Relax's TFLite importer (:mod:`.tflite`);
+* :func:`ChangeDatatype`: the pass retyping a program (:mod:`.change_datatype`);
 * ``from_keras``, ``from_tensorflow``, ``from_mxnet`` and the others of :mod:`.unserved` refuse at
   the call, naming the route that works.
 
@@ -28,16 +29,19 @@ from compile_engine_compat.relay._impl.unserved import (
     from_tensorflow,
 )
 
-from . import common
+from . import change_datatype, common
+from .change_datatype import ChangeDatatype
 from .common import FrontendOptionError, MissingFrontendDependencyError, UnservedFrontendError
 from .onnx import from_onnx
 from .pytorch import from_pytorch
 from .tflite import from_tflite
 
 __all__ = [
+    "ChangeDatatype",
     "FrontendOptionError",
     "MissingFrontendDependencyError",
     "UnservedFrontendError",
+    "change_datatype",
     "common",
     "from_caffe",
     "from_caffe2",

@@ -31,6 +31,16 @@ def test_infer_value_fold_constant_and_try_infer_value():
         common.infer_value(x, {})
 
 
+def test_infer_value_simulated_draws_the_missing_inputs_only():
+    x, y = relay.var("x", shape=(2, 3)), relay.var("y", shape=(3,))
+    params = {"y": np.array([1.0, 2.0, 3.0], "f4")}
+    value = common.infer_value_simulated(relay.multiply(x, relay.const(0.0)) + y, params)
+    np.testing.assert_array_equal(value.numpy(), [[1.0, 2.0, 3.0]] * 2)
+    assert list(params) == ["y"]  # the simulated x is not left behind
+    with pytest.raises(ValueError, match="static TensorType"):
+        common.infer_value_simulated(relay.var("z"), {})
+
+
 def test_shape_of_is_a_constant_for_static_shapes():
     x = relay.var("x", shape=(2, 5, 7))
     shape = common.shape_of(x, start=1)

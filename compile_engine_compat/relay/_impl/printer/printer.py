@@ -18,12 +18,23 @@ import tvm
 from tvm import tirx
 
 from compile_engine_compat.relay._impl.registry import REQUIRED, RelayOp
+from compile_engine_compat.relay.adt import (
+    Constructor,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+)
 from compile_engine_compat.relay.expr import (
     Call,
     Constant,
     Expr,
     If,
     Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
     Tuple,
     TupleGetItem,
     TupleWrapper,
@@ -135,6 +146,18 @@ def _same(value: Any, default: Any) -> bool:
         return False
 
 
+def _pattern_text(pattern: Pattern) -> str:
+    """A match clause's left side, as Relay printed it (``Cons(%y, _)``, ``(%a, %b)``)."""
+    if isinstance(pattern, PatternVar):
+        return f"%{pattern.var.name_hint}"
+    if isinstance(pattern, PatternConstructor):
+        subs = ", ".join(_pattern_text(p) for p in pattern.patterns)
+        return pattern.constructor.name_hint + (f"({subs})" if pattern.patterns else "")
+    if isinstance(pattern, PatternTuple):
+        return f"({', '.join(_pattern_text(p) for p in pattern.patterns)})"
+    return "_"
+
+
 class _Printer:
     """One printing: names (``%0``...), meta constants, and the lines of a scope."""
 
@@ -170,6 +193,8 @@ class _Printer:
             return self.function(node, indent)
         if isinstance(node, tvm.ir.GlobalVar):  # a function of the module (a global call)
             return f"@{node.name_hint}"
+        if isinstance(node, Constructor):
+            return node.name_hint
         if id(node) in self.names:
             return self.names[id(node)]
         text = self.value(node, lines, indent)
@@ -199,8 +224,17 @@ class _Printer:
             return self.value(node.body, lines, indent)
         if isinstance(node, If):
             return self.if_text(node, lines, indent)
-        if isinstance(node, Var | Constant | Function):
+        if isinstance(node, Var | Constant | Function | Constructor):
             return self.atom(node, lines, indent)
+        if isinstance(node, RefCreate):
+            return f"ref({self.atom(node.value, lines, indent)})"
+        if isinstance(node, RefRead):
+            return f"{self.atom(node.ref, lines, indent)}^"
+        if isinstance(node, RefWrite):
+            ref, value = self.atom(node.ref, lines, indent), self.atom(node.value, lines, indent)
+            return f"({ref} := {value})"
+        if isinstance(node, Match):
+            return self.match_text(node, lines, indent)
         raise TypeError(f"Relay's text has no form for {type(node).__name__} {node!r}")
 
     def scope(self, node: Expr, indent: str) -> list[str]:
@@ -220,6 +254,17 @@ class _Printer:
         return "\n".join(
             [f"if ({cond}) {{", *then_lines, f"{indent}}} else {{", *else_lines, f"{indent}}}"]
         )
+
+    def match_text(self, node: Match, lines: list[str], indent: str) -> str:
+        """``match (%x) { Cons(%y, _) => { ... }, ... }``: each clause a scope of its own."""
+        data = self.atom(node.data, lines, indent)
+        inner = indent + "  "
+        out = [f"match{'' if node.complete else '?'} ({data}) {{"]
+        for clause in node.clauses:
+            out.append(f"{inner}{_pattern_text(clause.lhs)} => {{")
+            out.extend(self.scope(clause.rhs, inner + "  "))
+            out.append(f"{inner}}},")
+        return "\n".join([*out, f"{indent}}}"])
 
     def param(self, v: Var) -> str:
         ty = v.type_annotation
