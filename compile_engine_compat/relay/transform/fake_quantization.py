@@ -33,6 +33,7 @@ __all__ = [
     "TensorAffineType",
     "TupleAffineType",
     "fake_quantization_pass",
+    "region_calls",
     "register_fake_quantization_to_integer",
     "register_optional_fake_quantization_to_integer",
 ]
@@ -48,13 +49,22 @@ Rule = Callable[[Call, dict[Any, Any]], Sequence[Any]]
 def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, Constant) and isinstance(b, Constant):
         x, y = a.data.numpy(), b.data.numpy()
-        return x.shape == y.shape and bool(np.allclose(x, y))
+        try:  # a per-channel vector of one value equals that scalar, as in TVM 0.19
+            return bool(np.allclose(x, y))
+        except ValueError:
+            return False
     return a is b
 
 
 class TensorAffineType:
     """``tvm.ir.TensorAffineType``: ``real = scale * (q - zero_point)`` of a ``dtype`` tensor,
-    per channel on ``axis`` when the scale is a vector (TVM 0.27 has no such node)."""
+    per channel on ``axis`` when the scale is a vector (TVM 0.27 has no such node).
+
+    ``direct`` is False on the region's output type given to a call that does not feed the
+    quantize directly (TVM 0.19's ``avg_pool2d`` rule searched the graph for this).
+    """
+
+    direct = True
 
     def __init__(self, scale: Expr, zero_point: Expr, dtype: str, axis: int = -1) -> None:
         self.scale = scale
@@ -132,9 +142,10 @@ def _is_op(node: Any, name: str) -> bool:
     return isinstance(node, Call) and isinstance(node.op, RelayOp) and node.op.name == name
 
 
-def _region_ok(root: Expr, optional: frozenset[str]) -> bool:
-    """Whether everything from ``root`` back to the dequantize calls has a rule."""
-    stack, seen = [root], set()
+def region_calls(root: Expr, optional: frozenset[str] = frozenset()) -> list[Call] | None:
+    """The calls from ``root`` back to the dequantize calls (these excluded), or None when one
+    of them has no rule or the region reaches a variable."""
+    stack, seen, calls = [root], set(), []
     while stack:
         node = stack.pop()
         if id(node) in seen:
@@ -147,10 +158,11 @@ def _region_ok(root: Expr, optional: frozenset[str]) -> bool:
         elif isinstance(node, TupleGetItem):
             stack.append(node.tuple_value)
         elif _rule_of(node, optional) is not None:
+            calls.append(node)
             stack.extend(node.args)
         else:
-            return False
-    return True
+            return None
+    return calls
 
 
 def _dtype_of(expr: Expr) -> str:
@@ -170,6 +182,11 @@ class _Region:
         self.optional = optional
         self.types: dict[Any, Any] = {}
         self.memo: dict[int, Expr] = {}
+        self.root: Expr | None = None
+        self.interior = TensorAffineType(
+            out_type.scale, out_type.zero_point, out_type.dtype, out_type.axis
+        )
+        self.interior.direct = False
 
     def apply(self, rule: Rule, expr: Call) -> Expr:
         result = rule(expr, self.types)
@@ -201,7 +218,7 @@ class _Region:
             out = self.apply(_rule_of(node, self.optional), call)  # type: ignore[arg-type]
         elif isinstance(node, Call):
             new = Call(node.op, [self.convert(a) for a in node.args], node.attrs)
-            self.types[new] = self.out_type
+            self.types[new] = self.out_type if node is self.root else self.interior
             out = self.apply(_rule_of(node, self.optional), new)  # type: ignore[arg-type]
         else:
             out = node
@@ -224,12 +241,14 @@ class _Rewriter(ExprMutator):
         new = super().visit_call(call)
         if not _is_op(new, "qnn.quantize"):
             return new
-        if not _region_ok(new.args[0], self.optional):
+        if region_calls(new.args[0], self.optional) is None:
             self.fail(f"the region ending in {call} has an op with no rule, or a variable")
             return new
         out_type = TensorAffineType(new.args[1], new.args[2], new.attrs.out_dtype, new.attrs.axis)
         try:
-            out = _Region(out_type, self.optional).convert(new)
+            region = _Region(out_type, self.optional)
+            region.root = new.args[0]
+            out = region.convert(new)
         except Exception as err:  # a user rule may raise anything: keep the region in float
             if self.hard_fail:
                 raise ValueError(

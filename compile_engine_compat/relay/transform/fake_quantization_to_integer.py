@@ -80,6 +80,11 @@ def _sz(t: TensorAffineType) -> tuple[Expr, Expr]:
     return t.scale, t.zero_point
 
 
+def _same_params(a: TensorAffineType, b: TensorAffineType) -> bool:
+    """The same scale, zero point and dtype (the axis aside)."""
+    return TensorAffineType(*_sz(a), a.dtype) == TensorAffineType(*_sz(b), b.dtype)
+
+
 def _same_input(expr: Call, types: Types) -> list[Any]:
     return [expr, types[expr.args[0]]]
 
@@ -175,8 +180,8 @@ def _binary_qnn(name: str) -> Any:
             isinstance(out_t.zero_point, Constant) and not out_t.zero_point.data.numpy().any()
         )
         if (
-            name == "add" and left_t == right_t and left_t.dtype == "int32" and zero_out
-            and TensorAffineType(*_sz(left_t), "int32") == TensorAffineType(*_sz(out_t), "int32")
+            name == "add" and _same_params(left_t, right_t) and left_t.dtype == "int32"
+            and zero_out and _same_params(left_t, TensorAffineType(*_sz(out_t), "int32"))
         ):  # fmt: skip
             return [builder("add")(left, right), left_t]  # a bias add after qnn.dense/conv2d
         for what, value in (("scale", out_t.scale), ("zero point", out_t.zero_point)):
@@ -271,7 +276,7 @@ _rule_row("clip", _clip)
 def _avg_pool2d(expr: Call, types: Types) -> list[Any]:
     arg = expr.args[0]
     t = types[arg]
-    out_t = types[expr]
+    out_t = types[expr] if types[expr].direct else t
     a = expr.attrs
     out = qnn.avg_pool2d(
         arg, t.scale, t.zero_point, out_t.scale, out_t.zero_point, a.pool_size, a.strides,
@@ -311,7 +316,68 @@ def _softmax(expr: Call, types: Types) -> list[Any]:
     return [out, out_t]
 
 
+def _int32_pool(op_name: str) -> Any:
+    """``adaptive_avg_pool1d``/``global_avg_pool2d``: the input requantized to the output's
+    parameters in int32 (or cast when they agree), pooled in int32."""
+
+    def rule(expr: Call, types: Types) -> list[Any]:
+        t, out_t = types[expr.args[0]], types[expr]
+        to = TensorAffineType(out_t.scale, out_t.zero_point, "int32", t.axis)
+        arg = expr.args[0]
+        if TensorAffineType(*_sz(t), "int32", t.axis) == to and t.dtype == out_t.dtype:
+            arg = builder("cast")(arg, "int32")
+        else:
+            arg = _requantized(arg, t, to)
+        attrs = {k: expr.attrs[k] for k in expr.attrs.keys()}
+        out = builder(op_name)(arg, **attrs)
+        return [out, TensorAffineType(out_t.scale, out_t.zero_point, "int32", out_t.axis)]
+
+    return rule
+
+
+def _to_type_of(value: Expr, t: TensorAffineType, types: Types, axis: int) -> Expr:
+    """A second operand (a bias, a pad value) in ``t``'s integers: requantized when it is
+    quantized otherwise, quantized when it is a float constant."""
+    if value in types:
+        vt = types[value]
+        if vt == t:
+            return value
+        return qnn.requantize(
+            value, vt.scale, vt.zero_point, t.scale, t.zero_point, axis=axis, out_dtype=t.dtype
+        )
+    if not isinstance(value, Constant) or value.data.numpy().dtype.kind != "f":
+        raise TypeError(f"expected a quantized value or a float constant, got {value}")
+    return qnn.quantize(value, t.scale, t.zero_point, axis=axis, out_dtype=t.dtype)
+
+
+def _bias_add(expr: Call, types: Types) -> list[Any]:
+    x, b = expr.args
+    t = types[x]
+    b = _to_type_of(b, t, types, 0)
+    return [builder("nn.bias_add")(x, b, axis=expr.attrs.axis), t]
+
+
+def _pad(expr: Call, types: Types) -> list[Any]:
+    x = expr.args[0]
+    t = types[x]
+    value = expr.args[1] if len(expr.args) > 1 else const(float(expr.attrs.pad_value))
+    real, scale, zp = _scalar(value), _scalar(t.scale), _scalar(t.zero_point)
+    if value not in types and None not in (real, scale, zp):
+        # a float pad value: qnn.quantize's rounding (half away from zero) and saturation
+        info = np.iinfo(t.dtype)
+        q = np.sign(real / scale) * np.floor(abs(real / scale) + 0.5) + zp  # type: ignore[operator]
+        value = int(np.clip(q, info.min, info.max))
+    else:
+        value = _to_type_of(value, t, types, types[value].axis if value in types else -1)
+    attrs = {k: expr.attrs[k] for k in expr.attrs.keys() if k != "pad_value"}
+    return [builder("nn.pad")(x, pad_value=value, **attrs), t]
+
+
 _rule_row("nn.avg_pool2d", _avg_pool2d)
+_rule_row("nn.adaptive_avg_pool1d", _int32_pool("nn.adaptive_avg_pool1d"))
+_rule_row("nn.global_avg_pool2d", _int32_pool("nn.global_avg_pool2d"))
+_rule_row("nn.bias_add", _bias_add)
+_rule_row("nn.pad", _pad)
 _rule_row("concatenate", _concatenate)
 _rule_row("mean", _mean)
 _rule_row("nn.leaky_relu", _leaky_relu)
