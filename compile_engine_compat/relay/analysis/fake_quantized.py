@@ -14,6 +14,7 @@ from compile_engine_compat.relay._impl.registry import RelayOp
 
 from ..expr import Call, Expr, Tuple, TupleGetItem
 from ..function import Function
+from ..transform.fake_quantization import region_calls
 
 __all__ = ["list_fake_quantized_op_freqs"]
 
@@ -52,14 +53,9 @@ def list_fake_quantized_op_freqs(mod: Any) -> dict[str, int]:
     dict of str to int
     """
     # Imported here: relay.transform's package imports relay.analysis.
-    from compile_engine_compat.relay.transform import (
-        fake_quantization,
-        fake_quantization_to_integer,
-    )
 
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"list_fake_quantized_op_freqs takes a tvm.IRModule, got {mod!r}")
-    fake_quantization_to_integer.install_rules()
     counted: dict[int, str] = {}
     for func in mod.functions.values():
         relay_func = origin.relay_of(func)
@@ -68,6 +64,6 @@ def list_fake_quantized_op_freqs(mod: Any) -> dict[str, int]:
         for node in _nodes(relay_func.body):
             if isinstance(node, Call) and isinstance(node.op, RelayOp):
                 if node.op.name == "qnn.quantize":
-                    calls = fake_quantization.region_calls(node.args[0]) or []
+                    calls = region_calls(node.args[0], built_in=True) or []
                     counted.update((id(c), str(c.op.name)) for c in calls)
     return dict(Counter(counted.values()))

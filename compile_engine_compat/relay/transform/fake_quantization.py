@@ -1,5 +1,5 @@
-"""``relay.transform.FakeQuantizationToInteger``'s machinery, on the Relay graph: the affine
-types, the rule registry (the ``FTVMFakeQuantizationToInteger`` op attribute) and the pass.
+"""What ``relay.transform.FakeQuantizationToInteger`` reads on the Relay graph: the affine
+types, the op attributes holding the rules (``FTVMFakeQuantizationToInteger``) and the regions.
 
 For each ``qnn.quantize`` the pass walks back to the ``qnn.dequantize`` calls feeding it. When
 every op on the way has a rule (constants, tuples and tuple items pass), the region is rebuilt
@@ -16,26 +16,21 @@ from typing import Any
 
 import numpy as np
 
-from compile_engine_compat.deprecations import INTERNAL
 from compile_engine_compat.relay._impl.registry import RelayOp
-from compile_engine_compat.relay._impl.to_relax import infer
 
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem
-from ..expr_functor import ExprMutator
-from ..function import Function
-from ..op.op import get as get_op
-from ..ty import TensorType
-from .graph_rewrites import graph_pass
 
 __all__ = [
+    "BUILT_IN_RULE_OPS",
     "FQ2I_ATTR",
     "OPTIONAL_FQ2I_ATTR",
+    "OPTIONAL_RULE_OPS",
+    "Rule",
     "TensorAffineType",
     "TupleAffineType",
-    "fake_quantization_pass",
+    "is_op",
     "region_calls",
-    "register_fake_quantization_to_integer",
-    "register_optional_fake_quantization_to_integer",
+    "rule_of",
 ]
 
 #: The op attribute holding an op's rule, as in TVM 0.19.
@@ -44,6 +39,23 @@ FQ2I_ATTR = "FTVMFakeQuantizationToInteger"
 OPTIONAL_FQ2I_ATTR = "FTVMOptionalFakeQuantizationToInteger"
 
 Rule = Callable[[Call, dict[Any, Any]], Sequence[Any]]
+
+#: The ops TVM 0.19 gave a rule (``relay.transform.fake_quantization_to_integer`` registers
+#: them on the pass's first use; ``list_fake_quantized_op_freqs`` counts them before that).
+BUILT_IN_RULE_OPS = frozenset(
+    {
+        *("qnn.quantize", "qnn.dequantize", "reshape", "squeeze", "strided_slice", "transpose"),
+        *("expand_dims", "max", "min", "image.resize2d", "topk", "take", "broadcast_to"),
+        *("split", "clip", "concatenate", "mean", "add", "multiply", "subtract"),
+        *("minimum", "maximum", "abs", "erf", "exp", "log", "rsqrt", "sigmoid", "sqrt"),
+        *("tanh", "hardswish", "nn.max_pool2d", "nn.batch_flatten", "nn.depth_to_space"),
+        *("nn.conv2d", "nn.conv2d_transpose", "nn.dense", "nn.batch_matmul", "nn.relu"),
+        *("nn.leaky_relu", "nn.pad", "nn.bias_add", "nn.avg_pool2d"),
+        *("nn.adaptive_avg_pool1d", "nn.global_avg_pool2d"),
+    }
+)
+#: The ops with a rule applied only when named in ``optional_qnn_ops``.
+OPTIONAL_RULE_OPS = frozenset({"nn.softmax"})
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -99,37 +111,8 @@ class TupleAffineType:
     __hash__ = object.__hash__
 
 
-def _register(attr: str, op_name: str, func: Rule | None, level: int) -> Any:
-    if not isinstance(op_name, str):
-        raise TypeError(f"the op name must be a str, got {op_name!r}")
-    op = get_op(op_name)
-
-    def register(rule: Rule) -> Rule:
-        if not callable(rule):
-            raise TypeError(f"a fake-quantization rule must be callable, got {rule!r}")
-        op.set_attr(attr, rule, level)
-        return rule
-
-    return register(func) if func is not None else register
-
-
-def register_fake_quantization_to_integer(
-    op_name: str, func: Rule | None = None, level: int = 10
-) -> Any:
-    """Register ``func(expr, type_map) -> [expr, affine type]`` as ``op_name``'s rule
-    (TVM 0.19's ``relay.op.register_fake_quantization_to_integer``; a decorator without
-    ``func``)."""
-    return _register(FQ2I_ATTR, op_name, func, level)
-
-
-def register_optional_fake_quantization_to_integer(
-    op_name: str, func: Rule | None = None, level: int = 10
-) -> Any:
-    """Register a rule applied only when ``op_name`` is in ``optional_qnn_ops``."""
-    return _register(OPTIONAL_FQ2I_ATTR, op_name, func, level)
-
-
-def _rule_of(node: Any, optional: frozenset[str]) -> Rule | None:
+def rule_of(node: Any, optional: frozenset[str]) -> Rule | None:
+    """The rule of a call's op (the optional one when the op is in ``optional``), or None."""
     if not (isinstance(node, Call) and isinstance(node.op, RelayOp)):
         return None
     rule = node.op.get_attr(FQ2I_ATTR)
@@ -138,137 +121,40 @@ def _rule_of(node: Any, optional: frozenset[str]) -> Rule | None:
     return rule
 
 
-def _is_op(node: Any, name: str) -> bool:
+def _has_rule(node: Any, optional: frozenset[str], built_in: bool) -> bool:
+    if rule_of(node, optional) is not None:
+        return True
+    name = str(node.op.name) if isinstance(node, Call) and isinstance(node.op, RelayOp) else ""
+    return built_in and (name in BUILT_IN_RULE_OPS or name in optional & OPTIONAL_RULE_OPS)
+
+
+def is_op(node: Any, name: str) -> bool:
     return isinstance(node, Call) and isinstance(node.op, RelayOp) and node.op.name == name
 
 
-def region_calls(root: Expr, optional: frozenset[str] = frozenset()) -> list[Call] | None:
+def region_calls(
+    root: Expr, optional: frozenset[str] = frozenset(), built_in: bool = False
+) -> list[Call] | None:
     """The calls from ``root`` back to the dequantize calls (these excluded), or None when one
-    of them has no rule or the region reaches a variable."""
-    stack, seen, calls = [root], set(), []
+    of them has no rule (``built_in``: counting the built-in rules, registered or not) or the
+    region reaches a variable."""
+    stack: list[Any] = [root]
+    seen: set[int] = set()
+    calls: list[Call] = []
     while stack:
         node = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, Constant) or _is_op(node, "qnn.dequantize"):
+        if isinstance(node, Constant) or is_op(node, "qnn.dequantize"):
             continue
         if isinstance(node, Tuple):
             stack.extend(node.fields)
         elif isinstance(node, TupleGetItem):
             stack.append(node.tuple_value)
-        elif _rule_of(node, optional) is not None:
+        elif _has_rule(node, optional, built_in):
             calls.append(node)
             stack.extend(node.args)
         else:
             return None
     return calls
-
-
-def _dtype_of(expr: Expr) -> str:
-    if expr._checked_type is None:
-        infer(expr)
-    ty = expr.checked_type
-    if not isinstance(ty, TensorType):
-        raise TypeError(f"qnn.dequantize takes a tensor, got {ty}")
-    return str(ty.dtype)
-
-
-class _Region:
-    """One region rebuilt bottom-up with the rules (TVM 0.19's SubgraphMutator)."""
-
-    def __init__(self, out_type: TensorAffineType, optional: frozenset[str]) -> None:
-        self.out_type = out_type
-        self.optional = optional
-        self.types: dict[Any, Any] = {}
-        self.memo: dict[int, Expr] = {}
-        self.root: Expr | None = None
-        self.interior = TensorAffineType(
-            out_type.scale, out_type.zero_point, out_type.dtype, out_type.axis
-        )
-        self.interior.direct = False
-
-    def apply(self, rule: Rule, expr: Call) -> Expr:
-        result = rule(expr, self.types)
-        if len(result) != 2:
-            raise TypeError(f"a fake-quantization rule must return [expr, type], got {result!r}")
-        out, ty = result
-        self.types[out] = ty
-        return out  # type: ignore[no-any-return]
-
-    def convert(self, node: Expr) -> Expr:
-        done = self.memo.get(id(node))
-        if done is not None:
-            return done
-        out: Expr
-        if isinstance(node, Tuple):
-            out = Tuple([self.convert(f) for f in node.fields])
-            if all(f in self.types for f in out.fields):
-                self.types[out] = TupleAffineType([self.types[f] for f in out.fields])
-        elif isinstance(node, TupleGetItem):
-            inner = self.convert(node.tuple_value)
-            out = TupleGetItem(inner, node.index)
-            if inner in self.types:
-                self.types[out] = self.types[inner].types[node.index]
-        elif _is_op(node, "qnn.dequantize"):
-            call: Any = node
-            self.types[node] = TensorAffineType(
-                call.args[1], call.args[2], _dtype_of(call.args[0]), call.attrs.axis
-            )
-            out = self.apply(_rule_of(node, self.optional), call)  # type: ignore[arg-type]
-        elif isinstance(node, Call):
-            new = Call(node.op, [self.convert(a) for a in node.args], node.attrs)
-            self.types[new] = self.out_type if node is self.root else self.interior
-            out = self.apply(_rule_of(node, self.optional), new)  # type: ignore[arg-type]
-        else:
-            out = node
-        self.memo[id(node)] = out
-        return out
-
-
-class _Rewriter(ExprMutator):
-    def __init__(self, hard_fail: bool, optional: frozenset[str]) -> None:
-        super().__init__(**INTERNAL)
-        self.hard_fail = hard_fail
-        self.optional = optional
-        self.changed = False
-
-    def fail(self, why: str) -> None:
-        if self.hard_fail:
-            raise ValueError(f"FakeQuantizationToInteger(hard_fail=True): {why}")
-
-    def visit_call(self, call: Call) -> Any:
-        new = super().visit_call(call)
-        if not _is_op(new, "qnn.quantize"):
-            return new
-        if region_calls(new.args[0], self.optional) is None:
-            self.fail(f"the region ending in {call} has an op with no rule, or a variable")
-            return new
-        out_type = TensorAffineType(new.args[1], new.args[2], new.attrs.out_dtype, new.attrs.axis)
-        try:
-            region = _Region(out_type, self.optional)
-            region.root = new.args[0]
-            out = region.convert(new)
-        except Exception as err:  # a user rule may raise anything: keep the region in float
-            if self.hard_fail:
-                raise ValueError(
-                    f"FakeQuantizationToInteger(hard_fail=True): a rule failed on the region "
-                    f"ending in qnn.quantize: {type(err).__name__}: {err}"
-                ) from err
-            return new
-        self.changed = True
-        return out
-
-
-def fake_quantization_pass(hard_fail: bool, optional_qnn_ops: Sequence[str]) -> Any:
-    """The pass object (see the module docstring)."""
-    optional = frozenset(str(o) for o in optional_qnn_ops)
-
-    def rewrite(func: Function) -> Function:
-        mutator = _Rewriter(hard_fail, optional)
-        body = mutator.visit(func.body)
-        if not mutator.changed:
-            return func
-        return Function(func.params, body, None, func.type_params, func.attrs)
-
-    return graph_pass("FakeQuantizationToInteger", 0, rewrite)

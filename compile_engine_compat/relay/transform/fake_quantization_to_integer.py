@@ -14,21 +14,21 @@ import numpy as np
 
 from compile_engine_compat.deprecations import legacy_api
 
-from ..expr import Call, Constant, Expr, const
+from ..expr import Constant, Expr, const
 from ..op.op import builder
 from ..op.op import get as get_op
 from ..qnn import op as qnn
 from .fake_quantization import (
     FQ2I_ATTR,
     OPTIONAL_FQ2I_ATTR,
+    Rule,
     TensorAffineType,
     TupleAffineType,
-    fake_quantization_pass,
-    register_fake_quantization_to_integer,
-    register_optional_fake_quantization_to_integer,
 )
+from .fake_quantization_pass import fake_quantization_pass
 
 __all__ = [
+    "BUILT_IN_RULES",
     "FakeQuantizationToInteger",
     "TensorAffineType",
     "TupleAffineType",
@@ -38,6 +38,36 @@ __all__ = [
 ]
 
 Types = dict[Any, Any]
+
+
+def _register(attr: str, op_name: str, func: Rule | None, level: int) -> Any:
+    if not isinstance(op_name, str):
+        raise TypeError(f"the op name must be a str, got {op_name!r}")
+    op = get_op(op_name)
+
+    def register(rule: Rule) -> Rule:
+        if not callable(rule):
+            raise TypeError(f"a fake-quantization rule must be callable, got {rule!r}")
+        op.set_attr(attr, rule, level)
+        return rule
+
+    return register(func) if func is not None else register
+
+
+def register_fake_quantization_to_integer(
+    op_name: str, func: Rule | None = None, level: int = 10
+) -> Any:
+    """Register ``func(expr, type_map) -> [expr, affine type]`` as ``op_name``'s rule
+    (TVM 0.19's ``relay.op.register_fake_quantization_to_integer``; a decorator without
+    ``func``)."""
+    return _register(FQ2I_ATTR, op_name, func, level)
+
+
+def register_optional_fake_quantization_to_integer(
+    op_name: str, func: Rule | None = None, level: int = 10
+) -> Any:
+    """Register a rule applied only when ``op_name`` is in ``optional_qnn_ops``."""
+    return _register(OPTIONAL_FQ2I_ATTR, op_name, func, level)
 
 
 def _product(a: Expr, b: Expr) -> Expr:
@@ -52,11 +82,11 @@ def _scalar(e: Expr) -> float | None:
     return None
 
 
-def _dequantize(expr: Call, types: Types) -> list[Any]:
+def _dequantize(expr: Any, types: Types) -> list[Any]:
     return [expr.args[0], types[expr]]
 
 
-def _quantize(expr: Call, types: Types) -> list[Any]:
+def _quantize(expr: Any, types: Types) -> list[Any]:
     arg = expr.args[0]
     t = types[arg]
     out_t = TensorAffineType(expr.args[1], expr.args[2], expr.attrs.out_dtype, expr.attrs.axis)
@@ -85,16 +115,16 @@ def _same_params(a: TensorAffineType, b: TensorAffineType) -> bool:
     return TensorAffineType(*_sz(a), a.dtype) == TensorAffineType(*_sz(b), b.dtype)
 
 
-def _same_input(expr: Call, types: Types) -> list[Any]:
+def _same_input(expr: Any, types: Types) -> list[Any]:
     return [expr, types[expr.args[0]]]
 
 
 #: (op name, rule, optional) of every built-in rule, registered on the pass's first use.
-_BUILT_IN: list[tuple[str, Any, bool]] = []
+BUILT_IN_RULES: list[tuple[str, Any, bool]] = []
 
 
 def _rule_row(op_name: str, rule: Any, optional: bool = False) -> None:
-    _BUILT_IN.append((op_name, rule, optional))
+    BUILT_IN_RULES.append((op_name, rule, optional))
 
 
 for _name in (
@@ -107,7 +137,7 @@ _rule_row("qnn.dequantize", _dequantize)
 _rule_row("qnn.quantize", _quantize)
 
 
-def _split(expr: Call, types: Types) -> list[Any]:
+def _split(expr: Any, types: Types) -> list[Any]:
     t = types[expr.args[0]]
     parts = expr.attrs.indices_or_sections
     count = int(parts) if isinstance(parts, int | np.integer) else len(parts) + 1
@@ -118,7 +148,7 @@ _rule_row("split", _split)
 
 
 def _linear(kind: str) -> Any:
-    def rule(expr: Call, types: Types) -> list[Any]:
+    def rule(expr: Any, types: Types) -> list[Any]:
         x, w = expr.args
         x_t, w_t = types[x], types[w]
         scale = _product(x_t.scale, w_t.scale)
@@ -157,9 +187,11 @@ def _requantized(arg: Expr, t: TensorAffineType, to: TensorAffineType) -> Expr:
     )
 
 
-def _binary_types(expr: Call, types: Types) -> tuple[Expr, Expr, Any, Any, Any]:
+def _binary_types(expr: Any, types: Types) -> tuple[Expr, Expr, Any, Any, Any]:
     left, right = expr.args
-    left_t, right_t, out_t = types.get(left), types.get(right), types[expr]
+    left_t: Any = types.get(left)
+    right_t: Any = types.get(right)
+    out_t = types[expr]
     if left_t is None and right_t is None:
         raise TypeError("neither input of the binary op is quantized")
     if left_t is None:
@@ -174,7 +206,7 @@ def _binary_types(expr: Call, types: Types) -> tuple[Expr, Expr, Any, Any, Any]:
 
 
 def _binary_qnn(name: str) -> Any:
-    def rule(expr: Call, types: Types) -> list[Any]:
+    def rule(expr: Any, types: Types) -> list[Any]:
         left, right, left_t, right_t, out_t = _binary_types(expr, types)
         zero_out = (
             isinstance(out_t.zero_point, Constant) and not out_t.zero_point.data.numpy().any()
@@ -201,7 +233,7 @@ for _op, _qnn in (("add", "add"), ("multiply", "mul"), ("subtract", "subtract"))
 
 
 def _binary_same(name: str) -> Any:
-    def rule(expr: Call, types: Types) -> list[Any]:
+    def rule(expr: Any, types: Types) -> list[Any]:
         left, right, left_t, right_t, out_t = _binary_types(expr, types)
         out = builder(name)(_requantized(left, left_t, out_t), _requantized(right, right_t, out_t))
         return [out, out_t]
@@ -214,7 +246,7 @@ for _op in ("minimum", "maximum"):
 
 
 def _unary_qnn(name: str) -> Any:
-    def rule(expr: Call, types: Types) -> list[Any]:
+    def rule(expr: Any, types: Types) -> list[Any]:
         x_t, out_t = types[expr.args[0]], types[expr]
         out = getattr(qnn, name)(expr.args[0], *_sz(x_t), *_sz(out_t))
         return [out, out_t]
@@ -243,14 +275,14 @@ def _rank(expr: Expr) -> int:
     return len(expr.checked_type.shape)  # type: ignore[attr-defined]
 
 
-def _relu(expr: Call, types: Types) -> list[Any]:
+def _relu(expr: Any, types: Types) -> list[Any]:
     arg = expr.args[0]
     t = types[arg]
     zp = np.broadcast_to(t.zero_point.data.numpy(), np.shape(t.scale.data.numpy()))
     return [builder("maximum")(arg, _channel_values(t, zp, _rank(arg))), t]
 
 
-def _clip(expr: Call, types: Types) -> list[Any]:
+def _clip(expr: Any, types: Types) -> list[Any]:
     arg = expr.args[0]
     t = types[arg]
     scale, zp = t.scale.data.numpy(), t.zero_point.data.numpy()
@@ -273,7 +305,7 @@ _rule_row("nn.relu", _relu)
 _rule_row("clip", _clip)
 
 
-def _avg_pool2d(expr: Call, types: Types) -> list[Any]:
+def _avg_pool2d(expr: Any, types: Types) -> list[Any]:
     arg = expr.args[0]
     t = types[arg]
     out_t = types[expr] if types[expr].direct else t
@@ -285,7 +317,7 @@ def _avg_pool2d(expr: Call, types: Types) -> list[Any]:
     return [out, out_t]
 
 
-def _concatenate(expr: Call, types: Types) -> list[Any]:
+def _concatenate(expr: Any, types: Types) -> list[Any]:
     fields = types[expr.args[0]].types
     out_t = types[expr]
     from ..expr import Tuple
@@ -297,20 +329,20 @@ def _concatenate(expr: Call, types: Types) -> list[Any]:
     return [out, out_t]
 
 
-def _mean(expr: Call, types: Types) -> list[Any]:
+def _mean(expr: Any, types: Types) -> list[Any]:
     t = types[expr.args[0]]
     attrs = {k: expr.attrs[k] for k in expr.attrs.keys()}
     out = builder("mean")(builder("cast")(expr.args[0], "int32"), **attrs)
     return [builder("cast")(out, t.dtype), t]
 
 
-def _leaky_relu(expr: Call, types: Types) -> list[Any]:
+def _leaky_relu(expr: Any, types: Types) -> list[Any]:
     x_t, out_t = types[expr.args[0]], types[expr]
     out = qnn.leaky_relu(expr.args[0], expr.attrs.alpha, *_sz(x_t), *_sz(out_t))
     return [out, out_t]
 
 
-def _softmax(expr: Call, types: Types) -> list[Any]:
+def _softmax(expr: Any, types: Types) -> list[Any]:
     x_t, out_t = types[expr.args[0]], types[expr]
     out = qnn.softmax(expr.args[0], *_sz(x_t), *_sz(out_t), axis=expr.attrs.axis)
     return [out, out_t]
@@ -320,7 +352,7 @@ def _int32_pool(op_name: str) -> Any:
     """``adaptive_avg_pool1d``/``global_avg_pool2d``: the input requantized to the output's
     parameters in int32 (or cast when they agree), pooled in int32."""
 
-    def rule(expr: Call, types: Types) -> list[Any]:
+    def rule(expr: Any, types: Types) -> list[Any]:
         t, out_t = types[expr.args[0]], types[expr]
         to = TensorAffineType(out_t.scale, out_t.zero_point, "int32", t.axis)
         arg = expr.args[0]
@@ -350,17 +382,17 @@ def _to_type_of(value: Expr, t: TensorAffineType, types: Types, axis: int) -> Ex
     return qnn.quantize(value, t.scale, t.zero_point, axis=axis, out_dtype=t.dtype)
 
 
-def _bias_add(expr: Call, types: Types) -> list[Any]:
+def _bias_add(expr: Any, types: Types) -> list[Any]:
     x, b = expr.args
     t = types[x]
     b = _to_type_of(b, t, types, 0)
     return [builder("nn.bias_add")(x, b, axis=expr.attrs.axis), t]
 
 
-def _pad(expr: Call, types: Types) -> list[Any]:
+def _pad(expr: Any, types: Types) -> list[Any]:
     x = expr.args[0]
     t = types[x]
-    value = expr.args[1] if len(expr.args) > 1 else const(float(expr.attrs.pad_value))
+    value: Any = expr.args[1] if len(expr.args) > 1 else const(float(expr.attrs.pad_value))
     real, scale, zp = _scalar(value), _scalar(t.scale), _scalar(t.zero_point)
     if value not in types and None not in (real, scale, zp):
         # a float pad value: qnn.quantize's rounding (half away from zero) and saturation
@@ -391,7 +423,7 @@ def install_rules() -> None:
     """Register the built-in rules (once; a rule a user registered first is kept)."""
     if _installed:
         return
-    for op_name, rule, optional in _BUILT_IN:
+    for op_name, rule, optional in BUILT_IN_RULES:
         try:
             op = get_op(op_name)
         except ValueError:
