@@ -10,11 +10,11 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl import origin
+from compile_engine_compat.relay._impl.fake_quantization import region_calls
 from compile_engine_compat.relay._impl.registry import RelayOp
 
 from ..expr import Call, Expr, Tuple, TupleGetItem
 from ..function import Function
-from ..transform.fake_quantization import region_calls
 
 __all__ = ["list_fake_quantized_op_freqs"]
 

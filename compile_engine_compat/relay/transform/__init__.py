@@ -21,7 +21,6 @@ from tvm import te  # re-exported, as TVM 0.19's relay.transform did
 from compile_engine_compat.relay._impl.gradient import gradient  # relax.transform.Gradient
 
 from . import (
-    fake_quantization,
     fake_quantization_to_integer,
     graph_rewrites,
     identities,
@@ -35,7 +34,6 @@ from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
 __all__ = [
     *transform.__all__,
-    "fake_quantization",
     "fake_quantization_to_integer",
     "gradient",
     "recast",

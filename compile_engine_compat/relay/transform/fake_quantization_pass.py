@@ -1,5 +1,5 @@
 """``relay.transform.FakeQuantizationToInteger``'s pass on the Relay graph: each region
-(:func:`.fake_quantization.region_calls`) rebuilt bottom-up with its rules."""
+(``relay._impl.fake_quantization.region_calls``) rebuilt bottom-up with its rules."""
 
 from __future__ import annotations
 
@@ -7,13 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compile_engine_compat.deprecations import INTERNAL
-from compile_engine_compat.relay._impl.to_relax import infer
-
-from ..expr import Call, Expr, Tuple, TupleGetItem
-from ..expr_functor import ExprMutator
-from ..function import Function
-from ..ty import TensorType
-from .fake_quantization import (
+from compile_engine_compat.relay._impl.fake_quantization import (
     Rule,
     TensorAffineType,
     TupleAffineType,
@@ -21,6 +15,12 @@ from .fake_quantization import (
     region_calls,
     rule_of,
 )
+from compile_engine_compat.relay._impl.to_relax import infer
+
+from ..expr import Call, Expr, Tuple, TupleGetItem
+from ..expr_functor import ExprMutator
+from ..function import Function
+from ..ty import TensorType
 from .graph_rewrites import graph_pass
 
 __all__ = ["fake_quantization_pass"]

@@ -13,18 +13,18 @@ from typing import Any
 import numpy as np
 
 from compile_engine_compat.deprecations import legacy_api
-
-from ..expr import Constant, Expr, const
-from ..op.op import builder
-from ..op.op import get as get_op
-from ..qnn import op as qnn
-from .fake_quantization import (
+from compile_engine_compat.relay._impl.fake_quantization import (
     FQ2I_ATTR,
     OPTIONAL_FQ2I_ATTR,
     Rule,
     TensorAffineType,
     TupleAffineType,
 )
+
+from ..expr import Constant, Expr, const
+from ..op.op import builder
+from ..op.op import get as get_op
+from ..qnn import op as qnn
 from .fake_quantization_pass import fake_quantization_pass
 
 __all__ = [

@@ -80,7 +80,7 @@ def test_bad_options_are_refused_at_the_call() -> None:
 
 
 def test_the_built_in_rules_are_the_ops_named_as_built_in() -> None:
-    from compile_engine_compat.relay.transform import fake_quantization as fq
+    from compile_engine_compat.relay._impl import fake_quantization as fq
 
     rows = {(name, optional) for name, _, optional in fq2i.BUILT_IN_RULES}
     assert {n for n, o in rows if not o} == fq.BUILT_IN_RULE_OPS

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from compile_engine_compat.relay._impl.registry import RelayOp
-
-from ..expr import Call, Constant, Expr, Tuple, TupleGetItem
+from compile_engine_compat.relay.expr import Call, Constant, Expr, Tuple, TupleGetItem
 
 __all__ = [
     "BUILT_IN_RULE_OPS",
