@@ -372,7 +372,7 @@ def _to_type_of(value: Expr, t: TensorAffineType, types: Types, axis: int) -> Ex
     quantized otherwise, quantized when it is a float constant."""
     if value in types:
         vt = types[value]
-        if vt == t:
+        if _same_params(vt, t):
             return value
         return qnn.requantize(
             value, vt.scale, vt.zero_point, t.scale, t.zero_point, axis=axis, out_dtype=t.dtype
