@@ -85,3 +85,17 @@ def test_the_built_in_rules_are_the_ops_named_as_built_in() -> None:
     rows = {(name, optional) for name, _, optional in fq2i.BUILT_IN_RULES}
     assert {n for n, o in rows if not o} == fq.BUILT_IN_RULE_OPS
     assert {n for n, o in rows if o} == fq.OPTIONAL_RULE_OPS
+
+
+@pytest.mark.parametrize("op", ["topk", "depth_to_space"])
+def test_kernels_of_the_rewritten_graph_are_its_own(op: str) -> None:
+    # topk: an extern kernel beside packed weights (SplitLayoutRewritePreproc's check);
+    # depth_to_space: a TE kernel whose int8 form must replace the float one.
+    x = relay.var("x", shape=[1, 4, 2, 2], dtype="int8")
+    real = qnn.op.dequantize(x, relay.const(2.0), relay.const(0))
+    body = relay.topk(real, 2, 1, "values") if op == "topk" else relay.nn.depth_to_space(real, 2)
+    mod = tvm.IRModule.from_expr(qnn.op.quantize(body, relay.const(2.0), relay.const(0)))
+    out = relay.transform.FakeQuantizationToInteger()(mod)
+    assert "qnn.dequantize" not in _ops(out)
+    data = np.arange(-8, 8, dtype="int8").reshape(1, 4, 2, 2)
+    assert np.array_equal(_run(mod, data), _run(out, data))
