@@ -997,7 +997,9 @@ _PROGRAM_RELAY_ROWS = (
             "nothing before relay.build legalizes; relay.build fuses), SimplifyInference "
             "(DecomposeOpsForInference) and RemoveUnusedFunctions (DeadCodeElimination) are "
             "real transforms; EliminateCommonSubexpr is a real rewrite of the Relay graph "
-            "(fskip honoured, as in Relay); InferType (Relax "
+            "(fskip honoured, as in Relay); FakeQuantizationToInteger rewrites each "
+            "qnn.dequantize -> ops -> qnn.quantize region into qnn ops with TVM 0.19's rules "
+            "(hard_fail and optional_qnn_ops honoured; use_qat=True is refused); InferType (Relax "
             "is typed when built), CanonicalizeOps (bias_add is emitted as reshape + add), "
             "FoldScaleAxis (no Relax counterpart; results unchanged) and DynamicToStatic "
             "(static shapes only) are identities. function_pass hands a user pass the Relay "
@@ -1132,8 +1134,9 @@ _PROGRAM_RELAY_ROWS = (
             "CallGraph reads the module's Relax functions; extract_fused_functions returns the "
             "Relax functions Relax's FuseOps makes after legalization. Refused at the call: "
             "unmatched_cases (no ADTs), AnnotatedRegionSet and analyze_operations_distribution "
-            "(BYOC partitioning: relax.transform.FuseOpsByPattern), get_calibration_data, "
-            "list_fake_quantized_op_freqs (QNN) and the sparse process_params."
+            "(BYOC partitioning: relax.transform.FuseOpsByPattern), get_calibration_data "
+            "and the sparse process_params. list_fake_quantized_op_freqs counts the ops of the "
+            "regions FakeQuantizationToInteger would rewrite."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1183,7 +1186,7 @@ _PROGRAM_RELAY_ROWS = (
             "call, naming the replacement: the BYOC passes other than the four served "
             "(OutlineCompilerFunctionsWithExistingGlobalSymbols, CollagePartition, ...: "
             "relax.transform.FuseOpsByPattern), ToCPS, "
-            "Defunctionalization, the sparse conversions, FakeQuantizationToInteger, "
+            "Defunctionalization, the sparse conversions, "
             "FirstOrderGradient (relay.transform.gradient) and FlexibleShapeDispatch. "
             "FoldConstantExpr folds an expression's constant parts on the VM; recast casts "
             "around the ops named, on the Relay graph."

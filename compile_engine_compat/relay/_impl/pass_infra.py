@@ -81,8 +81,12 @@ def through_relay(transform: Callable[..., Any], func: Any, mod: Any, ctx: Any) 
         return func
     new = to_relax()
     if func.attrs is not None:
+        # The new function's own attributes win: its kernels (the PrimFuncs its call_tir calls
+        # name) are its own, the old ones may have other dtypes.
+        kept = set(new.attrs.keys()) if new.attrs is not None else set()
         for key, value in func.attrs.items():
-            new = new.with_attr(key, value)
+            if key not in kept:
+                new = new.with_attr(key, value)
     origin.record(new, out)
     return new
 

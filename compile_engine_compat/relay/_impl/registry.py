@@ -166,7 +166,17 @@ class OpRow:
 
 
 #: Op attributes that only described Relay's own passes; setting them changes nothing here.
-_INERT_ATTRS = frozenset({"TOpPattern", "TOpIsStateful", "TNonComputational", "TOpPatternGroup"})
+_INERT_ATTRS = frozenset(
+    {
+        "TOpPattern",
+        "TOpIsStateful",
+        "TNonComputational",
+        "TOpPatternGroup",
+        # read by relay.transform.FakeQuantizationToInteger
+        "FTVMFakeQuantizationToInteger",
+        "FTVMOptionalFakeQuantizationToInteger",
+    }
+)
 
 
 #: A QNN op's target legalization and canonicalization functions: kept (``get_attr`` answers

@@ -16,10 +16,11 @@ from .counts import (
     list_op_freqs,
     search_fc_transpose,
 )
+from .fake_quantized import list_fake_quantized_op_freqs
 from .feature import detect_feature
 from .fused import extract_fused_functions
 from .graph import post_order_visit
-from .refused import get_calibration_data, list_fake_quantized_op_freqs
+from .refused import get_calibration_data
 from .vars import (
     all_dtypes,
     all_type_vars,

@@ -8,7 +8,6 @@ from compile_engine_compat.surfaces.import_alias import refused_name
 __all__ = [
     "analyze_operations_distribution",
     "get_calibration_data",
-    "list_fake_quantized_op_freqs",
     "sparse_process_params",
 ]
 
@@ -23,11 +22,6 @@ get_calibration_data = refused_name(
     "tvm.relay.analysis.get_calibration_data",
     "it ran functions partitioned for an external compiler: partition with "
     "tvm.relax.transform.FuseOpsByPattern and run the module with relax.VirtualMachine",
-)
-list_fake_quantized_op_freqs = refused_name(
-    "tvm.relay.analysis.list_fake_quantized_op_freqs",
-    "fake-quantized regions are QNN graphs, which the front end does not build: quantize in the "
-    "source framework and import with tvm.relax.frontend",
 )
 _SPARSE = (
     "sparse weight conversion (relay.data_dep_optimization) has no Relax pass: keep the weights "

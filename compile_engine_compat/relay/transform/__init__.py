@@ -20,12 +20,21 @@ from tvm import te  # re-exported, as TVM 0.19's relay.transform did
 
 from compile_engine_compat.relay._impl.gradient import gradient  # relax.transform.Gradient
 
-from . import graph_rewrites, identities, infra_classes, refused, relax_backed, transform
+from . import (
+    fake_quantization_to_integer,
+    graph_rewrites,
+    identities,
+    infra_classes,
+    refused,
+    relax_backed,
+    transform,
+)
 from .recast import recast
 from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 
 __all__ = [
     *transform.__all__,
+    "fake_quantization_to_integer",
     "gradient",
     "recast",
     "graph_rewrites",

@@ -31,9 +31,6 @@ REFUSED_PASSES: dict[str, str] = {
     "DenseToSparse": _SPARSE,
     "Conv2dToSparse": _SPARSE,
     "Conv2dToSparse2": _SPARSE,
-    "FakeQuantizationToInteger": "the dequantize -> op -> quantize rewrite is not ported: "
-    "such a graph runs as it is (in float); write the integer graph with relay.qnn.op "
-    "(qnn.conv2d/qnn.dense + qnn.requantize), which lowers to TVM 0.19's integers",
     "FirstOrderGradient": "the module's functions are differentiated by "
     "relay.transform.gradient(func) (relax.transform.Gradient); there is no module-wide pass",
     "FlexibleShapeDispatch": "dynamic-shape dispatch is Relax's own: give the function "

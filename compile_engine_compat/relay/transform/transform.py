@@ -34,6 +34,7 @@ from compile_engine_compat.relay._impl.passes import (
 
 from . import refused
 from .annotate_target import AnnotateTarget
+from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
@@ -100,6 +101,7 @@ __all__ = [
     "DynamicToStatic",
     "EliminateCommonSubexpr",
     "EtaExpand",
+    "FakeQuantizationToInteger",
     "FastMath",
     "FlattenAtrousConv",
     "FoldConstant",
