@@ -67,3 +67,19 @@ def test_other_call_tir_calls_are_left_as_they_are():
     mod = _module([("x", (3, 4)), ("y", (4,))], body)
     raised = RaiseElementwiseCalls()(mod)
     assert _ops(raised["main"]).count("relax.call_tir") == 3
+
+
+def test_relax_clip_becomes_minimum_then_maximum_bit_for_bit():
+    mod = _module([("x", (2, 3, 4))], lambda bb, x: relax.op.clip(x, -128, 127))
+    raised = RaiseElementwiseCalls()(mod)
+    assert _ops(raised["main"]) == ["relax.minimum", "relax.maximum"]
+    x = np.array([-300.0, -128.5, -0.5, 0.0, 126.5, 127.0, 127.5, 1e9] * 3, F32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(_run(raised, x), _run(mod, x))
+
+
+def test_an_integer_clip_is_left_as_it_is():
+    x = relax.Var("x", relax.TensorType([4], "int32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        bb.emit_func_output(bb.emit(relax.op.clip(x, 0, 6)))
+    assert _ops(RaiseElementwiseCalls()(bb.get())["main"]) == ["relax.clip"]
