@@ -10,7 +10,8 @@ indices or a 0-d tensor, combined by ``+ - * / max min`` of those reads and cons
 same expression in Relax ops, which every layout pass and ``FuseOps`` handle. Anything else is
 left as it is. ``relax.clip`` has no layout rule either (two transposes around every requantize
 of an int8 model, which also keep its epilogue out of the convolution's kernel): it becomes
-``maximum(minimum(x, high), low)``, TOPI's own ``clip`` expression.
+``maximum(minimum(x, high), low)``, TOPI's own ``clip`` expression (an integer clip: where
+its bounds are integers its dtype holds).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import tvm
 import tvm_ffi
 from tvm import relax, s_tir, tirx
@@ -91,12 +93,19 @@ def _number(arg: Any) -> int | float | None:
 
 
 def clip_as_min_max(call: Any) -> Any | None:
-    """``relax.clip(x, low, high)`` of a floating-point ``x`` as ``maximum(minimum(x, high),
-    low)``, or None where its bounds are not numbers or ``x`` is not floating point."""
+    """``relax.clip(x, low, high)`` as ``maximum(minimum(x, high), low)``, or None where its
+    bounds are not numbers, or (an integer ``x``) not integers its dtype holds."""
     dtype = str(getattr(call.args[0].ty, "dtype", ""))
-    bounds = [_number(arg) for arg in call.args[1:3]]
-    if not dtype.startswith(("float", "bfloat")) or len(call.args) != 3 or None in bounds:
+    found = [_number(arg) for arg in call.args[1:3]]
+    bounds = [b for b in found if b is not None]
+    if not dtype or len(call.args) != 3 or len(bounds) != 2:
         return None
+    if not dtype.startswith(("float", "bfloat")):
+        info = np.iinfo(np.dtype(dtype)) if dtype.startswith(("int", "uint")) else None
+        if info is None or not all(float(b).is_integer() and info.min <= b <= info.max
+                                   for b in bounds):  # fmt: skip
+            return None
+        bounds = [int(b) for b in bounds]
     low, high = (relax.const(b, dtype) for b in bounds)
     return relax.op.maximum(relax.op.minimum(call.args[0], high), low)
 

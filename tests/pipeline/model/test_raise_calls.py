@@ -77,9 +77,17 @@ def test_relax_clip_becomes_minimum_then_maximum_bit_for_bit():
     np.testing.assert_array_equal(_run(raised, x), _run(mod, x))
 
 
-def test_an_integer_clip_is_left_as_it_is():
-    x = relax.Var("x", relax.TensorType([4], "int32"))
+def _int8_clip(low: int, high: int) -> tvm.IRModule:
+    x = relax.Var("x", relax.TensorType([4], "int8"))
     bb = relax.BlockBuilder()
     with bb.function("main", [x]):
-        bb.emit_func_output(bb.emit(relax.op.clip(x, 0, 6)))
-    assert _ops(RaiseElementwiseCalls()(bb.get())["main"]) == ["relax.clip"]
+        bb.emit_func_output(bb.emit(relax.op.clip(x, low, high)))
+    return bb.get()
+
+
+def test_an_integer_clip_is_raised_only_within_its_dtype():
+    raised = RaiseElementwiseCalls()(_int8_clip(-3, 6))
+    assert _ops(raised["main"]) == ["relax.minimum", "relax.maximum"]
+    data = np.array([-128, -4, 5, 127], "int8")
+    np.testing.assert_array_equal(_run(raised, data), np.clip(data, -3, 6))
+    assert _ops(RaiseElementwiseCalls()(_int8_clip(-1000, 6))["main"]) == ["relax.clip"]
