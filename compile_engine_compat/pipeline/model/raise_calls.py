@@ -8,7 +8,10 @@ transposes around each ReLU6 of a MobileNetV2. :func:`RaiseElementwiseCalls` rep
 ``call_tir`` whose PrimFunc is one elementwise block -- every tensor read at the output's own
 indices or a 0-d tensor, combined by ``+ - * / max min`` of those reads and constants -- with the
 same expression in Relax ops, which every layout pass and ``FuseOps`` handle. Anything else is
-left as it is.
+left as it is. ``relax.clip`` has no layout rule either (two transposes around every requantize
+of an int8 model, which also keep its epilogue out of the convolution's kernel): it becomes
+``maximum(minimum(x, high), low)``, TOPI's own ``clip`` expression (an integer clip: where
+its bounds are integers its dtype holds).
 """
 
 from __future__ import annotations
@@ -16,13 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import tvm
 import tvm_ffi
 from tvm import relax, s_tir, tirx
 
-__all__ = ["RaiseElementwiseCalls", "raised_expression"]
+__all__ = ["RaiseElementwiseCalls", "clip_as_min_max", "raised_expression"]
 
 _CALL_TIR = "relax.call_tir"
+_CLIP = "relax.clip"
 _LOAD = tvm.ir.expr.TensorLoad
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     tirx.Add: relax.op.add,
@@ -80,6 +85,31 @@ def raised_expression(func: tirx.PrimFunc, args: list[Any]) -> Any | None:
     return raise_(store.value)
 
 
+def _number(arg: Any) -> int | float | None:
+    """The number an ``IntImm``/``FloatImm`` (or a ``PrimValue`` of one) holds, else None."""
+    value = getattr(arg, "value", None)
+    value = getattr(value, "value", value)
+    return value if isinstance(value, int | float) else None
+
+
+def clip_as_min_max(call: Any) -> Any | None:
+    """``relax.clip(x, low, high)`` as ``maximum(minimum(x, high), low)``, or None where its
+    bounds are not numbers, or (an integer ``x``) not integers its dtype holds."""
+    dtype = str(getattr(call.args[0].ty, "dtype", ""))
+    found = [_number(arg) for arg in call.args[1:3]]
+    bounds = [b for b in found if b is not None]
+    if not dtype or len(call.args) != 3 or len(bounds) != 2:
+        return None
+    if not dtype.startswith(("float", "bfloat")):
+        info = np.iinfo(np.dtype(dtype)) if dtype.startswith(("int", "uint")) else None
+        if info is None or not all(float(b).is_integer() and info.min <= b <= info.max
+                                   for b in bounds):  # fmt: skip
+            return None
+        bounds = [int(b) for b in bounds]
+    low, high = (relax.const(b, dtype) for b in bounds)
+    return relax.op.maximum(relax.op.minimum(call.args[0], high), low)
+
+
 @relax.expr_functor.mutator
 class _Raiser(relax.PyExprMutator):
     def __init__(self, mod: tvm.IRModule) -> None:
@@ -88,6 +118,8 @@ class _Raiser(relax.PyExprMutator):
 
     def visit_call_(self, call: Any) -> Any:
         call = super().visit_call_(call)
+        if getattr(call.op, "name", None) == _CLIP:
+            return self._same_type(clip_as_min_max(call), call)
         if getattr(call.op, "name", None) != _CALL_TIR or len(call.args) != 2:
             return call
         gvar = call.args[0]
@@ -96,7 +128,10 @@ class _Raiser(relax.PyExprMutator):
         callee = self.mod_[gvar]
         if not isinstance(callee, tirx.PrimFunc):
             return call
-        raised = raised_expression(callee, list(call.args[1].fields))
+        return self._same_type(raised_expression(callee, list(call.args[1].fields)), call)
+
+    def _same_type(self, raised: Any | None, call: Any) -> Any:
+        """``raised`` normalized where it has the call's result type, else the call itself."""
         if raised is None:
             return call
         normalized = self.builder_.normalize(raised)

@@ -67,3 +67,27 @@ def test_other_call_tir_calls_are_left_as_they_are():
     mod = _module([("x", (3, 4)), ("y", (4,))], body)
     raised = RaiseElementwiseCalls()(mod)
     assert _ops(raised["main"]).count("relax.call_tir") == 3
+
+
+def test_relax_clip_becomes_minimum_then_maximum_bit_for_bit():
+    mod = _module([("x", (2, 3, 4))], lambda bb, x: relax.op.clip(x, -128, 127))
+    raised = RaiseElementwiseCalls()(mod)
+    assert _ops(raised["main"]) == ["relax.minimum", "relax.maximum"]
+    x = np.array([-300.0, -128.5, -0.5, 0.0, 126.5, 127.0, 127.5, 1e9] * 3, F32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(_run(raised, x), _run(mod, x))
+
+
+def _int8_clip(low: int, high: int) -> tvm.IRModule:
+    x = relax.Var("x", relax.TensorType([4], "int8"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        bb.emit_func_output(bb.emit(relax.op.clip(x, low, high)))
+    return bb.get()
+
+
+def test_an_integer_clip_is_raised_only_within_its_dtype():
+    raised = RaiseElementwiseCalls()(_int8_clip(-3, 6))
+    assert _ops(raised["main"]) == ["relax.minimum", "relax.maximum"]
+    data = np.array([-128, -4, 5, 127], "int8")
+    np.testing.assert_array_equal(_run(raised, data), np.clip(data, -3, 6))
+    assert _ops(RaiseElementwiseCalls()(_int8_clip(-1000, 6))["main"]) == ["relax.clip"]

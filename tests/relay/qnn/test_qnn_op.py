@@ -69,6 +69,31 @@ def test_a_scale_that_is_not_a_constant_is_refused_naming_it():
         relay.testing.run_infer_type(relay.Function([x, scale], call))
 
 
+def test_qnn_conv2d_and_dense_lower_to_the_8_bit_ops_less_zero_point_terms():
+    x = relay.var("x", shape=(1, 3, 6, 6), dtype="uint8")
+    w = relay.const(np.ones((4, 3, 3, 3), "int8"))
+    conv = relay.qnn.op.conv2d(
+        x, w, _c(5, "int32"), _c(2, "int32"), _c(0.1, "float32"), _c(0.1, "float32"),
+        kernel_size=(3, 3), channels=4, padding=(1, 1),
+    )  # fmt: skip
+    flat = relay.reshape(conv, (1, -1))
+    dense = relay.qnn.op.dense(
+        relay.cast(flat, "int8"), relay.const(np.ones((2, 144), "int8")), _c(1, "int32"),
+        _c(0, "int32"), _c(0.1, "float32"), _c(0.1, "float32"), units=2,
+    )  # fmt: skip
+    mod = tvm.IRModule.from_expr(relay.Function([x], dense))
+    func = relay.transform.InferType()(relay.qnn.transform.CanonicalizeOps()(mod))["main"]
+    seen: list[tuple[str, str]] = []
+
+    def visit(e: Any) -> None:
+        if isinstance(e, relay.Call) and e.op.name in ("nn.conv2d", "nn.dense"):
+            seen.append((e.op.name, str(getattr(e.args[0].checked_type, "dtype", ""))))
+
+    relay.analysis.post_order_visit(func, visit)
+    assert ("nn.conv2d", "uint8") in seen and ("nn.dense", "int8") in seen
+    assert ("nn.conv2d", "int32") in seen  # the kernel zero point's window sums
+
+
 @pytest.mark.parametrize("multiplier", [0.0, 1e-9, 0.25, 0.3333333, 0.5, 1.0, 1.9999999, 7.5, 1e6])
 def test_the_fixed_point_multiplier_is_relays(multiplier):
     assert fixed_point_multiplier_shift(multiplier) == ref.fixed_point_multiplier(multiplier)

@@ -144,3 +144,46 @@ def test_dense_is_the_reference(data_zp, kernel_zp, seed):
     np.testing.assert_array_equal(
         _run(out, {"x": data}), ref.dense(data, weight, data_zp, kernel_zp)
     )
+
+
+@settings(max_examples=examples(0.1), deadline=None)
+@given(
+    data_zp=zero_points,
+    kernel_zps=st.lists(zero_points, min_size=3, max_size=3),
+    pad=st.integers(0, 1),
+    seed=st.integers(0, 2**16),
+)
+def test_depthwise_conv2d_with_per_channel_kernel_zero_points_is_the_reference(
+    data_zp, kernel_zps, pad, seed
+):
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 256, (1, 3, 5, 5)).astype("uint8")
+    weight = rng.integers(-128, 128, (3, 1, 3, 3)).astype("int8")
+    x = relay.var("x", shape=data.shape, dtype="uint8")
+    out = relay.qnn.op.conv2d(
+        x, relay.const(weight), _c(data_zp, "int32"), relay.const(np.array(kernel_zps, "int32")),
+        _c(0.1, "float32"), relay.const(np.full(3, 0.1, "float32")), kernel_size=(3, 3),
+        channels=3, groups=3, padding=(pad, pad),
+    )  # fmt: skip
+    expected = np.concatenate(
+        [
+            ref.conv2d_nchw(data[:, c : c + 1], weight[c : c + 1], data_zp, zp, (1, 1), (pad, pad))
+            for c, zp in enumerate(kernel_zps)
+        ],
+        axis=1,
+    )
+    np.testing.assert_array_equal(_run(out, {"x": data}), expected)
+
+
+@settings(max_examples=examples(0.1), deadline=None)
+@given(x_zp=zero_points, y_zp=zero_points, seed=st.integers(0, 2**16))
+def test_batch_matmul_is_the_reference(x_zp, y_zp, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-128, 128, (2, 3, 8)).astype("int8")
+    b = rng.integers(-128, 128, (2, 5, 8)).astype("int8")
+    x, y = relay.var("x", shape=a.shape, dtype="int8"), relay.var("y", shape=b.shape, dtype="int8")
+    out = relay.qnn.op.batch_matmul(
+        x, y, _c(x_zp, "int32"), _c(y_zp, "int32"), _c(0.1, "float32"), _c(0.1, "float32")
+    )
+    expected = np.einsum("bmk,bnk->bmn", a.astype("int64") - x_zp, b.astype("int64") - y_zp)
+    np.testing.assert_array_equal(_run(out, {"x": a, "y": b}), expected.astype("int32"))
