@@ -237,6 +237,7 @@ NOT_ROWS = {
         "CachedFunc": "a record the engine returns; constructing one was never an API",
         "OpImplementation": "the modern strategy record (replaces relay.op.OpImplementation)",
         "logger": "a logging.Logger, as legacy had",
+        "autotvm_logger": "a logging.Logger, as legacy had",
     },
 }
 
