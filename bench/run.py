@@ -522,7 +522,7 @@ def _bench_dynamic_batch(models: Any, torch: Any) -> None:
     data = models.onnx_bytes(net, model.example(), dynamic_batch=True)
     dynamic_mod, dynamic_params = relay.frontend.from_onnx(
         onnx.load_from_string(data),
-        {"input": (relay.Any(), *model.input_shape[1:])},
+        {"input": (relay.Any(), *model.input_shape[1:])},  # type: ignore[attr-defined,unused-ignore]
     )
     executable = relay.vm.compile(dynamic_mod, target="llvm", params=dynamic_params)
     vm = tvm.runtime.vm.VirtualMachine(executable, tvm.cpu())
