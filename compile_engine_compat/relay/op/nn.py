@@ -258,6 +258,26 @@ def _winograd_weight(kernel: Any, tile_size: int) -> Any:
 
 
 #: Pools keep the input's layout: another ``out_layout`` is refused.
+#: The attributes and their normalization of TVM 0.19's NCHWc convolutions (``Conv2DAttrs``).
+_NCHWC_CONV_ATTRS = (
+    ("strides", (1, 1)),
+    ("padding", (0, 0)),
+    ("dilation", (1, 1)),
+    ("groups", 1),
+    ("channels", None),
+    ("kernel_size", None),
+    ("data_layout", "NCHW8c"),
+    ("kernel_layout", "OIHW"),
+    ("out_layout", ""),
+    ("out_dtype", ""),
+)
+_NCHWC_CONV_NORMALIZE = {
+    "strides": normalize.ntuple(2),
+    "padding": normalize.padding(2),
+    "dilation": normalize.ntuple(2),
+    "out_dtype": normalize.dtype,
+}
+
 _SAME_OUT_LAYOUT = Refusal("out_layout", lambda v: v in ("", None), "transpose the result")
 
 
@@ -812,27 +832,11 @@ ROWS: tuple[OpRow, ...] = (
     OpRow(
         "nn.contrib_conv2d_nchwc",
         ("data", "kernel"),
-        (
-            ("strides", (1, 1)),
-            ("padding", (0, 0)),
-            ("dilation", (1, 1)),
-            ("groups", 1),
-            ("channels", None),
-            ("kernel_size", None),
-            ("data_layout", "NCHW8c"),
-            ("kernel_layout", "OIHW"),
-            ("out_layout", ""),
-            ("out_dtype", ""),
-        ),
+        _NCHWC_CONV_ATTRS,
         "topi.nn.conv2d_NCHWc",
         convert_te.topi_call("conv2d_nchwc", _conv2d_nchwc),
         "relay.attrs.Conv2DAttrs",
-        normalize={
-            "strides": normalize.ntuple(2),
-            "padding": normalize.padding(2),
-            "dilation": normalize.ntuple(2),
-            "out_dtype": normalize.dtype,
-        },
+        normalize=dict(_NCHWC_CONV_NORMALIZE),
         refusals=(
             Refusal("groups", lambda v: int(v) == 1, "TOPI's NCHWc convolution has groups=1"),
         ),
@@ -840,27 +844,11 @@ ROWS: tuple[OpRow, ...] = (
     OpRow(
         "nn.contrib_depthwise_conv2d_nchwc",
         ("data", "kernel"),
-        (
-            ("strides", (1, 1)),
-            ("padding", (0, 0)),
-            ("dilation", (1, 1)),
-            ("groups", 1),
-            ("channels", None),
-            ("kernel_size", None),
-            ("data_layout", "NCHW8c"),
-            ("kernel_layout", "OIHW"),
-            ("out_layout", ""),
-            ("out_dtype", ""),
-        ),
+        _NCHWC_CONV_ATTRS,
         "te.compute",
         convert_te.topi_call("depthwise_conv2d_nchwc", _depthwise_nchwc),
         "relay.attrs.Conv2DAttrs",
-        normalize={
-            "strides": normalize.ntuple(2),
-            "padding": normalize.padding(2),
-            "dilation": normalize.ntuple(2),
-            "out_dtype": normalize.dtype,
-        },
+        normalize=dict(_NCHWC_CONV_NORMALIZE),
         refusals=(
             Refusal(
                 "out_layout",
