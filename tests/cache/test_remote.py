@@ -523,9 +523,8 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize(
-    "store", ["file", pytest.param("redis", marks=pytest.mark.fleet)]
-)  # each process imports TVM: the Redis run is behind the fleet marker (-m fleet)
+@pytest.mark.fleet  # four processes each import TVM (~35 s): CI runs it with -m fleet
+@pytest.mark.parametrize("store", ["file", "redis"])
 def test_four_processes_writing_the_same_keys_at_once(
     engine, tmp_path, monkeypatch, traces, store, request
 ):
