@@ -15,6 +15,8 @@ collect_ignore = ["upstream"]
 
 #: Markers whose tests run only when ``-m`` names them (heavy runs kept out of the default suite).
 OPT_IN_MARKERS = {
+    # Processes, threads and tools running for tens of seconds each (CI runs them as a step).
+    "long": "a scenario running for tens of seconds (processes, threads, tools): run with -m long",
     "fleet": "a multi-process fleet scenario (each process imports TVM): run with -m fleet",
     "models": "a full-size model against PyTorch and onnxruntime: run with -m models",
     # relay.testing workloads at the tutorials' sizes (tests/relay/testing).

@@ -289,6 +289,7 @@ _WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.long
 def test_two_processes_writing_the_same_key_at_once(engine, cache_root):
     start = time.time() + 8  # both processes have imported TVM and lowered by then
     script = _WRITER.format(tests=str(Path(__file__).resolve().parents[1]), start=start)

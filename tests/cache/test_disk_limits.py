@@ -108,6 +108,7 @@ def _check(report: list) -> None:
 _LIMITS = [0, 1024, 8192, 20000, 40000, 1 << 30]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(
     "default_sigxfsz", [False, True], ids=["sigxfsz-ignored", "sigxfsz-default"]
 )
@@ -141,6 +142,7 @@ def tiny_tmpfs(tmp_path):
             subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
+@pytest.mark.long
 def test_a_full_disk_never_aborts_jit(tiny_tmpfs):
     # 64 KiB fill up after a couple of entries: every later store finds the disk full.
     (tiny_tmpfs / "tmp").mkdir()

@@ -158,6 +158,7 @@ print(json.dumps({{"built": result.built is not None, "out": out.numpy().tolist(
 """
 
 
+@pytest.mark.long
 def test_a_second_process_loads_the_module_the_first_stored(cache_root):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     child = CHILD.format(tests=str(TESTS))

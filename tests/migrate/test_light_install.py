@@ -106,7 +106,7 @@ def _copy_of_this_repository(target: Path) -> Path:
     return target
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_pre_commit_try_repo_installs_the_hooks_without_tvm_in_seconds(tmp_path):
     pre_commit = shutil.which("pre-commit")
     if pre_commit is None or shutil.which("git") is None:

@@ -66,6 +66,7 @@ def _write(path: Path, head: str, unit: str, tail: str) -> None:
         out.write(tail)
 
 
+@pytest.mark.long
 def test_a_20_mb_module_is_scanned_and_fixed_within_1_gb_and_30_s(tmp_path):
     big = tmp_path / "generated.py"
     _write(
@@ -89,6 +90,7 @@ def test_a_20_mb_module_is_scanned_and_fixed_within_1_gb_and_30_s(tmp_path):
     assert big.read_text().endswith("engine = compile_engine.get()\nengine.jit(f0, 'llvm')\n")
 
 
+@pytest.mark.long
 def test_a_20_mb_module_full_of_legacy_names_is_skipped_with_its_reason_in_bounds(tmp_path):
     dense = tmp_path / "dense.py"
     _write(

@@ -56,7 +56,7 @@ def test_every_shim_function_and_method_row_is_marked():
         assert repr(message_text(row)) in text, row.name
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_mypy_flags_each_legacy_call_of_a_downstream_file(tmp_path):
     user = tmp_path / "user_code.py"
     user.write_text(DOWNSTREAM)

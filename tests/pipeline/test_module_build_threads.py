@@ -74,7 +74,7 @@ def test_eight_threads_build_with_no_failure(frequent_switches):
     _check(*_build_from_threads(5.0))
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_eight_threads_build_for_30_s_with_no_failure(frequent_switches):
     _check(*_build_from_threads(30.0))
 

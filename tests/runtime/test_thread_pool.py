@@ -258,6 +258,7 @@ def _probe(**env: str) -> dict[str, object]:
     return probe(50, TVM_NUM_THREADS="2", **env)
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads thread names in /proc")
 def test_workers_stop_spinning_once_kernels_stop_and_block_signals() -> None:
     default = _probe()
@@ -272,6 +273,7 @@ def test_workers_stop_spinning_once_kernels_stop_and_block_signals() -> None:
                for mask in masks)  # fmt: skip
 
 
+@pytest.mark.long
 def test_a_child_process_keeps_the_shims_pool_despite_the_settings_its_parent_made() -> None:
     # What a child started by a process that used the shim inherits: TVM's pool settings, set by
     # the shim (not by the user), and the record of them.
@@ -281,6 +283,7 @@ def test_a_child_process_keeps_the_shims_pool_despite_the_settings_its_parent_ma
     assert child["ok"] and child["kind"] == "shim", child["reason"]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(
     ("env", "reason"),
     [

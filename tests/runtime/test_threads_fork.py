@@ -17,6 +17,7 @@ PROBE = Path(__file__).resolve().parents[1] / "_fork_probe.py"
 ROOT = PROBE.parent.parent
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("mode", ["fork", "fork-pool", "forkserver-pool", "locks", "during-jit"])
 def test_a_forked_child_computes_after_parallel_kernels(mode):
     env = {
@@ -30,7 +31,7 @@ def test_a_forked_child_computes_after_parallel_kernels(mode):
             env=env,
             capture_output=True,
             text=True,
-            timeout=90,
+            timeout=120,
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"{mode}: the probe hung\n{err.stderr!r}")

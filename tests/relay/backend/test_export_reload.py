@@ -244,6 +244,7 @@ print("ran")
 """
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("cache", [False, True], ids=["no_cache", "compile_cache"])
 def test_build_export_reload_and_run_print_only_the_legacy_warnings(tmp_path, cache):
     env = {k: v for k, v in os.environ.items() if k != "COMPILE_ENGINE_COMPAT_CACHE_DIR"}
