@@ -331,6 +331,10 @@ class GlobalTypeVar(TypeVar):
     def __init__(self, name_hint: str, kind: TypeKind = TypeKind.AdtHandle) -> None:
         super().__init__(name_hint, kind)
 
+    def __call__(self, *args: Type) -> TypeCall:
+        """``List(a)``: the ADT applied to type arguments (Relay's ``GlobalTypeVar.__call__``)."""
+        return TypeCall(self, args)
+
 
 class IncompleteType(Type):
     """``relay.IncompleteType(kind=TypeKind.Type)``: a type still to infer. As a variable's
