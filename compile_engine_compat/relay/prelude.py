@@ -30,6 +30,7 @@ from .adt import (
     PatternWildcard,
     TypeData,
 )
+from .backend.interpreter import declare_type, module_form, module_types
 from .expr import UPPER, Call, Expr, Let, Tuple, TupleGetItem, Var, const
 from .function import Function
 from .ty import GlobalTypeVar, TensorType, Type, TypeCall, TypeVar
@@ -65,13 +66,13 @@ class _Std:
         header = GlobalTypeVar(name)
         tvars = [TypeVar(chr(ord("A") + i)) for i in range(arity)]
         made = [Constructor(c, fields(header, *tvars), header) for c, fields in ctors]
-        self.mod[header] = TypeData(header, tvars, made)
+        declare_type(self.mod, header, TypeData(header, tvars, made))
         return (header, *made)
 
     def define(self, name: str, build: Callable[..., Function]) -> None:
         """``def @name`` from ``build(gv)`` (the function may call ``gv``: recursion)."""
         gvar = self.gv(name)
-        self.mod[gvar] = build(gvar)
+        self.mod[gvar] = module_form(build(gvar), name, self.mod)
 
 
 def _fn(params: Sequence[Var], body: Expr, *type_params: TypeVar) -> Function:
@@ -413,8 +414,6 @@ def _cons(std: _Std) -> Constructor:
 
 def _constructors(mod: Any, name: str) -> tuple[Any, ...]:
     """``(header, *constructors)`` of the ADT ``name`` of ``mod``."""
-    from .backend.interpreter import module_types
-
     for header, data in module_types(mod).items():
         if header.name_hint == name:
             return (header, *data.constructors)

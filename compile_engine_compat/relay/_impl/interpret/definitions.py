@@ -79,6 +79,7 @@ def needs_interpreter(expr: Any, mod: Any = None) -> str | None:
         a call to an interpreted function of ``mod``).
     """
     seen: set[int] = set()
+    called = {id(expr)}  # functions applied where they stand (and the root) lower to Relax
     stack = [expr]
     while stack:
         node = stack.pop()
@@ -87,6 +88,10 @@ def needs_interpreter(expr: Any, mod: Any = None) -> str | None:
         seen.add(id(node))
         if isinstance(node, NoRelaxForm):
             return f"relay.{type(node).__name__}"
+        if isinstance(node, Function) and id(node) not in called and not _fused(node):
+            return "a function used as a value (a closure)"
+        if isinstance(node, Call) and isinstance(node.op, Function):
+            called.add(id(node.op))
         if isinstance(node, Function):
             if node.type_params:
                 return "a function with type parameters"
@@ -108,6 +113,11 @@ def needs_interpreter(expr: Any, mod: Any = None) -> str | None:
                 return "relay.Constructor"
         stack.extend(children(node))
     return None
+
+
+def _fused(func: Function) -> bool:
+    """Whether ``func`` is a fused or partitioned function (lowered where it is bound)."""
+    return any(key in func.attrs for key in ("Primitive", "Composite", "Compiler"))
 
 
 def _lookup(mod: Any, gvar: Any) -> Any:

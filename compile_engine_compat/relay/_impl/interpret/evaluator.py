@@ -232,6 +232,11 @@ def _matches(pattern: Pattern, value: Any, binds: dict[Any, Any]) -> bool:
     if isinstance(pattern, PatternConstructor):
         if not isinstance(value, ConstructorValue) or value.tag != pattern.constructor.tag:
             return False
+        made_by = value.constructor
+        if isinstance(made_by, Constructor) and made_by.belong_to is not (
+            pattern.constructor.belong_to
+        ):
+            return False
         fields = value.fields
     elif isinstance(pattern, PatternTuple):
         if not isinstance(value, tuple):
