@@ -68,7 +68,7 @@ def test_nat_rly_and_the_nat_helpers(prelude: Prelude) -> None:
     value = relay.create_executor(mod=prelude.mod).evaluate(double(s(s(z()))))
     assert relay.testing.count(prelude, value) == 4
     assert relay.testing.count(prelude, relay.testing.make_nat_value(prelude, 3)) == 3
-    with pytest.raises(ValueError, match="gradient.rly"):
+    with pytest.raises(ValueError, match=r"gradient\.rly"):
         prelude.mod.import_from_std("gradient.rly")
     assert np.array_equal(
         relay.testing.run_as_python(relay.const([1, 2])).numpy(), np.array([1, 2], "int32")
