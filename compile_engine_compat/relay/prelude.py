@@ -31,9 +31,9 @@ from .adt import (
     TypeData,
 )
 from .backend.interpreter import declare_type, module_form, module_types
-from .expr import UPPER, Call, Expr, Let, Tuple, TupleGetItem, Var, const
+from .expr import UPPER, Call, Expr, Let, Tuple, TupleGetItem, Var, bind, const
 from .function import Function
-from .ty import GlobalTypeVar, TensorType, Type, TypeCall, TypeVar
+from .ty import FuncType, GlobalTypeVar, TensorType, TupleType, Type, TypeCall, TypeVar
 
 __all__ = ["Prelude", "StaticTensorArrayOps", "TensorArrayOps", "import_std"]
 
@@ -53,6 +53,8 @@ class _Std:
     def __init__(self, mod: tvm.IRModule) -> None:
         self.mod = mod
         self._made: dict[str, Any] = {}
+        #: name -> (parameter types, return type, type parameters), as the ``.rly`` file says.
+        self.signatures: dict[str, tuple[list[Type], Type, list[TypeVar]]] = {}
 
     def gv(self, name: str) -> Any:
         """The module's GlobalVar ``name`` (made once when the module has none yet)."""
@@ -72,7 +74,54 @@ class _Std:
     def define(self, name: str, build: Callable[..., Function]) -> None:
         """``def @name`` from ``build(gv)`` (the function may call ``gv``: recursion)."""
         gvar = self.gv(name)
-        self.mod[gvar] = module_form(build(gvar), name, self.mod)
+        func = build(gvar)
+        if name in self.signatures:
+            func = _typed(func, *self.signatures[name])
+        self.mod[gvar] = module_form(func, name, self.mod)
+
+
+def _typed(func: Function, arg_types: list[Type], ret: Type, tparams: list[TypeVar]) -> Function:
+    """``func`` with its parameters annotated (fresh variables) and its return type."""
+    params = [Var(p.name_hint, t) for p, t in zip(func.params, arg_types)]
+    body = bind(func.body, dict(zip(func.params, params)))
+    return Function(params, body, ret, tparams)
+
+
+def _signatures(lst: Any, option: Any, tree: Any) -> dict[str, Any]:
+    """The declared type of each function of ``prelude.rly``."""
+    a, b, c = TypeVar("A"), TypeVar("B"), TypeVar("C")
+    i32, fn = _INT, FuncType
+
+    def sig(args: list[Type], ret: Type, *tps: TypeVar) -> tuple[list[Type], Type, list[TypeVar]]:
+        return (args, ret, list(tps))
+
+    accum = sig([fn([a, b], TupleType([a, c])), a, lst(b)], TupleType([a, lst(c)]), a, b, c)
+    return {
+        "id": sig([a], a, a),
+        "compose": sig([fn([b], c), fn([a], b)], fn([a], c), a, b, c),
+        "flip": sig([fn([a, b], c)], fn([b, a], c), a, b, c),
+        "hd": sig([lst(a)], a, a),
+        "tl": sig([lst(a)], lst(a), a),
+        "nth": sig([lst(a), i32], a, a),
+        "length": sig([lst(a)], i32, a),
+        "update": sig([lst(a), i32, a], lst(a), a),
+        "map": sig([fn([a], b), lst(a)], lst(b), a, b),
+        "foldl": sig([fn([a, b], a), a, lst(b)], a, a, b),
+        "foldr": sig([fn([a, b], b), b, lst(a)], b, a, b),
+        "foldr1": sig([fn([a, a], a), lst(a)], a, a),
+        "sum": sig([lst(i32)], i32),
+        "concat": sig([lst(a), lst(a)], lst(a), a),
+        "filter": sig([fn([a], TensorType((), "bool")), lst(a)], lst(a), a),
+        "zip": sig([lst(a), lst(b)], lst(TupleType([a, b])), a, b),
+        "rev": sig([lst(a)], lst(a), a),
+        "map_accumr": accum,
+        "map_accuml": accum,
+        "unfoldr": sig([fn([a], option(TupleType([a, b]))), a], lst(b), a, b),
+        "unfoldl": sig([fn([a], option(TupleType([a, b]))), a], lst(b), a, b),
+        "tmap": sig([fn([a], b), tree(a)], tree(b), a, b),
+        "size": sig([tree(a)], i32, a),
+        "iterate": sig([fn([a], a), i32], fn([a], a), a),
+    }
 
 
 def _fn(params: Sequence[Var], body: Expr, *type_params: TypeVar) -> Function:
@@ -97,6 +146,11 @@ def _load_prelude(std: _Std) -> None:
     lst, cons, nil = std.adt(
         "List", [("Cons", lambda h, t: [t, TypeCall(h, [t])]), ("Nil", lambda h, t: [])], 1
     )
+    option, some, none = std.adt(
+        "Option", [("Some", lambda h, t: [t]), ("None", lambda h, t: [])], 1
+    )
+    tree, rose = std.adt("Tree", [("Rose", lambda h, t: [t, lst(TypeCall(h, [t]))])], 1)
+    std.signatures.update(_signatures(lst, option, tree))
     g = {n: std.gv(n) for n in _PRELUDE_FUNCTIONS}
     x, f, xs, n, v = Var("x", a), Var("f"), Var("xs", lst(a)), Var("n", _INT), Var("v")
     rest, acc = Var("rest"), Var("acc")
@@ -245,7 +299,6 @@ def _load_prelude(std: _Std) -> None:
     )
     _map_accum(std, g, cons, nil, right=True)
     _map_accum(std, g, cons, nil, right=False)
-    _, some, none = std.adt("Option", [("Some", lambda h, t: [t]), ("None", lambda h, t: [])], 1)
     seed, val = Var("seed"), Var("val")
     std.define(
         "unfoldr",
@@ -269,7 +322,6 @@ def _load_prelude(std: _Std) -> None:
         "unfoldl",
         lambda gv: _fn([f, seed], Call(g["rev"], [Call(g["unfoldr"], [f, seed])]), a, b),
     )
-    _, rose = std.adt("Tree", [("Rose", lambda h, t: [t, lst(TypeCall(h, [t]))])], 1)
     sub, tt, list_f = Var("sub_trees"), Var("tt"), Var("list_f")
     std.define("tmap", lambda gv: _tree_map(gv, g, rose, f, sub, tt, list_f, v))
     std.define(
@@ -354,13 +406,15 @@ def _load_nat(std: _Std) -> None:
         lambda gv: Function(
             [nx := Var("x", nat())],
             _match(nx, [(_pc(zero), zero()), (_pc(succ, _pv(y)), succ(succ(Call(gv, [y]))))]),
+            nat(),
         ),
     )
     std.define(
         "nat_add",
         lambda gv: Function(
-            [x, y],
-            _match(x, [(_pc(zero), y), (_pc(succ, _pv(z)), succ(Call(gv, [z, y])))]),
+            [ax := Var("x", nat()), ay := Var("y", nat())],
+            _match(ax, [(_pc(zero), ay), (_pc(succ, _pv(z)), succ(Call(gv, [z, ay])))]),
+            nat(),
         ),
     )
     std.define(
