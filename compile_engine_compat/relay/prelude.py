@@ -20,6 +20,8 @@ from typing import Any
 
 import tvm
 
+from compile_engine_compat.deprecations import legacy_api
+
 from .adt import (
     Clause,
     Constructor,
@@ -517,6 +519,7 @@ def import_std(mod: Any, file_to_import: str) -> None:
     _STD_FILES[file_to_import](std)
 
 
+@legacy_api("relay.prelude")
 class Prelude:
     """``relay.prelude.Prelude(mod=None)``: the standard library declared in ``mod``.
 

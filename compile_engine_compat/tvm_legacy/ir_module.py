@@ -16,6 +16,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import give_type
+from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.adt import TypeData
 from compile_engine_compat.relay.backend.interpreter import (
@@ -124,6 +125,7 @@ def irmodule_str(self: Any) -> str:
     return irmodule_astext(self)
 
 
+@legacy_api("relay.prelude")
 def irmodule_import_from_std(self: Any, file_to_import: str) -> None:
     """``IRModule.import_from_std("prelude.rly")``: declare a file of Relay's standard library
     (``prelude.rly``, ``nat.rly``, ``core.rly``) in the module; its functions are evaluated by

@@ -166,6 +166,7 @@ def check_kind(t: Type, mod: Any = None) -> TypeKind:
     raise TypeError(f"check_kind takes a relay type (TensorType, TupleType, FuncType), got {t!r}")
 
 
+@legacy_api("relay.analysis")
 def unmatched_cases(match: Any, mod: Any = None) -> list[Any]:
     """Relay's ``unmatched_cases(match, mod=None)``: the patterns no clause of ``match`` covers.
 

@@ -10,11 +10,14 @@ from typing import Any
 
 import tvm
 
+from compile_engine_compat.deprecations import legacy_api
+
 from ..backend.interpreter import Interpreter
 
 __all__ = ["run_as_python", "to_python"]
 
 
+@legacy_api("relay.testing.run_as_python")
 def run_as_python(expr: Any, mod: Any = None, target: Any = "llvm") -> Any:
     """``relay.testing.run_as_python(expr, mod=None, target="llvm")``: the value of ``expr``.
 
