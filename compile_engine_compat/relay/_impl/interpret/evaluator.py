@@ -38,6 +38,7 @@ from compile_engine_compat.relay.expr import (
     RefWrite,
     Tuple,
     TupleGetItem,
+    TupleWrapper,
     Var,
 )
 from compile_engine_compat.relay.function import Function
@@ -76,6 +77,8 @@ class Interpreter:
     def evaluate(self, expr: Any, params: Mapping[str, Any] | None = None) -> Any:
         """The value of ``expr`` (a Python callable for a function), as it leaves the
         interpreter; ``params`` bind a function's parameters by name (Relay's ``params``)."""
+        if isinstance(expr, TupleWrapper):
+            expr = expr.astuple()  # a multi-output call (relay.split(...))
         if isinstance(expr, tvm.ir.GlobalVar):
             value: Any = self.global_closure(expr)
         else:
@@ -171,7 +174,8 @@ class Interpreter:
         if isinstance(expr, RefCreate):
             return RefValue(self.eval(expr.value, env))
         if isinstance(expr, RefRead):
-            return self._ref(expr.ref, env).value
+            # A reference that left the interpreter holds its value as Python sees it.
+            return from_python(self._ref(expr.ref, env).value)
         if isinstance(expr, RefWrite):
             ref = self._ref(expr.ref, env)
             ref.value = self.eval(expr.value, env)

@@ -102,4 +102,7 @@ def to_python(value: Any) -> Any:
             return tuple(fields)
     if isinstance(value, ConstructorValue):
         return ConstructorValue(value.tag, [to_python(v) for v in value.fields], value.constructor)
+    if isinstance(value, RefValue):
+        # The cell itself leaves (closures may share it); what it holds is converted in place.
+        value.value = to_python(value.value)
     return value
