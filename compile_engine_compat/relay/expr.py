@@ -518,15 +518,17 @@ class Let(Expr):
 
 class NoRelaxForm(Expr):
     """An expression the front end builds, prints and visits but cannot lower to Relax: the
-    reference and ADT nodes. ``relay.build`` and ``create_executor`` refuse a program holding
-    one with :attr:`relax_refusal` (Relax values are immutable, and Relax has no ADTs)."""
+    reference and ADT nodes. ``create_executor("debug")`` evaluates a program holding one with
+    the Relay interpreter; ``relay.build`` and the other executors refuse it with
+    :attr:`relax_refusal` (Relax values are immutable, and Relax has no ADTs)."""
 
     relax_refusal: str = ""
 
 
 _REF_REFUSAL = (
     "Relay references (relay.RefCreate/RefRead/RefWrite) have no Relax form: Relax values are "
-    "immutable; thread the value through the function (a parameter and a result) instead"
+    "immutable; evaluate the program with relay.create_executor('debug') (the shim's Relay "
+    "interpreter), or thread the value through the function (a parameter and a result)"
 )
 
 

@@ -527,6 +527,32 @@ class Prelude:
     ``p.foldl``, ...); ``p.mod.get_type("List")`` gives ``(List, Cons, Nil)``.
     """
 
+    # The GlobalVars of prelude.rly's functions (set by load_prelude).
+    id: Any
+    compose: Any
+    flip: Any
+    hd: Any
+    tl: Any
+    nth: Any
+    update: Any
+    map: Any
+    foldl: Any
+    foldr: Any
+    foldr1: Any
+    concat: Any
+    filter: Any
+    zip: Any
+    rev: Any
+    map_accuml: Any
+    map_accumr: Any
+    unfoldl: Any
+    unfoldr: Any
+    sum: Any
+    length: Any
+    tmap: Any
+    size: Any
+    iterate: Any
+
     def __init__(self, mod: Any = None) -> None:
         self.mod = tvm.IRModule() if mod is None else mod
         self.load_prelude()
