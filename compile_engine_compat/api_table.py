@@ -607,7 +607,11 @@ _RELAY_ROWS = (
         shim="compile_engine_compat.relay.create_executor",
         note=(
             "Every kind (debug, graph, vm, aot) runs on the Relax VM, built as relay.build "
-            "builds. " + _RELAY_NOTE
+            "builds, except a program Relax cannot express (ADTs and match, references, "
+            "closures as values, recursion, type parameters): kind='debug' evaluates it with "
+            "the shim's Relay interpreter, as TVM 0.19's debug executor did (each op call built "
+            "once per concrete type); the other kinds, relay.build and relay.vm.compile refuse "
+            "it naming create_executor('debug'). " + _RELAY_NOTE
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -644,15 +648,12 @@ _RELAY_ROWS = (
         "relay.unsupported",
         "the replacement each finding names (relax.frontend, relax.VirtualMachine, relax.op, ...)",
         ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
-        old_paths=(
-            "tvm.relay.prelude",
-            "tvm.relay.loops",
-        ),
+        old_paths=("tvm.relay.loops",),
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
-            "A Relay-era name the front end does not serve (the "
-            "prelude, loops, ops without a Relax equivalent): importing it works, so a "
+            "A Relay-era name the front end does not serve (loops, "
+            "ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
@@ -1132,8 +1133,9 @@ _PROGRAM_RELAY_ROWS = (
             "conv1-3d (transposed too), dense, matmul and batch_matmul; list_op_freqs counts "
             "Relay's op names (Relax's, unprefixed, for a function a Relax pass rewrote); "
             "CallGraph reads the module's Relax functions; extract_fused_functions returns the "
-            "Relax functions Relax's FuseOps makes after legalization. Refused at the call: "
-            "unmatched_cases (no ADTs), AnnotatedRegionSet and analyze_operations_distribution "
+            "Relax functions Relax's FuseOps makes after legalization; unmatched_cases checks "
+            "a match over the module's ADTs. Refused at the call: AnnotatedRegionSet and "
+            "analyze_operations_distribution "
             "(BYOC partitioning: relax.transform.FuseOpsByPattern), get_calibration_data "
             "and the sparse process_params. list_fake_quantized_op_freqs counts the ops of the "
             "regions FakeQuantizationToInteger would rewrite."
@@ -1258,6 +1260,46 @@ _PROGRAM_RELAY_ROWS = (
             "a region's end); do_simulation=True and annotate/calibrate/realize/partition/"
             "register_annotate_function are refused at the call; rounding is round half up; "
             "partition_conversions='fully_integral' checks, but keeps one function."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    # -- appended (rule ids are positions in the group): the interpreter and the prelude --
+    _row(
+        "relay.prelude",
+        "hold the values in a Python list (or a relax.Tuple) and loop in Python; build the "
+        "tensor work with relax.BlockBuilder and tvm.compile",
+        ("tvm.relax.Tuple", "tvm.relax.BlockBuilder"),
+        fix="served",
+        old_paths=(
+            "tvm.relay.prelude",
+            "tvm.relay.prelude.Prelude",
+            "tvm.relay.backend.interpreter",
+            "tvm.ir.IRModule.import_from_std",
+        ),
+        shim="compile_engine_compat.relay.prelude",
+        note=(
+            "Prelude(mod) declares TVM 0.19's List, Option and Tree and the functions of "
+            "prelude.rly (map, foldl, foldr, hd, tl, nth, update, length, concat, iterate, "
+            "...); mod.import_from_std('nat.rly') adds nat. Relax has no ADTs: these run on the "
+            "shim's Relay interpreter (create_executor('debug')), whose values are "
+            "relay.backend.interpreter's ConstructorValue, RefValue and closures; relay.build "
+            "refuses them. Types are the declared ones (InferType does not infer ADT types). "
+            "The tensor arrays (TensorArrayOps, StaticTensorArrayOps) are refused at the call."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "relay.testing.run_as_python",
+        "run the program's tensor work with relax.VirtualMachine(tvm.compile(mod), dev)",
+        ("tvm.relax.VirtualMachine", "tvm.compile"),
+        fix="served",
+        old_paths=("tvm.relay.testing.run_as_python", "tvm.relay.testing.py_converter"),
+        shim="compile_engine_compat.relay.testing.run_as_python",
+        note=(
+            "No Python source is generated: the program is evaluated by the shim's Relay "
+            "interpreter (what create_executor('debug') runs), which gives the values TVM 0.19's "
+            "generated Python gave (tensors, tuples, ConstructorValue, RefValue; a function as "
+            "a Python callable). to_python, which returned that source, is refused at the call."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -565,10 +565,38 @@ result = callable(schedule)
         """\
 from tvm import relay
 
-prelude = relay.prelude.Prelude()  # gone: refused at the call, naming the replacement
-result = callable(prelude)
+loop = relay.loops.while_loop(None, [], None)  # gone: refused at the call, naming the replacement
+result = callable(loop)
 """,
-        "result = callable(relax.Tuple)  # Relax tuples replace the prelude's ADTs\n",
+        "result = callable(relax.If)  # relax.If (or TIR) replaces Relay's loops\n",
+    ),
+    "relay.prelude": (
+        """\
+from tvm import relay
+
+mod = tvm.IRModule()
+prelude = relay.prelude.Prelude(mod)
+_, cons, nil = mod.get_type("List")
+x, y = relay.var("x", shape=(4,)), relay.var("y", shape=(4,))
+xs = cons(relay.const(a.numpy()), cons(relay.const(b.numpy()), nil()))
+total = prelude.foldl(relay.Function([x, y], x + y), relay.const(np.zeros(4, "float32")), xs)
+result = relay.create_executor("debug", mod=mod).evaluate(total).numpy()
+""",
+        """\
+values = [a.numpy(), b.numpy()]  # a Python list replaces the prelude's List
+result = np.zeros(4, "float32")
+for value in values:
+    result = result + value
+""",
+    ),
+    "relay.testing.run_as_python": (
+        """\
+from tvm import relay
+
+x = relay.const(a.numpy()) + relay.const(b.numpy())
+result = relay.testing.run_as_python(relay.exp(x)).numpy()
+""",
+        _VM,
     ),
     "relay.qnn.op": (
         """\

@@ -52,6 +52,7 @@ from . import (
     frontend,
     function,
     op,
+    prelude,
     qnn,
     quantize,
     scope_builder,
@@ -214,6 +215,7 @@ __all__ = [
     "optimize",
     "parse",
     "parse_expr",
+    "prelude",
     "pretty_print",
     "qnn",
     "quantize",
@@ -234,7 +236,6 @@ __all__ += sorted(namespace(""))
 
 #: Parts of Relay this front end does not provide -> why, and what replaces them.
 REMOVED: dict[str, str] = {
-    "prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
     # -- upstream Relay test files (test_any's helpers import it) --------------------------------
     "SpanCheck": "Relay's span checker is gone: Relax nodes keep the spans they were built "
     "with (relay.transform.AnnotateSpans is an identity), and errors are Python exceptions",

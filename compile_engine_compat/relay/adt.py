@@ -3,8 +3,10 @@
 ``TypeData`` declares a type and its ``Constructor`` s; ``Match`` takes a value apart by
 ``Clause`` s whose left sides are patterns (``PatternWildcard``, ``PatternVar``,
 ``PatternConstructor``, ``PatternTuple``). A program is built, printed and visited as in
-TVM 0.19; Relax has no ADTs, so ``relay.build`` and ``create_executor`` refuse a program
-holding a constructor or a ``match`` by name (:attr:`.expr.NoRelaxForm.relax_refusal`).
+TVM 0.19, and evaluated by the shim's Relay interpreter (``create_executor("debug")``,
+``relay.backend.interpreter``); Relax has no ADTs, so ``relay.build``, ``relay.vm.compile`` and
+the other executor kinds refuse a program holding a constructor or a ``match`` by name
+(:attr:`.expr.NoRelaxForm.relax_refusal`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ __all__ = [
 
 _ADT_REFUSAL = (
     "Relay's algebraic data types (relay.Constructor, relay.Match, the prelude's lists and "
-    "options) have no Relax form: Relax has no ADTs; hold the values in a relax.Tuple and "
-    "branch with relax.If, or compute the list in Python"
+    "options) have no Relax form: Relax has no ADTs; evaluate the program with "
+    "relay.create_executor('debug', mod=mod) (the shim's Relay interpreter), or hold the "
+    "values in a relax.Tuple and branch with relax.If"
 )
 
 

@@ -25,6 +25,13 @@ from compile_engine_compat.relay._impl.origin import relay_of
 
 from .analysis import free_vars
 from .backend.executor_factory import BuildResult, VMRunner
+from .backend.interpreter import (
+    INTERPRETED_ONLY,
+    Interpreter,
+    needs_interpreter,
+    refuse_interpreted,
+    relay_definition,
+)
 from .expr import Constant, Expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
@@ -48,6 +55,9 @@ def bind_module_params(mod: Any, params: Mapping[str, Any] | None = None) -> tvm
     ``main``'s parameters by name (a name ``main`` lacks is skipped, as Relay's
     ``bind_params_by_name``)."""
     if isinstance(mod, Function):
+        reason = needs_interpreter(mod)
+        if reason is not None:
+            raise NotImplementedError("the function " + INTERPRETED_ONLY.format(reason=reason))
         mod = mod.__relax_function__()
     elif isinstance(mod, Expr):
         raise TypeError("relay.build takes an IRModule or a relay.Function, not an expression")
@@ -57,6 +67,7 @@ def bind_module_params(mod: Any, params: Mapping[str, Any] | None = None) -> tvm
         mod = tvm.IRModule({"main": mod.with_attr("global_symbol", "main")})
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"relay.build takes an IRModule or a relay.Function, got {mod!r}")
+    refuse_interpreted(mod)
     if params:
         # As Relay's bind_params_by_name: a name main has no parameter of is skipped.
         names = {var.name for var in mod["main"].params} if "main" in mod else set()
@@ -119,6 +130,9 @@ def build(
 
 
 class _Executor:
+    #: The kind whose programs Relax cannot express are evaluated by the interpreter.
+    kind = "vm"
+
     def __init__(self, mod: Any, device: Any, target: Any, params: Any) -> None:
         self.mod = mod
         self.device = device if device is not None else tvm.cpu()
@@ -140,10 +154,42 @@ class _Executor:
                 sb.let(variable, value if isinstance(value, Expr) else const(value))
             sb.ret(expr)
             expr = sb.get()
+        reason = self._interpreted(expr)
+        if reason is not None:
+            if self.kind != "debug":
+                raise NotImplementedError(
+                    f"create_executor({self.kind!r}): the program "
+                    + INTERPRETED_ONLY.format(reason=reason)
+                )
+            interpreter = Interpreter(self.mod, _target(self.target), self.device)
+            return interpreter.evaluate(expr if expr is not None else self._main(), self.params)
         if isinstance(expr, Expr) and not isinstance(expr, Function):
             # A value: the body of a function of no parameters, run once.
             return self._runner(Function(free_vars(expr), expr))()
         return self._runner(expr)
+
+    def _main(self) -> Any:
+        if isinstance(self.mod, Function):
+            return self.mod
+        if not isinstance(self.mod, tvm.IRModule) or "main" not in self.mod:
+            raise ValueError("create_executor needs a module with main, or evaluate(expr)")
+        return self.mod.get_global_var("main")
+
+    def _interpreted(self, expr: Any) -> str | None:
+        """Why ``expr`` (None: the module's ``main``) must be interpreted, or None."""
+        mod = self.mod if isinstance(self.mod, tvm.IRModule) else None
+        if expr is None:
+            if isinstance(self.mod, Function):
+                return needs_interpreter(self.mod)
+            if mod is None or "main" not in mod:
+                return None
+            expr = mod.get_global_var("main")
+        if isinstance(expr, tvm.ir.GlobalVar):
+            if mod is None or expr.name_hint not in mod:
+                return None
+            func = relay_definition(mod[expr])
+            return needs_interpreter(func, mod) if func is not None else None
+        return needs_interpreter(expr, mod) if isinstance(expr, Expr) else None
 
     def _runner(self, expr: Any) -> Any:
         """A Python function running ``expr`` (see :meth:`evaluate`) on the Relax VM."""
@@ -249,7 +295,9 @@ def create_executor(
     """
     if kind not in ("debug", "graph", "vm", "aot"):
         raise ValueError(f"unknown executor kind {kind!r}")
-    return _Executor(mod, device, target, params)
+    executor = _Executor(mod, device, target, params)
+    executor.kind = kind
+    return executor
 
 
 @legacy_api("relay.create_executor")

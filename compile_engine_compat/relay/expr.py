@@ -27,7 +27,8 @@ from .ty import IncompleteType, TensorType, Type
 __all__ = ["Call", "Constant", "Expr", "Let", "Tuple", "TupleGetItem", "TupleWrapper", "Var"]
 __all__ += ["ExprWithOp", "bind", "const", "var"]
 __all__ += [f"{kind}WithFields" for kind in ("Call", "Constant", "If", "Let", "Tuple", "Var")]
-__all__ += ["NoRelaxForm", "RefCreate", "RefRead", "RefWrite", "TupleGetItemWithFields"]
+__all__ += ["GlobalRef", "NoRelaxForm", "RefCreate", "RefRead", "RefWrite"]
+__all__ += ["TupleGetItemWithFields"]
 __all__ += [f"Ref{kind}WithFields" for kind in ("Create", "Read", "Write")]
 __all__ += ["StaticMemoryPlan", "StorageInfo", "TempExpr"]
 
@@ -260,6 +261,8 @@ def as_expr(value: AnyT) -> Expr:
         return _CONVERTED_VARS[handle_of(value)][1]  # an expression through tvm.runtime.convert
     if isinstance(value, list | tuple):
         return Tuple([as_expr(v) for v in value])
+    if isinstance(value, tvm.ir.GlobalVar):
+        return GlobalRef(value)
     return const(value)
 
 
@@ -515,15 +518,17 @@ class Let(Expr):
 
 class NoRelaxForm(Expr):
     """An expression the front end builds, prints and visits but cannot lower to Relax: the
-    reference and ADT nodes. ``relay.build`` and ``create_executor`` refuse a program holding
-    one with :attr:`relax_refusal` (Relax values are immutable, and Relax has no ADTs)."""
+    reference and ADT nodes. ``create_executor("debug")`` evaluates a program holding one with
+    the Relay interpreter; ``relay.build`` and the other executors refuse it with
+    :attr:`relax_refusal` (Relax values are immutable, and Relax has no ADTs)."""
 
     relax_refusal: str = ""
 
 
 _REF_REFUSAL = (
     "Relay references (relay.RefCreate/RefRead/RefWrite) have no Relax form: Relax values are "
-    "immutable; thread the value through the function (a parameter and a result) instead"
+    "immutable; evaluate the program with relay.create_executor('debug') (the shim's Relay "
+    "interpreter), or thread the value through the function (a parameter and a result)"
 )
 
 
@@ -565,6 +570,26 @@ class RefWrite(NoRelaxForm):
 
     def __repr__(self) -> str:
         return f"ref_write({self.ref!r}, {self.value!r})"
+
+
+class GlobalRef(NoRelaxForm):
+    """A function of the module used as a value (``relay.GlobalVar`` passed as an argument,
+    ``@map(@hd, %xs)``): Relay's ``GlobalVar`` expression. The interpreter
+    (``create_executor("debug")``) evaluates it to that function; Relax has no form of it."""
+
+    relax_refusal = (
+        "a module function passed as a value (relay.GlobalVar as an argument) has no Relax "
+        "form here: evaluate the program with relay.create_executor('debug', mod=mod)"
+    )
+
+    def __init__(self, var: AnyT) -> None:
+        if not isinstance(var, tvm.ir.GlobalVar):
+            raise TypeError(f"GlobalRef takes a relay.GlobalVar, got {var!r}")
+        self.var = var
+        self.name_hint = str(var.name_hint)
+
+    def __repr__(self) -> str:
+        return f"@{self.name_hint}"
 
 
 class TempExpr(NoRelaxForm):

@@ -18,6 +18,7 @@ import tvm_ffi
 from tvm import relax, tirx
 
 from compile_engine_compat.boundary import handle_of
+from compile_engine_compat.relay._impl.origin import relay_origin
 
 __all__ = [
     "Any",
@@ -211,16 +212,42 @@ class FuncType(Type):
         self.type_constraints = tuple(type_constraints or ())
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, FuncType)
-            and self.arg_types == other.arg_types
-            and self.ret_type == other.ret_type
-        )
+        # Structural, as Relay's: type parameters equal up to renaming.
+        return _same_type(self, other, {})
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"fn ({', '.join(map(repr, self.arg_types))}) -> {self.ret_type!r}"
+
+
+def _same_type(a: AnyT, b: AnyT, renamed: dict[int, AnyT]) -> bool:
+    """Relay's structural equality of types, ``renamed`` mapping the type parameters of the
+    enclosing function types of ``a`` (by identity) to those of ``b``."""
+    if isinstance(a, TypeVar) and id(a) in renamed:
+        return renamed[id(a)] is b
+    if isinstance(a, FuncType):
+        if not isinstance(b, FuncType) or len(a.arg_types) != len(b.arg_types):
+            return False
+        if len(a.type_params) != len(b.type_params):
+            return False
+        inner = {**renamed, **{id(x): y for x, y in zip(a.type_params, b.type_params)}}
+        pairs = [*zip(a.arg_types, b.arg_types), (a.ret_type, b.ret_type)]
+        return all(_same_type(x, y, inner) for x, y in pairs)
+    if isinstance(a, TypeCall):
+        return (
+            isinstance(b, TypeCall)
+            and a.func is b.func
+            and len(a.args) == len(b.args)
+            and all(_same_type(x, y, renamed) for x, y in zip(a.args, b.args))
+        )
+    if isinstance(a, TupleType) and renamed:
+        return (
+            isinstance(b, TupleType)
+            and len(a.fields) == len(b.fields)
+            and all(_same_type(x, y, renamed) for x, y in zip(a.fields, b.fields))
+        )
+    return bool(a == b)
 
 
 _any_ids = itertools.count()
@@ -268,9 +295,26 @@ def relax_checked_type(self: AnyT) -> Type:
     A front-end module holds Relax functions, so ``mod["main"].checked_type`` is asked of one:
     it is Relay's type of the Relax type, a ``relay.FuncType`` of ``relay.TensorType``s (as
     ``relay.Function.checked_type`` is after inference). Raises ``RelayTypeError`` for a Relax
-    type Relay had no form of (shapes, objects, packed functions).
+    type Relay had no form of (shapes, objects, packed functions). A function the interpreter
+    evaluates (one with ADTs, kept as an untyped stand-in) has the type its Relay function
+    declares: its parameters' annotations and its return type (ADT types are not inferred).
     """
-    return from_struct_info(self.ty)
+    try:
+        return from_struct_info(self.ty)
+    except RelayTypeError:
+        declared = _declared_type(relay_origin(self)) if isinstance(self, relax.Function) else None
+        if declared is None:
+            raise
+        return declared
+
+
+def _declared_type(func: AnyT) -> FuncType | None:
+    """The type a Relay function's annotations declare, or None where one is missing."""
+    params = getattr(func, "params", None)
+    ret = getattr(func, "ret_type", None)
+    if params is None or ret is None or any(p.type_annotation is None for p in params):
+        return None
+    return FuncType([p.type_annotation for p in params], ret, func.type_params)
 
 
 def is_dynamic(tensor_type: Type) -> bool:
@@ -330,6 +374,10 @@ class GlobalTypeVar(TypeVar):
 
     def __init__(self, name_hint: str, kind: TypeKind = TypeKind.AdtHandle) -> None:
         super().__init__(name_hint, kind)
+
+    def __call__(self, *args: Type) -> TypeCall:
+        """``List(a)``: the ADT applied to type arguments (Relay's ``GlobalTypeVar.__call__``)."""
+        return TypeCall(self, args)
 
 
 class IncompleteType(Type):

@@ -13,7 +13,7 @@ After :func:`install`, untouched legacy files run::
 A meta-path finder serves ``tvm.relay`` and each of its submodules as the module of the same
 path under :mod:`compile_engine_compat.relay` (the Relay building API emitting Relax), and the two
 engine aliases. A part of Relay the front end knows but does not serve (:data:`REFUSED_MODULES`:
-``tvm.relay.loops``, ``tvm.relay.prelude``, ...) is refused at
+``tvm.relay.loops``, ...) is refused at
 the call, never at the import: importing it gives a stand-in (:class:`RefusedModule`,
 :class:`RefusedName`), so a module that imports it and never uses it runs, and calling it raises
 :class:`RelayRemovedCallError` saying why and naming the replacement. A name nothing knows raises
@@ -105,11 +105,8 @@ LEGACY_MODULES: dict[str, str] = {
 REFUSED_MODULES: dict[str, str] = {
     # Relay programs end to end: tvm.relay.frontend, tvm.relay.vm and tvm.relay.backend.vm are
     # served by the front end (compile_engine_compat.relay.frontend, .vm, .backend.vm).
-    "tvm.relay.prelude": "the Relay prelude (ADT lists, trees) is not mapped: use Relax tuples",
     "tvm.relay.loops": "Relay loops (recursion) are not mapped: unroll, or use relax.If or TIR",
     # -- refused at the call (issue: upstream Relay tests): more known Relay modules -----------
-    "tvm.relay.backend.interpreter": "Relay's interpreter is gone: relay.create_executor "
-    "builds with tvm.compile and runs on the Relax VM",
     "tvm.relay.backend.graph_executor_codegen": "Relay's graph-executor codegen is gone: "
     "relay.build returns a Relax VM executable",
     "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "

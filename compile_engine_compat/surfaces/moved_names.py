@@ -166,9 +166,18 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     # IRModule.astext() and str(mod): Relay's text for a module the front end built.
     MovedName("tvm.ir:IRModule.astext", f"{_LEGACY}.ir_module:irmodule_astext"),
     MovedName("tvm.ir:IRModule.__str__", f"{_LEGACY}.ir_module:irmodule_str", replaces=True),
-    # Relay's standard library (prelude.rly, core.rly): refused at the call, not a bare
-    # AttributeError.
+    # Relay's standard library (prelude.rly, nat.rly) and ADT declarations: evaluated by the
+    # interpreter (relay.create_executor("debug")).
     MovedName("tvm.ir:IRModule.import_from_std", f"{_LEGACY}.ir_module:irmodule_import_from_std"),
+    MovedName("tvm.ir:IRModule.get_type", f"{_LEGACY}.ir_module:irmodule_get_type"),
+    MovedName(
+        "tvm.ir:IRModule.get_global_type_var", f"{_LEGACY}.ir_module:irmodule_get_global_type_var"
+    ),
+    MovedName(
+        "tvm.ir:IRModule.get_global_type_vars",
+        f"{_LEGACY}.ir_module:irmodule_get_global_type_vars",
+    ),
+    MovedName("tvm.ir:IRModule.get_constructor", f"{_LEGACY}.ir_module:irmodule_get_constructor"),
     MovedName("tvm.runtime.vm:Executable", "compile_engine_compat.relay.vm:Executable"),
     MovedName("tvm.runtime:Device.device_type", f"{_LEGACY}.device:device_type"),
     MovedName(

@@ -16,15 +16,26 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import give_type
+from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl.printer import irmodule_text
+from compile_engine_compat.relay.adt import TypeData
+from compile_engine_compat.relay.backend.interpreter import (
+    declare_type,
+    module_form,
+    module_types,
+)
 from compile_engine_compat.relay.expr import Call, Expr
-from compile_engine_compat.relay.function import named_relax_function
-from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError, removed_message
+from compile_engine_compat.relay.prelude import import_std
+from compile_engine_compat.relay.ty import GlobalTypeVar
 
 __all__ = [
     "TVM_GLOBALVAR_CALL",
     "TVM_IRMODULE_ADD",
     "irmodule_astext",
+    "irmodule_get_constructor",
+    "irmodule_get_global_type_var",
+    "irmodule_get_global_type_vars",
+    "irmodule_get_type",
     "irmodule_import_from_std",
     "irmodule_str",
     "legacy_global_call",
@@ -54,9 +65,17 @@ def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> A
     TypeError
         If ``val`` is none of those (TVM 0.27 would drop it silently).
     """
+    if isinstance(val, TypeData):
+        if not isinstance(var, GlobalTypeVar) or var is not val.header:
+            raise TypeError(
+                f"IRModule[...] = TypeData takes the TypeData's own header as key, got {var!r}"
+            )
+        declare_type(self, var, val)
+        return None
     if hasattr(val, "__relax_function__"):
-        # Exported under the name it is stored by (the front end names every function "main").
-        val = named_relax_function(val, var if isinstance(var, str) else var.name_hint)
+        # Exported under the name it is stored by (the front end names every function "main");
+        # a function Relax cannot express is kept for the interpreter (create_executor).
+        val = module_form(val, var if isinstance(var, str) else var.name_hint, self)
     if not isinstance(val, tvm.ir.BaseFunc | tvm.ir.Type):
         raise TypeError(
             f"IRModule[{var!r}] = ... takes a function (relay.Function, relax.Function, "
@@ -106,20 +125,37 @@ def irmodule_str(self: Any) -> str:
     return irmodule_astext(self)
 
 
+@legacy_api("relay.prelude")
 def irmodule_import_from_std(self: Any, file_to_import: str) -> None:
-    """``IRModule.import_from_std("prelude.rly")``: refused at the call, naming why.
+    """``IRModule.import_from_std("prelude.rly")``: declare a file of Relay's standard library
+    (``prelude.rly``, ``nat.rly``, ``core.rly``) in the module; its functions are evaluated by
+    the interpreter (``relay.create_executor("debug")``)."""
+    import_std(self, file_to_import)
 
-    Raises
-    ------
-    RelayRemovedCallError
-        Always: Relay's standard library is written in Relay's ADTs and recursion, which Relax
-        cannot run (``relay.adt``'s nodes are built, but ``relay.build`` refuses them).
-    """
-    raise RelayRemovedCallError(
-        removed_message(
-            "tvm.IRModule.import_from_std",
-            f"Relay's standard library ({file_to_import!r}: the prelude's lists, options and "
-            "trees) is written with ADTs and recursion, which Relax cannot run: hold the values "
-            "in relax.Tuple s and loop in Python or TIR",
-        )
-    )
+
+def irmodule_get_type(self: Any, name: str) -> tuple[Any, ...]:
+    """``IRModule.get_type(name)``: ``(GlobalTypeVar, *constructors)`` of a declared ADT."""
+    for header, data in module_types(self).items():
+        if header.name_hint == name:
+            return (header, *data.constructors)
+    raise ValueError(f"IRModule.get_type: the module declares no type {name!r}")
+
+
+def irmodule_get_global_type_var(self: Any, name: str) -> Any:
+    """``IRModule.get_global_type_var(name)``: the header of a declared ADT."""
+    return irmodule_get_type(self, name)[0]
+
+
+def irmodule_get_global_type_vars(self: Any) -> list[Any]:
+    """``IRModule.get_global_type_vars()``: the headers of the declared ADTs."""
+    return list(module_types(self))
+
+
+def irmodule_get_constructor(self: Any, tag: int) -> Any:
+    """``IRModule.get_constructor(tag)``: a constructor of a declared ADT, by its tag (here
+    the tag is the constructor's position in its ADT, so the first ADT holding it wins)."""
+    for data in module_types(self).values():
+        for ctor in data.constructors:
+            if ctor.tag == tag:
+                return ctor
+    raise ValueError(f"IRModule.get_constructor: no constructor has tag {tag}")

@@ -46,6 +46,8 @@ def test_rule_ids_are_derived_stable_and_unique() -> None:
     assert RULE_IDS["te.keep_schedule_record"] == "CEC645"
     assert RULE_IDS["target.cli_string"] == "CEC701"
     assert RULE_IDS["relay.build"] == "CEC801"
+    assert RULE_IDS["relay.prelude"] == "CEC825"
+    assert RULE_IDS["relay.testing.run_as_python"] == "CEC826"
     assert RULE_IDS["tvm.contrib.graph_executor.GraphModule"] == "CEC901"
 
 

@@ -187,12 +187,16 @@ def test_calls_between_a_modules_functions(installed_alias):
     assert "@times_2(%x3)" in relay.If(c, times_2(x3), times_3(x3)).astext()
 
 
-def test_a_call_to_a_function_not_in_the_module_yet_is_refused(installed_alias):
+def test_a_recursive_function_is_kept_for_the_interpreter_and_refused_by_the_vm(
+    installed_alias,
+):
     loop = relay.GlobalVar("loop")
     i = relay.var("i", shape=(), dtype="int32")
     mod = tvm.IRModule()
-    with pytest.raises(relay.UnsupportedRelayError, match="recursive Relay function"):
-        mod[loop] = relay.Function([i], loop(i))
+    mod[loop] = relay.Function([i], loop(i))  # recursion: create_executor("debug") runs it
+    mod["main"] = relay.Function([i], loop(i))
+    with pytest.raises(NotImplementedError, match=r"@loop.*create_executor\('debug'"):
+        relay.vm.compile(mod, "llvm")
 
 
 def test_optimize_binds_the_params_and_free_vars_reads_the_relax_body():

@@ -110,9 +110,12 @@ def test_an_unknown_name_is_refused_on_access_naming_it(alias):
 @pytest.mark.parametrize(
     ("source", "use", "why"),
     [
-        ("from tvm.relay.prelude import Prelude", "Prelude(1)", "prelude"),
         ("from tvm.relay.loops import while_loop", "while_loop(1, 2, 3)", "loops"),
-        ("from tvm.relay.backend.interpreter import RefValue", "RefValue(1)", "interpreter"),
+        (
+            "from tvm.relay.backend.graph_executor_codegen import GraphExecutorCodegen",
+            "GraphExecutorCodegen(1)",
+            "graph-executor codegen",
+        ),
     ],
 )
 def test_known_modules_import_and_refuse_at_the_call(alias, source, use, why):
@@ -133,12 +136,12 @@ def test_a_refusal_names_the_tvm_name_whatever_the_import_used(alias):
 
 
 def test_subclassing_a_refused_class_defines_it_and_instantiating_refuses(alias):
-    from tvm.relay.prelude import Prelude
+    from tvm.relay.backend.graph_executor_codegen import GraphExecutorCodegen
 
-    class Mine(Prelude):  # a module defining it at its top level still imports
+    class Mine(GraphExecutorCodegen):  # a module defining it at its top level still imports
         pass
 
-    with pytest.raises(_import_alias.RelayRemovedCallError, match="prelude"):
+    with pytest.raises(_import_alias.RelayRemovedCallError, match="graph-executor codegen"):
         Mine()
 
 

@@ -66,8 +66,12 @@ def test_the_methods_are_process_patches_that_uninstall_removes():
     assert not any("IRModule.__str__" in p for p in active_patches())
 
 
-def test_import_from_std_is_refused_at_the_call_naming_why(installed):
-    from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
-
-    with pytest.raises(RelayRemovedCallError, match=r"'prelude\.rly'.*ADTs and recursion"):
-        tvm.IRModule().import_from_std("prelude.rly")
+def test_import_from_std_declares_the_standard_library(installed):
+    mod = tvm.IRModule()
+    mod.import_from_std("nat.rly")  # the prelude's hd/tl come first
+    header, zero, succ = mod.get_type("nat")
+    assert (header.name_hint, zero.name_hint, succ.name_hint) == ("nat", "zero", "succ")
+    assert mod.get_global_type_var("List") is mod.get_type("List")[0]
+    assert {"hd", "map", "nat_add"} <= {g.name_hint for g in mod.get_global_vars()}
+    with pytest.raises(ValueError, match=r"'gradient\.rly' is not served"):
+        mod.import_from_std("gradient.rly")

@@ -159,8 +159,9 @@ class GraphMutator(GraphVisitor):
         return const
 
     def visit_other(self, expr: Any) -> Any:
-        """Anything else stays itself."""
-        return expr
+        """A match or a reference is rebuilt from its visited children; anything else (an op,
+        a ``GlobalVar``, a constructor) stays itself."""
+        return self._visit_children(expr) if children(expr) else expr
 
 
 class _Substitute(GraphMutator):

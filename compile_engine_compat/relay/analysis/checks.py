@@ -1,14 +1,18 @@
 """``relay.analysis``'s checks on a Relay graph: ``well_formed``, ``check_constant``,
-``check_basic_block_normal_form``, ``check_kind``, and ``unmatched_cases`` (refused: no ADTs)."""
+``check_basic_block_normal_form``, ``check_kind``, and ``unmatched_cases`` (the exhaustiveness
+of a ``match``)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
 
+from ..adt import Match, PatternConstructor, PatternTuple, PatternVar, PatternWildcard
+from ..backend.interpreter import module_types
 from ..expr import Constant, Expr, If, Let, Tuple, Var
 from ..expr_functor import relay_node
 from ..function import Function
@@ -162,16 +166,90 @@ def check_kind(t: Type, mod: Any = None) -> TypeKind:
     raise TypeError(f"check_kind takes a relay type (TensorType, TupleType, FuncType), got {t!r}")
 
 
+@legacy_api("relay.analysis")
 def unmatched_cases(match: Any, mod: Any = None) -> list[Any]:
-    """Relay's ``unmatched_cases``: refused, as ``relay.Match`` is (no ADTs in the front end).
+    """Relay's ``unmatched_cases(match, mod=None)``: the patterns no clause of ``match`` covers.
 
-    Raises
-    ------
-    TypeError
-        Always, naming the replacement (``relax.If`` over tuples has no patterns to check).
+    As TVM 0.19's exhaustiveness check: candidates start as one wildcard; a candidate that a
+    clause's pattern neither matches nor clashes with is expanded one level (a wildcard into
+    each constructor of the ADT with wildcard fields, or a tuple of wildcards) and checked again
+    from that clause on; the candidates no clause matches are returned.
+
+    Parameters
+    ----------
+    match : relay.Match
+        The match to check.
+    mod : tvm.IRModule, optional
+        The module declaring the ADTs (``mod[List] = TypeData(...)``); needed to expand a
+        wildcard into constructors.
+
+    Returns
+    -------
+    list of relay.Pattern
+        The cases not covered (empty for an exhaustive match).
     """
-    raise TypeError(
-        "relay.analysis.unmatched_cases: ADT pattern matching (relay.Match) is not mapped; "
-        "Relax has no match expression (use relax.If with tuples), so there are no patterns "
-        "to check"
-    )
+    if not isinstance(match, Match):
+        raise TypeError(f"unmatched_cases takes a relay.Match, got {type(match).__name__}")
+    types = module_types(mod) if mod is not None else {}
+    missed: list[Any] = []
+    stack: list[tuple[Any, int]] = [(PatternWildcard(), 0)]
+    while stack:
+        cand, start = stack.pop()
+        for index in range(start, len(match.clauses)):
+            lhs = match.clauses[index].lhs
+            found = _check(lhs, cand)
+            if found == _CLASH:
+                continue
+            if found == _UNSPECIFIED:
+                stack.extend((new, index) for new in _expand(lhs, cand, types))
+            break
+        else:
+            missed.append(cand)
+    return missed
+
+
+_MATCH, _CLASH, _UNSPECIFIED = "match", "clash", "unspecified"
+
+
+def _check(pattern: Any, cand: Any) -> str:
+    """Whether ``pattern`` matches every value of ``cand``, none, or it depends."""
+    if isinstance(pattern, PatternWildcard | PatternVar):
+        return _MATCH
+    if isinstance(cand, PatternWildcard | PatternVar):
+        return _UNSPECIFIED
+    if isinstance(pattern, PatternConstructor):
+        if not isinstance(cand, PatternConstructor) or cand.constructor is not pattern.constructor:
+            return _CLASH
+    elif not isinstance(cand, PatternTuple) or len(cand.patterns) != len(pattern.patterns):
+        return _CLASH
+    results = [_check(p, c) for p, c in zip(pattern.patterns, cand.patterns)]
+    if _CLASH in results:
+        return _CLASH
+    return _UNSPECIFIED if _UNSPECIFIED in results else _MATCH
+
+
+def _expand(pattern: Any, cand: Any, types: dict[Any, Any]) -> list[Any]:
+    """``cand`` made one level more specific where ``pattern`` looks deeper."""
+    if isinstance(pattern, PatternWildcard | PatternVar):
+        return [cand]
+    if isinstance(cand, PatternWildcard | PatternVar):
+        if isinstance(pattern, PatternTuple):
+            return [PatternTuple([PatternWildcard() for _ in pattern.patterns])]
+        header = pattern.constructor.belong_to
+        if header not in types:
+            raise ValueError(
+                f"unmatched_cases: the ADT {header!r} is not declared in the module given; "
+                "pass the module that declares it (mod[header] = relay.TypeData(...))"
+            )
+        return [
+            PatternConstructor(c, [PatternWildcard() for _ in c.inputs])
+            for c in types[header].constructors
+        ]
+    if isinstance(pattern, PatternConstructor) and (
+        not isinstance(cand, PatternConstructor) or cand.constructor is not pattern.constructor
+    ):
+        return [cand]
+    fields = [_expand(p, c, types) for p, c in zip(pattern.patterns, cand.patterns)]
+    if isinstance(cand, PatternConstructor):
+        return [PatternConstructor(cand.constructor, list(f)) for f in itertools.product(*fields)]
+    return [PatternTuple(list(f)) for f in itertools.product(*fields)]

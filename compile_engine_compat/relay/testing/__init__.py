@@ -50,9 +50,12 @@ from . import (
     vgg,
 )
 from .init import create_workload
+from .nat import count, make_nat_expr, make_nat_value
+from .py_converter import run_as_python, to_python
 
 __all__ = [
     "check_grad",
+    "count",
     "count_ops",
     "create_workload",
     "dcgan",
@@ -64,16 +67,20 @@ __all__ = [
     "init",
     "layers",
     "lstm",
+    "make_nat_expr",
+    "make_nat_value",
     "mlp",
     "mobilenet",
     "rand",
     "resnet",
     "resnet_3d",
+    "run_as_python",
     "run_infer_type",
     "run_opt_pass",
     "squeezenet",
     "synthetic",
     "temp_op_attr",
+    "to_python",
     "vgg",
 ]
 

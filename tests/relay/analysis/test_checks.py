@@ -7,6 +7,7 @@ import pytest
 import tvm
 
 from compile_engine_compat import relay
+from compile_engine_compat.relay.backend.interpreter import declare_type
 
 A = relay.analysis
 
@@ -45,8 +46,20 @@ def test_check_kind_and_unmatched_cases():
     assert A.check_kind(relay.TupleType([t, relay.FuncType([t], t)])) == A.TypeKind.Type
     with pytest.raises(TypeError, match="relay type"):
         A.check_kind("float32")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"relax\.If"):
+    with pytest.raises(TypeError, match=r"relay\.Match"):
         A.unmatched_cases(None)
+    # A match on a list with a Cons clause only misses Nil.
+    header, a = relay.GlobalTypeVar("List"), relay.TypeVar("a")
+    cons = relay.Constructor("Cons", [a, relay.TypeCall(header, [a])], header)
+    nil = relay.Constructor("Nil", [], header)
+    mod = tvm.IRModule()
+    declare_type(mod, header, relay.TypeData(header, [a], [cons, nil]))
+    wild = relay.PatternWildcard()
+    match = relay.Match(
+        relay.Var("v"), [relay.Clause(relay.PatternConstructor(cons, [wild, wild]), relay.const(1))]
+    )
+    (missed,) = A.unmatched_cases(match, mod)
+    assert isinstance(missed, relay.PatternConstructor) and missed.constructor is nil
 
 
 def test_partitioning_names_are_refused_at_the_call_not_at_the_import():
