@@ -29,7 +29,6 @@ from compile_engine_compat.relay._impl.passes import (
     InferTypeLocal,
     RemoveUnusedFunctions,
     SimplifyInference,
-    ToMixedPrecision,
 )
 
 from . import refused
@@ -76,6 +75,7 @@ from .relax_backed import (
     PartialEvaluate,
     ToANormalForm,
 )
+from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
 globals().update({name: getattr(refused, name) for name in refused.REFUSED_PASSES})
