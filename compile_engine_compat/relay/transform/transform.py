@@ -59,12 +59,11 @@ from .identities import (
     ManifestLifetimes,
     PlanDevices,
     SplitArgs,
-    ToBasicBlockNormalForm,
-    ToGraphNormalForm,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
+from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
 from .partition_graph import PartitionGraph
 from .relax_backed import (
     CombineParallelBatchMatmul,
@@ -73,7 +72,6 @@ from .relax_backed import (
     Inline,
     LambdaLift,
     PartialEvaluate,
-    ToANormalForm,
 )
 from .to_mixed_precision import ToMixedPrecision
 
