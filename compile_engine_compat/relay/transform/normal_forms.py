@@ -20,7 +20,7 @@ from typing import Any
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.relay._impl.graph_walk import GraphMutator, children
+from compile_engine_compat.relay._impl.graph_walk import GraphMutator, GraphVisitor, children
 
 from ..expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
@@ -93,20 +93,23 @@ class _Placement:
 
     @staticmethod
     def _post_order(body: Any) -> list[Any]:
-        order: list[Any] = []
-        seen: set[int] = set()
-        stack: list[tuple[Any, bool]] = [(body, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                order.append(node)
-                continue
-            if id(node) in seen or _atomic(node):
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            stack.extend((c, False) for c, _ in reversed(_edges(node)))
-        return order
+        walk = _PostOrder()
+        walk.visit(body)
+        return walk.order
+
+
+class _PostOrder(GraphVisitor):
+    """The compound nodes under a body, each after its operands."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: list[Any] = []
+
+    def _dispatch(self, expr: Any) -> Any:
+        if isinstance(expr, Function | Let | If):
+            self._visit_children(expr)
+        if not _atomic(expr):
+            self.order.append(expr)
 
 
 class _Fill:

@@ -63,3 +63,12 @@ def test_graph_normal_form_drops_every_let():
     one = relay.const(1)
     two = one + one
     assert relay_equal(g, relay.Function([], two * two))
+
+
+def test_the_module_function_a_pass_left_evaluates_as_its_relay_function():
+    x = relay.Var("x")
+    f = relay.Function([], relay.Let(x, relay.const(2.0), x + x))
+    main = T.ToANormalForm()(tvm.IRModule.from_expr(f))["main"]  # a Relax function
+    executor = relay.create_executor(mod=tvm.IRModule(), target="llvm")
+    assert float(executor.evaluate(main)().numpy()) == 4.0
+    assert float(executor.evaluate(main()).numpy()) == 4.0  # a call of it, as Relay's tests write
