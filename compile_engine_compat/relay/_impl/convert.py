@@ -154,7 +154,7 @@ def mean(bb: relax.BlockBuilder, data: Any, axes: list[int] | None, keepdims: bo
 
 def batch_norm(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """Relay's inference ``batch_norm``; float16/bfloat16 inputs are normalized in float32 and
-    the three results cast back (TVM 0.27's legalization of a half-precision batch_norm mixes
+    the result cast back (TVM 0.27's legalization of a half-precision batch_norm mixes
     float32 into it and fails to build)."""
     kw = {
         "axis": int(attrs.axis),
@@ -168,9 +168,9 @@ def batch_norm(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         return relax.op.nn.batch_norm(*args, **kw)
     wide = [bb.emit(relax.op.astype(a, "float32")) for a in args]
     out = bb.emit(relax.op.nn.batch_norm(*wide, **kw))
-    return relax.Tuple(
-        [bb.emit(relax.op.astype(relax.TupleGetItem(out, i), dtype)) for i in range(3)]
-    )
+    # In inference the other two results are the moving mean and variance, as given.
+    normalized = bb.emit(relax.op.astype(relax.TupleGetItem(out, 0), dtype))
+    return relax.Tuple([normalized, args[3], args[4]])
 
 
 def where(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
