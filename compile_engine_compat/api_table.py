@@ -471,7 +471,9 @@ LEGACY_CONFIG_KEYS: dict[str, tuple[str | None, str]] = {
         None, "relax.transform.LegalizeOps always lowers TE with te.create_prim_func"
     ),
     "relay.ToMixedPrecision.keep_orig_output_dtype": (
-        None, "relax.transform.ToMixedPrecision(out_dtype=...) chooses the output dtype"
+        None,
+        "relay.transform.ToMixedPrecision reads it; in Relax, "
+        "relax.transform.ToMixedPrecision(out_dtype=...) chooses the output dtype",
     ),
     "relay.frontend.fill_span": (None, "the Relay frontends were removed: use tvm.relax.frontend"),
     "relay.remove_standalone_reshapes.enable": (
@@ -993,12 +995,14 @@ _PROGRAM_RELAY_ROWS = (
         note=(
             "Each Relay pass is a tvm.transform.Pass with Relay's name and opt level, served by "
             "the Relax pass that does its job: FoldConstant, ConvertLayout (op names get the "
-            "relax. prefix), ToMixedPrecision (float16 only; outputs stay float32 where Relay "
-            "left them float16; missing_op_mode=0 raises), DeadCodeElimination, FuseOps (groups "
+            "relax. prefix), DeadCodeElimination, FuseOps (groups "
             "nothing before relay.build legalizes; relay.build fuses), SimplifyInference "
             "(DecomposeOpsForInference) and RemoveUnusedFunctions (DeadCodeElimination) are "
             "real transforms; EliminateCommonSubexpr is a real rewrite of the Relay graph "
-            "(fskip honoured, as in Relay); FakeQuantizationToInteger rewrites each "
+            "(fskip honoured, as in Relay); so is ToMixedPrecision, with TVM 0.19's op lists "
+            "(float16, bfloat16 or float64; missing_op_mode and "
+            "relay.ToMixedPrecision.keep_orig_output_dtype honoured); "
+            "FakeQuantizationToInteger rewrites each "
             "qnn.dequantize -> ops -> qnn.quantize region into qnn ops with TVM 0.19's rules "
             "(hard_fail and optional_qnn_ops honoured; use_qat=True is refused); InferType (Relax "
             "is typed when built), CanonicalizeOps (bias_add is emitted as reshape + add), "
@@ -1175,13 +1179,14 @@ _PROGRAM_RELAY_ROWS = (
             "Each is a tvm.transform.Pass with Relay's name and opt level. Real Relax "
             "transforms: FastMath (FastMathTransform), Inline (InlinePrivateFunctions), "
             "LambdaLift, PartialEvaluate (FoldConstant), CombineParallelDense and "
-            "CombineParallelBatchMatmul (CombineParallelMatmul), ToANormalForm (Normalize). "
+            "CombineParallelBatchMatmul (CombineParallelMatmul). "
             "Rewrites of the Relay graph behind each front-end function: DivToMul, "
             "SimplifyExpr (reshape and transpose chains, same-dtype casts, x+0, x*1), "
-            "ChangeBatch, SimplifyFCTranspose. Identities, results unchanged: AlterOpLayout, "
+            "ChangeBatch, SimplifyFCTranspose, ToANormalForm, ToBasicBlockNormalForm, "
+            "ToGraphNormalForm. Identities, results unchanged: AlterOpLayout, "
             "Legalize (relay.build legalizes), CanonicalizeCast, EtaExpand, DefuseOps, "
             "Forward/BackwardFoldScaleAxis, CombineParallelConv2D, BatchingOps, "
-            "LazyGradientInit, ToGraphNormalForm, ToBasicBlockNormalForm, PlanDevices, "
+            "LazyGradientInit, PlanDevices, "
             "ManifestLifetimes, FoldExplicitPadding, FlattenAtrousConv, SplitArgs, "
             "CapturePostDfsIndexInSpans. FunctionPass is relax.transform.FunctionPass; "
             "LayoutConfig is kept but Relax's ConvertLayout cannot skip layers. Refused at the "

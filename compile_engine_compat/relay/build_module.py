@@ -32,7 +32,7 @@ from .backend.interpreter import (
     refuse_interpreted,
     relay_definition,
 )
-from .expr import Constant, Expr, const
+from .expr import Call, Constant, Expr, as_expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
 
@@ -148,6 +148,7 @@ class _Executor:
         and its value returned. ``binds`` maps variables to values, bound by ``let`` around
         ``expr`` as Relay did (each value a ``relay.const``).
         """
+        expr = _relay_form(expr)
         if binds:
             sb = ScopeBuilder()
             for variable, value in binds.items():
@@ -222,6 +223,20 @@ class _Executor:
             return vm[entry](*[relay_argument(v, t) for v, t in zip(values, types)])
 
         return run
+
+
+def _relay_form(expr: Any) -> Any:
+    """The Relay form of what a pass left in a module: ``mod["main"]`` (a Relax function the
+    front end built) is its Relay function, and calling it (``mod["main"](x)``, a Relax call)
+    is a Relay call of that function."""
+    if isinstance(expr, relax.Function):
+        found = relay_of(expr)
+        return found if found is not None else expr
+    if isinstance(expr, relax.Call) and isinstance(expr.op, relax.Function):
+        callee = relay_of(expr.op)
+        if callee is not None:
+            return Call(callee, [as_expr(a) for a in expr.args])
+    return expr
 
 
 def _with_main(mod: tvm.IRModule, func: Function) -> tvm.IRModule:

@@ -50,6 +50,7 @@ __all__ = [
     "DISABLE_COMPILE_ENGINE_CACHE",
     "KEYS",
     "OFF_ENV",
+    "READ_LEGACY_KEYS",
     "USE_AUTO_SCHEDULER",
     "caching_enabled",
     "current_config",
@@ -62,6 +63,8 @@ __all__ = [
 KEYS = CONFIG_KEYS
 USE_AUTO_SCHEDULER, DISABLE_COMPILE_ENGINE_CACHE = KEYS
 _ALL_LEGACY_KEYS = frozenset((*KEYS, *LEGACY_CONFIG_KEYS))
+#: Dropped TVM <=0.19 keys whose value a served pass still reads (through current_config).
+READ_LEGACY_KEYS = frozenset({"relay.ToMixedPrecision.keep_orig_output_dtype"})
 OFF_ENV = "COMPILE_ENGINE_COMPAT_PASSCONFIG"
 
 _PassContext = transform.PassContext
@@ -125,6 +128,8 @@ def _split_config(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, .
             warn_legacy(key)
             legacy[key] = _as_bool(key, rest.pop(key))
     for key in [key for key in rest if key in LEGACY_CONFIG_KEYS]:
+        if key in READ_LEGACY_KEYS:
+            legacy[key] = _as_bool(key, rest[key])
         _translate_legacy_key(key, rest)
     if in_kwargs:
         kwargs = {**kwargs, "config": rest}
@@ -175,7 +180,8 @@ def _exit(self: Any, ptype: Any, value: Any, trace: Any) -> Any:
 
 
 def current_config() -> dict[str, bool]:
-    """Return the legacy ``relay.backend.*`` values of the current PassContext ({} if none).
+    """Return the legacy ``relay.backend.*`` values of the current PassContext ({} if none),
+    and those of :data:`READ_LEGACY_KEYS`.
 
     Like any PassContext config, it is the innermost context's own: an inner context without the
     keys hides an outer one's values.

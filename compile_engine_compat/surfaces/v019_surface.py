@@ -96,11 +96,6 @@ _ROUTES: dict[str, tuple[str, str]] = {
         "relay.unsupported",
         "Relay's visualizer is gone: print the Relax module (mod.show(), mod.script())",
     ),
-    "tvm.relay.data_dep_optimization": (
-        "relay.unsupported",
-        "Relay's data-dependent (sparse weight) rewrites are gone: prune or convert the "
-        "weights before import, then use relax.transform passes",
-    ),
     "tvm._ffi": (
         "relay.unsupported",
         "tvm._ffi became the tvm_ffi package: tvm_ffi.register_global_func, "

@@ -40,3 +40,12 @@ def test_an_op_without_a_relax_gradient_is_refused_at_the_call():
     x = relay.var("x", shape=(2,))
     with pytest.raises(UnsupportedRelayError, match=r"relax\.prod"):
         relay.transform.gradient(relay.Function([x], relay.prod(x)))
+
+
+def test_gradient_takes_the_module_function_a_relay_pass_left():
+    x = relay.var("x", shape=(3,))
+    mod = relay.transform.ToANormalForm()(tvm.IRModule.from_expr(relay.Function([x], x * x)))
+    grad = relay.transform.gradient(mod["main"])  # a Relax function with a Relay origin
+    assert grad is not None
+    with pytest.raises(TypeError, match=r"relay\.Function"):
+        relay.transform.gradient(3)

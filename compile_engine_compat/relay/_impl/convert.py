@@ -152,6 +152,37 @@ def mean(bb: relax.BlockBuilder, data: Any, axes: list[int] | None, keepdims: bo
     return relax.op.astype(wide, "float16")
 
 
+def batch_norm(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """Relay's inference ``batch_norm``; float16/bfloat16 inputs are normalized in float32 and
+    the result cast back (TVM 0.27's legalization of a half-precision batch_norm mixes
+    float32 into it and fails to build)."""
+    kw = {
+        "axis": int(attrs.axis),
+        "epsilon": float(attrs.epsilon),
+        "center": bool(attrs.center),
+        "scale": bool(attrs.scale),
+        "training": False,
+    }
+    dtype = str(getattr(args[0].ty, "dtype", ""))
+    if dtype not in ("float16", "bfloat16"):
+        return relax.op.nn.batch_norm(*args, **kw)
+    wide = [bb.emit(relax.op.astype(a, "float32")) for a in args]
+    out = bb.emit(relax.op.nn.batch_norm(*wide, **kw))
+    # In inference the other two results are the moving mean and variance, as given.
+    normalized = bb.emit(relax.op.astype(relax.TupleGetItem(out, 0), dtype))
+    return relax.Tuple([normalized, args[3], args[4]])
+
+
+def where(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """Relay's ``where``: a condition of any dtype selects where it is nonzero (Relax's takes a
+    boolean condition only)."""
+    cond, x, y = args
+    dtype = str(getattr(cond.ty, "dtype", "bool"))
+    if dtype != "bool":
+        cond = bb.emit(relax.op.not_equal(cond, relax.const(0, dtype)))
+    return relax.op.where(cond, x, y)
+
+
 def reduced_axes(value: Any, attrs: Attrs) -> list[int] | None:
     """The axes a Relay reduction reduces over (``axis``, or its complement with ``exclude``)."""
     axes = normalized_axes(value, attrs.axis)

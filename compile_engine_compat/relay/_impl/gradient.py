@@ -19,6 +19,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import register_op_attr_if_absent
+from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 from compile_engine_compat.relay.function import Function
 from compile_engine_compat.relay.ty import TensorType
@@ -158,6 +159,9 @@ def gradient(expr: Any, mod: Any = None, mode: str = "higher_order") -> Gradient
     del mod
     if mode not in ("higher_order", "first_order"):
         raise ValueError(f"gradient mode must be 'higher_order' or 'first_order', got {mode!r}")
+    if not isinstance(expr, Function):
+        # mod["main"] after a Relay pass: the Relax form of a Relay function, read back as it.
+        expr = origin.relay_of(expr) or expr
     if not isinstance(expr, Function):
         raise TypeError(f"relay.transform.gradient takes a relay.Function, got {expr!r}")
     register_elementwise_gradients()

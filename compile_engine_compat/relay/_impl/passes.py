@@ -16,7 +16,7 @@ Relay pass                   opt level  served by
 ``InferType``                0          identity: Relax functions are typed when built
 ``FoldConstant``             2          ``relax.transform.FoldConstant``
 ``ConvertLayout``            3          ``relax.transform.ConvertLayout``
-``ToMixedPrecision``         0          ``relax.transform.ToMixedPrecision``
+``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
 ``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
 ``FuseOps``                  0          ``relax.transform.FuseOps``
 ``SimplifyInference``        0          ``relax.transform.DecomposeOpsForInference``
@@ -54,7 +54,6 @@ __all__ = [
     "InferTypeLocal",
     "RemoveUnusedFunctions",
     "SimplifyInference",
-    "ToMixedPrecision",
 ]
 
 #: Relay pass -> "real: <the Relax pass>" or "identity: <why>", for the docs and the tests.
@@ -64,8 +63,8 @@ PASS_KINDS: dict[str, str] = {
     "FoldConstant": "real: relax.transform.FoldConstant",
     "ConvertLayout": "real: relax.transform.ConvertLayout (op names get the relax. prefix; "
     "'default' kernel layouts are resolved as Relay did)",
-    "ToMixedPrecision": "real: relax.transform.ToMixedPrecision (float16 compute, float32 "
-    "accumulation in conv/matmul; the function's outputs stay float32)",
+    "ToMixedPrecision": "real: TVM 0.19's rewrite of the Relay graph, its op lists and casts "
+    "(relay/transform/to_mixed_precision.py): float16, bfloat16 or float64",
     "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
     "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
     "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
@@ -180,33 +179,6 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:
     return relay_pass(
         "ConvertLayout", 3, relax.transform.ConvertLayout(_relax_layouts(desired_layouts))
     )
-
-
-@legacy_api("relay.transform")
-def ToMixedPrecision(mixed_precision_type: str = "float16", missing_op_mode: int = 1) -> Any:
-    """``relay.transform.ToMixedPrecision``: ``relax.transform.ToMixedPrecision``.
-
-    A real transform (opt level 0): inputs and weights are cast to float16, ops compute in
-    float16, conv2d/matmul accumulate in float32 (Relay's default accumulation), and the
-    function's outputs are cast back to float32, where Relay left them float16. Relax converts
-    float16 only: another ``mixed_precision_type`` raises ``ValueError``. Relax leaves ops it has
-    no rule for in float32, which is ``missing_op_mode`` 1 and 2; mode 0 (raise on such an op)
-    cannot be honoured and raises.
-    """
-    if mixed_precision_type != "float16":
-        raise _refuse(
-            "ToMixedPrecision",
-            f"mixed_precision_type={mixed_precision_type!r}",
-            "Relax's ToMixedPrecision converts to float16 only",
-        )
-    if missing_op_mode not in (1, 2):
-        raise _refuse(
-            "ToMixedPrecision",
-            f"missing_op_mode={missing_op_mode!r}",
-            "Relax keeps ops without a conversion rule in float32 and cannot raise on them: "
-            "use missing_op_mode=1 or 2",
-        )
-    return relay_pass("ToMixedPrecision", 0, relax.transform.ToMixedPrecision(out_dtype="float32"))
 
 
 @legacy_api("relay.transform")

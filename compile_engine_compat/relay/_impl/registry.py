@@ -175,6 +175,8 @@ _INERT_ATTRS = frozenset(
         # read by relay.transform.FakeQuantizationToInteger
         "FTVMFakeQuantizationToInteger",
         "FTVMOptionalFakeQuantizationToInteger",
+        # read by relay.transform.ToMixedPrecision
+        "FTVMMixedPrecisionConversionType",
     }
 )
 

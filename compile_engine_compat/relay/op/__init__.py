@@ -39,6 +39,7 @@ from .op import (
     get,
     namespace,
     register_compute,
+    register_mixed_precision_conversion,
     register_pattern,
     register_strategy,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "reduce",
     "reg",
     "register_compute",
+    "register_mixed_precision_conversion",
     "register_pattern",
     "register_strategy",
     "strategy",

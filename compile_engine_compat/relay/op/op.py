@@ -32,6 +32,7 @@ from compile_engine_compat.relay._impl.relay_strategies import (
 from . import algorithm, annotation, image, nn, reduce, tensor, transform, vision
 
 __all__ = [
+    "MIXED_PRECISION_ATTR",
     "OpImplementation",
     "OpPattern",
     "OpSpecialization",
@@ -41,6 +42,7 @@ __all__ = [
     "get",
     "register",
     "register_compute",
+    "register_mixed_precision_conversion",
     "register_pattern",
     "register_stateful",
     "register_strategy",
@@ -162,6 +164,31 @@ def register_strategy(
         return fn
 
     return register(fstrategy) if fstrategy is not None else register
+
+
+#: The op attribute of a mixed precision conversion function (read by ToMixedPrecision).
+MIXED_PRECISION_ATTR = "FTVMMixedPrecisionConversionType"
+
+
+def register_mixed_precision_conversion(
+    op_name: str, func: Callable[[Any, str], list[Any]] | None = None, level: int = 10
+) -> Any:
+    """``relay.op.register_mixed_precision_conversion(op_name, func=None, level=10)``.
+
+    ``func(call, mixed_precision_type)`` returns ``[category, accumulation dtype, output
+    dtype]`` (:mod:`compile_engine_compat.relay.transform.mixed_precision`); it replaces the
+    op's default list in ``relay.transform.ToMixedPrecision``. Usable as a decorator.
+    """
+    if not isinstance(op_name, str):
+        raise TypeError(f"the op name must be a str, got {op_name!r}")
+
+    def register(fn: Callable[[Any, str], list[Any]]) -> Callable[[Any, str], list[Any]]:
+        if not callable(fn):
+            raise TypeError(f"a mixed precision conversion function must be callable, got {fn!r}")
+        get(op_name).set_attr(MIXED_PRECISION_ATTR, fn, level)
+        return fn
+
+    return register(func) if func is not None else register
 
 
 # -- upstream Relay test files (test_type_infer): ops a program registers itself -----------------

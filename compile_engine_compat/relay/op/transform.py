@@ -112,7 +112,7 @@ ROWS: tuple[OpRow, ...] = (
             "axes": normalize.int_list,
         },
     ),
-    OpRow("where", ("condition", "x", "y"), (), "relax.where", convert.direct("relax.where")),
+    OpRow("where", ("condition", "x", "y"), (), "relax.where", convert.where),
     OpRow(
         "cast",
         ("data",),

@@ -49,6 +49,12 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "
     "with a new parameter named w + '.T', on the Relay graph",
+    "ToANormalForm": "real: on the Relay graph (normal_forms.py), every compound node bound by "
+    "a let in the scope of its uses",
+    "ToBasicBlockNormalForm": "real: on the Relay graph (normal_forms.py), the nodes used from "
+    "several scopes (If branches, functions) bound by a let in their common scope",
+    "ToGraphNormalForm": "real: on the Relay graph (normal_forms.py), every let dropped, its "
+    "variable replaced by its value",
     "EliminateCommonSubexpr": "real: on the Relay graph, a call of the same op with the same "
     "attributes and arguments as an earlier one, and a second TupleGetItem of one tuple and "
     "index, become the earlier node; fskip(call) keeps a call apart, as in Relay",

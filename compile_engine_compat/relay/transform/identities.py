@@ -32,8 +32,6 @@ __all__ = [
     "ManifestLifetimes",
     "PlanDevices",
     "SplitArgs",
-    "ToBasicBlockNormalForm",
-    "ToGraphNormalForm",
 ]
 
 #: Relay pass -> "identity: <why>".
@@ -58,10 +56,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "relay.transform.CombineParallelDense runs Relax's CombineParallelMatmul on its own",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
     "relay.transform.gradient are computed by relax.transform.Gradient, eagerly",
-    "ToGraphNormalForm": "identity: the front end's Relay graph is the graph form, and its "
-    "Relax form is what runs",
-    "ToBasicBlockNormalForm": "identity: Relax functions are in basic-block normal form when "
-    "built (dataflow blocks; each If branch its own scope)",
     "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan",
     "ManifestLifetimes": "identity: the Relax VM plans memory (StaticPlanBlockMemory, "
     "KillAfterLastUse) when relay.build compiles",
@@ -134,18 +128,6 @@ def BatchingOps() -> Any:
 def LazyGradientInit() -> Any:
     """``relay.transform.LazyGradientInit()``: an identity (opt level 1)."""
     return identity_pass("LazyGradientInit", 1)
-
-
-@legacy_api("relay.transform.more_passes")
-def ToGraphNormalForm() -> Any:
-    """``relay.transform.ToGraphNormalForm()``: an identity (opt level 1)."""
-    return identity_pass("ToGraphNormalForm", 1)
-
-
-@legacy_api("relay.transform.more_passes")
-def ToBasicBlockNormalForm() -> Any:
-    """``relay.transform.ToBasicBlockNormalForm()``: an identity (opt level 1)."""
-    return identity_pass("ToBasicBlockNormalForm", 1)
 
 
 @legacy_api("relay.transform.more_passes")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compile_engine_compat.surfaces.import_alias import refused_name
 
-__all__ = ["REFUSED_PASSES"]
+__all__ = ["REFUSED_PASSES", "SPARSE_WHY"]
 
 _BYOC = (
     "served here are MergeComposite, AnnotateTarget, MergeCompilerRegions and PartitionGraph "
@@ -16,7 +16,8 @@ _HIGHER_ORDER = (
     "Relay's higher-order transforms (continuations, defunctionalization) have no Relax "
     "counterpart: Relax functions are first-order dataflow"
 )
-_SPARSE = "sparse weight conversion has no Relax pass: keep the weights dense, or call TIR"
+#: Why sparse weight conversions are refused (relay.data_dep_optimization's too).
+SPARSE_WHY = "sparse weight conversion has no Relax pass: keep the weights dense, or call TIR"
 
 #: Relay pass -> why it is refused, and what to use instead.
 REFUSED_PASSES: dict[str, str] = {
@@ -28,9 +29,9 @@ REFUSED_PASSES: dict[str, str] = {
     "to_cps": _HIGHER_ORDER,
     "un_cps": _HIGHER_ORDER,
     "Defunctionalization": _HIGHER_ORDER,
-    "DenseToSparse": _SPARSE,
-    "Conv2dToSparse": _SPARSE,
-    "Conv2dToSparse2": _SPARSE,
+    "DenseToSparse": SPARSE_WHY,
+    "Conv2dToSparse": SPARSE_WHY,
+    "Conv2dToSparse2": SPARSE_WHY,
     "FirstOrderGradient": "the module's functions are differentiated by "
     "relay.transform.gradient(func) (relax.transform.Gradient); there is no module-wide pass",
     "FlexibleShapeDispatch": "dynamic-shape dispatch is Relax's own: give the function "

@@ -21,7 +21,6 @@ __all__ = [
     "Inline",
     "LambdaLift",
     "PartialEvaluate",
-    "ToANormalForm",
 ]
 
 #: Relay pass -> "real: <the Relax pass and what differs>".
@@ -36,8 +35,6 @@ RELAX_BACKED_KINDS: dict[str, str] = {
     "CombineParallelDense": "real: relax.transform.CombineParallelMatmul (parallel matmuls "
     "of one input become one)",
     "CombineParallelBatchMatmul": "real: relax.transform.CombineParallelMatmul",
-    "ToANormalForm": "real: relax.transform.Normalize (a Relax function is in A-normal form: "
-    "every value bound once, in a dataflow block)",
 }
 
 
@@ -78,9 +75,3 @@ def CombineParallelBatchMatmul(min_num_branches: int = 3) -> Any:
     """``relay.transform.CombineParallelBatchMatmul(...)``: Relax's ``CombineParallelMatmul``
     (opt level 4)."""
     return relay_pass("CombineParallelBatchMatmul", 4, relax.transform.CombineParallelMatmul())
-
-
-@legacy_api("relay.transform.more_passes")
-def ToANormalForm() -> Any:
-    """``relay.transform.ToANormalForm()``: ``relax.transform.Normalize`` (opt level 1)."""
-    return relay_pass("ToANormalForm", 1, relax.transform.Normalize())

@@ -29,7 +29,6 @@ from compile_engine_compat.relay._impl.passes import (
     InferTypeLocal,
     RemoveUnusedFunctions,
     SimplifyInference,
-    ToMixedPrecision,
 )
 
 from . import refused
@@ -60,12 +59,11 @@ from .identities import (
     ManifestLifetimes,
     PlanDevices,
     SplitArgs,
-    ToBasicBlockNormalForm,
-    ToGraphNormalForm,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
+from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
 from .partition_graph import PartitionGraph
 from .relax_backed import (
     CombineParallelBatchMatmul,
@@ -74,8 +72,8 @@ from .relax_backed import (
     Inline,
     LambdaLift,
     PartialEvaluate,
-    ToANormalForm,
 )
+from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
 globals().update({name: getattr(refused, name) for name in refused.REFUSED_PASSES})
