@@ -253,7 +253,10 @@ def test_a_quantized_conv_without_static_shape_is_refused_naming_the_problem() -
 
 @pytest.mark.models
 @pytest.mark.slow
-def test_int8_resnet18_from_quantize_static_matches_onnxruntime() -> None:
+@pytest.mark.parametrize(("index", "convs"), [(0, 20), (1, 52)], ids=["resnet18", "mobilenet_v2"])
+def test_int8_models_from_quantize_static_match_onnxruntime(index: int, convs: int) -> None:
+    # MobileNetV2: its depthwise convolutions, padded with their zero points, on the depthwise
+    # rule; its residual adds as QLinearAdd.
     import importlib.util
     import sys
     from pathlib import Path
@@ -264,10 +267,10 @@ def test_int8_resnet18_from_quantize_static_matches_onnxruntime() -> None:
     models = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = models  # its dataclasses look their module up there
     spec.loader.exec_module(models)
-    model = models.MODELS[0]
+    model = models.MODELS[index]
     quantized = onnx.load_from_string(models.quantized_onnx(model))
     folded = [n.op_type for n in fold_qdq(quantized.graph).node]
-    assert folded.count("QLinearConv") == 20 and "Conv" not in folded
+    assert folded.count("QLinearConv") == convs and "Conv" not in folded
     inputs = [model.example(seed) for seed in range(4)]
     mod, params = relay.frontend.from_onnx(quantized, {"input": model.input_shape})
     lib = relay.build(mod, target="llvm", params=params)
