@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import tvm
-import tvm_ffi
 from tvm import relax
 
 __all__ = ["fold_pad_permutes"]
@@ -60,22 +59,29 @@ def _folded(call: Any, lookup: Any) -> Any | None:
 
 @relax.expr_functor.mutator
 class _PadFolder(relax.PyExprMutator):
+    def __init__(self, mod: tvm.IRModule) -> None:
+        super().__init__(mod)
+        self.folded = 0
+
     def visit_call_(self, call: Any) -> Any:
         call = super().visit_call_(call)
         found = _folded(call, self.lookup_binding)
-        return call if found is None else self.builder_.normalize(found)
+        if found is None:
+            return call
+        self.folded += 1
+        return self.builder_.normalize(found)
 
 
 def fold_pad_permutes(mod: tvm.IRModule) -> tvm.IRModule:
     """``mod`` with each pad wrapped in inverse permutations padded directly (module doc); the
     permutations nothing reads any more are dropped. ``mod`` itself is not changed."""
-    folder = _PadFolder(mod)
     functions = dict(mod.functions.items())
     changed = False
     for gvar, func in mod.functions.items():
         if isinstance(func, relax.Function):
+            folder = _PadFolder(mod)
             rewritten = folder.visit_expr(func)
-            if not tvm_ffi.structural_equal(rewritten, func):  # the mutator copies as it goes
+            if folder.folded:  # else keep ``func``: the mutator copies as it goes
                 functions[gvar] = relax.analysis.remove_all_unused(rewritten)
                 changed = True
     return tvm.IRModule(functions, attrs=mod.attrs) if changed else mod
