@@ -30,6 +30,9 @@ TARGET = tvm.target.Target(HOST)
 VNNI = target_isa(TARGET).dot_bits > 0
 #: Rules an int8 product-sum may keep: VNNI, the widening packed GEMM, the deliberate fallbacks.
 INT8_RULES = ("vnni_gemm", "pmaddubs_gemm", "packed_gemm", "tiled_reduction", "parallel_reduction")
+#: The product-sum blocks of the legalized functions: conv2d, depthwise (grouped) conv2d, matmul.
+PRODUCT_SUMS = ("conv2d_nhwc", "group_conv2d_nhwc", "matmul")
+INT32_LANES = target_isa(TARGET).lanes("int32")
 
 
 def examples(factor: float) -> int:
@@ -43,6 +46,21 @@ def _conv(data: str, batch: int, channels: int, size: int, kernel: int, stride: 
     return build("main", params, lambda bb, x, w: R.nn.conv2d(
         x, w, strides=[stride] * 2, padding=[kernel // 2] * 2, data_layout="NHWC",
         kernel_layout="OHWI", out_dtype="int32"))  # fmt: skip
+
+
+def _depthwise(data: str, channels: int, size: int, stride: int):
+    """A depthwise 3x3 conv (MobileNet's), NHWC/OHWI as module builds convert it."""
+    params = [("x", (1, size, size, channels), data), ("w", (channels, 3, 3, 1), "int8")]
+    return build("main", params, lambda bb, x, w: R.nn.conv2d(
+        x, w, strides=[stride] * 2, padding=[1] * 2, groups=channels, data_layout="NHWC",
+        kernel_layout="OHWI", out_dtype="int32"))  # fmt: skip
+
+
+def _numpy_depthwise(x: np.ndarray, w: np.ndarray, stride: int, pad_value: int = 0) -> np.ndarray:
+    padded = np.pad(x.astype(np.int64), ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=pad_value)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))
+    windows = windows[:, ::stride, ::stride]  # (n, oh, ow, c, kh, kw)
+    return np.einsum("nhwcyx,cyx->nhwc", windows, w[..., 0].astype(np.int64)).astype(np.int32)
 
 
 def _matmul(data: str, rows: int, depth: int, cols: int):
@@ -96,7 +114,7 @@ def _check(func: relax.Function, arrays: list[np.ndarray], expected: np.ndarray)
     np.testing.assert_array_equal(_run_kernel(mod, arrays, expected.shape), expected)
     np.testing.assert_array_equal(_vm(func, arrays), expected)  # TVM's default pipeline
     np.testing.assert_array_equal(_vm(func, arrays, relax_pipeline(TARGET)), expected)
-    return next((rules[name] for name in ("conv2d_nhwc", "matmul") if name in rules), "None")
+    return next((rules[name] for name in PRODUCT_SUMS if name in rules), "None")
 
 
 @pytest.mark.property
@@ -145,6 +163,76 @@ def test_int8_matmuls_match_the_default_pipeline_and_numpy(data, rows, depth, co
         assert rule == "vnni_gemm"
 
 
+@pytest.mark.property
+@pytest.mark.int8
+@settings(max_examples=examples(0.15))
+@given(
+    data=st.sampled_from(["uint8", "int8"]),
+    channels=st.sampled_from([8, 16, 24, 32, 48, 96]),
+    size=st.integers(4, 16),
+    stride=st.sampled_from([1, 2]),
+    seed=st.integers(0, 2**16),
+)
+def test_int8_depthwise_convolutions_match_the_default_pipeline_and_numpy(
+    data, channels, size, stride, seed
+):
+    func = _depthwise(data, channels, size, stride)
+    x, w = _arrays(seed, data, (1, size, size, channels), (channels, 3, 3, 1))
+    rule = _check(func, [x, w], _numpy_depthwise(x, w, stride))
+    out_size = (size - 1) // stride + 1
+    work = out_size**2 * channels * 9
+    tiles = channels % INT32_LANES == 0 and any(out_size % rows == 0 for rows in (8, 7, 6, 4, 2))
+    if tiles and work >= 1 << 14:
+        assert rule == "depthwise_conv"
+
+
+def _zero_point_depthwise(channels: int, size: int, zero: int, scale: float, out_zero: int):
+    """What the ONNX frontend makes of a QLinearConv depthwise layer, in NHWC: the input padded
+    with its zero point, the int32 conv, one per-channel int32 term, the float requantize."""
+    w = np.random.default_rng(channels + size).integers(-128, 128, (channels, 3, 3, 1))
+    w = w.astype("int8")
+    term = np.random.default_rng(zero).integers(-5000, 5000, (1, 1, 1, channels)).astype("int32")
+
+    def body(bb: Any, x: Any) -> Any:
+        padded = bb.emit(R.nn.pad(x, [0, 0, 1, 1, 1, 1, 0, 0], pad_value=float(zero)))
+        acc = bb.emit(R.nn.conv2d(padded, relax.const(w), groups=channels, data_layout="NHWC",
+                                  kernel_layout="OHWI", out_dtype="int32"))  # fmt: skip
+        acc = bb.emit(R.add(acc, relax.const(term)))
+        scaled = R.round(R.multiply(R.astype(acc, "float32"), relax.const(scale, "float32")))
+        shifted = R.add(scaled, relax.const(float(out_zero), "float32"))
+        return R.astype(R.maximum(R.minimum(shifted, relax.const(255.0)), relax.const(0.0)),
+                        "uint8")  # fmt: skip
+
+    return build("main", [("x", (1, size, size, channels), "uint8")], body), w, term
+
+
+def _numpy_requantized(acc: np.ndarray, scale: float, out_zero: int) -> np.ndarray:
+    scaled = np.round(acc.astype(np.float32) * np.float32(scale)) + np.float32(out_zero)
+    return np.clip(scaled, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.property
+@pytest.mark.int8
+@settings(max_examples=examples(0.1))
+@given(
+    channels=st.sampled_from([16, 32, 96]),
+    size=st.sampled_from([7, 8, 14, 16]),
+    zero=st.integers(0, 255),
+    scale=st.integers(1, 500).map(lambda n: n / 10_000),
+    out_zero=st.integers(0, 255),
+    seed=st.integers(0, 2**16),
+)
+def test_zero_point_padded_depthwise_requantized_matches_the_default_pipeline_and_numpy(
+    channels, size, zero, scale, out_zero, seed
+):
+    func, w, term = _zero_point_depthwise(channels, size, zero, scale, out_zero)
+    x = np.random.default_rng(seed).integers(0, 256, (1, size, size, channels)).astype("uint8")
+    acc = _numpy_depthwise(x, w, 1, pad_value=zero) + term
+    expected = _numpy_requantized(acc, scale, out_zero)
+    np.testing.assert_array_equal(_vm(func, [x]), expected)  # TVM's default pipeline
+    np.testing.assert_array_equal(_vm(func, [x], relax_pipeline(TARGET)), expected)
+
+
 # -- the default suite: one of each, then the module build ----------------------------------------
 
 
@@ -153,21 +241,24 @@ def test_int8_matmuls_match_the_default_pipeline_and_numpy(data, rows, depth, co
     [
         ("uint8", lambda: _conv("uint8", 1, 16, 8, 3, 1, 32), "vnni_gemm"),
         ("int8", lambda: _matmul("int8", 8, 64, 48), "packed_gemm"),
+        ("uint8", lambda: _depthwise("uint8", 64, 16, 1), "depthwise_conv"),
     ],
-    ids=["conv3x3_u8", "matmul_i8"],
+    ids=["conv3x3_u8", "matmul_i8", "depthwise_u8"],
 )
 def test_int8_product_sums_take_their_rule_and_match_numpy(data, make, expected_rule):
     # int8 data as it is (not shifted: that is the module build's job) takes the widening GEMM.
     func = make()
     shapes = [tuple(int(d) for d in p.ty.shape) for p in func.params]
     arrays = _arrays(1, data, *shapes)
-    if len(shapes[0]) == 4:
+    if expected_rule == "depthwise_conv":
+        expected = _numpy_depthwise(arrays[0], arrays[1], 1)
+    elif len(shapes[0]) == 4:
         expected = _numpy_conv(arrays[0], arrays[1], 1)
     else:
         expected = (arrays[0].astype(np.int64) @ arrays[1].astype(np.int64)).astype(np.int32)
     rules, mod = _kernel(func)
-    rule = next(iter(rules[name] for name in ("conv2d_nhwc", "matmul") if name in rules))
-    assert rule == (expected_rule if VNNI else "packed_gemm")
+    rule = next(iter(rules[name] for name in PRODUCT_SUMS if name in rules))
+    assert rule == (expected_rule if VNNI or expected_rule == "depthwise_conv" else "packed_gemm")
     np.testing.assert_array_equal(_run_kernel(mod, arrays, expected.shape), expected)
 
 

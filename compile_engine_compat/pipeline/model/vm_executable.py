@@ -32,7 +32,7 @@ import tvm_ffi
 from tvm import relax, tirx
 
 from compile_engine_compat.pipeline.build_pool import build_threads
-from compile_engine_compat.pipeline.model import fold, raise_calls, shift_int8
+from compile_engine_compat.pipeline.model import fold, pad_layout, raise_calls, shift_int8
 from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
 from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
@@ -235,7 +235,8 @@ def _convert_layout_where_used(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
             relax.analysis.post_order_visit(func, visit)
     if called.isdisjoint(MODULE_LAYOUTS):
         return mod
-    return relax.transform.ConvertLayout(MODULE_LAYOUTS)(mod)
+    # A pad it leaves in the old layout between two permutations is padded in the new one.
+    return pad_layout.fold_pad_permutes(relax.transform.ConvertLayout(MODULE_LAYOUTS)(mod))
 
 
 @tvm.transform.module_pass(opt_level=0, name="SplitLayoutRewritePreprocIfMarked")

@@ -18,6 +18,11 @@ The rule:
 * runs the epilogue (bias, ReLU6, residual add) per tile and the rows of the image in parallel.
 
 Each output still sums its terms in the original (ry, rx) order: no reduction is reordered.
+
+Quantized depthwise convolutions (uint8/int8 data, int8 weights, ``out_dtype="int32"``) take the
+same rule: each product widened to int32 as the block says, 16 int32 lanes on AVX-512, and the
+requantize epilogue run per tile. Integer sums are exact in any order; the VNNI rule
+(:mod:`.cpu_int8`) does not fit them (no reduction over channels to put on ``vpdpbusd``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ from compile_engine_compat.pipeline.schedule.cpu_gemm import mark_weight_packing
 __all__ = ["DepthwisePlan", "depthwise_conv", "depthwise_plan"]
 
 _FLOAT_DTYPES = frozenset({"float32", "float64"})
+# Integer product-sums into int32 (quantized depthwise convolutions: uint8/int8 data, int8
+# weights): each product widened to int32 as the block says, summed in int32 vectors.
+_INT_READS = frozenset({"int8", "uint8", "int16", "int32"})
 # Pixels per register tile, the first dividing the output width: 8 x 2 vectors of accumulators
 # and the weight and input vectors fit 32 registers; 7 serves widths of 7, 14, 28, 56.
 _ROWS = (8, 7, 6, 4, 2)
@@ -64,7 +72,8 @@ class DepthwisePlan:
 def depthwise_plan(info: BlockInfo, isa: Isa) -> DepthwisePlan | None:
     """Plan the depthwise rule, or None when the block is not a channels-last depthwise conv.
 
-    The block must be a float product-sum of two reads over static loops, spatial loops first,
+    The block must be a float product-sum of two reads over static loops (or an 8/16/32-bit
+    integer one into int32, exact in any order), spatial loops first,
     whose output's innermost index is a spatial variable (the channels) that both reads use,
     the input with it as its innermost index (plus a reduction variable of extent 1) and the
     weights with every index a plain loop variable.
@@ -76,7 +85,11 @@ def depthwise_plan(info: BlockInfo, isa: Isa) -> DepthwisePlan | None:
     if len(reads) != 2 or len(writes) != 1:
         return None
     dtype = str(writes[0].source.dtype)
-    if dtype not in _FLOAT_DTYPES or any(str(r.source.dtype) != dtype for r in reads):
+    read_dtypes = {str(r.source.dtype) for r in reads}
+    if not (
+        (dtype in _FLOAT_DTYPES and read_dtypes == {dtype})
+        or (dtype == "int32" and read_dtypes <= _INT_READS)
+    ):
         return None
     out_index = plain_index_vars(writes[0])
     if out_index is None or not out_index:

@@ -3,8 +3,9 @@ int32, zero points as correction terms, and onnxruntime's requantization.
 
 What a VNNI schedule rule sees (the forms emitted, nothing else): a convolution is
 ``relax.op.nn.conv{1,2,3}d(data, weight, out_dtype="int32")`` on the raw ``uint8``/``int8``
-data (NCHW) and an ``int8``/``uint8`` constant weight (OIHW), the zero points folded into one
-``int32`` constant added after it; a matmul is ``relax.op.matmul(a, b, out_dtype="int32")`` on
+data (NCHW; padded by ``nn.pad`` with its zero point where the convolution pads) and an
+``int8``/``uint8`` constant weight (OIHW), the zero points folded into one ``int32`` constant
+per output channel added after it; a matmul is ``relax.op.matmul(a, b, out_dtype="int32")`` on
 the raw 8-bit operands. Only where a weight or a zero point is not a constant (a graph input)
 does a convolution run on ``int32`` operands with the zero points subtracted first.
 """
@@ -133,27 +134,14 @@ def _conv_pads(attrs: dict[str, Any], in_shape: Sequence[int], kernel: Sequence[
     return begins + ends
 
 
-def _border_sums(
-    weight: np.ndarray,
-    in_shape: Sequence[int],
-    pads: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-) -> np.ndarray:
-    """For each output channel and position, the sum of the weights that meet the input (not
-    the padding): ``conv(ones, weight)`` with zero padding, ``[OC, *out]``, in NumPy."""
-    dims = len(in_shape)
-    kernel = weight.shape[2:]
-    sums = weight.astype(np.int64).sum(axis=1)  # [OC, *kernel]
+def _padded(data: Any, pads: Sequence[int], value: int) -> Any:
+    """``data`` (``[N, C, *spatial]``) padded by ONNX ``pads`` with ``value``: the quantized
+    form of a real zero, so that the convolution's border terms equal its other terms."""
+    dims = len(pads) // 2
+    width = [0, 0, 0, 0]
     for d in range(dims):
-        size, k, s, dil = in_shape[d], kernel[d], strides[d], dilations[d]
-        begin, end = pads[d], pads[d + dims]
-        out = (size + begin + end - (k - 1) * dil - 1) // s + 1
-        pos = np.arange(out)[:, None] * s - begin + np.arange(k)[None, :] * dil
-        mask = ((pos >= 0) & (pos < size)).astype(np.int64)  # [out, k]
-        # Contract this kernel axis (axis 1 + d of sums, still a kernel axis) with the mask.
-        sums = np.moveaxis(np.tensordot(sums, mask, axes=([1 + d], [1])), -1, 1 + d)
-    return sums
+        width += [int(pads[d]), int(pads[d + dims])]
+    return R.nn.pad(data, width, pad_value=float(value))
 
 
 def _fits(values: np.ndarray, dtype: str) -> bool:
@@ -174,7 +162,9 @@ def conv_int32(
     (1-D, 2-D or 3-D; the padding stands for real zeros, as ONNX's quantized convolutions say).
 
     With the weight and both zero points known, the convolution runs on the raw 8-bit operands
-    and the zero-point terms (the padding included) are one int32 constant added after it.
+    and the zero-point terms are one int32 constant per output channel added after it: a padded
+    input is padded with its zero point first (``nn.pad``), so the border's terms are the same
+    as everywhere else, exactly.
     """
     ndim = int(data.ty.ndim)
     dims = ndim - 2
@@ -197,10 +187,12 @@ def conv_int32(
             if _fits(shifted, wdtype):
                 fast_weight = relax.const(shifted.astype(wdtype))
                 xz_int = int(np.asarray(xz).reshape(-1)[0])
-                corr = xz_int * _border_sums(shifted, in_shape, pads, strides, dilations)
-                flat = corr.reshape(corr.shape[0], -1)
-                if (flat == flat[:, :1]).all():  # no padding reached: one term per channel
-                    corr = flat[:, :1].reshape((corr.shape[0],) + (1,) * dims)
+                if xz_int and any(pads):  # the border is the zero point: one term per channel
+                    data = _padded(data, pads, xz_int)
+                    pads = [0] * len(pads)
+                    options["padding"] = pads
+                sums = shifted.astype(np.int64).reshape(shifted.shape[0], -1).sum(axis=1)
+                corr = xz_int * sums.reshape((-1,) + (1,) * dims)
                 acc = conv(data, fast_weight, out_dtype="int32", **options)
                 known_bias = value_of(bias, params) if bias is not None else None
                 if known_bias is not None:  # one int32 constant: bias - zero-point terms

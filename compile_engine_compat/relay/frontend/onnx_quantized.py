@@ -31,6 +31,7 @@ from .onnx_integer import (
     value_of,
     zero_point,
 )
+from .onnx_qattention import qattention
 from .onnx_qdq import fold_qdq
 
 __all__ = ["CONVERTERS", "QuantizedOpError", "import_onnx"]
@@ -201,6 +202,7 @@ CONVERTERS: dict[str, Converter] = {
     "QLinearAveragePool": _pool("AveragePool"),
     "QLinearGlobalAveragePool": _pool("GlobalAveragePool"),
     "QLinearConcat": _qlinear_concat,
+    "QAttention": qattention,
 }
 
 

@@ -217,6 +217,28 @@ def test_the_model_given_is_not_changed_and_a_float_model_takes_tvms_route(qdq_n
     assert fold_qdq(graph) is graph
 
 
+def test_a_padded_conv_pads_with_the_zero_point_and_corrects_by_one_term_per_channel() -> None:
+    # Not a full-size int32 border correction read by every run: the zero-point terms of the
+    # border equal the others once the input is padded with its zero point (120).
+    model, _ = _ops_model()
+    mod, _ = relay.frontend.from_onnx(model, {"x": X_SHAPE, "a": (3, 8)})
+    calls: list[Any] = []
+    tvm.relax.analysis.post_order_visit(
+        mod["main"], lambda n: calls.append(n) if isinstance(n, tvm.relax.Call) else None
+    )
+    pads = [c for c in calls if getattr(c.op, "name", "") == "relax.nn.pad"]
+    assert [float(c.attrs.pad_value) for c in pads] == [120.0, 120.0]  # conv, conv_integer
+    terms = [
+        tuple(int(d) for d in arg.value.shape)
+        for c in calls
+        if getattr(c.op, "name", "") in ("relax.add", "relax.subtract")
+        for arg in c.args
+        if isinstance(arg, tvm.ir.GenericConst) and str(arg.value.dtype) == "int32"
+    ]
+    conv_terms = [shape for shape in terms if len(shape) == 4]  # the matmuls' are [1, 6]
+    assert len(conv_terms) == 3 and set(conv_terms) == {(1, 5, 1, 1)}, terms
+
+
 def test_a_quantized_conv_without_static_shape_is_refused_naming_the_problem() -> None:
     from compile_engine_compat.relay.frontend.onnx_integer import QuantizedOpError
 
@@ -231,7 +253,10 @@ def test_a_quantized_conv_without_static_shape_is_refused_naming_the_problem() -
 
 @pytest.mark.models
 @pytest.mark.slow
-def test_int8_resnet18_from_quantize_static_matches_onnxruntime() -> None:
+@pytest.mark.parametrize(("index", "convs"), [(0, 20), (1, 52)], ids=["resnet18", "mobilenet_v2"])
+def test_int8_models_from_quantize_static_match_onnxruntime(index: int, convs: int) -> None:
+    # MobileNetV2: its depthwise convolutions, padded with their zero points, on the depthwise
+    # rule; its residual adds as QLinearAdd.
     import importlib.util
     import sys
     from pathlib import Path
@@ -242,10 +267,10 @@ def test_int8_resnet18_from_quantize_static_matches_onnxruntime() -> None:
     models = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = models  # its dataclasses look their module up there
     spec.loader.exec_module(models)
-    model = models.MODELS[0]
+    model = models.MODELS[index]
     quantized = onnx.load_from_string(models.quantized_onnx(model))
     folded = [n.op_type for n in fold_qdq(quantized.graph).node]
-    assert folded.count("QLinearConv") == 20 and "Conv" not in folded
+    assert folded.count("QLinearConv") == convs and "Conv" not in folded
     inputs = [model.example(seed) for seed in range(4)]
     mod, params = relay.frontend.from_onnx(quantized, {"input": model.input_shape})
     lib = relay.build(mod, target="llvm", params=params)
