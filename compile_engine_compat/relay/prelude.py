@@ -561,8 +561,7 @@ class Prelude:
         """Declare ``prelude.rly`` in the module and set the attributes."""
         import_std(self.mod, "prelude.rly")
         names = {g.name_hint: g for g in self.mod.get_global_vars()}
-        for name in _PRELUDE_FUNCTIONS:
-            setattr(self, name, names[name])
+        vars(self).update({name: names[name] for name in _PRELUDE_FUNCTIONS})
 
     def get_name(self, canonical: str, dtype: str) -> str:
         """The name of a tensor-array definition for ``dtype`` (``tensor_float32_t``)."""
