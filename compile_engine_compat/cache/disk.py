@@ -91,7 +91,6 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -1050,16 +1049,73 @@ def _export(module: Any, directory: Path) -> Path:
     This mirrors ``Module.export_library``, whose object files LLVM writes itself.
     """
     lib = getattr(module, "mod", module)  # tvm.compile gives an Executable around the library
+    return _export_parts(lib, _llvm_modules(lib), directory)
+
+
+def _llvm_modules(lib: Any) -> list[Any]:
+    dsos = list(lib._collect_dso_modules())
+    for dso in dsos:
+        if dso.kind != "llvm":
+            raise NotStoredError(f"a {dso.kind!r} module is not exported through assembly")
+    return dsos
+
+
+@dataclass(frozen=True)
+class DetachedLibrary:
+    """What exporting a built module takes, read from it in the builder's thread.
+
+    The LLVM modules' code as LLVM IR text (printing it only reads the module), and the module
+    itself for its imports (the VM's bytecode and constants, read when packed). The export
+    (:func:`export_detached`) parses the IR into LLVM modules of its own: it may run on another
+    thread while this process runs, JIT-compiles or exports the module it was detached from,
+    since no LLVM context is ever used by two threads at once.
+    """
+
+    module: Any
+    llvm_ir: tuple[str, ...]
+
+
+def detach_library(module: Any) -> DetachedLibrary:
+    """Take what :func:`export_detached` needs from ``module`` (a ``tvm.compile`` result).
+
+    Raises
+    ------
+    NotStoredError
+        For a module holding code other than LLVM's (device code).
+    """
+    lib = getattr(module, "mod", module)
+    return DetachedLibrary(lib, tuple(str(dso.inspect_source("ll")) for dso in _llvm_modules(lib)))
+
+
+def export_detached(detached: DetachedLibrary, directory: Path) -> Path:
+    """:func:`export_library` of a :class:`DetachedLibrary`, its LLVM modules parsed afresh from
+    their IR (in ``directory``, the caller's private staging directory).
+
+    Raises
+    ------
+    NotStoredError
+        When the library cannot be written (a size limit, a full disk, no system compiler).
+    """
+    sources = [directory / f"lib{index}.ll" for index in range(len(detached.llvm_ir))]
+    try:
+        for path, text in zip(sources, detached.llvm_ir):
+            _write_bytes(path, text.encode())
+        with tvm_warnings_dropped():
+            dsos = [tvm.runtime.module.load_module(str(path)) for path in sources]
+            return _export_parts(detached.module, dsos, directory)
+    finally:
+        for path in sources:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _export_parts(lib: Any, dsos: list[Any], directory: Path) -> Path:
+    """Export ``lib`` whose LLVM code is ``dsos`` (its own modules, or ones parsed from them)."""
     sources: list[Path] = []
     try:
-        dsos = list(lib._collect_dso_modules())
-        for dso in dsos:
-            if dso.kind != "llvm":
-                raise NotStoredError(f"a {dso.kind!r} module is not exported through assembly")
         paths = [directory / f"lib{index}.s" for index in range(len(dsos))]
         # LLVM prints each module's assembly with the GIL released: one module per CPU at once.
-        with ThreadPoolExecutor(max(1, min(len(dsos), _cpus()))) as pool:
-            sources.extend(pool.map(_write_assembly, paths, dsos))
+        sources.extend(_on_threads(_write_assembly, list(zip(paths, dsos))))
         if lib.imports:  # device code, the VM's bytecode and constants: packed, as TVM does
             if not dsos:
                 raise NotStoredError("device code without a host LLVM module")
@@ -1084,6 +1140,40 @@ def _export(module: Any, directory: Path) -> Path:
 # GNU as before DWARF 5 support (binutils < 2.35, and >= 2.35 without --gdwarf-5) rejects the
 # `.file N "dir" "name" [md5 ...]` form LLVM prints; `.file N "dir/name"` names the same file.
 _DWARF5_FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"\n]*)"\s+"([^"\n]*)"[^\n]*$', re.MULTILINE)
+
+
+def _on_threads(function: Callable[[Path, Any], Path], calls: list[tuple[Path, Any]]) -> list[Path]:
+    """``[function(*call) for call in calls]``, on up to one plain thread per CPU.
+
+    Not a ``ThreadPoolExecutor``: a store may run while the interpreter exits (the writer thread
+    of :mod:`.store_behind`, flushed at exit), when executors refuse new work.
+    """
+    results: list[Path | None] = [None] * len(calls)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    todo = iter(range(len(calls)))
+
+    def work() -> None:
+        while True:
+            with lock:
+                index = next(todo, None)
+            if index is None:
+                return
+            try:
+                results[index] = function(*calls[index])
+            except BaseException as err:  # re-raised in the caller's thread
+                errors.append(err)
+                return
+
+    threads = [threading.Thread(target=work) for _ in range(max(1, min(len(calls), _cpus())))]
+    for thread in threads[1:]:
+        thread.start()
+    work()  # the caller's thread takes a share too
+    for thread in threads[1:]:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [path for path in results if path is not None]
 
 
 def _cpus() -> int:

@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 import tvm
 
 from compile_engine_compat.boundary import at_fork_in_child
-from compile_engine_compat.cache import stats
+from compile_engine_compat.cache import stats, store_behind
 from compile_engine_compat.cache.artifact import Artifact, ArtifactKey, RemoteCacheWarning
 from compile_engine_compat.cache.backends import (
     Backend,
@@ -600,7 +600,12 @@ def _settings(url: str) -> tuple[Settings, list[str]]:
 
 
 def flush(timeout_s: float | None = None) -> bool:
-    """Wait for the process's tier to publish what it queued (default: its ``flush_s``)."""
+    """Wait for the process's tier to publish what it queued (default: its ``flush_s``).
+
+    The local stores still running behind a build (:mod:`.store_behind`) are waited for first:
+    each publishes its entry when it ends.
+    """
+    store_behind.flush()
     current = _current
     made = current[1] if current is not None else None
     if made is None:

@@ -6,8 +6,10 @@ and the kernels are scheduled by the same rules through the same function
 (:func:`compile_engine_compat.pipeline.schedule.schedule_prim_func`). With
 ``COMPILE_ENGINE_COMPAT_CACHE_DIR`` set, the executable is stored whole (a shared library holding
 the VM bytecode, the kernels and the constants) and a later process loads it instead of building.
-A build that stores runs the library it stored: its kernels are generated once, for the export,
-instead of once by the JIT and once more for the export.
+A build that stores runs the executable it built and stores it on the cache's writer thread
+(:mod:`compile_engine_compat.cache.store_behind`): the export (the kernels printed as assembly,
+the constants packed, the link) is off the build's critical path; a build of the same module in
+this process meanwhile waits for that store and loads it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from tvm import relax
 
 from compile_engine_compat import new_files
 from compile_engine_compat.boundary import tvm_warnings_dropped
-from compile_engine_compat.cache import disk
+from compile_engine_compat.cache import disk, store_behind
 from compile_engine_compat.pipeline import tuned
 from compile_engine_compat.pipeline.model import vm_executable
 from compile_engine_compat.pipeline.schedule import RULES_VERSION
@@ -134,8 +136,8 @@ class BuiltModule:
         On a persistent-cache hit, the library file ``executable`` was loaded from: a loaded
         library cannot be exported again by TVM, so :func:`export_library` copies this file.
     built : tvm.relax.VMExecutable or None
-        When this process built the library it then stored and loaded: the executable it
-        built, which :func:`export_library` exports when given options (``fcompile``, ``.tar``).
+        When this process built the module for the persistent cache (the store runs behind the
+        build): the executable it built, the same as :attr:`executable`.
     """
 
     executable: Any
@@ -156,23 +158,23 @@ def build(
     if not disk.active() or _links_external_modules(bound) or tuned.active():
         return BuiltModule(vm_executable.build_executable(bound, resolved))
     key = module_key(bound, resolved)
+    store_behind.wait(key.digest)  # this process is storing it: load what it stored
     stored = disk.load_artifact(key)
     if stored is not None and LIBRARY_FILE in stored.files:
         with tvm_warnings_dropped():  # TVM's C++ log of the VM's sections: not Relay's output
             loaded = stored.load_library(LIBRARY_FILE)  # None: discarded (unsafe, does not load)
         if loaded is not None:
             return BuiltModule(loaded, stored.path(LIBRARY_FILE))
-    # Not JIT-compiled here: the library exported for the cache is what runs (one code
-    # generation, not a JIT and an export); the executable itself only if the store fails.
-    executable = vm_executable.build_executable(bound, resolved, jit=False)
-    disk.store_quietly(lambda: _store(key, executable), "module")
-    stored = disk.load_artifact(key)
-    if stored is not None and LIBRARY_FILE in stored.files:
-        with tvm_warnings_dropped():
-            loaded = stored.load_library(LIBRARY_FILE)
-        if loaded is not None:
-            return BuiltModule(loaded, stored.path(LIBRARY_FILE), executable)
-    return BuiltModule(executable)
+    # The executable built here runs (JIT-compiled, as with the cache off); its library is
+    # exported and stored on the cache's writer thread, off the build's critical path.
+    executable = vm_executable.build_executable(bound, resolved)
+    detached: list[disk.DetachedLibrary] = []  # its code as LLVM IR: the writer's own copy
+    disk.store_quietly(lambda: detached.append(disk.detach_library(executable)), "module")
+    if detached:
+        store_behind.submit(
+            key.digest, lambda: disk.store_quietly(lambda: _store(key, detached[0]), "module")
+        )
+    return BuiltModule(executable, built=executable)
 
 
 def export_library(built: BuiltModule, file_name: Any, *args: Any, **kwargs: Any) -> None:
@@ -234,8 +236,8 @@ def module_key(bound: tvm.IRModule, target: tvm.target.Target) -> disk.ArtifactK
     )
 
 
-def _store(key: disk.ArtifactKey, executable: Any) -> None:
+def _store(key: disk.ArtifactKey, detached: disk.DetachedLibrary) -> None:
     """Store the executable as one library (VM bytecode, kernels, constants) under ``key``."""
     with tempfile.TemporaryDirectory() as staging:
-        library = disk.export_library(executable, Path(staging))
+        library = disk.export_detached(detached, Path(staging))
         disk.store_artifact(key, {LIBRARY_FILE: library}, {"entry": "main"})

@@ -314,8 +314,9 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
         Resolved already (a plain ``llvm`` is the host CPU by now). Non-``llvm`` targets get
         TVM's default pipeline for them (the GPU kinds' dlight rules are the shim's too).
     jit : bool, optional
-        False for an executable that will be exported rather than run (the persistent cache's
-        build): the worker threads then skip the JIT compilation of their kernels.
+        True (the default): every kernel is JIT-compiled by the time this returns, this thread's
+        share too, so the executable may be run here and exported on another thread at once.
+        False for an executable that will only be exported: nothing is JIT-compiled.
 
     Returns
     -------
@@ -331,9 +332,12 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
     shares = [kernels[i :: build_threads()] for i in range(build_threads())]
     away = [share for share in shares[1:] if share]
     if not away:
-        return relax.build(
+        executable = relax.build(
             lowered, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
         )
+        if jit:
+            _jit(executable, lowered, shares[0])
+        return executable
     context = tvm.transform.PassContext.current()
     with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
         futures = [pool.submit(_compiled, lowered, share, target, context, jit) for share in away]
@@ -343,9 +347,18 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
         executable = relax.build(
             linked, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
         )
+        if jit:  # while the workers still compile theirs
+            _jit(executable, lowered, shares[0])
         for future in futures:
             executable.mod.import_module(future.result())
         return executable
+
+
+def _jit(executable: Any, mod: tvm.IRModule, share: list[Any]) -> None:
+    """JIT-compile the library of this thread's ``share`` of ``executable`` now, as the first
+    VM made of it would do later, but while the worker threads still compile theirs."""
+    if share:
+        executable.mod.get_function(_symbol(mod[share[0]], share[0]), query_imports=True)
 
 
 def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
