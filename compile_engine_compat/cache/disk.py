@@ -1100,9 +1100,11 @@ def export_detached(detached: DetachedLibrary, directory: Path) -> Path:
     try:
         for path, text in zip(sources, detached.llvm_ir):
             _write_bytes(path, text.encode())
-        with tvm_warnings_dropped():
-            dsos = [tvm.runtime.module.load_module(str(path)) for path in sources]
-            return _export_parts(detached.module, dsos, directory)
+        # No tvm_warnings_dropped() here: this runs on the store-behind thread while the
+        # program goes on, and taking file descriptor 2 for the store's seconds would hold back
+        # the program's own stderr (and lose it if the process died meanwhile).
+        dsos = [tvm.runtime.module.load_module(str(path)) for path in sources]
+        return _export_parts(detached.module, dsos, directory)
     finally:
         for path in sources:
             with contextlib.suppress(OSError):
