@@ -76,6 +76,11 @@ class KernelOutcome:
             return "tuned"
         return "shim"
 
+    @property
+    def best_seconds(self) -> float | None:
+        """The seconds of the schedule :attr:`use` names (None: neither was measured)."""
+        return self.tuned_seconds if self.use == "tuned" else self.shim_seconds
+
     def record(self) -> dict[str, Any]:
         """The record line (:mod:`.records`) of this outcome."""
         return {
@@ -211,8 +216,6 @@ def tune_kernel(
         shim_seconds: float | None = seconds_of(shim, task.target, config)
     except Exception:
         shim_seconds = None
-    if progress is not None:
-        progress.finish()
     return KernelOutcome(task, tuner, trials, tuned, tuned_seconds, shim_seconds)
 
 
