@@ -39,7 +39,7 @@ from .tune.kernels import KernelTask, extract_kernels
 from .tune.measure import MeasureConfig
 from .tune.progress import Progress
 from .tune.records import append_record, read_records
-from .tune.search import tune_kernel
+from .tune.search import trial_shares, tune_kernel
 from .tuning import TuningRemovedError, refuse_tuning, refused_callable, refused_class
 
 #: The legacy PassContext key under which ``relay.build`` applies auto_scheduler records.
@@ -338,7 +338,7 @@ class TaskScheduler:
         records of the tasks done."""
         if not self.tasks or tune_option.num_measure_trials == 0:
             return
-        shares = _shares(tune_option.num_measure_trials, self.task_weights)
+        shares = trial_shares(tune_option.num_measure_trials, self.task_weights)
         files = [c.filename for c in tune_option.measure_callbacks if isinstance(c, RecordToFile)]
         for index, (task, trials) in enumerate(zip(self.tasks, shares)):
             if tune_option.early_stopping:
@@ -353,12 +353,6 @@ class TaskScheduler:
             self.best_costs[index] = min(measured) if measured else float("inf")
             for path in files:
                 append_record(path, outcome.record())
-
-
-def _shares(total: int, weights: Sequence[float]) -> list[int]:
-    """``total`` trials split by weight, each task at least one."""
-    whole = sum(max(float(w), 0.0) for w in weights) or float(len(weights))
-    return [max(1, round(total * max(float(w), 0.0) / whole)) for w in weights]
 
 
 def load_records(filename: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from ..tune.kernels import KernelTask, ProgramKernels
 from ..tune.measure import MeasureConfig
 from ..tune.progress import Progress
 from ..tune.records import append_record
-from ..tune.search import KernelOutcome, tune_kernel
+from ..tune.search import KernelOutcome, trial_shares, tune_kernel
 
 __all__ = [
     "ConfigSpace",
@@ -311,8 +311,7 @@ class Tuner:
                 stacklevel=2,
             )
             return
-        shares = [trials // len(kernels) + (i < trials % len(kernels)) for i in range(len(kernels))]
-        shares = [max(share, 1) for share in shares]
+        shares = trial_shares(trials, [1] * len(kernels))
         bar = next((c for c in callbacks if isinstance(c, ProgressBar)), None)
         progress = None if bar is None else Progress(sum(shares), bar.prefix)
         remote = runner.meta_schedule_runner()

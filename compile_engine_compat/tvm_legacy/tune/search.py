@@ -19,7 +19,7 @@ import contextlib
 import logging
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from .kernels import KernelTask
 from .measure import MeasureConfig, in_process_builder, in_process_runner, seconds_of
 from .progress import Progress
 
-__all__ = ["STRATEGIES", "KernelOutcome", "tune_kernel", "tuning_target"]
+__all__ = ["STRATEGIES", "KernelOutcome", "trial_shares", "tune_kernel", "tuning_target"]
 
 #: Legacy tuner name -> (MetaSchedule search strategy, cost model, fixed seed).
 STRATEGIES: dict[str, tuple[str, str, int | None]] = {
@@ -217,6 +217,12 @@ def tune_kernel(
     except Exception:
         shim_seconds = None
     return KernelOutcome(task, tuner, trials, tuned, tuned_seconds, shim_seconds)
+
+
+def trial_shares(total: int, weights: Sequence[float]) -> list[int]:
+    """``total`` trials split by weight, each kernel at least one."""
+    whole = sum(max(float(w), 0.0) for w in weights) or float(len(weights))
+    return [max(1, round(total * max(float(w), 0.0) / whole)) for w in weights]
 
 
 def tuning_target(target: tvm.target.Target) -> tvm.target.Target:

@@ -54,7 +54,9 @@ def _forced(log, out):
     return sum(1 for r in records if r["use"] == "tuned")
 
 
-def test_autotvm_tutorial_tunes_applies_and_keeps_the_output(resnet18, tmp_path, capsys):
+def test_autotvm_tutorial_tunes_applies_and_keeps_the_output(
+    resnet18, tmp_path, capsys, monkeypatch
+):
     mod, params, data, untuned = resnet18
     tasks = autotvm.task.extract_from_program(mod["main"], target="llvm", params=params)
     assert len(tasks) == 14  # 12 convolutions, the dense's two x86 templates: as TVM 0.19
@@ -87,9 +89,17 @@ def test_autotvm_tutorial_tunes_applies_and_keeps_the_output(resnet18, tmp_path,
         np.testing.assert_allclose(_run(mod, params, data), untuned, rtol=1e-4, atol=1e-5)
     forced = tmp_path / "forced.log"
     assert _forced(log, forced) >= 1
+    # With the persistent cache on: the untuned build is stored, and a build under the records
+    # neither loads it (its kernels get the tuned schedules) nor stores its own.
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("COMPILE_ENGINE_COMPAT_CACHE_DIR", str(cache))
+    _run(mod, params, data)
+    stored = sorted(cache.rglob("*"))
+    assert stored
     with autotvm.apply_history_best(str(forced)) as context:
         np.testing.assert_allclose(_run(mod, params, data), untuned, rtol=1e-4, atol=1e-5)
     assert context.records.applied >= 1
+    assert sorted(cache.rglob("*")) == stored
 
 
 def test_auto_scheduler_program_tunes_and_applies_under_its_key(resnet18, tmp_path):
