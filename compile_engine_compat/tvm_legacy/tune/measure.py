@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "MeasureConfig",
     "in_process_builder",
     "in_process_runner",
+    "paired_seconds",
     "seconds_of",
     "shim_build",
 ]
@@ -158,12 +160,52 @@ def seconds_of(scheduled: tirx.PrimFunc, target: tvm.target.Target, config: Meas
     Exception
         TVM's error when the kernel does not build or run.
     """
+    module, args = _built_kernel(scheduled, target)
+    costs = _time(module, args, config)
+    return sum(costs) / len(costs)
+
+
+def paired_seconds(
+    schedules: Sequence[tirx.PrimFunc | None],
+    target: tvm.target.Target,
+    config: MeasureConfig,
+    rounds: int = 3,
+) -> list[float | None]:
+    """The seconds of one call of each schedule, timed in alternating rounds (the fastest round
+    of each): a load that comes and goes on the machine falls on all of them alike.
+
+    Each is built and timed as :func:`seconds_of` does; None for a schedule that is None or
+    does not build or run.
+    """
+    built: list[tuple[Any, list[Any]] | None] = []
+    for scheduled in schedules:
+        try:
+            built.append(None if scheduled is None else _built_kernel(scheduled, target))
+        except Exception:
+            built.append(None)
+    best: list[float | None] = [None] * len(built)
+    for _ in range(rounds):
+        for index, entry in enumerate(built):
+            if entry is None:
+                continue
+            try:
+                costs = _time(entry[0], entry[1], config)
+            except Exception:
+                built[index], best[index] = None, None
+                continue
+            mean = sum(costs) / len(costs)
+            previous = best[index]
+            best[index] = mean if previous is None else min(previous, mean)
+    return best
+
+
+def _built_kernel(scheduled: tirx.PrimFunc, target: tvm.target.Target) -> tuple[Any, list[Any]]:
+    """A scheduled kernel's compute part built by :func:`shim_build`, and its arguments' info."""
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 
     func = _compute_part(scheduled).with_attr("global_symbol", "main")
     module = shim_build(tvm.IRModule({"main": func}), target)
-    costs = _time(module, [info.as_json() for info in ArgInfo.from_prim_func(func)], config)
-    return sum(costs) / len(costs)
+    return module, [info.as_json() for info in ArgInfo.from_prim_func(func)]
 
 
 def shim_build(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
