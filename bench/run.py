@@ -1193,7 +1193,7 @@ def table() -> str:
 TUNED_TASKS, TUNED_TRIALS = 8, 4
 
 
-def _paired(first: Callable[[], Any], second: Callable[[], Any], rounds: int = 9) -> tuple[
+def _paired(first: Callable[[], Any], second: Callable[[], Any], rounds: int = 25) -> tuple[
     Timing, Timing
 ]:  # fmt: skip
     """Per-call times of two runs measured in alternating rounds (a load that comes and goes on
