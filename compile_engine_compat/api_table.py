@@ -1324,8 +1324,11 @@ _PROGRAM_TVM_ROWS = (
         shim="compile_engine_compat.tvm_legacy.autotvm.tuning",
         note=(
             "Served by install() with the [tune] extra (psutil, cloudpickle, xgboost; without "
-            "it the call raises ImportError naming it): a task is one kernel relay.build makes "
-            "for the module, tuned by tvm.s_tir.meta_schedule.tune_tir in the tuning process. "
+            "it the call raises ImportError naming it): an AutoTVM task is one template workload "
+            "as TVM 0.19 extracted it (conv2d_NCHWc.x86, dense_pack.x86, ...: one per distinct "
+            "op workload), and tuning it tunes the kernels relay.build makes for that op; an "
+            "auto_scheduler task is one kernel. Kernels are tuned by "
+            "tvm.s_tir.meta_schedule.tune_tir in the tuning process, built by the shim's build. "
             "XGBTuner: EvolutionarySearch on the xgb cost model; GATuner: EvolutionarySearch, "
             "random model; RandomTuner: ReplayTrace; GridSearchTuner: ReplayTrace, seed 0; "
             "auto_scheduler's TaskScheduler: EvolutionarySearch, xgb, trials shared by weight. "
@@ -1348,6 +1351,35 @@ _PROGRAM_TVM_ROWS = (
             "relay.backend.use_auto_scheduler=True, as in TVM 0.19; Ansor's own logs raise "
             "TuningRecordsError (re-tune). Tuning: see tvm.autotvm.tuning. A manual port for "
             "scan: tuned programs move to MetaSchedule's database."
+        ),
+        since=TE_COMPILER_REMOVED_IN_TVM,
+    ),
+    _row(
+        "tvm.meta_schedule.relay_integration",
+        f"{_MS}.relax_integration: extract_tasks, tune_relax(mod, params, target, work_dir, "
+        "max_trials_global) and compile_relax(database, mod, target, params) on a Relax module",
+        (
+            f"{_MS}.relax_integration.extract_tasks",
+            f"{_MS}.relax_integration.tune_relax",
+            f"{_MS}.relax_integration.compile_relax",
+        ),
+        fix="served",
+        old_paths=(
+            "tvm.meta_schedule.relay_integration.extract_tasks",
+            "tvm.meta_schedule.relay_integration.tune_relay",
+            "tvm.meta_schedule.relay_integration.compile_relay",
+            "tvm.meta_schedule",
+        ),
+        shim="compile_engine_compat.tvm_legacy.meta_schedule.relay_integration",
+        note=(
+            "Served by install(): tvm.meta_schedule is TVM 0.27's tvm.s_tir.meta_schedule "
+            "under its old path; relay_integration's extract_tasks gives one task per kernel "
+            "relay.build makes, tune_relay tunes the kernels with a reduction by the shim's "
+            "tuning core (max_trials_global shared by call count; the shim's own schedule timed "
+            "beside) and returns the record file it wrote in work_dir, and compile_relay builds "
+            "with it in force (backend 'graph' or 'vm'). A MetaSchedule database of TVM's own is "
+            "refused by compile_relay (re-tune); the builder, runner, database and search-space "
+            "arguments are accepted and not used."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

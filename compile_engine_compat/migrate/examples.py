@@ -811,6 +811,19 @@ with auto_scheduler.ApplyHistoryBest(None):  # no records: nothing is applied
     ex = tvm.compile(IRModule({"main": func}), target)
 result = relax.VirtualMachine(ex, dev)["main"](a, b).numpy()
 """
+_META_SCHEDULE_BEFORE = """\
+from tvm import meta_schedule as ms, relay
+
+x = relay.var("x", shape=(4,), dtype="float32")
+mod = tvm.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+tasks = ms.relay_integration.extract_tasks(mod, target="llvm", params={})
+result = isinstance(tasks, list)
+"""
+_META_SCHEDULE_AFTER = """\
+from tvm.s_tir.meta_schedule import relax_integration
+
+result = callable(relax_integration.tune_relax) and callable(relax_integration.compile_relax)
+"""
 _TARGET_BEFORE = """\
 result = str(tvm.target.Target("llvm -mcpu=core-avx2").attrs["mcpu"])
 """
@@ -884,6 +897,7 @@ _PROGRAM_BLOCKS: dict[str, tuple[str, str]] = {
     "relay.testing.workloads": (_WORKLOAD_BEFORE, _WORKLOAD_AFTER),
     "tvm.autotvm.tuning": (_TUNING_BEFORE, _TUNING_AFTER),
     "tvm.auto_scheduler": (_AUTO_SCHEDULER_BEFORE, _VM),
+    "tvm.meta_schedule.relay_integration": (_META_SCHEDULE_BEFORE, _META_SCHEDULE_AFTER),
     "target.constructors": (_TARGET_BEFORE, _TARGET_AFTER),
     "tvm.nd.dlpack": (_DLPACK_BEFORE, _DLPACK_AFTER),
 }

@@ -63,6 +63,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     # Relay programs end to end (tuning): auto_scheduler, autotvm.tuner.
     MovedName("tvm.auto_scheduler", f"{_LEGACY}.auto_scheduler"),
     MovedName("tvm.autotvm.tuner", f"{_LEGACY}.autotvm.tuner"),
+    MovedName("tvm.meta_schedule", f"{_LEGACY}.meta_schedule"),
+    MovedName("tvm.meta_schedule.relay_integration", f"{_LEGACY}.meta_schedule.relay_integration"),
     # The names upstream-style Relay test suites import (tvm.testing, tvm.contrib, tvm._ffi).
     MovedName("tvm.contrib.utils", "tvm.support.utils"),
     MovedName("tvm.contrib.nvcc", f"{_LEGACY}.nvcc"),

@@ -39,7 +39,7 @@ from .tune.kernels import KernelTask, extract_kernels
 from .tune.measure import MeasureConfig
 from .tune.progress import Progress
 from .tune.records import append_record, read_records
-from .tune.search import tune_kernel
+from .tune.search import trial_shares, tune_kernel
 from .tuning import TuningRemovedError, refuse_tuning, refused_callable, refused_class
 
 #: The legacy PassContext key under which ``relay.build`` applies auto_scheduler records.
@@ -186,7 +186,7 @@ class SearchTask:
             refuse_tuning("auto_scheduler.SearchTask")
         self.kernel = kernel
         shapes = [list(shape) for _, shape, _ in kernel.args]
-        self.workload_key = json.dumps([kernel.workload_key, *shapes])
+        self.workload_key = json.dumps([_dag_hash(kernel), *shapes])
         self.desc = kernel.name
         self.target = kernel.target
         self.target_host = None
@@ -208,7 +208,10 @@ def extract_tasks(
 
     One task per distinct kernel ``relay.build`` makes (with a reduction unless
     ``include_simple_tasks``); its weight is how many times ``main`` calls it.
-    ``dump_workload_to_dag_log``: a file to write ``{workload_key: str(compute_dag)}`` to, as JSON.
+    ``dump_workload_to_dag_log``: a file to write ``{workload_key: str(compute_dag)}`` to, as JSON
+    (written beside and renamed over it; an existing empty file, such as a
+    ``tempfile.NamedTemporaryFile`` the caller holds open, is written in place, as TVM 0.19 wrote
+    it, so that the caller's handle reads it).
     """
     tasks, weights = [], []
     for kernel in extract_kernels(mod, params, target):
@@ -218,9 +221,29 @@ def extract_tasks(
         weights.append(kernel.weight)
     if dump_workload_to_dag_log is not None:
         dags = {task.workload_key: str(task.compute_dag) for task in tasks}
-        with new_files.replacing(dump_workload_to_dag_log) as staging:
-            staging.write_text(json.dumps(dags))
+        _dump(dump_workload_to_dag_log, json.dumps(dags))
     return tasks, weights
+
+
+def _dump(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path``: beside and renamed over, or in place into an empty file (no
+    content to lose; a handle the caller holds on it then reads the text)."""
+    if os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) == 0:
+        with open(path, "r+", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    with new_files.replacing(path) as staging:
+        staging.write_text(text)
+
+
+def _dag_hash(kernel: KernelTask) -> Any:
+    """The hash in a task's workload key: the kernel's structural hash, or, where a program
+    registered ``auto_scheduler.compute_dag.hash_func`` (as TVM 0.19 let it), that function of
+    the printed kernel (called once per task)."""
+    import tvm
+
+    hash_func = tvm.get_global_func("auto_scheduler.compute_dag.hash_func", allow_missing=True)
+    return kernel.workload_key if hash_func is None else hash_func(str(kernel.func))
 
 
 class LocalBuilder:
@@ -315,7 +338,7 @@ class TaskScheduler:
         records of the tasks done."""
         if not self.tasks or tune_option.num_measure_trials == 0:
             return
-        shares = _shares(tune_option.num_measure_trials, self.task_weights)
+        shares = trial_shares(tune_option.num_measure_trials, self.task_weights)
         files = [c.filename for c in tune_option.measure_callbacks if isinstance(c, RecordToFile)]
         for index, (task, trials) in enumerate(zip(self.tasks, shares)):
             if tune_option.early_stopping:
@@ -324,16 +347,12 @@ class TaskScheduler:
             progress = Progress(trials, prefix) if tune_option.verbose else None
             outcome = tune_kernel(task.kernel, trials, "auto_scheduler", tune_option.runner.config,
                                   progress, tune_option.runner.meta_schedule_runner())  # fmt: skip
+            if progress is not None:
+                progress.finish()
             measured = [s for s in (outcome.tuned_seconds, outcome.shim_seconds) if s is not None]
             self.best_costs[index] = min(measured) if measured else float("inf")
             for path in files:
                 append_record(path, outcome.record())
-
-
-def _shares(total: int, weights: Sequence[float]) -> list[int]:
-    """``total`` trials split by weight, each task at least one."""
-    whole = sum(max(float(w), 0.0) for w in weights) or float(len(weights))
-    return [max(1, round(total * max(float(w), 0.0) / whole)) for w in weights]
 
 
 def load_records(filename: str | os.PathLike[str]) -> list[dict[str, Any]]:

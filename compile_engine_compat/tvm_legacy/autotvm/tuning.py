@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..tune.kernels import KernelTask, block_reduces, extract_kernels
+from ..tune.anchors import AnchorWorkload, anchor_workloads
+from ..tune.kernels import KernelTask, ProgramKernels
 from ..tune.measure import MeasureConfig
 from ..tune.progress import Progress
 from ..tune.records import append_record
-from ..tune.search import KernelOutcome, tune_kernel
+from ..tune.search import KernelOutcome, trial_shares, tune_kernel
 
 __all__ = [
     "ConfigSpace",
@@ -48,24 +50,13 @@ __all__ = [
     "measure_option",
 ]
 
-#: Relay op name -> the word the shim's kernel names use for it (``fused_conv2d1_add1``).
-_OP_WORDS = {
-    "nn.conv1d": "conv1d",
-    "nn.conv2d": "conv2d",
-    "nn.conv3d": "conv3d",
-    "nn.conv2d_transpose": "conv2d_transpose",
-    "nn.conv3d_transpose": "conv3d_transpose",
-    "nn.dense": "matmul",
-    "nn.batch_matmul": "matmul",
-    "nn.matmul": "matmul",
-}
-
 
 class ConfigSpace:
-    """``task.config_space``: the tiling choices of a kernel's loops, as a length.
+    """``task.config_space``: the tiling choices of a task's loops, as a length.
 
-    ``len(space)`` is the product, over the kernel's loop extents, of their divisor counts (the
-    perfect tilings MetaSchedule samples), capped at 10**9; tutorials cap ``n_trial`` by it.
+    ``len(space)`` is the product, over the loop extents of the computation, of their divisor
+    counts (the perfect tilings MetaSchedule samples), capped at 10**9; tutorials cap
+    ``n_trial`` by it.
     """
 
     def __init__(self, extents: Sequence[int]) -> None:
@@ -87,42 +78,56 @@ def _divisor_count(n: int) -> int:
         else 1  # fmt: skip
 
 
-def _loop_extents(kernel: KernelTask) -> list[int]:
-    """The loop extents of the kernel's blocks with a reduction (of all blocks if none has)."""
-    blocks = kernel.blocks()
-    reducing = [extents for block, extents in blocks if block_reduces(block)]
-    return [e for extents in (reducing or [x for _, x in blocks]) for e in extents]
-
-
 class TunableTask:
-    """An AutoTVM task: one kernel the shim builds for the module.
+    """An AutoTVM task: one template workload of the module, as TVM 0.19 extracted it.
+
+    Tuning it tunes the kernels of the shim's build that compute its op (:attr:`kernels`).
 
     Attributes
     ----------
     name : str
-        The kernel's name (``fused_conv2d1_add1``).
+        TVM 0.19's template name (``conv2d_NCHWc.x86``, ``dense_pack.x86``).
     args : tuple
-        ``("TENSOR", shape, dtype)`` per parameter, as AutoTVM's ``task.args``.
+        The template's arguments: ``("TENSOR", shape, dtype)`` per tensor, then attributes.
     target : tvm.target.Target
     workload : tuple
-        ``(name, workload key)``: the key is the kernel's structural hash.
+        ``(name, *args)``, as TVM 0.19's ``task.workload``.
     config_space : ConfigSpace
     flop : float
         Floating-point operations of one call.
+    calls : int
+        How many calls of the module compute this workload.
     """
 
-    def __init__(self, kernel: KernelTask) -> None:
-        self.kernel = kernel
-        self.name = kernel.name
-        self.args = kernel.args
-        self.target = kernel.target
+    def __init__(self, anchor: AnchorWorkload, program: ProgramKernels) -> None:
+        self.anchor = anchor
+        self.program = program
+        self.name = anchor.name
+        self.args = anchor.args
+        self.target = program.target
         self.target_host = None
-        self.workload = (kernel.name, kernel.workload_key)
-        self.config_space = ConfigSpace(_loop_extents(kernel))
-        self.flop = kernel.flop
+        self.workload = (anchor.name, *anchor.args)
+        self.config_space = ConfigSpace(anchor.extents)
+        self.flop = anchor.flop
+        self.calls = anchor.calls
+
+    @property
+    def kernels(self) -> list[KernelTask]:
+        """The kernels of the shim's build computing this task's op (built on first use).
+
+        Raises
+        ------
+        ValueError
+            For a target other than ``llvm``: the shim tunes CPU kernels only.
+        """
+        return [k for k in self.program.kernels() if self.anchor.matches(_shapes(k))]
 
     def __repr__(self) -> str:
         return f"Task(func_name={self.name}, args={self.args}, workload={self.workload})"
+
+
+def _shapes(kernel: KernelTask) -> list[tuple[int, ...]]:
+    return [shape for _, shape, _ in kernel.args]
 
 
 def extract_from_program(
@@ -131,49 +136,34 @@ def extract_from_program(
 ) -> list[TunableTask]:  # fmt: skip
     """``autotvm.task.extract_from_program(mod, params, target, target_host=None, ops=None)``.
 
-    One task per distinct kernel with a reduction (convolutions, dense, matmul...) that
-    ``relay.build(mod, target, params=params)`` makes; ``ops`` (Relay ops, such as
-    ``relay.op.get("nn.conv2d")``) keeps the kernels that compute one of them.
+    One task per distinct AutoTVM template workload of the module's tunable ops (TVM 0.19's
+    templates: :mod:`..tune.anchors`); ``ops`` (Relay ops, such as ``relay.op.get("nn.conv2d")``)
+    keeps the tasks of those ops.
     """
-    words = None if ops is None else {_OP_WORDS.get(_op_name(op), _op_name(op)) for op in ops}
-    tasks = []
-    for kernel in extract_kernels(mod, params, target):
-        if not kernel.has_reduction:
-            continue
-        if words is not None and not words & set(_kernel_words(kernel.name)):
-            continue
-        tasks.append(TunableTask(kernel))
-    return tasks
+    return extract_from_multiple_program([mod], [params], target, target_host, ops)
 
 
 def extract_from_multiple_program(
     mods: Sequence[Any], params: Sequence[Any], target: Any, target_host: Any = None,
     ops: Sequence[Any] | None = None,
 ) -> list[TunableTask]:  # fmt: skip
-    """``autotvm.task.extract_from_multiple_program``: the tasks of each, equal kernels once."""
+    """``autotvm.task.extract_from_multiple_program``: the tasks of each, equal workloads once."""
+    wanted = None if ops is None else {_op_name(op) for op in ops}
     tasks: list[TunableTask] = []
-    seen: set[str] = set()
+    seen: set[tuple[Any, ...]] = set()
     for mod, param in zip(mods, params):
-        for task in extract_from_program(mod, param, target, target_host, ops):
-            if task.kernel.workload_key not in seen:
-                seen.add(task.kernel.workload_key)
-                tasks.append(task)
+        program = ProgramKernels(mod, param, target)
+        for anchor in anchor_workloads(program.module, program.target):
+            if (wanted is not None and anchor.op not in wanted) or \
+                    (anchor.name, *anchor.args) in seen:  # fmt: skip
+                continue
+            seen.add((anchor.name, *anchor.args))
+            tasks.append(TunableTask(anchor, program))
     return tasks
 
 
 def _op_name(op: Any) -> str:
     return str(getattr(op, "name", op))
-
-
-def _kernel_words(name: str) -> list[str]:
-    parts = [part.rstrip("0123456789") for part in name.split("_")]
-    words = list(parts)
-    words += ["_".join(parts[i : i + 2]) for i in range(len(parts) - 1)]
-    if "conv2d_transpose" in words:
-        words.remove("conv2d")
-    if "conv3d_transpose" in words:
-        words.remove("conv3d")
-    return words
 
 
 class LocalBuilder:
@@ -287,14 +277,23 @@ class Tuner:
         self.best_flops = 0.0
         self.best_seconds: float | None = None
         self.outcome: KernelOutcome | None = None
+        self.outcomes: list[KernelOutcome] = []
 
     def tune(self, n_trial: int, measure_option: Mapping[str, Any] | None = None,
              early_stopping: int | None = None, callbacks: Sequence[Any] = (),
              si_prefix: str = "G") -> None:  # fmt: skip
         """Tune the task with ``n_trial`` MetaSchedule trials; then run the callbacks.
 
-        ``early_stopping`` caps the trials (MetaSchedule stops a task on its own when its
-        search space is exhausted). Ctrl-C stops tuning: records of earlier tasks stay written.
+        The trials are shared among the kernels of the shim's build that compute the task's op
+        (a convolution fused with different epilogues is two kernels; at least one trial each),
+        and each kernel's record is logged. ``early_stopping`` caps the trials (MetaSchedule
+        stops a kernel on its own when its search space is exhausted). Ctrl-C stops tuning:
+        records of earlier tasks stay written.
+
+        Raises
+        ------
+        ValueError
+            For a task of a target other than ``llvm`` (the shim tunes CPU kernels only).
         """
         if not isinstance(n_trial, int) or n_trial < 1:
             raise ValueError(f"tune(n_trial={n_trial!r}): a positive int is needed")
@@ -303,17 +302,34 @@ class Tuner:
         if not isinstance(runner, LocalRunner):
             raise TypeError("tune(measure_option=...) takes autotvm.measure_option(...)")
         trials = min(n_trial, early_stopping) if early_stopping else n_trial
+        kernels = self.task.kernels
+        if not kernels:
+            warnings.warn(
+                f"{self.task.name}: no kernel of the shim's build computes this workload (its op "
+                "was folded into constants or rewritten); nothing tuned, nothing logged",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return
+        shares = trial_shares(trials, [1] * len(kernels))
         bar = next((c for c in callbacks if isinstance(c, ProgressBar)), None)
-        progress = None if bar is None else Progress(trials, bar.prefix)
-        outcome = tune_kernel(self.task.kernel, trials, self.strategy, runner.config, progress,
-                              runner.meta_schedule_runner())  # fmt: skip
-        self.outcome = outcome
-        measured = [s for s in (outcome.tuned_seconds, outcome.shim_seconds) if s is not None]
-        self.best_seconds = min(measured) if measured else None
+        progress = None if bar is None else Progress(sum(shares), bar.prefix)
+        remote = runner.meta_schedule_runner()
+        self.outcomes = [
+            tune_kernel(kernel, share, self.strategy, runner.config, progress, remote)
+            for kernel, share in zip(kernels, shares)
+        ]
+        if progress is not None:
+            progress.finish()
+        self.outcome = self.outcomes[0]
+        # The task's speed: its op's kernels, each at the faster of its two schedules.
+        fastest = [o.best_seconds for o in self.outcomes]
+        self.best_seconds = None if None in fastest else sum(s for s in fastest if s is not None)
         if self.best_seconds:
-            self.best_flops = self.task.flop / self.best_seconds
+            self.best_flops = self.task.flop * len(kernels) / self.best_seconds
         for callback in callbacks:
             if isinstance(callback, LogToFile):
-                callback(outcome)
+                for outcome in self.outcomes:
+                    callback(outcome)
             elif not isinstance(callback, ProgressBar) and callable(callback):
                 callback(self, [], [])

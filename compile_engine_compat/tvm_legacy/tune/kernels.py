@@ -14,7 +14,14 @@ from compile_engine_compat.facade.model_builds import resolve_target
 from compile_engine_compat.pipeline.model.vm_executable import kernels_to_schedule
 from compile_engine_compat.relay.build_module import bind_module_params
 
-__all__ = ["KernelTask", "block_reduces", "extract_kernels", "kernel_args", "workload_key"]
+__all__ = [
+    "KernelTask",
+    "ProgramKernels",
+    "block_reduces",
+    "extract_kernels",
+    "kernel_args",
+    "workload_key",
+]
 
 
 def workload_key(func: tirx.PrimFunc) -> str:
@@ -116,8 +123,7 @@ def extract_kernels(mod: Any, params: Mapping[str, Any] | None, target: Any) -> 
     ValueError
         For a target of another kind than ``llvm``: the shim tunes CPU kernels only.
     """
-    resolved = resolve_target(tvm.target.Target.current(allow_none=True) if target is None
-                              else target)  # fmt: skip
+    resolved = _resolved(target)
     if resolved.kind.name != "llvm":
         raise ValueError(
             f"tuning tasks are extracted for llvm targets only, got {resolved.kind.name!r}: "
@@ -129,6 +135,40 @@ def extract_kernels(mod: Any, params: Mapping[str, Any] | None, target: Any) -> 
         for name, func, calls in kernels_to_schedule(bound, resolved)
         if _static(func)
     ]
+
+
+def _resolved(target: Any) -> tvm.target.Target:
+    return resolve_target(tvm.target.Target.current(allow_none=True) if target is None
+                          else target)  # fmt: skip
+
+
+class ProgramKernels:
+    """A program to tune: its Relax module, its target, and the kernels its build schedules,
+    extracted on first use (task extraction reads the module's ops; tuning needs the kernels).
+
+    Parameters
+    ----------
+    mod, params, target
+        As :func:`extract_kernels` takes them.
+    """
+
+    def __init__(self, mod: Any, params: Mapping[str, Any] | None, target: Any) -> None:
+        self.module = bind_module_params(mod)
+        self.params = params
+        self.target = _resolved(target)
+        self._kernels: list[KernelTask] | None = None
+
+    def kernels(self) -> list[KernelTask]:
+        """:func:`extract_kernels` of the program (once).
+
+        Raises
+        ------
+        ValueError
+            For a target of another kind than ``llvm``.
+        """
+        if self._kernels is None:
+            self._kernels = extract_kernels(self.module, self.params, self.target)
+        return self._kernels
 
 
 def _static(func: tirx.PrimFunc) -> bool:

@@ -2,21 +2,34 @@
 
 TVM's ``LocalBuilder``/``LocalRunner`` start worker processes, each of which imports TVM (and its
 tensor intrinsics): on a loaded 2-core machine every build timed out at the default 30 s. The
-builder and runner here build with MetaSchedule's own ``default_build`` and time with its own
-``time_evaluator`` harness, in this process, so a trial costs one compile and one timing.
+builder and runner here work in this process, so a trial costs one compile and one timing. Each
+candidate, and the shim's own schedule it is compared with, is compiled as the shim's module
+build compiles its kernels (:func:`shim_build`: the shim's TIR pipeline, not MetaSchedule's
+``default_build``), and timed with MetaSchedule's ``time_evaluator`` harness: the two timings
+that "never slower" compares are of the code ``relay.build`` will run.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import tvm
 from tvm import tirx
 
-__all__ = ["MeasureConfig", "in_process_builder", "in_process_runner", "seconds_of"]
+from compile_engine_compat.pipeline.build import compile_kernels
+
+__all__ = [
+    "MeasureConfig",
+    "in_process_builder",
+    "in_process_runner",
+    "paired_seconds",
+    "seconds_of",
+    "shim_build",
+]
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,7 @@ def in_process_builder(export: bool = False) -> Any:
     """
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
-    from tvm.s_tir.meta_schedule.builder.local_builder import default_build, default_export
+    from tvm.s_tir.meta_schedule.builder.local_builder import default_export
 
     @derived_object
     class InProcessBuilder(PyBuilder):
@@ -69,7 +82,7 @@ def in_process_builder(export: bool = False) -> Any:
             results = []
             for build_input in build_inputs:
                 try:
-                    module = default_build(build_input.mod, build_input.target, None)
+                    module = shim_build(build_input.mod, build_input.target)
                 except Exception as error:
                     results.append(BuilderResult(None, f"build failed: {error}"))
                     continue
@@ -147,13 +160,66 @@ def seconds_of(scheduled: tirx.PrimFunc, target: tvm.target.Target, config: Meas
     Exception
         TVM's error when the kernel does not build or run.
     """
+    module, args = _built_kernel(scheduled, target)
+    costs = _time(module, args, config)
+    return sum(costs) / len(costs)
+
+
+def paired_seconds(
+    schedules: Sequence[tirx.PrimFunc | None],
+    target: tvm.target.Target,
+    config: MeasureConfig,
+    rounds: int = 3,
+) -> list[float | None]:
+    """The seconds of one call of each schedule, timed in alternating rounds (the fastest round
+    of each): a load that comes and goes on the machine falls on all of them alike.
+
+    Each is built and timed as :func:`seconds_of` does; None for a schedule that is None or
+    does not build or run.
+    """
+    built: list[tuple[Any, list[Any]] | None] = []
+    for scheduled in schedules:
+        try:
+            built.append(None if scheduled is None else _built_kernel(scheduled, target))
+        except Exception:
+            built.append(None)
+    best: list[float | None] = [None] * len(built)
+    for _ in range(rounds):
+        for index, entry in enumerate(built):
+            if entry is None:
+                continue
+            try:
+                costs = _time(entry[0], entry[1], config)
+            except Exception:
+                built[index], best[index] = None, None
+                continue
+            mean = sum(costs) / len(costs)
+            previous = best[index]
+            best[index] = mean if previous is None else min(previous, mean)
+    return best
+
+
+def _built_kernel(scheduled: tirx.PrimFunc, target: tvm.target.Target) -> tuple[Any, list[Any]]:
+    """A scheduled kernel's compute part built by :func:`shim_build`, and its arguments' info."""
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
-    from tvm.s_tir.meta_schedule.builder.local_builder import default_build
 
     func = _compute_part(scheduled).with_attr("global_symbol", "main")
-    module = default_build(tvm.IRModule({"main": func}), target, None)
-    costs = _time(module, [info.as_json() for info in ArgInfo.from_prim_func(func)], config)
-    return sum(costs) / len(costs)
+    module = shim_build(tvm.IRModule({"main": func}), target)
+    return module, [info.as_json() for info in ArgInfo.from_prim_func(func)]
+
+
+def shim_build(mod: tvm.IRModule, target: tvm.target.Target) -> Any:
+    """Compile a scheduled kernel as the shim's builds compile kernels.
+
+    The weight-layout rewrite blocks MetaSchedule's candidates carry are dropped first (as
+    MetaSchedule's ``default_build`` drops them: builds compute the packing once), then the
+    kernel goes through :func:`compile_engine_compat.pipeline.build.compile_kernels`, the
+    ``tvm.compile`` with the shim's TIR pipeline that ``relay.build``'s kernels go through.
+    """
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+
+    stripped = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
+    return compile_kernels(stripped, target).jit()  # the runtime module, as default_build's
 
 
 def _compute_part(scheduled: tirx.PrimFunc) -> tirx.PrimFunc:

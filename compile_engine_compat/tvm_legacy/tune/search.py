@@ -19,7 +19,7 @@ import contextlib
 import logging
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,10 +31,23 @@ from compile_engine_compat.pipeline.schedule import schedule_prim_func
 
 from .extra import require_tune_extra
 from .kernels import KernelTask
-from .measure import MeasureConfig, in_process_builder, in_process_runner, seconds_of
+from .measure import (
+    MeasureConfig,
+    in_process_builder,
+    in_process_runner,
+    paired_seconds,
+    seconds_of,
+)
 from .progress import Progress
 
-__all__ = ["STRATEGIES", "KernelOutcome", "tune_kernel", "tuning_target"]
+__all__ = [
+    "KEEP_MARGIN",
+    "STRATEGIES",
+    "KernelOutcome",
+    "trial_shares",
+    "tune_kernel",
+    "tuning_target",
+]
 
 #: Legacy tuner name -> (MetaSchedule search strategy, cost model, fixed seed).
 STRATEGIES: dict[str, tuple[str, str, int | None]] = {
@@ -46,6 +59,11 @@ STRATEGIES: dict[str, tuple[str, str, int | None]] = {
     "auto_scheduler": ("evolutionary", "xgb", None),
     "meta_schedule": ("evolutionary", "xgb", None),
 }
+
+
+#: How much faster than the shim's schedule a tuned one must time to be kept: within timing
+#: noise the shim's own schedule stays (tuning never makes a kernel slower).
+KEEP_MARGIN = 0.03
 
 
 @dataclass(frozen=True)
@@ -69,12 +87,18 @@ class KernelOutcome:
 
     @property
     def use(self) -> str:
-        """``"tuned"`` when the tuned schedule was faster than the shim's rules, else ``"shim"``."""
+        """``"tuned"`` when the tuned schedule timed :data:`KEEP_MARGIN` faster than the shim's
+        rules, else ``"shim"``."""
         if self.tuned is None or self.tuned_seconds is None:
             return "shim"
-        if self.shim_seconds is None or self.tuned_seconds < self.shim_seconds:
+        if self.shim_seconds is None or self.tuned_seconds < self.shim_seconds * (1 - KEEP_MARGIN):
             return "tuned"
         return "shim"
+
+    @property
+    def best_seconds(self) -> float | None:
+        """The seconds of the schedule :attr:`use` names (None: neither was measured)."""
+        return self.tuned_seconds if self.use == "tuned" else self.shim_seconds
 
     def record(self) -> dict[str, Any]:
         """The record line (:mod:`.records`) of this outcome."""
@@ -207,13 +231,23 @@ def tune_kernel(
         )
     tuned, tuned_seconds = _best(database, mod, target)
     shim = schedule_prim_func(func, "main", task.target).schedule.mod["main"]
-    try:
-        shim_seconds: float | None = seconds_of(shim, task.target, config)
-    except Exception:
-        shim_seconds = None
-    if progress is not None:
-        progress.finish()
+    shim_seconds: float | None
+    if runner is None:
+        # The search's timing of the best candidate was one of many under a varying load:
+        # both schedules timed again, side by side, for the choice.
+        tuned_seconds, shim_seconds = paired_seconds([tuned, shim], task.target, config)
+    else:
+        try:
+            shim_seconds = seconds_of(shim, task.target, config)
+        except Exception:
+            shim_seconds = None
     return KernelOutcome(task, tuner, trials, tuned, tuned_seconds, shim_seconds)
+
+
+def trial_shares(total: int, weights: Sequence[float]) -> list[int]:
+    """``total`` trials split by weight, each kernel at least one."""
+    whole = sum(max(float(w), 0.0) for w in weights) or float(len(weights))
+    return [max(1, round(total * max(float(w), 0.0) / whole)) for w in weights]
 
 
 def tuning_target(target: tvm.target.Target) -> tvm.target.Target:

@@ -24,7 +24,7 @@ from compile_engine_compat.tvm_legacy.tune.records import (
 
 @pytest.fixture(scope="module")
 def small_model():
-    """conv2d + relu, twice the same conv (one kernel, two calls), then dense: three kernels."""
+    """conv2d + relu, twice the same conv (one kernel, two calls), then dense."""
     data = relay.var("data", shape=(1, 4, 8, 8))
     weight = relay.var("weight", shape=(4, 4, 3, 3))
     dense_w = relay.var("dense_w", shape=(10, 256))
@@ -45,16 +45,26 @@ def small_model():
     return mod, params, tasks, search_tasks, weights
 
 
-def test_autotvm_tasks_are_the_kernels_with_a_reduction(small_model):
-    mod, params, tasks, _, _ = small_model
-    names = [task.name for task in tasks]
-    assert len(tasks) == 2, names  # the two equal convolutions are one kernel
-    assert any("conv2d" in name for name in names) and any("matmul" in name for name in names)
+def test_autotvm_tasks_are_tvm019s_template_workloads(small_model):
+    mod, params, tasks, search_tasks, _ = small_model
+    # As TVM 0.19 on llvm: the two equal convolutions one conv2d_NCHWc task, the dense its two
+    # x86 templates.
+    assert [task.name for task in tasks] == ["conv2d_NCHWc.x86", "dense_nopack.x86",
+                                             "dense_pack.x86"]  # fmt: skip
+    conv, nopack, pack = tasks
+    assert conv.args == (("TENSOR", (1, 4, 8, 8), "float32"), ("TENSOR", (4, 4, 3, 3), "float32"),
+                         (1, 1), (1, 1, 1, 1), (1, 1), "NCHW", "NCHW", "float32")  # fmt: skip
+    assert conv.calls == 2 and nopack.args == pack.args
     for task in tasks:
-        assert task.args and all(arg[0] == "TENSOR" for arg in task.args)
-        assert len(task.config_space) > 1
-        assert task.workload == (task.name, task.kernel.workload_key)
-        assert task.flop > 0
+        assert task.workload == (task.name, *task.args)
+        assert len(task.config_space) > 1 and task.flop > 0
+    # Tuning a task tunes the kernels of the shim's build that compute its op.
+    built = {json.loads(t.workload_key)[0]: t.desc for t in search_tasks}
+    assert [built[k.workload_key] for k in conv.kernels] == [
+        name for name in built.values() if "conv2d" in name
+    ]
+    assert [k.workload_key for k in nopack.kernels] == [k.workload_key for k in pack.kernels]
+    assert ["matmul" in built[k.workload_key] for k in pack.kernels] == [True]
     conv2d, dense = relay.op.get("nn.conv2d"), relay.op.get("nn.dense")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -62,15 +72,17 @@ def test_autotvm_tasks_are_the_kernels_with_a_reduction(small_model):
                                                       ops=(conv2d,))  # fmt: skip
         only_dense = autotvm.task.extract_from_program(mod, params=params, target="llvm",
                                                        ops=(dense,))  # fmt: skip
-    assert [t.name for t in only_conv] == [n for n in names if "conv2d" in n]
-    assert [t.name for t in only_dense] == [n for n in names if "matmul" in n]
+        on_cuda = autotvm.task.extract_from_program(mod, params=params, target="cuda",
+                                                    ops=(dense,))  # fmt: skip
+    assert [t.name for t in only_conv] == ["conv2d_NCHWc.x86"]
+    assert [t.name for t in only_dense] == ["dense_nopack.x86", "dense_pack.x86"]
+    assert [t.name for t in on_cuda] == ["dense_small_batch.gpu"]
+    with pytest.raises(ValueError, match="llvm"):
+        RandomTuner(on_cuda[0]).tune(n_trial=1)  # extracted as TVM 0.19 did, tuned on CPUs only
 
 
 def test_auto_scheduler_tasks_carry_their_call_counts(small_model):
-    _, _, tasks, search_tasks, weights = small_model
-    assert [json.loads(t.workload_key)[0] for t in search_tasks] == [
-        t.kernel.workload_key for t in tasks
-    ]
+    _, _, _, search_tasks, weights = small_model
     by_name = dict(zip([t.desc for t in search_tasks], weights))
     assert sorted(by_name.values()) == [1, 2]  # the shared convolution is called twice
     assert all("conv2d" in name for name, w in by_name.items() if w == 2)
@@ -86,8 +98,6 @@ def test_tuners_and_scheduler_take_only_extracted_tasks(small_model):
         RandomTuner(task).tune(n_trial=0)
     with pytest.raises(ValueError, match="number"):
         autotvm.LocalRunner(number=0)
-    with pytest.raises(ValueError, match="llvm"):
-        autotvm.task.extract_from_program(small_model[0], params=None, target="cuda")
 
 
 def test_without_the_tune_extra_tuning_names_it(small_model, monkeypatch):
