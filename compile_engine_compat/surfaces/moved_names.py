@@ -156,6 +156,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     ),
     MovedName("tvm.ir:make_node", f"{_LEGACY}.ir_node:make_node", replaces=True),
     MovedName("tvm.ir:register_op_attr", f"{_LEGACY}.ir_node:register_op_attr", replaces=True),
+    # Relay's type relations as EnvFuncs (test_type_solver, test_type_functor build them).
+    MovedName("tvm.ir:EnvFunc.get", f"{_LEGACY}.ir_node:env_func_get", replaces=True),
     MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------

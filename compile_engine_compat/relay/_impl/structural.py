@@ -40,6 +40,8 @@ from compile_engine_compat.relay.expr import (
 )
 from compile_engine_compat.relay.function import Function
 
+from .type_equal import is_relay_type, types_equal
+
 __all__ = [
     "assert_structural_equal",
     "attr_value",
@@ -291,6 +293,8 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """
     if _relay(lhs) and _relay(rhs):
         return relay_equal(lhs, rhs, map_free_vars)
+    if is_relay_type(lhs) or is_relay_type(rhs):
+        return types_equal(lhs, rhs, map_free_vars)
     if tvm_ffi.structural_equal(lhs, rhs, map_free_vars):
         return True
     # Unequal as they are: a Relax pass's result may still be the expected Relay function in
@@ -313,6 +317,10 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
             raise ValueError(
                 f"StructuralEqual check failed:\nlhs:\n{_text(lhs)}\nrhs:\n{_text(rhs)}"
             )
+        return
+    if is_relay_type(lhs) or is_relay_type(rhs):
+        if not types_equal(lhs, rhs, map_free_vars):
+            raise ValueError(f"StructuralEqual check failed:\nlhs:\n{lhs!r}\nrhs:\n{rhs!r}")
         return
     if _mixed(lhs, rhs) and not tvm_ffi.structural_equal(lhs, rhs, map_free_vars):
         lhs, rhs = canonical(lhs), canonical(rhs)
