@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import Any as AnyT
 
@@ -53,6 +53,26 @@ class Type:
 
     def __ne__(self, other: object) -> bool:
         return not self == other
+
+
+def _unconnected_equal(lhs: object, rhs: object) -> bool:
+    raise RuntimeError("compile_engine_compat.relay is not assembled: import it first")
+
+
+#: Relay's structural equality of types, ``(lhs, rhs) -> bool``: the wing's comparison
+#: (``relay/_impl/type_equal.py``, which reads these classes), set by :func:`connect_equality`.
+_TYPE_EQUAL: list[Callable[[object, object], bool]] = [_unconnected_equal]
+
+
+def connect_equality(types_equal: Callable[[object, object], bool]) -> None:
+    """Give the composite types their ``==`` (called by ``relay/__init__`` only)."""
+    _TYPE_EQUAL[0] = types_equal
+
+
+def _structurally_equal(self: Type, other: object) -> bool:
+    """``==`` of the composite types: Relay's structural equality (``tvm.ir.structural_equal``:
+    a function type's type parameters pair by position, a free type variable only itself)."""
+    return _TYPE_EQUAL[0](self, other)
 
 
 #: Relay's ``Any`` dimensions are int64 shape variables named with this prefix.
@@ -182,8 +202,7 @@ class TupleType(Type):
     def __init__(self, fields: Sequence[Type]) -> None:
         self.fields = tuple(fields)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TupleType) and self.fields == other.fields
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -210,12 +229,7 @@ class FuncType(Type):
         self.type_params = tuple(type_params or ())
         self.type_constraints = tuple(type_constraints or ())
 
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, FuncType)
-            and self.arg_types == other.arg_types
-            and self.ret_type == other.ret_type
-        )
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -356,8 +370,7 @@ class TypeCall(_NoRelaxForm, Type):
         self.func = func
         self.args = tuple(args)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TypeCall) and self.func == other.func and self.args == other.args
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -381,6 +394,9 @@ class TypeRelation(TypeConstraint):
         self.num_inputs = int(num_inputs)
         self.attrs = attrs
 
+    __eq__ = _structurally_equal
+    __hash__ = None  # type: ignore[assignment]
+
     def __repr__(self) -> str:
         return f"TypeRelation({getattr(self.func, '__name__', self.func)}, {list(self.args)})"
 
@@ -391,8 +407,7 @@ class RefType(_NoRelaxForm, Type):
     def __init__(self, value: Type) -> None:
         self.value = value
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RefType) and self.value == other.value
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 

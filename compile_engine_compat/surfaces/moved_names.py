@@ -51,6 +51,7 @@ class MovedName:
     replaces: bool = False
 
 
+_RELAY_IMPL = "compile_engine_compat.relay._impl"
 _LEGACY = "compile_engine_compat.tvm_legacy"
 
 #: Every moved name, modules first. The one source of what ``install()`` sets outside tvm.relay.
@@ -158,7 +159,10 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.ir:register_op_attr", f"{_LEGACY}.ir_node:register_op_attr", replaces=True),
     # Relay's type relations as EnvFuncs (test_type_solver, test_type_functor build them).
     MovedName("tvm.ir:EnvFunc.get", f"{_LEGACY}.ir_node:env_func_get", replaces=True),
-    MovedName("tvm.ir:structural_hash", "tvm_ffi:structural_hash"),
+    MovedName(
+        "tvm.ir:structural_hash",
+        "compile_engine_compat.relay._impl.structural_hash:structural_hash",
+    ),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------
     MovedName("tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True),

@@ -4,8 +4,8 @@ As TVM 0.19 compared them: tensor types by shape and dtype; tuples, references a
 by their children; a function type's ``type_params`` are definitions, so the two functions'
 parameters stand for each other by position; a type variable elsewhere is free, equal only to
 itself (or, with ``map_free_vars``, to the one free variable it is first paired with), of the
-same kind, and a global type variable by its name too; an incomplete type equals one of the
-same kind; a relation by its function's name, arguments, input count and attributes; an ADT
+same kind, and a global type variable by its name too; an incomplete type is free as a variable
+is; a relation by its function's name, arguments, input count and attributes; an ADT
 declaration (``TypeData``) by its header, type variables (definitions) and constructors.
 """
 
@@ -16,7 +16,6 @@ from typing import Any
 import tvm
 import tvm_ffi
 
-from compile_engine_compat.relay.adt import TypeData
 from compile_engine_compat.relay.ty import (
     FuncType,
     GlobalTypeVar,
@@ -24,18 +23,18 @@ from compile_engine_compat.relay.ty import (
     RefType,
     TensorType,
     TupleType,
-    Type,
     TypeCall,
     TypeRelation,
     TypeVar,
 )
 
-__all__ = ["is_relay_type", "types_equal"]
+__all__ = ["types_equal"]
 
 
-def is_relay_type(value: Any) -> bool:
-    """Whether ``value`` is a Relay type (or an ADT declaration)."""
-    return isinstance(value, Type | TypeData)
+def _is_type_data(value: Any) -> bool:
+    """A ``relay.TypeData``, known by its fields: ``relay.adt`` sits above the types, whose
+    ``==`` reaches this module, so importing it here would close a circle."""
+    return all(hasattr(value, f) for f in ("header", "type_vars", "constructors"))
 
 
 def _func_name(func: Any) -> Any:
@@ -64,8 +63,9 @@ class _TypeEqual:
             self.forward[id(a)], self.backward[id(b)] = b, a
         return True
 
-    def var(self, a: TypeVar, b: Any) -> bool:
-        if not isinstance(b, TypeVar) or a.kind != b.kind:
+    def var(self, a: Any, b: Any) -> bool:
+        """Free variables (and incomplete types, which Relay compared the same way)."""
+        if type(a) is not type(b) or a.kind != b.kind:
             return False
         if isinstance(a, GlobalTypeVar) != isinstance(b, GlobalTypeVar):
             return False
@@ -83,12 +83,10 @@ class _TypeEqual:
         return len(lhs) == len(rhs) and all(self.equal(a, b) for a, b in zip(lhs, rhs))
 
     def equal(self, a: Any, b: Any) -> bool:
-        if isinstance(a, TypeVar):
+        if isinstance(a, TypeVar | IncompleteType):
             return self.var(a, b)
         if type(a) is not type(b):
             return False
-        if isinstance(a, IncompleteType):
-            return a.kind == b.kind
         if isinstance(a, TensorType):
             return a == b
         if isinstance(a, TupleType):
@@ -111,7 +109,7 @@ class _TypeEqual:
                 and self.all(a.args, b.args)
                 and bool(tvm_ffi.structural_equal(a.attrs, b.attrs))
             )
-        if isinstance(a, TypeData):
+        if _is_type_data(a):
             return (
                 self.var(a.header, b.header)
                 and self.define(a.type_vars, b.type_vars)

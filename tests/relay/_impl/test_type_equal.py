@@ -11,7 +11,13 @@ from compile_engine_compat.relay._impl.structural import (
     structural_equal,
 )
 from compile_engine_compat.relay.adt import Constructor, TypeData
-from compile_engine_compat.relay.ty import GlobalTypeVar, IncompleteType, RefType, TypeCall
+from compile_engine_compat.relay.ty import (
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TypeCall,
+    TypeKind,
+)
 from compile_engine_compat.relay.type_functor import TypeMutator
 
 
@@ -51,3 +57,15 @@ def test_a_type_data_survives_the_type_mutator():
     assert_structural_equal(TypeMutator().visit(data), data, map_free_vars=True)
     with pytest.raises(ValueError, match="StructuralEqual check failed"):
         assert_structural_equal(data, TypeData(GlobalTypeVar("other"), [], []))
+
+
+def test_composite_types_compare_structurally_with_eq():
+    a, b = TypeVar("a"), TypeVar("b")
+    assert FuncType([], a, [a]) == FuncType([], b, [b])
+    assert FuncType([], a, [a]) != FuncType(
+        [], TypeVar("s", TypeKind.ShapeVar), [TypeVar("s", TypeKind.ShapeVar)]
+    )
+    assert TupleType([a]) != TupleType([b])  # free variables: only themselves
+    incomplete = IncompleteType()
+    assert TupleType([incomplete]) == TupleType([incomplete])
+    assert TupleType([incomplete]) != TupleType([IncompleteType()])
