@@ -114,6 +114,11 @@ def _same_op(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and getattr(a, "name", None) == getattr(b, "name", 0))
 
 
+def is_leaf(node: Any) -> bool:
+    """A node compared by value wherever it is used: a constant, the empty tuple."""
+    return isinstance(node, Constant) or (isinstance(node, Tuple) and not node.fields)
+
+
 class _Equal:
     """One comparison: a node of ``lhs`` stands for one node of ``rhs``, and back."""
 
@@ -125,6 +130,8 @@ class _Equal:
 
     def pair(self, a: Any, b: Any, define: bool = False) -> bool | None:
         """True/False when decided by the pairing; None: compare the two nodes."""
+        if is_leaf(a) or is_leaf(b):
+            return None  # a constant or () is compared by value, shared or not (as in Relay)
         known_a, known_b = self.forward.get(id(a)), self.backward.get(id(b))
         if known_a is not None or known_b is not None:
             return known_a is b and known_b is a

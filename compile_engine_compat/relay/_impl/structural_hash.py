@@ -17,6 +17,7 @@ import numpy as np
 import tvm
 import tvm_ffi
 
+from compile_engine_compat.relay._impl.structural import is_leaf
 from compile_engine_compat.relay.adt import Pattern, TypeData
 from compile_engine_compat.relay.expr import (
     Attrs,
@@ -165,7 +166,7 @@ class _Hasher:
         stack = [root]
         while stack:
             node = stack.pop()
-            if id(node) in self.seen and not isinstance(node, Var):
+            if id(node) in self.seen and not isinstance(node, Var) and not is_leaf(node):
                 self.tokens.append(("seen", self.seen[id(node)]))
                 continue
             self.seen[id(node)] = len(self.seen)
