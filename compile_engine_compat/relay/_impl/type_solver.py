@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from compile_engine_compat.relay.adt import TypeData
@@ -105,7 +106,7 @@ def unify_dim(lhs: Any, rhs: Any) -> Any:
         return lhs
     if lhs_const and rhs_const and int(lhs.value) == int(rhs.value):
         return lhs
-    if not (lhs_const or rhs_const) and tvm.ir.structural_equal(lhs, rhs):
+    if not (lhs_const or rhs_const) and tvm_ffi.structural_equal(lhs, rhs):
         return lhs
     return None
 

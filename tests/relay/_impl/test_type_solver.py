@@ -13,7 +13,7 @@ from compile_engine_compat.relay._impl.relation_functions import (
     register_globals,
     relation_of,
 )
-from compile_engine_compat.relay._impl.type_solver import TypeSolver
+from compile_engine_compat.relay._impl.type_solver import TypeSolver, unify_dim
 from compile_engine_compat.relay.analysis import _ffi_api
 from compile_engine_compat.relay.ty import (
     GlobalTypeVar,
@@ -114,3 +114,11 @@ def test_relations_are_tvm_globals_after_the_first_env_func_get():
     register_globals()
     for name in ("Broadcast", "BroadcastComp", "Identity"):
         assert tvm.get_global_func(GLOBAL_PREFIX + name, allow_missing=True) is not None
+
+
+def test_dimensions_unify_as_relay_did():
+    n = tvm.tirx.Var("n", "int64")
+    four = tvm.tirx.IntImm("int64", 4)
+    assert unify_dim(n, four) is four  # a shape variable takes the constant
+    assert unify_dim(n * 2, n * 2) is not None  # one expression built twice
+    assert unify_dim(n * 2, n * 3) is None
