@@ -237,6 +237,9 @@ PRIVATE_FRIENDS = {
     # tvm.IRModule's Relay face under install(): mod[name] = relay_func keeps the Relay function
     # (relay._impl.origin) and mod.astext() prints it (relay._impl.printer).
     f"{PACKAGE}.tvm_legacy.ir_module": f"{PACKAGE}.relay._impl",
+    # tvm.ir.EnvFunc.get("tvm.relay.type_relation.<name>") registers Relay's type relations
+    # (relay._impl.relation_functions) on first use.
+    f"{PACKAGE}.tvm_legacy.ir_node": f"{PACKAGE}.relay._impl",
 }
 
 

@@ -38,6 +38,7 @@ from tvm import target  # re-exported, as TVM 0.19's relay did
 from compile_engine_compat.relay._impl import graph_walk as _graph_walk
 from compile_engine_compat.relay._impl import printer as _printer
 from compile_engine_compat.relay._impl import to_relax as _to_relax
+from compile_engine_compat.relay._impl import type_equal as _type_equal
 from compile_engine_compat.relay._impl.printer import fromtext, parse, parse_expr
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 
@@ -128,6 +129,8 @@ expr.connect(
     _printer.astext,
     _graph_walk.bind,
 )
+# ... and the composite types their ==, Relay's structural equality.
+ty.connect_equality(_type_equal.types_equal)
 globals().update(namespace(""))
 
 # TVM 0.19's relay.analysis imported relay.transform and relay.build_module, and its

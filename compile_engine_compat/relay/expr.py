@@ -278,9 +278,28 @@ class Var(Expr):
             type_annotation = None  # a type still to infer: no annotation
         self.name_hint = name_hint
         self.type_annotation = type_annotation
+        self._vid: Id | None = None
+
+    @property
+    def vid(self) -> Id:
+        """The variable's identity (Relay's ``Var.vid``): one ``Id`` per variable."""
+        if self._vid is None:
+            self._vid = Id(self.name_hint)
+        return self._vid
 
     def __repr__(self) -> str:
         return f"%{self.name_hint}"
+
+
+class Id:
+    """``relay.Id``: a variable's identity (``var.vid``), holding its ``name_hint``."""
+
+    def __init__(self, name_hint: str) -> None:
+        self.name_hint = name_hint
+
+    def same_as(self, other: object) -> bool:
+        """Whether ``other`` is this identity."""
+        return self is other
 
 
 #: The FFI form of a converted expression (its address) -> (that form, the expression).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import Any as AnyT
 
@@ -54,6 +54,26 @@ class Type:
 
     def __ne__(self, other: object) -> bool:
         return not self == other
+
+
+def _unconnected_equal(lhs: object, rhs: object) -> bool:
+    raise RuntimeError("compile_engine_compat.relay is not assembled: import it first")
+
+
+#: Relay's structural equality of types, ``(lhs, rhs) -> bool``: the wing's comparison
+#: (``relay/_impl/type_equal.py``, which reads these classes), set by :func:`connect_equality`.
+_TYPE_EQUAL: list[Callable[[object, object], bool]] = [_unconnected_equal]
+
+
+def connect_equality(types_equal: Callable[[object, object], bool]) -> None:
+    """Give the composite types their ``==`` (called by ``relay/__init__`` only)."""
+    _TYPE_EQUAL[0] = types_equal
+
+
+def _structurally_equal(self: Type, other: object) -> bool:
+    """``==`` of the composite types: Relay's structural equality (``tvm.ir.structural_equal``:
+    a function type's type parameters pair by position, a free type variable only itself)."""
+    return _TYPE_EQUAL[0](self, other)
 
 
 #: Relay's ``Any`` dimensions are int64 shape variables named with this prefix.
@@ -183,8 +203,7 @@ class TupleType(Type):
     def __init__(self, fields: Sequence[Type]) -> None:
         self.fields = tuple(fields)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TupleType) and self.fields == other.fields
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -211,43 +230,12 @@ class FuncType(Type):
         self.type_params = tuple(type_params or ())
         self.type_constraints = tuple(type_constraints or ())
 
-    def __eq__(self, other: object) -> bool:
-        # Structural, as Relay's: type parameters equal up to renaming.
-        return _same_type(self, other, {})
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"fn ({', '.join(map(repr, self.arg_types))}) -> {self.ret_type!r}"
-
-
-def _same_type(a: AnyT, b: AnyT, renamed: dict[int, AnyT]) -> bool:
-    """Relay's structural equality of types, ``renamed`` mapping the type parameters of the
-    enclosing function types of ``a`` (by identity) to those of ``b``."""
-    if isinstance(a, TypeVar) and id(a) in renamed:
-        return renamed[id(a)] is b
-    if isinstance(a, FuncType):
-        if not isinstance(b, FuncType) or len(a.arg_types) != len(b.arg_types):
-            return False
-        if len(a.type_params) != len(b.type_params):
-            return False
-        inner = {**renamed, **{id(x): y for x, y in zip(a.type_params, b.type_params)}}
-        pairs = [*zip(a.arg_types, b.arg_types), (a.ret_type, b.ret_type)]
-        return all(_same_type(x, y, inner) for x, y in pairs)
-    if isinstance(a, TypeCall):
-        return (
-            isinstance(b, TypeCall)
-            and a.func is b.func
-            and len(a.args) == len(b.args)
-            and all(_same_type(x, y, renamed) for x, y in zip(a.args, b.args))
-        )
-    if isinstance(a, TupleType) and renamed:
-        return (
-            isinstance(b, TupleType)
-            and len(a.fields) == len(b.fields)
-            and all(_same_type(x, y, renamed) for x, y in zip(a.fields, b.fields))
-        )
-    return bool(a == b)
 
 
 _any_ids = itertools.count()
@@ -404,8 +392,7 @@ class TypeCall(_NoRelaxForm, Type):
         self.func = func
         self.args = tuple(args)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TypeCall) and self.func == other.func and self.args == other.args
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -429,6 +416,9 @@ class TypeRelation(TypeConstraint):
         self.num_inputs = int(num_inputs)
         self.attrs = attrs
 
+    __eq__ = _structurally_equal
+    __hash__ = None  # type: ignore[assignment]
+
     def __repr__(self) -> str:
         return f"TypeRelation({getattr(self.func, '__name__', self.func)}, {list(self.args)})"
 
@@ -439,8 +429,7 @@ class RefType(_NoRelaxForm, Type):
     def __init__(self, value: Type) -> None:
         self.value = value
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RefType) and self.value == other.value
+    __eq__ = _structurally_equal
 
     __hash__ = None  # type: ignore[assignment]
 

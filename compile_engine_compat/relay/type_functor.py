@@ -1,13 +1,15 @@
 """``relay.type_functor``: ``TypeFunctor``, ``TypeVisitor`` and ``TypeMutator`` over Relay's
 types (``relay.TensorType``, ``TupleType``, ``FuncType``, ``TypeVar``, ``IncompleteType``,
-``TypeCall``, ``TypeRelation``, ``RefType``), as Relay's: ``visit(t)`` calls the
-``visit_<kind>`` method of the type's class; the visitor walks every child type, the mutator
-rebuilds a type from its mutated children (the same object when none changes)."""
+``TypeCall``, ``TypeRelation``, ``RefType``) and ADT declarations (``TypeData``), as Relay's:
+``visit(t)`` calls the ``visit_<kind>`` method of the type's class; the visitor walks every
+child type, the mutator rebuilds a type from its mutated children (the same object when none
+changes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .adt import TypeData
 from .ty import (
     FuncType,
     GlobalTypeVar,
@@ -34,6 +36,7 @@ _METHODS: tuple[tuple[type, str], ...] = (
     (TypeRelation, "visit_type_relation"),
     (RefType, "visit_ref_type"),
     (TypeCall, "visit_type_call"),
+    (TypeData, "visit_type_data"),
 )
 
 
@@ -41,9 +44,9 @@ class TypeFunctor:
     """``relay.type_functor.TypeFunctor``: dispatch on the type's class, memoized per object."""
 
     def __init__(self) -> None:
-        self.memo_map: dict[int, tuple[Type, Any]] = {}
+        self.memo_map: dict[int, tuple[Type | TypeData, Any]] = {}
 
-    def visit(self, typ: Type) -> Any:
+    def visit(self, typ: Type | TypeData) -> Any:
         """The ``visit_<kind>`` result for ``typ`` (computed once per object)."""
         if id(typ) in self.memo_map:
             return self.memo_map[id(typ)][1]
@@ -61,7 +64,7 @@ class TypeFunctor:
 
     visit_type_var = visit_global_type_var = visit_incomplete_type = _unhandled
     visit_tensor_type = visit_func_type = visit_tuple_type = _unhandled
-    visit_type_relation = visit_ref_type = visit_type_call = _unhandled
+    visit_type_relation = visit_ref_type = visit_type_call = visit_type_data = _unhandled
 
 
 class TypeVisitor(TypeFunctor):
@@ -92,6 +95,11 @@ class TypeVisitor(TypeFunctor):
         self.visit(typ.func)
         for arg in typ.args:
             self.visit(arg)
+
+    def visit_type_data(self, typ: TypeData) -> None:
+        self.visit(typ.header)
+        for var in typ.type_vars:
+            self.visit(var)
 
 
 def _same(old: Any, new: Any) -> bool:
@@ -140,3 +148,10 @@ class TypeMutator(TypeFunctor):
         func = self.visit(typ.func)
         args = [self.visit(a) for a in typ.args]
         return typ if func is typ.func and _same(typ.args, args) else TypeCall(func, args)
+
+    def visit_type_data(self, typ: TypeData) -> TypeData:
+        header = self.visit(typ.header)
+        type_vars = [self.visit(v) for v in typ.type_vars]
+        if header is typ.header and _same(typ.type_vars, type_vars):
+            return typ
+        return TypeData(header, type_vars, typ.constructors)

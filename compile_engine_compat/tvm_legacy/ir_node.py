@@ -15,14 +15,18 @@ from typing import Any
 import tvm
 
 __all__ = ["LEGACY_TYPE_KEYS", "TVM_MAKE_NODE", "TVM_REGISTER_OP_ATTR", "make_node"]
-__all__ += ["register_op_attr"]
+__all__ += ["TVM_ENV_FUNC_GET", "env_func_get", "register_op_attr"]
 
 #: TVM's own ``make_node`` and ``register_op_attr`` (taken before install() patches them).
 TVM_MAKE_NODE = tvm.ir.make_node
 TVM_REGISTER_OP_ATTR = tvm.ir.register_op_attr
+#: TVM's own ``EnvFunc.get``.
+TVM_ENV_FUNC_GET = tvm.ir.EnvFunc.get
 
 #: TVM <=0.19 type key -> TVM 0.27's.
-LEGACY_TYPE_KEYS: dict[str, str] = {"DictAttrs": "ir.DictAttrs"}
+#: ``attrs.TestAttrs`` was TVM 0.19's attribute node for its own tests (Relay's and TIR's tests
+#: build it); 0.27 has none, so it is a ``DictAttrs`` holding the fields given.
+LEGACY_TYPE_KEYS: dict[str, str] = {"DictAttrs": "ir.DictAttrs", "attrs.TestAttrs": "ir.DictAttrs"}
 
 
 def make_node(type_key: str, **kwargs: Any) -> Any:
@@ -72,3 +76,26 @@ def register_op_attr(op_name: str, attr_key: str, value: Any = None, level: int 
         return v
 
     return register(value) if value is not None else register
+
+
+def env_func_get(name: str) -> Any:
+    """``tvm.ir.EnvFunc.get(name)``; Relay's type relations (``"tvm.relay.type_relation.
+    Broadcast"``, ``BroadcastComp``, ``Identity``) are registered on the first such call.
+
+    Parameters
+    ----------
+    name : str
+        A global function's name.
+
+    Returns
+    -------
+    tvm.ir.EnvFunc
+    """
+    from compile_engine_compat.relay._impl.relation_functions import (
+        GLOBAL_PREFIX,
+        register_globals,
+    )
+
+    if isinstance(name, str) and name.startswith(GLOBAL_PREFIX):
+        register_globals()
+    return TVM_ENV_FUNC_GET(name)

@@ -72,6 +72,7 @@ def test_checked_type_of_a_modules_relax_function_is_relays(installed_alias):
     t1, t2 = relay.TensorType((10, 4)), relay.TensorType((5, 10, 1))
     assert mod["main"].checked_type == relay.FuncType([t1, t2], relay.TensorType((5, 10, 4)))
     assert mod["main"].params[0].checked_type == t1
+    assert mod["main"].body.checked_type == relay.TensorType((5, 10, 4))  # a SeqExpr
     assert relay.scalar_type("float64") == relay.TensorType((), "float64")
 
 

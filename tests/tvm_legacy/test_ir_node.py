@@ -32,3 +32,14 @@ def test_register_op_attr_on_a_relay_op_and_on_a_tvm_op():
 def test_an_attribute_with_no_effect_on_a_relay_op_is_refused():
     with pytest.raises(NotImplementedError, match="no effect on modern TVM"):
         register_op_attr("nn.relu", "FTVMLegalize", lambda *a: None)
+
+
+def test_test_attrs_and_relay_relations_as_env_funcs():
+    from compile_engine_compat.tvm_legacy.ir_node import env_func_get
+
+    attrs = make_node("attrs.TestAttrs", name="attr", padding=(3, 4))
+    assert attrs["name"] == "attr"
+    relation = env_func_get("tvm.relay.type_relation.Broadcast")
+    assert str(relation.name) == "tvm.relay.type_relation.Broadcast"
+    with pytest.raises(Exception, match="Cannot find global function"):
+        env_func_get("tvm.relay.type_relation.NoSuchRelation")

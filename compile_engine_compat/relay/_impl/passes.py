@@ -269,7 +269,9 @@ def InferTypeLocal(expr: Any) -> Any:
     """``relay.transform.InferTypeLocal(expr)``: type a Relay expression in place.
 
     Every node of ``expr`` gets its ``checked_type`` (as after ``relay.testing.run_infer_type``),
-    found by building its Relax function; the free variables must have types.
+    found by building its Relax function; the free variables must have types. A program with no
+    Relax form (functions passed as values, ``let``-bound polymorphic functions, references) is
+    typed by Relay's own inference instead (unification, type parameters instantiated per call).
 
     Parameters
     ----------

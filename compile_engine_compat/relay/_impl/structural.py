@@ -27,6 +27,7 @@ from tvm import relax
 from tvm.ir.base import assert_structural_equal as tvm_assert_structural_equal
 
 from compile_engine_compat.relay._impl.origin import relay_origin
+from compile_engine_compat.relay.adt import Pattern, TypeData
 from compile_engine_compat.relay.expr import (
     Attrs,
     Call,
@@ -39,6 +40,9 @@ from compile_engine_compat.relay.expr import (
     Var,
 )
 from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.ty import Type
+
+from .type_equal import types_equal
 
 __all__ = [
     "assert_structural_equal",
@@ -110,6 +114,11 @@ def _same_op(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and getattr(a, "name", None) == getattr(b, "name", 0))
 
 
+def is_leaf(node: Any) -> bool:
+    """A node compared by value wherever it is used: a constant, the empty tuple."""
+    return isinstance(node, Constant) or (isinstance(node, Tuple) and not node.fields)
+
+
 class _Equal:
     """One comparison: a node of ``lhs`` stands for one node of ``rhs``, and back."""
 
@@ -121,6 +130,8 @@ class _Equal:
 
     def pair(self, a: Any, b: Any, define: bool = False) -> bool | None:
         """True/False when decided by the pairing; None: compare the two nodes."""
+        if is_leaf(a) or is_leaf(b):
+            return None  # a constant or () is compared by value, shared or not (as in Relay)
         known_a, known_b = self.forward.get(id(a)), self.backward.get(id(b))
         if known_a is not None or known_b is not None:
             return known_a is b and known_b is a
@@ -130,7 +141,9 @@ class _Equal:
             if not (define or self.map_free_vars or a is b):
                 return False
             ta, tb = a.type_annotation, b.type_annotation
-            if ta is not None and tb is not None and ta != tb:
+            if (ta is None) != (tb is None):
+                return False  # one annotated, one not: different, as in Relay
+            if ta is not None and not types_equal(ta, tb, self.map_free_vars):
                 return False
         self.forward[id(a)], self.backward[id(b)] = b, a
         self.keep += [a, b]
@@ -163,6 +176,10 @@ class _Equal:
             if not isinstance(a.op, Expr) and not _same_op(a.op, b.op):
                 return None
             if not _same_attrs(a.attrs, b.attrs):
+                return None
+            if len(a.type_args) != len(b.type_args) or not all(
+                types_equal(x, y, self.map_free_vars) for x, y in zip(a.type_args, b.type_args)
+            ):
                 return None
             head = [(a.op, b.op)] if isinstance(a.op, Expr) else []
             return head + list(zip(a.args, b.args))
@@ -199,6 +216,11 @@ def _text(expr: Expr) -> str:
         return expr.astext()
     except Exception:  # the printer needs types some graphs lack: the node's repr then
         return repr(expr)
+
+
+def is_relay_type(value: Any) -> bool:
+    """Whether ``value`` is a Relay type (or an ADT declaration)."""
+    return isinstance(value, Type | TypeData)
 
 
 def _relay(value: Any) -> bool:
@@ -291,6 +313,10 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """
     if _relay(lhs) and _relay(rhs):
         return relay_equal(lhs, rhs, map_free_vars)
+    if is_relay_type(lhs) or is_relay_type(rhs):
+        return types_equal(lhs, rhs, map_free_vars)
+    if _relay(lhs) != _relay(rhs) and isinstance(lhs, Pattern) != isinstance(rhs, Pattern):
+        return False  # a Relay expression and a pattern (relay.PatternVar): never equal
     if tvm_ffi.structural_equal(lhs, rhs, map_free_vars):
         return True
     # Unequal as they are: a Relax pass's result may still be the expected Relay function in
@@ -313,6 +339,10 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
             raise ValueError(
                 f"StructuralEqual check failed:\nlhs:\n{_text(lhs)}\nrhs:\n{_text(rhs)}"
             )
+        return
+    if is_relay_type(lhs) or is_relay_type(rhs):
+        if not types_equal(lhs, rhs, map_free_vars):
+            raise ValueError(f"StructuralEqual check failed:\nlhs:\n{lhs!r}\nrhs:\n{rhs!r}")
         return
     if _mixed(lhs, rhs) and not tvm_ffi.structural_equal(lhs, rhs, map_free_vars):
         lhs, rhs = canonical(lhs), canonical(rhs)

@@ -24,6 +24,7 @@ from compile_engine_compat.pipeline.model.vm_executable import PRIM_FUNCS_ATTR
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 from compile_engine_compat.relay._impl.dynamic import BROADCASTING, broadcast_call, shape_known
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError
+from compile_engine_compat.relay._impl.type_infer import NoTypeRule, infer_relay_types
 from compile_engine_compat.relay.analysis import free_vars
 from compile_engine_compat.relay.expr import (
     Call,
@@ -513,5 +514,20 @@ def infer(expr: Any) -> Any:
     """
     if hasattr(expr, "astuple") and not isinstance(expr, Expr):
         expr = expr.astuple()
-    to_relax(expr)
+    try:
+        to_relax(expr)
+    except UnsupportedRelayError as no_relax_form:
+        # Higher-order or polymorphic functions, references: Relay's own inference types them.
+        try:
+            infer_relay_types(expr, _op_call_type)
+        except (RecursionError, NoTypeRule):
+            raise no_relax_form from None
     return expr
+
+
+def _op_call_type(call: Call, arg_types: list[Any]) -> Any:
+    """The type of op call ``call`` on arguments of ``arg_types`` (its Relax form's)."""
+    args = [Var(f"arg{i}", t) for i, t in enumerate(arg_types)]
+    probe = Call(call.op, args, call.attrs, call.type_args, call.span)
+    to_relax(probe)
+    return probe.checked_type

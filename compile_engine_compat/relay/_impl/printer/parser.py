@@ -3,9 +3,12 @@
 Reads what :mod:`.printer` prints (and what Relay printed, for the ops of the front end's
 table): ``def @name(...) { ... }`` functions, ``fn`` literals, ``free_var`` declarations,
 ``%n = ...;`` and ``let`` bindings, op calls with keyword attributes, tuples and ``%t.0``,
-``Tensor[(1, ?), float32]`` types and scalar constants (``1f``, ``2i64``, ``True``). What it does
-not serve (``meta[...]`` tensor constants, ADTs, ``match``, ``if``, references) is refused with a
-``SyntaxError`` naming the construct and where it is.
+``Tensor[(1, ?), float32]``, ``fn (...) -> T`` and ``_`` types, scalar constants (``1f``,
+``2i64``, ``True``, ``-1``), the binary operators (``* / + - < > <= >= == !=``, Relay's
+precedence), ``if (c) { ... } else { ... }`` and ``a; b`` (``let %_ = a; b``). What it does not
+serve (``meta[...]`` tensor constants, ADTs, ``match``, references) is refused with a
+``RelayParseError`` (a ``SyntaxError``, and a ``tvm.error.DiagnosticError`` as Relay's parser
+raised) naming the construct and where it is.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from compile_engine_compat.relay.expr import (
     Call,
     Constant,
     Expr,
+    If,
     Let,
     Tuple,
     TupleGetItem,
@@ -32,19 +36,20 @@ from compile_engine_compat.relay.expr import (
 from compile_engine_compat.relay.function import Function
 from compile_engine_compat.relay.op.op import OP_TABLE, builder
 from compile_engine_compat.relay.ty import Any as AnyDim
-from compile_engine_compat.relay.ty import TensorType, TupleType, Type
+from compile_engine_compat.relay.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 
-__all__ = ["fromtext", "parse", "parse_expr"]
+__all__ = ["RelayParseError", "fromtext", "parse", "parse_expr"]
 
 _TOKEN = re.compile(
     r"""
-    (?P<space>\s+|//[^\n]*|/\*.*?\*/|\#\[[^\]]*\])
-  | (?P<number>-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?:f16|f32|f64|f|i64|i32|i16|i8|u8)?)
+    (?P<space>\s+|//[^\n]*|\#\[[^\]]*\])
+  | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?:f16|f32|f64|f|i64|i32|i16|i8|u8)?)
   | (?P<string>"[^"]*")
   | (?P<local>%[A-Za-z_0-9][A-Za-z0-9_]*)
   | (?P<global>@[A-Za-z_][A-Za-z0-9_]*)
   | (?P<name>[A-Za-z_][A-Za-z0-9_.]*)
   | (?P<arrow>->)
+  | (?P<operator>==|!=|<=|>=|[<>*/+-])
   | (?P<punct>[()\[\]{},;=:.?])
     """,
     re.VERBOSE | re.DOTALL,
@@ -54,10 +59,23 @@ _TOKEN = re.compile(
 _REFUSED_WORDS = {
     "meta": "meta[...] tensor constants are not read back: build them with relay.const",
     "match": "ADT matching is not mapped (see relay.REMOVED['Match'])",
-    "if": "Relay control flow in text is not read back: build relay.If in Python",
     "ref": "Relay references are not mapped",
     "type": "ADT type definitions are not mapped",
 }
+
+#: The binary operators, loosest first (Relay's precedence; each level left-associative) -> op.
+_BINARY_LEVELS: tuple[dict[str, str], ...] = (
+    {"==": "equal", "!=": "not_equal"},
+    {"<": "less", ">": "greater", "<=": "less_equal", ">=": "greater_equal"},
+    {"+": "add", "-": "subtract"},
+    {"*": "multiply", "/": "divide"},
+)
+
+
+class RelayParseError(SyntaxError, tvm.error.DiagnosticError):
+    """Text Relay's parser would not read: a ``SyntaxError``, and the
+    ``tvm.error.DiagnosticError`` Relay raised."""
+
 
 #: Suffix of a scalar constant -> its dtype.
 _SUFFIX_DTYPE = {
@@ -80,13 +98,31 @@ class _Token:
     pos: int
 
 
+def _block_comment_end(source: str, pos: int) -> int:
+    """Where the block comment opening at ``pos`` ends (block comments nest, as in Relay)."""
+    depth = 0
+    while pos < len(source):
+        if source.startswith("/*", pos):
+            depth, pos = depth + 1, pos + 2
+        elif source.startswith("*/", pos):
+            depth, pos = depth - 1, pos + 2
+            if depth == 0:
+                return pos
+        else:
+            pos += 1
+    raise RelayParseError("relay text: a block comment is not closed")
+
+
 def _tokens(source: str) -> list[_Token]:
     out = []
     pos = 0
     while pos < len(source):
+        if source.startswith("/*", pos):
+            pos = _block_comment_end(source, pos)
+            continue
         m = _TOKEN.match(source, pos)
         if m is None:
-            raise SyntaxError(f"relay text: unexpected {source[pos : pos + 20]!r} at {pos}")
+            raise RelayParseError(f"relay text: unexpected {source[pos : pos + 20]!r} at {pos}")
         if m.lastgroup != "space":
             out.append(_Token(m.lastgroup or "", m.group(), pos))
         pos = m.end()
@@ -120,7 +156,7 @@ class _Parser:
         return self.toks[self.i]
 
     def error(self, what: str) -> SyntaxError:
-        return SyntaxError(f"relay text: {what} at offset {self.tok.pos} ({self.tok.text!r})")
+        return RelayParseError(f"relay text: {what} at offset {self.tok.pos} ({self.tok.text!r})")
 
     def take(self, text: str | None = None, kind: str | None = None) -> _Token:
         tok = self.tok
@@ -189,6 +225,8 @@ class _Parser:
                 self.scope[name] = self.expr()
                 self.take(";")
             elif self.accept("let"):
+                if self.tok.kind != "local":
+                    raise self.error("let binds a local variable (%name)")
                 v = self.param()
                 self.take("=")
                 value = self.expr()
@@ -196,28 +234,64 @@ class _Parser:
                 self.scope[v.name_hint] = v
                 return Let(v, value, self.body())
             else:
-                return self.expr()
+                value = self.expr()
+                if not self.accept(";"):
+                    return value
+                return Let(Var("_"), value, self.body())  # `a; b` is `let %_ = a; b`
 
     # -- expressions
-    def expr(self) -> Expr:
+    def expr(self, level: int = 0) -> Expr:
+        """An expression of binary operators from ``level`` of :data:`_BINARY_LEVELS` down."""
+        if level == len(_BINARY_LEVELS):
+            return self.unary()
+        node = self.expr(level + 1)
+        ops = _BINARY_LEVELS[level]
+        while self.tok.kind == "operator" and self.tok.text in ops:
+            name = ops[self.take().text]
+            node = builder(name)(node, self.expr(level + 1))
+        return node
+
+    def unary(self) -> Expr:
+        if self.tok.kind == "operator" and self.tok.text == "-":
+            self.take()
+            operand = self.unary()
+            if isinstance(operand, Constant) and operand.data.numpy().ndim == 0:
+                value = operand.data.numpy()
+                return const(-value.item(), str(value.dtype))  # -10 is a constant, as in Relay
+            return builder("negative")(operand)
         node = self.primary()
         while self.tok.text == "." and self.toks[self.i + 1].kind == "number":
             self.take(".")
             node = TupleGetItem(node, int(self.take().text))
         return node
 
+    def if_rest(self) -> Expr:
+        self.take("(")
+        cond = self.expr()
+        self.take(")")
+        branches = []
+        for keyword in ("", "else"):
+            if keyword:
+                self.take(keyword)
+            self.take("{")
+            saved = dict(self.scope)  # each branch is a scope of its own
+            branches.append(self.body())
+            self.scope = saved
+            self.take("}")
+        return If(cond, branches[0], branches[1])
+
     def primary(self) -> Expr:
         tok = self.tok
         if tok.kind == "local":
             self.i += 1
             if tok.text[1:] not in self.scope:
-                raise SyntaxError(f"relay text: {tok.text} is not defined (offset {tok.pos})")
+                raise RelayParseError(f"relay text: {tok.text} is not defined (offset {tok.pos})")
             node = self.scope[tok.text[1:]]
             return self.call_rest(node) if self.tok.text == "(" else node
         if tok.kind == "global":
             self.i += 1
             if tok.text[1:] not in self.globals:
-                raise SyntaxError(f"relay text: {tok.text} is not defined before its use")
+                raise RelayParseError(f"relay text: {tok.text} is not defined before its use")
             return self.call_rest(self.globals[tok.text[1:]])
         if tok.kind == "number":
             self.i += 1
@@ -239,6 +313,9 @@ class _Parser:
         if tok.text == "fn":
             self.i += 1
             return self.function_rest()
+        if tok.text == "if" and tok.kind == "name":
+            self.i += 1
+            return self.if_rest()
         if tok.kind == "name":
             if tok.text in _REFUSED_WORDS:
                 raise self.error(_REFUSED_WORDS[tok.text])
@@ -272,7 +349,7 @@ class _Parser:
         try:
             build = builder(name)
         except KeyError:
-            raise SyntaxError(
+            raise RelayParseError(
                 f"relay text: op {name!r} is not in the front end's op table"
             ) from None
         args, attrs = self.arguments()
@@ -286,11 +363,13 @@ class _Parser:
         try:
             out = build(**named, **attrs)
         except (TypeError, UnsupportedRelayError) as err:
-            raise SyntaxError(f"relay text: {name}: {err}") from None
+            raise RelayParseError(f"relay text: {name}: {err}") from None
         return out.astuple() if hasattr(out, "astuple") else out
 
     def attr_value(self) -> Any:
         tok = self.take()
+        if tok.text == "-" and tok.kind == "operator" and self.tok.kind == "number":
+            return -_number(self.take().text)[0]
         if tok.kind == "number":
             return _number(tok.text)[0]
         if tok.kind == "string":
@@ -309,10 +388,22 @@ class _Parser:
             return items
         if tok.kind == "name":
             return tok.text
-        raise SyntaxError(f"relay text: bad attribute value {tok.text!r} at offset {tok.pos}")
+        raise RelayParseError(f"relay text: bad attribute value {tok.text!r} at offset {tok.pos}")
 
     # -- types
     def type_(self) -> Type:
+        if self.accept("_"):
+            return IncompleteType()
+        if self.accept("fn"):
+            self.take("(")
+            args = []
+            while not self.accept(")"):
+                args.append(self.type_())
+                if not self.accept(","):
+                    self.take(")")
+                    break
+            self.take(kind="arrow")
+            return FuncType(args, self.type_())
         if self.accept("Tensor"):
             self.take("[")
             self.take("(")
@@ -338,7 +429,7 @@ class _Parser:
         try:
             return TensorType((), str(tvm.DataType(tok.text)))
         except (ValueError, tvm.TVMError):
-            raise SyntaxError(
+            raise RelayParseError(
                 f"relay text: unknown type {tok.text!r} at offset {tok.pos}"
             ) from None
 
@@ -350,14 +441,14 @@ class _Parser:
             return int(tok.text)
         if tok.kind == "name":
             return self.dims.setdefault(tok.text, tirx.Var(tok.text, "int64"))
-        raise SyntaxError(f"relay text: bad dimension {tok.text!r} at offset {tok.pos}")
+        raise RelayParseError(f"relay text: bad dimension {tok.text!r} at offset {tok.pos}")
 
 
 def _attribute_of(value: Expr) -> Any:
     """A scalar constant given where Relay's op took an input for an attribute, as its value."""
     if isinstance(value, Constant) and value.data.numpy().ndim == 0:
         return value.data.numpy().item()
-    raise SyntaxError("relay text: an attribute given as an input must be a scalar constant")
+    raise RelayParseError("relay text: an attribute given as an input must be a scalar constant")
 
 
 def parse(source: str, source_name: str = "from_string", init_module: Any = None) -> Any:
@@ -409,5 +500,7 @@ def parse_expr(source: str) -> Expr:
     """``relay.parse_expr(source)``: one expression read from Relay's text."""
     out = _read(source)
     if not isinstance(out, Expr):
-        raise SyntaxError("relay.parse_expr: the text is a module (def @...), not an expression")
+        raise RelayParseError(
+            "relay.parse_expr: the text is a module (def @...), not an expression"
+        )
     return out
