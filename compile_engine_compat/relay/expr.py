@@ -21,6 +21,7 @@ import numpy as np
 import tvm
 
 from compile_engine_compat.boundary import handle_of
+from compile_engine_compat.deprecations import LegacyObject
 
 from .ty import IncompleteType, TensorType, Type
 
@@ -291,15 +292,14 @@ class Var(Expr):
         return f"%{self.name_hint}"
 
 
-class Id:
-    """``relay.Id``: a variable's identity (``var.vid``), holding its ``name_hint``."""
+class Id(LegacyObject):
+    """``relay.Id``: a variable's identity (``var.vid``), holding its ``name_hint``; ``same_as``
+    is identity."""
+
+    __slots__ = ("name_hint",)
 
     def __init__(self, name_hint: str) -> None:
         self.name_hint = name_hint
-
-    def same_as(self, other: object) -> bool:
-        """Whether ``other`` is this identity."""
-        return self is other
 
 
 #: The FFI form of a converted expression (its address) -> (that form, the expression).

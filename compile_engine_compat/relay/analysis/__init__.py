@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from tvm import IRModule, cpu  # re-exported, as TVM 0.19's relay.analysis did
 
-from . import _ffi_api as _ffi_api  # relay.analysis._ffi_api: TVM 0.19's test hooks
 from . import (
     analysis,
     annotated_regions,
@@ -24,6 +23,7 @@ from . import (
     sparse_conv2d,
     sparse_dense,
 )
+from . import ffi_hooks as _ffi_api  # noqa: F401 (TVM 0.19's test hooks, by their old name)
 from .analysis import *  # noqa: F403 (Relay's names: analysis.__all__)
 from .annotated_regions import AnnotatedRegionSet
 from .call_graph import CallGraph

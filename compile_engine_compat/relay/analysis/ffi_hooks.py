@@ -1,5 +1,5 @@
-"""``relay.analysis._ffi_api``: the FFI functions of ``relay.analysis`` that Relay's own tests
-call, served in Python.
+"""The FFI functions of ``relay.analysis`` that Relay's own tests call (its ``_ffi_api``
+module), served in Python.
 
 TVM 0.19 filled this module with the C++ globals ``relay.analysis.*``; the public ones are the
 functions of :mod:`..analysis`. What is left is the test hook ``_test_type_solver``, Relay's
@@ -52,7 +52,7 @@ class _SolverHandle:
 
 @legacy_api("relay.analysis")
 def _test_type_solver() -> Any:
-    """``relay.analysis._ffi_api._test_type_solver()``: a fresh Relay type solver.
+    """``_test_type_solver()``, a hook of ``relay.analysis``'s ``_ffi_api``: a fresh type solver.
 
     Returns
     -------
@@ -68,7 +68,7 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(
-        f"relay.analysis._ffi_api.{name} is a C++ global of TVM <=0.19 that "
+        f"relay.analysis's _ffi_api.{name} is a C++ global of TVM <=0.19 that "
         "compile-engine-compat does not serve: call the public function of relay.analysis "
         f"(relay.analysis.{name.lstrip('_')}) or relax.analysis instead"
     )
