@@ -21,8 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tvm import relax, s_tir, tirx
 
+from compile_engine_compat.pipeline.lower import inline_injective
 from compile_engine_compat.pipeline.op_sources import MODULE_LEGALIZATIONS
 from compile_engine_compat.pipeline.schedule import cpu_gemm, cpu_rules, schedule_prim_func
+from compile_engine_compat.pipeline.schedule.blocks import BlockInfo, target_isa
 from compile_engine_compat.pipeline.schedule.driver import uncovered_blocks
 from compile_engine_compat.testing.oracle import REFERENCE_TOLERANCES, compare
 from pipeline.schedule_cases import F32, HOST, R, np_conv
@@ -119,6 +121,22 @@ def test_a_rule_that_does_not_fit_falls_back_to_parallel_loops(monkeypatch):
     rules, mod = _scheduled(func)
     assert rules.get("conv2d_nhwc") == "parallel_reduction"
     _check_all_paths(func, mod, *_arrays(0, 4, 128, 28, 1, 256), stride=2)
+
+
+def _conv_plan(func: relax.Function) -> cpu_gemm.GemmPlan | None:
+    sch = inline_injective(_module_prim_func(func), "main")
+    return cpu_gemm.gemm_plan(BlockInfo(sch, "conv2d_nhwc"), target_isa(TARGET))
+
+
+def test_a_symbolic_batch_takes_a_register_tile_that_leaves_registers_free():
+    # Indexed in 64-bit, the 14 x 2 tile of ResNet-18's 56x56 3x3 conv spilled a third of its
+    # inner loop to the stack and ran 1.5-5x slower than the static kernel (AVX-512).
+    static = _conv_plan(_conv(1, 64, 56, 3, 1, 64))
+    symbolic = _conv_plan(_conv(tirx.Var("n", "int64"), 64, 56, 3, 1, 64))
+    assert static is not None and symbolic is not None
+    assert symbolic.rows * symbolic.vectors <= 20
+    if target_isa(TARGET).registers == 32:
+        assert static.rows * static.vectors == 28
 
 
 @settings(max_examples=examples(0.3))

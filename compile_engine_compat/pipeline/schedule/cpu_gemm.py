@@ -70,6 +70,13 @@ _MICRO_KERNELS = {
     16: ((6, 2), (4, 3), (4, 2), (3, 3), (2, 3), (7, 1), (2, 2), (4, 1), (2, 1)),
 }
 
+# With a symbolic extent (a ``relay.Any()`` batch) the kernel indexes in 64-bit (TVM narrows only
+# static indices to 32-bit), and LLVM then keeps more addresses live: the 28-accumulator tile
+# (14 rows x 2 vectors) spilled 95 of the inner loop's 281 instructions to the stack. ResNet-18's
+# 3x3 convolutions with a symbolic batch ran 1.5-5x slower than the same static kernel (2-vCPU
+# AMD EPYC, AVX-512, load ~15); at most this many accumulators (8 x 2) they ran as fast.
+_SYMBOLIC_ACCUMULATORS = {32: 20, 16: 12}
+
 # A single row (a matrix-vector product: a classifier's dense layer at batch 1) is bound by
 # reading the weights: any number of column vectors per tile, the weights packed at build time
 # into panels read front to back (the unpacked [K, N] layout read a column tile per row, one
@@ -210,6 +217,9 @@ def _plan_packing(info: BlockInfo, isa: Isa, packed: int, n_spatial: int) -> Gem
     # image reads pixels from two rows: 128-channel 28x28 convs ran 30% slower so).
     inner_extent = info.extents[row] or 1
     micro_kernels = _VECTOR_KERNELS if row_extent == 1 else _MICRO_KERNELS[isa.registers]
+    if symbolic:
+        most = _SYMBOLIC_ACCUMULATORS[isa.registers]
+        micro_kernels = tuple((r, v) for r, v in micro_kernels if r * v <= most)
     kernel = next(
         (
             (rows, vectors, lanes)
