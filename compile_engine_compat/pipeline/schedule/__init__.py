@@ -4,12 +4,14 @@ Modern TVM has no TOPI schedules, and an unscheduled PrimFunc runs one scalar th
 matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/``jit`` kernels:
 
 * ``llvm`` (CPU), vector width and register count read from the target's CPU features:
-  - float product-sums of two inputs with static shapes (matmul, dense with transposed
-    weights, batch_matmul, conv2d NCHW of any stride, ...): the operand that carries a column
-    axis the other lacks (B, the weights) is packed into column panels by its own parallel
+  - float product-sums of two inputs with static shapes or a symbolic batch (matmul, dense with
+    transposed weights, batch_matmul, conv2d NCHW of any stride, ...): the operand that carries a
+    column axis the other lacks (B, the weights) is packed into column panels by its own parallel
     block; the first reduction loop is cut into chunks whose panel slice fits L1; a register
     micro-kernel (rows x 2-3 vectors, sized to the register file) accumulates in a local
-    buffer per block of tiles, the epilogue (bias, relu, ...) runs per block, blocks parallel.
+    buffer per block of tiles (cut from the row axes it spans only, so that the buffer compacts
+    to the block), the epilogue (bias, relu, ...) runs per block, blocks parallel; a symbolic
+    batch stays an outer parallel loop, with a smaller tile (64-bit indices spill more).
     conv2d then vectorizes over output channels (its output's contiguous axis is too short);
   - uint8 x int8 -> int32 product-sums (quantized conv2d NHWC, dense, matmul, batch_matmul):
     the weights packed into ``vpdpbusd`` operands ([..., O/16, I/4, 16, 4]), a register tile of
