@@ -1288,7 +1288,8 @@ _PROGRAM_RELAY_ROWS = (
             "...); mod.import_from_std('nat.rly') adds nat. Relax has no ADTs: these run on the "
             "shim's Relay interpreter (create_executor('debug')), whose values are "
             "relay.backend.interpreter's ConstructorValue, RefValue and closures; relay.build "
-            "refuses them. Types are the declared ones (InferType does not infer ADT types). "
+            "refuses them. A module function's checked_type is its declared type, else the one "
+            "inferred from its constructors and matches; its sub-expressions carry none. "
             "The tensor arrays (TensorArrayOps, StaticTensorArrayOps) are refused at the call."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,

@@ -285,15 +285,30 @@ def relax_checked_type(self: AnyT) -> Type:
     ``relay.Function.checked_type`` is after inference). Raises ``RelayTypeError`` for a Relax
     type Relay had no form of (shapes, objects, packed functions). A function the interpreter
     evaluates (one with ADTs, kept as an untyped stand-in) has the type its Relay function
-    declares: its parameters' annotations and its return type (ADT types are not inferred).
+    declares (its parameters' annotations and its return type), or else the type inferred from
+    its constructors, matches and annotations as TVM 0.19's ``InferType`` found it.
     """
     try:
         return from_struct_info(self.ty)
     except RelayTypeError:
-        declared = _declared_type(relay_origin(self)) if isinstance(self, relax.Function) else None
+        origin = relay_origin(self) if isinstance(self, relax.Function) else None
+        declared = _declared_type(origin) or _inferred_type(origin)
         if declared is None:
             raise
         return declared
+
+
+#: How the type of an interpreted function is inferred where its annotations leave it open:
+#: set by the interpreter's definitions when a module first stores such a function (its
+#: inference, ``interpret.adt_types``, sits above this module).
+INFER_INTERPRETED: list[Callable[[AnyT], FuncType | None]] = []
+
+
+def _inferred_type(func: AnyT) -> FuncType | None:
+    """The type inferred for an interpreted Relay function, or None."""
+    if func is None or not hasattr(func, "type_params"):
+        return None
+    return next((found for infer in INFER_INTERPRETED if (found := infer(func))), None)
 
 
 def _declared_type(func: AnyT) -> FuncType | None:

@@ -28,8 +28,8 @@ from compile_engine_compat.relay._impl.gradient import (  # over relax.transform
 )
 from compile_engine_compat.relay._impl.to_relax import infer
 from compile_engine_compat.relay.analysis import free_vars
-from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError, removed_message
 
+from ..backend.interpreter import module_form
 from ..expr import BaseOp, Call, Expr, If, Let, Tuple, TupleGetItem
 from ..function import Function
 from . import (
@@ -114,7 +114,9 @@ def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
     opt_pass : tvm.transform.Pass
         A pass (``relay.transform.FoldConstant()``, a ``Sequential``, a user pass).
     import_prelude : bool
-        Refused when True: the Relay prelude (ADT lists, trees, options) is not served.
+        Declare the Relay prelude (``relay.prelude.Prelude``: lists, options, trees) in the
+        module first, as TVM 0.19 did; ``main`` may then use its types and functions (such a
+        ``main`` is kept for the interpreter, and a pass sees the interpreter's stand-in).
 
     Returns
     -------
@@ -129,17 +131,18 @@ def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
         raise TypeError(
             f"run_opt_pass takes a tvm.transform.Pass, got {type(opt_pass).__qualname__}"
         )
-    if import_prelude:
-        raise RelayRemovedCallError(
-            removed_message(
-                "tvm.relay.testing.run_opt_pass(import_prelude=True)",
-                "the Relay prelude (ADT lists, trees, options) is not mapped: use Relax tuples",
-            )
-        )
     is_function = isinstance(expr, Function | relax.Function)
     if not is_function and isinstance(expr, Expr):
         expr = Function(free_vars(expr), expr)
-    mod = opt_pass(tvm.IRModule.from_expr(expr))
+    if import_prelude:
+        from compile_engine_compat.relay.prelude import Prelude
+
+        mod = tvm.IRModule()
+        Prelude(mod)
+        mod["main"] = module_form(expr, "main", mod) if isinstance(expr, Function) else expr
+    else:
+        mod = tvm.IRModule.from_expr(expr)
+    mod = opt_pass(mod)
     entry = mod["main"]
     entry = relay_origin(entry) or entry
     return entry if is_function else entry.body

@@ -9,7 +9,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import relay
-from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
+from compile_engine_compat.relay.backend.interpreter import module_types
 from compile_engine_compat.tvm_legacy.graph_executor import GraphModule
 
 T = relay.testing
@@ -33,8 +33,18 @@ def test_run_opt_pass_returns_main_for_a_function_and_the_body_for_an_expression
     assert isinstance(fast, relax.Function)
     with pytest.raises(TypeError, match=r"tvm\.transform\.Pass"):
         T.run_opt_pass(func, "FoldConstant")
-    with pytest.raises(RelayRemovedCallError, match="prelude"):
-        T.run_opt_pass(func, relay.transform.InferType(), import_prelude=True)
+    # The prelude declared first: a function over its lists is kept (for the interpreter).
+    plain = T.run_opt_pass(func, relay.transform.InferType(), import_prelude=True)
+    assert isinstance(plain, relay.Function)
+    (data,) = [
+        d for h, d in module_types(relay.prelude.Prelude().mod).items() if h.name_hint == "List"
+    ]
+    cons, nil = data.constructors
+    x = relay.var("x", shape=(), dtype="int32")
+    listed = T.run_opt_pass(
+        relay.Function([x], cons(x, nil())), relay.transform.InferType(), import_prelude=True
+    )
+    assert isinstance(listed, relay.Function) and listed.body.op.name_hint == "Cons"  # type: ignore[attr-defined]
 
 
 def test_count_ops_on_relay_and_on_what_a_pass_returned():

@@ -22,12 +22,21 @@ from compile_engine_compat.relay._impl.origin import relay_origin, remember
 from compile_engine_compat.relay.adt import Constructor, TypeData
 from compile_engine_compat.relay.expr import Call, Expr, NoRelaxForm, Var
 from compile_engine_compat.relay.function import Function
-from compile_engine_compat.relay.ty import FuncType, RefType, TupleType, Type, TypeCall, TypeVar
+from compile_engine_compat.relay.ty import (
+    INFER_INTERPRETED,
+    FuncType,
+    RefType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeVar,
+)
 from compile_engine_compat.runtime import threads
 
 __all__ = [
     "INTERPRETED_ONLY",
     "declare_type",
+    "declared_types",
     "interpreted_function",
     "interpreted_reason",
     "module_types",
@@ -127,8 +136,20 @@ def _lookup(mod: Any, gvar: Any) -> Any:
         return None
 
 
+def _infer(func: Function) -> FuncType | None:
+    from compile_engine_compat.relay._impl.interpret.adt_types import function_type
+
+    return function_type(func, lambda gvar: None, declared_types())
+
+
 def interpreted_function(func: Function, name: str, reason: str) -> relax.Function:
-    """The stand-in Relax function a module stores for ``func`` (see the module docstring)."""
+    """The stand-in Relax function a module stores for ``func`` (see the module docstring).
+
+    The first one wires the inference of its type (``checked_type``, ``adt_types``) into
+    ``relay.ty``.
+    """
+    if _infer not in INFER_INTERPRETED:
+        INFER_INTERPRETED.append(_infer)
     params = [relax.Var(p.name_hint, relax.ObjectType()) for p in func.params]
     body = relax.SeqExpr([], relax.Tuple([]))
     stand_in = relax.Function(params, body, relax.ObjectType()).with_attr("global_symbol", name)
@@ -187,3 +208,11 @@ def module_types(mod: Any) -> dict[Any, TypeData]:
     with _lock:
         entry = _TYPES.get(handle_of(mod))
     return dict(entry[1]) if entry is not None and entry[0].same_as(mod) else {}
+
+
+def declared_types() -> dict[Any, TypeData]:
+    """Every ADT declaration of every live module (GlobalTypeVar -> TypeData): a header is one
+    object, declared by the module that made it."""
+    with _lock:
+        entries = list(_TYPES.values())
+    return {header: data for _, types in entries for header, data in types.items()}

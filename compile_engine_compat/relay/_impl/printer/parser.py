@@ -5,10 +5,10 @@ table): ``def @name(...) { ... }`` functions, ``fn`` literals, ``free_var`` decl
 ``%n = ...;`` and ``let`` bindings, op calls with keyword attributes, tuples and ``%t.0``,
 ``Tensor[(1, ?), float32]``, ``fn (...) -> T`` and ``_`` types, scalar constants (``1f``,
 ``2i64``, ``True``, ``-1``), the binary operators (``* / + - < > <= >= == !=``, Relay's
-precedence), ``if (c) { ... } else { ... }`` and ``a; b`` (``let %_ = a; b``). What it does not
-serve (``meta[...]`` tensor constants, ADTs, ``match``, references) is refused with a
-``RelayParseError`` (a ``SyntaxError``, and a ``tvm.error.DiagnosticError`` as Relay's parser
-raised) naming the construct and where it is.
+precedence), ``if (c) { ... } else { ... }`` and ``a; b`` (``let %_ = a; b``); ADT declarations
+and ``match`` (:mod:`.adt_syntax`). What it does not serve (``meta[...]`` tensor constants,
+references) is refused with a ``RelayParseError`` (a ``SyntaxError``, and a
+``tvm.error.DiagnosticError`` as Relay's parser raised) naming the construct and where it is.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ from compile_engine_compat.relay.op.op import OP_TABLE, builder
 from compile_engine_compat.relay.ty import Any as AnyDim
 from compile_engine_compat.relay.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 
+from .adt_syntax import AdtSyntax, adt_module
+
 __all__ = ["RelayParseError", "fromtext", "parse", "parse_expr"]
 
 _TOKEN = re.compile(
@@ -48,7 +50,7 @@ _TOKEN = re.compile(
   | (?P<local>%[A-Za-z_0-9][A-Za-z0-9_]*)
   | (?P<global>@[A-Za-z_][A-Za-z0-9_]*)
   | (?P<name>[A-Za-z_][A-Za-z0-9_.]*)
-  | (?P<arrow>->)
+  | (?P<arrow>->|=>)
   | (?P<operator>==|!=|<=|>=|[<>*/+-])
   | (?P<punct>[()\[\]{},;=:.?])
     """,
@@ -58,9 +60,7 @@ _TOKEN = re.compile(
 #: Constructs of Relay's text this reader does not serve -> why.
 _REFUSED_WORDS = {
     "meta": "meta[...] tensor constants are not read back: build them with relay.const",
-    "match": "ADT matching is not mapped (see relay.REMOVED['Match'])",
     "ref": "Relay references are not mapped",
-    "type": "ADT type definitions are not mapped",
 }
 
 #: The binary operators, loosest first (Relay's precedence; each level left-associative) -> op.
@@ -142,13 +142,18 @@ def _number(text: str) -> tuple[Any, str]:
     return (float(body) if dtype.startswith("float") else int(body)), dtype
 
 
-class _Parser:
+class _Parser(AdtSyntax):
     def __init__(self, source: str) -> None:
         self.toks = _tokens(source)
         self.i = 0
         self.scope: dict[str, Expr] = {}
         self.globals: dict[str, Function] = {}
         self.dims: dict[str, Any] = {}
+        self.adts = {}
+        self.ctors = {}
+        self.tvars = {}
+        #: Set for a module with ADT declarations: ``@f`` is then its GlobalVar.
+        self.gvars: dict[str, tvm.ir.GlobalVar] | None = None
 
     # -- tokens
     @property
@@ -173,6 +178,8 @@ class _Parser:
 
     # -- program
     def program(self) -> tvm.IRModule | Expr:
+        if self.tok.text == "type":
+            return self.adt_program()
         if self.tok.text == "def":
             while self.accept("def"):
                 name = self.take(kind="global").text[1:]
@@ -195,7 +202,22 @@ class _Parser:
         self.take(kind="end")
         return body
 
+    def adt_program(self) -> tvm.IRModule:
+        """A module opening with ``type`` declarations (see :mod:`.adt_syntax`)."""
+        types = []
+        while self.accept("type"):
+            types.append(self.type_definition())
+        self.gvars = {}
+        while self.accept("def"):
+            name = self.take(kind="global").text[1:]
+            self.gvars[name] = tvm.ir.GlobalVar(name)
+            self.globals[name] = self.function_rest()
+        self.take(kind="end")
+        return adt_module(types, self.globals, self.gvars)
+
     def function_rest(self) -> Function:
+        saved_tvars = dict(self.tvars)
+        type_params = self.type_params()
         self.take("(")
         saved = dict(self.scope)
         params = []
@@ -210,7 +232,8 @@ class _Parser:
         body = self.body()
         self.take("}")
         self.scope = saved
-        return Function(params, body, ret)
+        self.tvars = saved_tvars
+        return Function(params, body, ret, type_params)
 
     def param(self) -> Var:
         name = self.take(kind="local").text[1:]
@@ -290,6 +313,9 @@ class _Parser:
             return self.call_rest(node) if self.tok.text == "(" else node
         if tok.kind == "global":
             self.i += 1
+            if self.gvars is not None and tok.text[1:] in self.gvars:
+                gvar = self.gvars[tok.text[1:]]
+                return self.call_rest(gvar) if self.tok.text == "(" else gvar
             if tok.text[1:] not in self.globals:
                 raise RelayParseError(f"relay text: {tok.text} is not defined before its use")
             return self.call_rest(self.globals[tok.text[1:]])
@@ -320,6 +346,10 @@ class _Parser:
             if tok.text in _REFUSED_WORDS:
                 raise self.error(_REFUSED_WORDS[tok.text])
             self.i += 1
+            if tok.text in self.ctors:
+                return self.constructor_use(tok.text)
+            if tok.text == "match":
+                return self.match_rest()
             return self.op_call(tok.text)
         raise self.error("expected an expression")
 
@@ -426,6 +456,9 @@ class _Parser:
                     break
             return TupleType(fields)
         tok = self.take(kind="name")
+        named = self.named_type(tok.text)
+        if named is not None:
+            return named
         try:
             return TensorType((), str(tvm.DataType(tok.text)))
         except (ValueError, tvm.TVMError):
