@@ -53,10 +53,12 @@ ROOTS: dict[str, str] = {
     "tvm.autotvm": "tvm.autotvm",
     "tvm.contrib.graph_executor": "tvm.contrib.graph_executor.GraphModule",
     "tvm.nd": "tvm.nd",
+    # TVM 0.27 keeps MetaSchedule under tvm.s_tir: the old path is a finding, relay_integration's.
+    "tvm.meta_schedule": "tvm.meta_schedule.relay_integration",
 }
 #: The roots of the chains that reach a classified name, beside the bound classified names.
 _TVM_ROOTS = {
-    "tvm": ("relay", "autotvm", "nd", "context", "contrib.graph_executor"),
+    "tvm": ("relay", "autotvm", "nd", "context", "contrib.graph_executor", "meta_schedule"),
     "tvm.contrib": ("graph_executor",),
 }
 
