@@ -94,6 +94,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         for alias in ("gpu", "cl", "mtl")
     ),
     # TVM 0.19's tvm.runtime names: the FFI's classes under their old names.
+    # tvm.tir.Any(): a dimension known only at run time (relay.Any, a fresh shape variable).
+    MovedName("tvm.tirx:Any", "compile_engine_compat.relay.ty:Any"),
     MovedName("tvm.runtime:PackedFunc", "tvm_ffi:Function"),
     MovedName("tvm.runtime:ObjectGeneric", "tvm_ffi:ObjectConvertible"),
     MovedName("tvm.runtime:String", f"{_LEGACY}.runtime:String"),

@@ -49,3 +49,20 @@ def test_gradient_takes_the_module_function_a_relay_pass_left():
     assert grad is not None
     with pytest.raises(TypeError, match=r"relay\.Function"):
         relay.transform.gradient(3)
+
+
+def test_gradient_is_typed_and_differentiates_tuple_fields():
+    x = relay.var("x", shape=(2,))
+    y = relay.var("y", shape=(2,))
+    tup = relay.Tuple([x, y])
+    forward = relay.Function([x, y], relay.TupleGetItem(tup, 0) * relay.TupleGetItem(tup, 1))
+    backward = relay.testing.run_infer_type(relay.transform.gradient(forward))
+    t = relay.TensorType((2,), "float32")
+    assert backward.checked_type == relay.FuncType(
+        [t, t], relay.TupleType([t, relay.TupleType([t, t])])
+    )
+    a, b = np.array([1.0, 2.0], "float32"), np.array([3.0, 5.0], "float32")
+    out, (grad_x, grad_y) = relay.create_executor(target="llvm").evaluate(backward)(a, b)
+    np.testing.assert_allclose(out.numpy(), a * b)
+    np.testing.assert_allclose(grad_x.numpy(), b)
+    np.testing.assert_allclose(grad_y.numpy(), a)

@@ -173,3 +173,11 @@ def test_device_with_a_target_name_warns_under_its_own_name(alias) -> None:
     messages = [str(w.message) for w in caught if w.category is CompileEngineDeprecationWarning]
     assert messages and all(m.startswith("tvm.device is deprecated") for m in messages)
     assert not any("tvm.context" in m for m in messages)
+
+
+def test_tir_any_is_relays_any_dimension(alias):
+    from compile_engine_compat import relay
+
+    x = relay.var("x", shape=(tvm.tir.Any(), 3))
+    func = relay.testing.run_infer_type(relay.Function([x], relay.nn.relu(x)))
+    assert len(func.checked_type.ret_type.shape) == 2

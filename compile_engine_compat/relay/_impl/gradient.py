@@ -22,7 +22,7 @@ from compile_engine_compat.boundary import register_op_attr_if_absent
 from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 from compile_engine_compat.relay.function import Function
-from compile_engine_compat.relay.ty import TensorType
+from compile_engine_compat.relay.ty import TensorType, from_struct_info
 
 __all__ = [
     "ELEMENTWISE_DERIVATIVES",
@@ -90,6 +90,16 @@ def register_elementwise_gradients() -> tuple[str, ...]:
     )
 
 
+def _tuple_bound(bb: relax.BlockBuilder, binding: Any) -> Any:
+    """``binding`` with the tuple it reads a field of bound to a variable first (Relax's
+    ``Gradient`` reads fields of variables only)."""
+    value = getattr(binding, "value", None)
+    if isinstance(value, relax.TupleGetItem) and not isinstance(value.tuple_value, relax.Var):
+        field = relax.TupleGetItem(bb.emit(value.tuple_value), value.index)
+        return relax.VarBinding(binding.var, field)
+    return binding
+
+
 def _loss_module(forward: relax.Function) -> tvm.IRModule:
     """``forward`` returning ``(sum of its outputs, its output)``: the scalar target first."""
     bb = relax.BlockBuilder()
@@ -97,8 +107,11 @@ def _loss_module(forward: relax.Function) -> tvm.IRModule:
         with bb.dataflow():
             for block in forward.body.blocks:
                 for binding in block.bindings:
-                    bb.emit_normalized(binding)
+                    bb.emit_normalized(_tuple_bound(bb, binding))
             out = forward.body.body
+            if not isinstance(out, relax.Var):
+                # Relax's Gradient reads tuple fields of variables only.
+                out = bb.emit(out)
             ty = out.ty
             if isinstance(ty, relax.TupleType):
                 parts = [
@@ -134,6 +147,8 @@ class GradientFunction(Function):
     def __init__(self, forward: Function, relax_function: relax.Function) -> None:
         super().__init__(forward.params, forward.body)
         self._relax = relax_function
+        # Typed as inference would type it: (output, (grads)) of the forward's parameters.
+        self._checked_type = from_struct_info(relax_function.ty)
 
     def __relax_function__(self) -> relax.Function:
         return self._relax
