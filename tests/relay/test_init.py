@@ -63,6 +63,11 @@ def test_every_name_the_front_end_warns_has_a_row():
         "relay.transform.more_passes",
         # QNN: automatic quantization
         "relay.quantize",
+        # The Relay interpreter: the Prelude, run_as_python
+        "relay.prelude",
+        "relay.testing.run_as_python",
+        # Tuning: MetaSchedule over Relay (TVM 0.12-0.19)
+        "tvm.meta_schedule.relay_integration",
     }
     assert names <= set(API_TABLE)
 
