@@ -119,6 +119,10 @@ def build(
 
 
 class _Executor:
+    #: Whether a tuple result comes back as nested Python lists, as TVM 0.19's graph and AOT
+    #: executors returned it (the VM and the interpreter gave a container).
+    tuples_as_lists = False
+
     def __init__(self, mod: Any, device: Any, target: Any, params: Any) -> None:
         self.mod = mod
         self.device = device if device is not None else tvm.cpu()
@@ -173,9 +177,17 @@ class _Executor:
             if missing:
                 raise TypeError(f"missing argument(s) {missing} of {entry}({', '.join(names)})")
             values = list(args) + [kwargs[n] for n in names[len(args) :]]
-            return vm[entry](*[relay_argument(v, t) for v, t in zip(values, types)])
+            result = vm[entry](*[relay_argument(v, t) for v, t in zip(values, types)])
+            return _as_lists(result) if self.tuples_as_lists else result
 
         return run
+
+
+def _as_lists(value: Any) -> Any:
+    """A tuple result (a ``tvm_ffi.Array``, nested or not) as nested Python lists."""
+    if isinstance(value, tvm_ffi.Array):
+        return [_as_lists(field) for field in value]
+    return value
 
 
 def _with_main(mod: tvm.IRModule, func: Function) -> tvm.IRModule:
@@ -231,8 +243,9 @@ def create_executor(
     Parameters
     ----------
     kind : {"debug", "graph", "vm", "aot"}
-        Accepted for compatibility; all build through the shim's module build and run on
-        ``relax.VirtualMachine``.
+        All build through the shim's module build and run on ``relax.VirtualMachine``;
+        ``"graph"`` and ``"aot"`` return a tuple result as nested Python lists, as TVM 0.19's
+        graph and AOT executors did (``"vm"`` and ``"debug"``: a container).
     mod : tvm.IRModule or relay.Function, optional
         The module whose ``main`` ``evaluate()`` runs.
     device : tvm.runtime.Device, optional
@@ -249,13 +262,17 @@ def create_executor(
     """
     if kind not in ("debug", "graph", "vm", "aot"):
         raise ValueError(f"unknown executor kind {kind!r}")
-    return _Executor(mod, device, target, params)
+    executor = _Executor(mod, device, target, params)
+    executor.tuples_as_lists = kind in ("graph", "aot")
+    return executor
 
 
 @legacy_api("relay.create_executor")
 class GraphExecutor(_Executor):
     """``relay.build_module.GraphExecutor(mod, device, target)``: what
     ``create_executor("graph", ...)`` gives (on the Relax VM, as every kind here)."""
+
+    tuples_as_lists = True
 
     def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
         super().__init__(mod, device, target, None)
@@ -264,6 +281,8 @@ class GraphExecutor(_Executor):
 @legacy_api("relay.create_executor")
 class AotExecutor(_Executor):
     """``relay.build_module.AotExecutor(mod, device, target)``: ``create_executor("aot")``."""
+
+    tuples_as_lists = True
 
     def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
         super().__init__(mod, device, target, None)
