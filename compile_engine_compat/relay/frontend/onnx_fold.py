@@ -125,7 +125,8 @@ def fold_constant_nodes(model: Any, shapes: Mapping[str, Any] | None) -> Any:
             if not used or any(name not in constants for name in used):
                 continue
             outputs = _evaluate(node, [constants.get(name) for name in node.input])
-        if outputs is None:
+        if outputs is None or any(array.ndim == 0 for array in outputs):
+            # Relax's importer makes a 0-d Constant a 1-element tensor: scalars stay computed.
             continue
         nodes = []
         for name, array in zip(node.output, outputs):
