@@ -5,6 +5,10 @@
   the kernel wrote before the start of its output (heap corruption: the upstream ONNX file's
   later aborts and its segfault at exit). TVM 0.19 wrapped them (``scatter_elements``); here
   they are wrapped (``index + dim`` where negative) before the importer's own converter runs.
+* ``Reshape`` to a shape computed at run time (a graph input, say): Relax's converter takes
+  only a constant shape; here ONNX's rule (``0`` copies the input's dimension unless
+  ``allowzero``, ``-1`` takes the rest) is computed on the shape tensor and the result is
+  reshaped to it (``tensor_to_shape``), as TVM 0.19's dynamic ``reshape`` did.
 * ``Celu`` (opset 12), which Relax's importer does not convert:
   ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import tvm
 from tvm import relax
 
 from compile_engine_compat import boundary
@@ -44,6 +49,35 @@ def _scatter(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: in
     return convert(bb, [data, indices, updates], attrs, params)
 
 
+def _reshape(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    data, shape = inputs[0], inputs[1]
+    convert = boundary.onnx_float_converter("Reshape", opset)
+    computed = isinstance(shape, relax.Var | relax.Call) and shape.ty.shape is not None
+    if not computed or isinstance(data, relax.ShapeExpr) or shape.ty.ndim != 1:
+        return convert(bb, inputs, attrs, params)
+    length = int(shape.ty.shape[0])
+    target = bb.normalize(R.astype(shape, "int64"))
+    dims = bb.normalize(R.shape_to_tensor(R.shape_of(data)))
+    rank = int(data.ty.ndim)
+    if length <= rank:
+        copied = R.strided_slice(dims, axes=[0], begin=[0], end=[length])
+    else:
+        copied = R.concat([dims, R.ones((length - rank,), "int64")], axis=0)
+    zero = relax.const(0, "int64")
+    if not attrs.get("allowzero", 0):
+        target = bb.normalize(R.where(R.equal(target, zero), copied, target))
+    minus_one = relax.const(-1, "int64")
+    unknown = R.equal(target, minus_one)
+    known = R.prod(R.where(unknown, relax.const(1, "int64"), target))
+    rest = R.floor_divide(R.prod(dims), known)
+    target = bb.normalize(R.where(unknown, rest, target))
+    # Named dimensions (not an unknown shape), so that the ops after it legalize.
+    computed_shape = bb.emit(R.tensor_to_shape(target))
+    dims_vars = [tvm.tirx.Var(f"reshape_dim_{i}", "int64") for i in range(length)]
+    bb.match_cast(computed_shape, relax.ShapeType(dims_vars))
+    return R.reshape(data, relax.ShapeExpr(dims_vars))
+
+
 def _celu(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
     x = inputs[0]
     dtype = str(x.ty.dtype)
@@ -57,5 +91,6 @@ def _celu(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) 
 #: The shim's float converters, by ONNX op type.
 CONVERTERS: dict[str, Converter] = {
     "Scatter": _scatter,
+    "Reshape": _reshape,
     "Celu": _celu,
 }

@@ -59,3 +59,17 @@ def test_celu_is_converted():
     )
     feeds = {"x": np.array([-2.0, -0.1, 0.0, 0.4, 1.5], "float32")}
     np.testing.assert_allclose(_run(model, feeds), onnxruntime_output(model, feeds), rtol=1e-6)
+
+
+def test_reshape_to_a_shape_given_at_run_time_follows_onnx_zero_and_minus_one():
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"])
+    model = _model(
+        node, [("x", TensorProto.FLOAT, [2, 3, 4]), ("shape", TensorProto.INT64, [3])], None, 13
+    )
+    feeds = {
+        "x": np.arange(24, dtype="float32").reshape(2, 3, 4),
+        "shape": np.array([0, -1, 2], "int64"),  # 0: the input's dim, -1: the rest
+    }
+    result = _run(model, feeds)
+    assert result.shape == (2, 6, 2)
+    np.testing.assert_array_equal(result, onnxruntime_output(model, feeds))
