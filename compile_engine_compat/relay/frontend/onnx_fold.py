@@ -19,12 +19,14 @@ import numpy as np
 
 __all__ = ["fold_constant_nodes"]
 
-#: Ops never folded: random values, control flow and sequences (subgraphs, lists of tensors).
+#: Ops never folded: random values, control flow and sequences (subgraphs, lists of tensors),
+#: and quantization (the QDQ groups the integer converters read, :mod:`.onnx_qdq`).
 _NOT_FOLDED = frozenset(
     {
         "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
         "Multinomial", "If", "Loop", "Scan", "SequenceConstruct", "SequenceEmpty",
         "SplitToSequence", "SequenceInsert", "SequenceAt", "ConcatFromSequence",
+        "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
     }
 )  # fmt: skip
 #: Folded values larger than this stay computed at run time (a folded constant is embedded).
