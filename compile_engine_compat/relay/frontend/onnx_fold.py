@@ -127,8 +127,7 @@ def fold_constant_nodes(model: Any, shapes: Mapping[str, Any] | None) -> Any:
             if not used or any(name not in constants for name in used):
                 continue
             outputs = _evaluate(node, [constants.get(name) for name in node.input])
-        if outputs is None or any(array.ndim == 0 for array in outputs):
-            # Relax's importer makes a 0-d Constant a 1-element tensor: scalars stay computed.
+        if outputs is None:
             continue
         nodes = []
         for name, array in zip(node.output, outputs):
@@ -137,7 +136,10 @@ def fold_constant_nodes(model: Any, shapes: Mapping[str, Any] | None) -> Any:
             constants[name] = array
             tensor = numpy_helper.from_array(np.ascontiguousarray(array), name=name)
             nodes.append(helper.make_node("Constant", [], [name], value=tensor))
-        replaced[index] = nodes
+        # Relax's importer makes a 0-d Constant a 1-element tensor: a node with a scalar result
+        # stays computed (the nodes after it still fold, from its value).
+        if all(array.ndim for array in outputs):
+            replaced[index] = nodes
     if not replaced:
         return model
     copy = type(model)()
