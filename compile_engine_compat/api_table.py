@@ -673,7 +673,9 @@ _RELAY_ROWS = (
             "Served by Relax's ONNX importer; returns (mod, params) for relay.build. Input names "
             "are the graph's own (set_input('input.1', x)); freeze_params=False returns the "
             "initializers as params under their sanitized names (onnx::Conv_17 -> Conv_17). Op "
-            "coverage is Relax's; convert_config and export_node_renamed_model_path are refused. "
+            "coverage is Relax's; convert_config={'use_nt_batch_matmul': ...} is accepted (it "
+            "chose the form of Relay's batch matmul, not its values), other keys and "
+            "export_node_renamed_model_path are refused. "
             "Needs the [onnx] extra."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,

@@ -132,6 +132,9 @@ def build(
 class _Executor:
     #: The kind whose programs Relax cannot express are evaluated by the interpreter.
     kind = "vm"
+    #: Whether a tuple result comes back as nested Python lists, as TVM 0.19's graph and AOT
+    #: executors returned it (the VM and the interpreter gave a container).
+    tuples_as_lists = False
 
     def __init__(self, mod: Any, device: Any, target: Any, params: Any) -> None:
         self.mod = mod
@@ -220,7 +223,8 @@ class _Executor:
             if missing:
                 raise TypeError(f"missing argument(s) {missing} of {entry}({', '.join(names)})")
             values = list(args) + [kwargs[n] for n in names[len(args) :]]
-            return vm[entry](*[relay_argument(v, t) for v, t in zip(values, types)])
+            result = vm[entry](*[relay_argument(v, t) for v, t in zip(values, types)])
+            return _as_lists(result) if self.tuples_as_lists else result
 
         return run
 
@@ -237,6 +241,13 @@ def _relay_form(expr: Any) -> Any:
         if callee is not None:
             return Call(callee, [as_expr(a) for a in expr.args])
     return expr
+
+
+def _as_lists(value: Any) -> Any:
+    """A tuple result (a ``tvm_ffi.Array``, nested or not) as nested Python lists."""
+    if isinstance(value, tvm_ffi.Array):
+        return [_as_lists(field) for field in value]
+    return value
 
 
 def _with_main(mod: tvm.IRModule, func: Function) -> tvm.IRModule:
@@ -292,8 +303,9 @@ def create_executor(
     Parameters
     ----------
     kind : {"debug", "graph", "vm", "aot"}
-        Accepted for compatibility; all build through the shim's module build and run on
-        ``relax.VirtualMachine``.
+        All build through the shim's module build and run on ``relax.VirtualMachine``;
+        ``"graph"`` and ``"aot"`` return a tuple result as nested Python lists, as TVM 0.19's
+        graph and AOT executors did (``"vm"`` and ``"debug"``: a container).
     mod : tvm.IRModule or relay.Function, optional
         The module whose ``main`` ``evaluate()`` runs.
     device : tvm.runtime.Device, optional
@@ -312,6 +324,7 @@ def create_executor(
         raise ValueError(f"unknown executor kind {kind!r}")
     executor = _Executor(mod, device, target, params)
     executor.kind = kind
+    executor.tuples_as_lists = kind in ("graph", "aot")
     return executor
 
 
@@ -320,6 +333,9 @@ class GraphExecutor(_Executor):
     """``relay.build_module.GraphExecutor(mod, device, target)``: what
     ``create_executor("graph", ...)`` gives (on the Relax VM, as every kind here)."""
 
+    kind = "graph"
+    tuples_as_lists = True
+
     def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
         super().__init__(mod, device, target, None)
 
@@ -327,6 +343,9 @@ class GraphExecutor(_Executor):
 @legacy_api("relay.create_executor")
 class AotExecutor(_Executor):
     """``relay.build_module.AotExecutor(mod, device, target)``: ``create_executor("aot")``."""
+
+    kind = "aot"
+    tuples_as_lists = True
 
     def __init__(self, mod: Any, device: Any = None, target: Any = "llvm") -> None:
         super().__init__(mod, device, target, None)

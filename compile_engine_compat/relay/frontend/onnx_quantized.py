@@ -31,6 +31,7 @@ from .onnx_integer import (
     value_of,
     zero_point,
 )
+from .onnx_ops import CONVERTERS as FLOAT_CONVERTERS
 from .onnx_qattention import qattention
 from .onnx_qdq import fold_qdq
 
@@ -223,17 +224,18 @@ def import_onnx(
     keep_params_in_input: bool,
 ) -> tvm.IRModule:
     """``model`` as a Relax module: TVM's ONNX importer, with the shim's quantized converters
-    and the QDQ groups folded into integer ops; a model with neither goes to TVM's importer
-    unchanged."""
+    and the QDQ groups folded into integer ops (and its float converters, :mod:`.onnx_ops`); a
+    model with none of these goes to TVM's importer unchanged."""
     from tvm.relax.frontend.onnx import from_onnx as relax_from_onnx
 
     op_types = {node.op_type for node in model.graph.node}
     shapes = dict(shape_dict) if shape_dict else None
-    if not op_types & (set(CONVERTERS) | {"DequantizeLinear"}):
+    converters = {**FLOAT_CONVERTERS, **CONVERTERS}
+    if not op_types & (set(converters) | {"DequantizeLinear"}):
         return relax_from_onnx(model, shape_dict=shapes, dtype_dict=dtype_dict, opset=opset,
                                keep_params_in_input=keep_params_in_input,
                                sanitize_input_names=False)  # fmt: skip
     return boundary.onnx_import_with(
-        CONVERTERS, fold_qdq(model.graph), _opset(model, opset), shapes, dtype_dict,
+        converters, fold_qdq(model.graph), _opset(model, opset), shapes, dtype_dict,
         keep_params_in_input, False,
     )  # fmt: skip

@@ -88,8 +88,42 @@ def test_benchmark_and_time_evaluator_give_positive_times():
 
 
 def test_relay_only_options_are_refused_not_dropped():
-    with pytest.raises(FrontendOptionError, match="convert_config"):
-        relay.frontend.from_onnx(onnx_mlp(), convert_config={"use_nt_batch_matmul": False})
+    with pytest.raises(FrontendOptionError, match=r"convert_config.*'use_nt_dense'"):
+        relay.frontend.from_onnx(onnx_mlp(), convert_config={"use_nt_dense": True})
+    with pytest.raises(FrontendOptionError, match="export_node_renamed_model_path"):
+        relay.frontend.from_onnx(onnx_mlp(), export_node_renamed_model_path="renamed.onnx")
+
+
+def test_use_nt_batch_matmul_is_accepted_and_changes_no_value():
+    # TVM 0.19's only convert_config key chose the form of Relay's batch matmul, not its values.
+    plain, _ = relay.frontend.from_onnx(onnx_mlp(), {"data": MLP_SHAPE})
+    for flag in (True, False):
+        mod, _ = relay.frontend.from_onnx(
+            onnx_mlp(), {"data": MLP_SHAPE}, convert_config={"use_nt_batch_matmul": flag}
+        )
+        tvm.ir.assert_structural_equal(mod, plain)
+
+
+def test_initializers_listed_as_inputs_are_weights_as_tvm_019():
+    # ONNX before IR 4 listed each initializer among the graph's inputs too.
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Pad", ["x", "pads", "value"], ["y"], mode="constant")
+    graph = helper.make_graph(
+        [node],
+        "pad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2]),
+         helper.make_tensor_value_info("pads", TensorProto.INT64, [4]),
+         helper.make_tensor_value_info("value", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        initializer=[helper.make_tensor("pads", TensorProto.INT64, [4], [0, 1, 0, 0]),
+                     helper.make_tensor("value", TensorProto.FLOAT, [1], [5.0])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    mod, params = relay.frontend.from_onnx(model, {"x": (2, 2)}, freeze_params=False)
+    assert [p.name for p in mod["main"].params] == ["x", "pads", "value"]
+    assert sorted(params) == ["pads", "value"]
+    assert [p.name for p in model.graph.input] == ["x", "pads", "value"]  # the caller's model
 
 
 def test_from_onnx_warns_naming_the_relax_importer():

@@ -1,0 +1,96 @@
+"""Float ONNX ops that Relax's importer lacks or converts unlike TVM 0.19's Relay importer.
+
+* ``Scatter`` (opset 9/10) with negative indices: Relax's converter builds ``scatter_nd``
+  coordinates from the indices as given, and ``scatter_nd`` does not wrap negative ones, so
+  the kernel wrote before the start of its output (heap corruption: the upstream ONNX file's
+  later aborts and its segfault at exit). TVM 0.19 wrapped them (``scatter_elements``); here
+  they are wrapped (``index + dim`` where negative) before the importer's own converter runs.
+* ``Reshape`` to a shape computed at run time (a graph input, say): Relax's converter takes
+  only a constant shape; here ONNX's rule (``0`` copies the input's dimension unless
+  ``allowzero``, ``-1`` takes the rest) is computed on the shape tensor and the result is
+  reshaped to it (``tensor_to_shape``), as TVM 0.19's dynamic ``reshape`` did.
+* ``Celu`` (opset 12), which Relax's importer does not convert:
+  ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from compile_engine_compat import boundary
+
+__all__ = ["CONVERTERS"]
+
+R = relax.op
+Converter = Callable[[Any, Any, dict[str, Any], Any, int], Any]
+
+
+def _wrapped_indices(bb: Any, indices: Any, dim: Any) -> Any:
+    """``indices`` with each negative value ``v`` as ``v + dim`` (ONNX's counting from the end)."""
+    dtype = str(indices.ty.dtype)
+    size = relax.const(int(dim), dtype)
+    negative = R.less(indices, relax.const(0, dtype))
+    return bb.normalize(R.where(negative, R.add(indices, size), indices))
+
+
+def _scatter(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    data, indices, updates = inputs[0], inputs[1], inputs[2]
+    shape = data.ty.shape
+    axis = int(attrs.get("axis", 0))
+    if shape is not None:
+        dim = shape[axis % len(shape)]
+        if isinstance(dim, int) or hasattr(dim, "value"):
+            indices = _wrapped_indices(bb, indices, int(dim))
+    convert = boundary.onnx_float_converter("Scatter", opset)
+    return convert(bb, [data, indices, updates], attrs, params)
+
+
+def _reshape(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    data, shape = inputs[0], inputs[1]
+    convert = boundary.onnx_float_converter("Reshape", opset)
+    computed = isinstance(shape, relax.Var | relax.Call) and shape.ty.shape is not None
+    if not computed or isinstance(data, relax.ShapeExpr) or shape.ty.ndim != 1:
+        return convert(bb, inputs, attrs, params)
+    length = int(shape.ty.shape[0])
+    target = bb.normalize(R.astype(shape, "int64"))
+    dims = bb.normalize(R.shape_to_tensor(R.shape_of(data)))
+    rank = int(data.ty.ndim)
+    if length <= rank:
+        copied = R.strided_slice(dims, axes=[0], begin=[0], end=[length])
+    else:
+        copied = R.concat([dims, R.ones((length - rank,), "int64")], axis=0)
+    zero = relax.const(0, "int64")
+    if not attrs.get("allowzero", 0):
+        target = bb.normalize(R.where(R.equal(target, zero), copied, target))
+    minus_one = relax.const(-1, "int64")
+    unknown = R.equal(target, minus_one)
+    known = R.prod(R.where(unknown, relax.const(1, "int64"), target))
+    rest = R.floor_divide(R.prod(dims), known)
+    target = bb.normalize(R.where(unknown, rest, target))
+    # Named dimensions (not an unknown shape), so that the ops after it legalize.
+    computed_shape = bb.emit(R.tensor_to_shape(target))
+    dims_vars = [tvm.tirx.Var(f"reshape_dim_{i}", "int64") for i in range(length)]
+    bb.match_cast(computed_shape, relax.ShapeType(dims_vars))
+    return R.reshape(data, relax.ShapeExpr(dims_vars))
+
+
+def _celu(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    x = inputs[0]
+    dtype = str(x.ty.dtype)
+    alpha = relax.const(float(attrs.get("alpha", 1.0)), dtype)
+    zero = relax.const(0.0, dtype)
+    one = relax.const(1.0, dtype)
+    negative = R.multiply(alpha, R.subtract(R.exp(R.divide(x, alpha)), one))
+    return R.add(R.maximum(zero, x), R.minimum(zero, negative))
+
+
+#: The shim's float converters, by ONNX op type.
+CONVERTERS: dict[str, Converter] = {
+    "Scatter": _scatter,
+    "Reshape": _reshape,
+    "Celu": _celu,
+}

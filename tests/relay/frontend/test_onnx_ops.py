@@ -1,0 +1,75 @@
+"""relay.frontend.onnx_ops: the float ONNX ops converted unlike (or missing from) Relax's
+importer, against onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from _relay_models import onnxruntime_output
+from onnx import TensorProto, helper
+
+from compile_engine_compat import relay
+
+
+def _model(node, inputs, output, opset):
+    graph = helper.make_graph(
+        [node],
+        node.op_type.lower(),
+        [helper.make_tensor_value_info(name, code, shape) for name, code, shape in inputs],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, output)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _run(model, feeds):
+    shapes = {name: value.shape for name, value in feeds.items()}
+    mod, params = relay.frontend.from_onnx(model, shapes, freeze_params=False)
+    run = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    return run(**feeds, **params).numpy()
+
+
+def test_scatter_wraps_negative_indices_as_tvm_019():
+    # Unwrapped, -1 and -3 were written before the output's first element (heap corruption).
+    node = helper.make_node("Scatter", ["x", "i", "u"], ["y"], axis=-1)
+    model = _model(
+        node,
+        [("x", TensorProto.FLOAT, [3, 3, 3]), ("i", TensorProto.INT32, [1, 1, 2]),
+         ("u", TensorProto.FLOAT, [1, 1, 2])],
+        [3, 3, 3],
+        opset=9,
+    )  # fmt: skip
+    rng = np.random.default_rng(7)
+    feeds = {
+        "x": rng.random((3, 3, 3), dtype="float32"),
+        "i": np.array([[[-1, -3]]], "int32"),
+        "u": np.array([[[10.0, 20.0]]], "float32"),
+    }
+    result = _run(model, feeds)
+    np.testing.assert_array_equal(result, onnxruntime_output(model, feeds))
+    assert result[0, 0, 2] == 10.0 and result[0, 0, 0] == 20.0
+
+
+def test_celu_is_converted():
+    model = _model(
+        helper.make_node("Celu", ["x"], ["y"], alpha=0.3), [("x", TensorProto.FLOAT, [5])], [5], 13
+    )
+    feeds = {"x": np.array([-2.0, -0.1, 0.0, 0.4, 1.5], "float32")}
+    np.testing.assert_allclose(_run(model, feeds), onnxruntime_output(model, feeds), rtol=1e-6)
+
+
+def test_reshape_to_a_shape_given_at_run_time_follows_onnx_zero_and_minus_one():
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"])
+    model = _model(
+        node, [("x", TensorProto.FLOAT, [2, 3, 4]), ("shape", TensorProto.INT64, [3])], None, 13
+    )
+    feeds = {
+        "x": np.arange(24, dtype="float32").reshape(2, 3, 4),
+        "shape": np.array([0, -1, 2], "int64"),  # 0: the input's dim, -1: the rest
+    }
+    result = _run(model, feeds)
+    assert result.shape == (2, 6, 2)
+    np.testing.assert_array_equal(result, onnxruntime_output(model, feeds))
