@@ -1100,9 +1100,10 @@ def export_detached(detached: DetachedLibrary, directory: Path) -> Path:
     try:
         for path, text in zip(sources, detached.llvm_ir):
             _write_bytes(path, text.encode())
-        # No tvm_warnings_dropped() here: this runs on the store-behind thread while the
-        # program goes on, and taking file descriptor 2 for the store's seconds would hold back
-        # the program's own stderr (and lose it if the process died meanwhile).
+        # Not under tvm_warnings_dropped() as a whole: this runs on the store-behind thread while
+        # the program goes on, and taking file descriptor 2 for the store's seconds would hold
+        # back the program's own stderr. Only the VM's serialization, which logs "Scope Saving"
+        # lines, is (_export_parts).
         dsos = [tvm.runtime.module.load_module(str(path)) for path in sources]
         return _export_parts(detached.module, dsos, directory)
     finally:
@@ -1121,7 +1122,8 @@ def _export_parts(lib: Any, dsos: list[Any], directory: Path) -> Path:
         if lib.imports:  # device code, the VM's bytecode and constants: packed, as TVM does
             if not dsos:
                 raise NotStoredError("device code without a host LLVM module")
-            sources.extend(_write_packed_imports(directory, lib, dsos[0]))
+            with tvm_warnings_dropped():  # TVM's C++ log of the VM's sections: a moment
+                sources.extend(_write_packed_imports(directory, lib, dsos[0]))
         library = directory / _LIBRARY
         try:
             tvm.support.cc.create_shared(

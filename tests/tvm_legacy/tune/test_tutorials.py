@@ -18,6 +18,7 @@ import pytest
 import tvm
 
 from compile_engine_compat import relay
+from compile_engine_compat.cache import store_behind
 from compile_engine_compat.relay.testing import resnet
 from compile_engine_compat.tvm_legacy import auto_scheduler, autotvm
 from compile_engine_compat.tvm_legacy.autotvm.tuner import GATuner, RandomTuner, XGBTuner
@@ -94,6 +95,7 @@ def test_autotvm_tutorial_tunes_applies_and_keeps_the_output(
     cache = tmp_path / "cache"
     monkeypatch.setenv("COMPILE_ENGINE_COMPAT_CACHE_DIR", str(cache))
     _run(mod, params, data)
+    store_behind.flush()  # the build returned; its store runs behind it
     stored = sorted(cache.rglob("*"))
     assert stored
     with autotvm.apply_history_best(str(forced)) as context:
