@@ -261,10 +261,7 @@ class LocalRunner:
     def __init__(self, timeout: float = 10, number: int = 3, repeat: int = 1,
                  min_repeat_ms: int = 100, cooldown_interval: float = 0.0,
                  enable_cpu_cache_flush: bool = False, **kwargs: Any) -> None:  # fmt: skip
-        for name, value in (("number", number), ("repeat", repeat)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"LocalRunner({name}={value!r}): a positive int is needed")
-        self.config = MeasureConfig(number, repeat, int(min_repeat_ms), float(max(timeout, 1)))
+        self.config = MeasureConfig.of_runner(number, repeat, min_repeat_ms, timeout)
 
     def meta_schedule_runner(self) -> Any:
         """None: candidates are timed in this process."""

@@ -49,6 +49,20 @@ class MeasureConfig:
     min_repeat_ms: int = 0
     timeout: float = 300.0
 
+    @classmethod
+    def of_runner(cls, number: Any, repeat: Any, min_repeat_ms: Any, timeout: Any) -> MeasureConfig:
+        """The settings of a legacy ``LocalRunner(...)`` call (AutoTVM's or auto_scheduler's).
+
+        Raises
+        ------
+        ValueError
+            When ``number`` or ``repeat`` is not a positive int.
+        """
+        for name, value in (("number", number), ("repeat", repeat)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"LocalRunner({name}={value!r}): a positive int is needed")
+        return cls(number, repeat, int(min_repeat_ms), float(max(timeout, 1)))
+
     def evaluator(self) -> Any:
         """MetaSchedule's ``EvaluatorConfig`` of these settings."""
         from tvm.s_tir.meta_schedule.runner import EvaluatorConfig
