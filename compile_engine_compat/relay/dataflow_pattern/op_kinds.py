@@ -21,8 +21,8 @@ cast_like zeros_like ones_like bitwise_not""".split()
 _BINARY = """add subtract multiply divide floor_divide floor_mod mod power maximum minimum equal
 not_equal less less_equal greater greater_equal logical_and logical_or logical_xor bitwise_and
 bitwise_or bitwise_xor left_shift right_shift nn.bias_add where trunc_divide trunc_mod
-atan2""".split()
-_INJECTIVE = """reshape transpose squeeze expand_dims concatenate stack split strided_slice take
+atan2 expand_dims""".split()
+_INJECTIVE = """reshape transpose squeeze concatenate stack split strided_slice take
 broadcast_to reverse tile repeat gather gather_nd full full_like zeros ones arange
 layout_transform nn.batch_flatten nn.pad image.resize2d one_hot reshape_like slice_like
 collapse_sum_like broadcast_to_like flip sequence_mask nn.depth_to_space nn.space_to_depth

@@ -55,6 +55,12 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "several scopes (If branches, functions) bound by a let in their common scope",
     "ToGraphNormalForm": "real: on the Relay graph (normal_forms.py), every let dropped, its "
     "variable replaced by its value",
+    "CombineParallelConv2D": "real: on the Relay graph (combine_parallel.py), parallel conv2d "
+    "calls of one input become one on the concatenated weights, sliced back, as TVM 0.19 did",
+    "CombineParallelDense": "real: on the Relay graph (combine_parallel.py), parallel dense "
+    "calls of one input become one batch_matmul (to_batch) or one dense, as TVM 0.19 did",
+    "CombineParallelBatchMatmul": "real: on the Relay graph (combine_parallel.py), parallel "
+    "batch_matmul calls of one input become one, as TVM 0.19 did",
     "EliminateCommonSubexpr": "real: on the Relay graph, a call of the same op with the same "
     "attributes and arguments as an earlier one, and a second TupleGetItem of one tuple and "
     "index, become the earlier node; fskip(call) keeps a call apart, as in Relay",

@@ -21,7 +21,6 @@ __all__ = [
     "BatchingOps",
     "CanonicalizeCast",
     "CapturePostDfsIndexInSpans",
-    "CombineParallelConv2D",
     "DefuseOps",
     "EtaExpand",
     "FlattenAtrousConv",
@@ -50,10 +49,8 @@ IDENTITY_KINDS: dict[str, str] = {
     "multiply into conv/dense weights, so results are unchanged",
     "BackwardFoldScaleAxis": "identity: Relax has no scale-axis folding; it only moved a "
     "multiply into conv/dense weights, so results are unchanged",
-    "CombineParallelConv2D": "identity: Relax has no conv2d combining; parallel convolutions "
-    "run separately, with the same results",
     "BatchingOps": "identity: Relay's CombineParallelConv2D/Dense/BatchMatmul in sequence; "
-    "relay.transform.CombineParallelDense runs Relax's CombineParallelMatmul on its own",
+    "run those passes themselves to combine parallel branches",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
     "relay.transform.gradient are computed by relax.transform.Gradient, eagerly",
     "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan",
@@ -109,13 +106,6 @@ def ForwardFoldScaleAxis() -> Any:
 def BackwardFoldScaleAxis() -> Any:
     """``relay.transform.BackwardFoldScaleAxis()``: an identity (opt level 3)."""
     return identity_pass("BackwardFoldScaleAxis", 3)
-
-
-@legacy_api("relay.transform.more_passes")
-def CombineParallelConv2D(min_num_branches: int = 3) -> Any:
-    """``relay.transform.CombineParallelConv2D(min_num_branches=3)``: an identity (opt
-    level 4)."""
-    return identity_pass("CombineParallelConv2D", 4)
 
 
 @legacy_api("relay.transform.more_passes")

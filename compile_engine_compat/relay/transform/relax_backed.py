@@ -15,8 +15,6 @@ from compile_engine_compat.relay._impl.passes import relay_pass
 
 __all__ = [
     "RELAX_BACKED_KINDS",
-    "CombineParallelBatchMatmul",
-    "CombineParallelDense",
     "FastMath",
     "Inline",
     "LambdaLift",
@@ -32,9 +30,6 @@ RELAX_BACKED_KINDS: dict[str, str] = {
     "LambdaLift": "real: relax.transform.LambdaLift (local functions become global ones)",
     "PartialEvaluate": "real: relax.transform.FoldConstant (what partial evaluation computes "
     "on the front end's graphs, which have no recursion or references: constant subgraphs)",
-    "CombineParallelDense": "real: relax.transform.CombineParallelMatmul (parallel matmuls "
-    "of one input become one)",
-    "CombineParallelBatchMatmul": "real: relax.transform.CombineParallelMatmul",
 }
 
 
@@ -60,18 +55,3 @@ def LambdaLift() -> Any:
 def PartialEvaluate() -> Any:
     """``relay.transform.PartialEvaluate()``: ``relax.transform.FoldConstant`` (opt level 1)."""
     return relay_pass("PartialEvaluate", 1, relax.transform.FoldConstant())
-
-
-@legacy_api("relay.transform.more_passes")
-def CombineParallelDense(min_num_branches: int = 3, to_batch: bool = True) -> Any:
-    """``relay.transform.CombineParallelDense(...)``: ``relax.transform.CombineParallelMatmul``
-    (opt level 4). ``min_num_branches`` and ``to_batch`` have no Relax counterpart: Relax
-    combines two or more branches into one matmul."""
-    return relay_pass("CombineParallelDense", 4, relax.transform.CombineParallelMatmul())
-
-
-@legacy_api("relay.transform.more_passes")
-def CombineParallelBatchMatmul(min_num_branches: int = 3) -> Any:
-    """``relay.transform.CombineParallelBatchMatmul(...)``: Relax's ``CombineParallelMatmul``
-    (opt level 4)."""
-    return relay_pass("CombineParallelBatchMatmul", 4, relax.transform.CombineParallelMatmul())

@@ -33,6 +33,11 @@ from compile_engine_compat.relay._impl.passes import (
 
 from . import refused
 from .annotate_target import AnnotateTarget
+from .combine_parallel import (
+    CombineParallelBatchMatmul,
+    CombineParallelConv2D,
+    CombineParallelDense,
+)
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .graph_rewrites import (
     ChangeBatch,
@@ -48,7 +53,6 @@ from .identities import (
     BatchingOps,
     CanonicalizeCast,
     CapturePostDfsIndexInSpans,
-    CombineParallelConv2D,
     DefuseOps,
     EtaExpand,
     FlattenAtrousConv,
@@ -66,8 +70,6 @@ from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
 from .partition_graph import PartitionGraph
 from .relax_backed import (
-    CombineParallelBatchMatmul,
-    CombineParallelDense,
     FastMath,
     Inline,
     LambdaLift,

@@ -50,12 +50,6 @@ def test_each_pass_is_a_tvm_pass_with_relays_name_that_keeps_the_numbers(name):
         assert out.same_as(mod)
 
 
-def test_combine_parallel_dense_combines_the_matmuls():
-    with tvm.transform.PassContext(opt_level=4):
-        out = T.CombineParallelDense()(_module())
-    assert out.script().count("R.matmul") == 1
-
-
 def test_fast_math_replaces_exp_and_tanh():
     with tvm.transform.PassContext(opt_level=4):
         text = T.FastMath()(_module()).script()
