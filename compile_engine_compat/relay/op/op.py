@@ -191,6 +191,26 @@ def register_mixed_precision_conversion(
     return register(func) if func is not None else register
 
 
+def register_legalize(
+    op_name: str, legal_op: Callable[..., Any] | None = None, level: int = 10
+) -> Any:
+    """``relay.op.register_legalize(op_name, legal_op=None, level=10)``: the op's legalization
+    function (``FTVMLegalize``), read by ``relay.transform.Legalize``; usable as a decorator.
+
+    ``legal_op(attrs, inputs, types)`` returns the call's replacement, or None to keep it.
+    """
+    if not isinstance(op_name, str):
+        raise TypeError(f"the op name must be a str, got {op_name!r}")
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not callable(fn):
+            raise TypeError(f"a legalization function must be callable, got {fn!r}")
+        get(op_name).set_attr("FTVMLegalize", fn, level)
+        return fn
+
+    return register(legal_op) if legal_op is not None else register
+
+
 # -- upstream Relay test files (test_type_infer): ops a program registers itself -----------------
 OpPattern = custom.OpPattern
 register_pattern = custom.register_pattern

@@ -61,6 +61,9 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "calls of one input become one batch_matmul (to_batch) or one dense, as TVM 0.19 did",
     "CombineParallelBatchMatmul": "real: on the Relay graph (combine_parallel.py), parallel "
     "batch_matmul calls of one input become one, as TVM 0.19 did",
+    "Legalize": "real: on the Relay graph (legalize.py), each call of an op with an "
+    "FTVMLegalize function becomes what it returns, as TVM 0.19 did; relay.build legalizes "
+    "every op for TVM itself (relax.transform.LegalizeOps)",
     "EliminateCommonSubexpr": "real: on the Relay graph, a call of the same op with the same "
     "attributes and arguments as an earlier one, and a second TupleGetItem of one tuple and "
     "index, become the earlier node; fskip(call) keeps a call apart, as in Relay",

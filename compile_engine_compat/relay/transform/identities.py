@@ -27,7 +27,6 @@ __all__ = [
     "FoldExplicitPadding",
     "ForwardFoldScaleAxis",
     "LazyGradientInit",
-    "Legalize",
     "ManifestLifetimes",
     "PlanDevices",
     "SplitArgs",
@@ -37,8 +36,6 @@ __all__ = [
 IDENTITY_KINDS: dict[str, str] = {
     "AlterOpLayout": "identity: Relay swapped in target-specific data layouts per op; the "
     "shim's schedules pick their own tiling and packing, so results are unchanged",
-    "Legalize": "identity: Relay rewrote ops a target could not run; relay.build legalizes "
-    "every op (relax.transform.LegalizeOps) when it compiles",
     "CanonicalizeCast": "identity: Relay moved casts out of fused elementwise groups; the "
     "front end's casts are plain Relax astype calls that relay.build fuses itself",
     "EtaExpand": "identity: the front end has no constructors, and a global function is "
@@ -70,12 +67,6 @@ IDENTITY_KINDS: dict[str, str] = {
 def AlterOpLayout() -> Any:
     """``relay.transform.AlterOpLayout()``: an identity (opt level 3); see IDENTITY_KINDS."""
     return identity_pass("AlterOpLayout", 3)
-
-
-@legacy_api("relay.transform.more_passes")
-def Legalize(legalize_map_attr_name: str = "FTVMLegalize") -> Any:
-    """``relay.transform.Legalize()``: an identity (opt level 1); ``relay.build`` legalizes."""
-    return identity_pass("Legalize", 1)
 
 
 @legacy_api("relay.transform.more_passes")

@@ -59,12 +59,12 @@ from .identities import (
     FoldExplicitPadding,
     ForwardFoldScaleAxis,
     LazyGradientInit,
-    Legalize,
     ManifestLifetimes,
     PlanDevices,
     SplitArgs,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
+from .legalize import Legalize
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
