@@ -31,7 +31,7 @@ def test_register_op_attr_on_a_relay_op_and_on_a_tvm_op():
 
 def test_an_attribute_with_no_effect_on_a_relay_op_is_refused():
     with pytest.raises(NotImplementedError, match="no effect on modern TVM"):
-        register_op_attr("nn.relu", "FTVMLegalize", lambda *a: None)
+        register_op_attr("nn.relu", "FTVMAlterOpLayout", lambda *a: None)
 
 
 def test_test_attrs_and_relay_relations_as_env_funcs():
