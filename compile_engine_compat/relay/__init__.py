@@ -95,7 +95,7 @@ from .expr import (
     var,
 )
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor
-from .function import Function
+from .function import PublicFunction as Function
 from .op import annotation, contrib, image, nn, reg, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .param_dict import load_param_dict, save_param_dict

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any as AnyT
 
@@ -13,7 +14,7 @@ from compile_engine_compat.relay._impl.origin import remember
 from .expr import UPPER, BaseFunc, Call, Var, as_expr, as_var
 from .ty import Type
 
-__all__ = ["Function", "named_relax_function"]
+__all__ = ["Function", "PublicFunction", "named_relax_function"]
 
 
 class Function(BaseFunc):
@@ -91,3 +92,32 @@ def named_relax_function(func: AnyT, name: str) -> AnyT:
         Its ``global_symbol`` in a module (the front end names every function "main").
     """
     return remember(func.__relax_function__().with_attr("global_symbol", name), func)
+
+
+class _FunctionOrFrontEndRelax(type):
+    """``isinstance(x, relay.Function)`` as Relay-era code asks it: a Relay function, or the
+    Relax function a module holds for one (``mod["main"]``, which TVM 0.19 gave as Relay)."""
+
+    def __instancecheck__(cls, obj: AnyT) -> bool:
+        if isinstance(obj, Function):
+            return True
+        return isinstance(obj, relax.Function) and origin.relay_of(obj) is not None
+
+    def __subclasscheck__(cls, sub: AnyT) -> bool:
+        return isinstance(sub, type) and issubclass(sub, Function)
+
+    def __call__(cls, *args: AnyT, **kwargs: AnyT) -> AnyT:
+        if cls is PublicFunction:  # relay.Function(...) builds the one Function class
+            return Function(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+class PublicFunction(Function, metaclass=_FunctionOrFrontEndRelax):
+    """``relay.Function`` as the public name: it builds a :class:`Function`; ``isinstance`` also
+    accepts the Relax function a module holds for a Relay function, so Relay-era code that
+    reads ``mod["main"]`` back (``entry if isinstance(expr, relay.Function) else entry.body``)
+    keeps the function."""
+
+
+PublicFunction.__name__ = PublicFunction.__qualname__ = "Function"
+PublicFunction.__signature__ = inspect.signature(Function)  # type: ignore[attr-defined]

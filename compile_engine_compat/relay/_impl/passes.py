@@ -21,7 +21,6 @@ Relay pass                   opt level  served by
 ``FuseOps``                  0          ``relax.transform.FuseOps``
 ``SimplifyInference``        0          ``relax.transform.DecomposeOpsForInference``
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
-``FoldScaleAxis``            3          identity: Relax has no scale-axis folding
 ``DynamicToStatic``          2          identity: the front end emits static shapes only
 ``RemoveUnusedFunctions``    1          ``relax.transform.DeadCodeElimination(entries)``
 ``AnnotateSpans``            0          identity: no Relay text for spans to point into
@@ -48,7 +47,6 @@ __all__ = [
     "DeadCodeElimination",
     "DynamicToStatic",
     "FoldConstant",
-    "FoldScaleAxis",
     "FuseOps",
     "InferType",
     "InferTypeLocal",
@@ -72,8 +70,6 @@ PASS_KINDS: dict[str, str] = {
     "layer_norm become elementwise arithmetic)",
     "CanonicalizeOps": "identity: the only op Relay canonicalized, nn.bias_add, is already "
     "emitted as a reshape and a broadcasting add",
-    "FoldScaleAxis": "identity: Relax has no scale-axis folding; it only ever saved a "
-    "multiply, so results are unchanged",
     "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
     "RemoveUnusedFunctions": "real: relax.transform.DeadCodeElimination(entry_functions)",
     "AnnotateSpans": "identity: Relay gave each node a span into the module's printed text; "
@@ -220,16 +216,6 @@ def CanonicalizeOps() -> Any:
     reshape and a broadcasting add already.
     """
     return relay_pass("CanonicalizeOps", 3, _identity)
-
-
-@legacy_api("relay.transform")
-def FoldScaleAxis() -> Any:
-    """``relay.transform.FoldScaleAxis()``: an identity (opt level 3).
-
-    Relax has no scale-axis folding. The pass only moved a multiply into conv/dense weights, so
-    results are the same without it.
-    """
-    return relay_pass("FoldScaleAxis", 3, _identity)
 
 
 @legacy_api("relay.transform")

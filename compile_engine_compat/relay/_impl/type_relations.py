@@ -30,15 +30,41 @@ def conv_weight(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
     def infer(types: list[Any], attrs: Attrs) -> list[Any]:
         data = types[0]
         channels, kernel = _need(attrs, "channels", "kernel_size")
-        in_channels = int(data.shape[attrs.data_layout.index("C")])
+        data_axes = dict(_layout_axes(str(attrs.data_layout)))
+        in_channels = int(data.shape[data_axes["C"][0]])
+        if "c" in data_axes:  # a blocked layout (NCHW4c): C counts blocks of c
+            in_channels *= int(data.shape[data_axes["c"][0]])
         groups = int(attrs.groups)
         sizes = {"O": int(channels) // groups if transpose else int(channels)}
         sizes["I"] = in_channels if transpose else in_channels // groups
-        spatial = iter(int(k) for k in kernel)
-        shape = [sizes[c] if c in sizes else next(spatial) for c in attrs.kernel_layout]
+        kernel_axes = _layout_axes(str(attrs.kernel_layout))
+        spatial = dict(zip([a for a, _ in kernel_axes if a in "DHW"], (int(k) for k in kernel)))
+        blocks = {a.upper(): factor for a, (_, factor) in kernel_axes if a.islower()}
+        shape = []
+        for axis, (_, factor) in kernel_axes:
+            if axis.islower():
+                shape.append(factor)
+            elif axis in sizes:
+                shape.append(sizes[axis] // blocks.get(axis, 1))
+            else:
+                shape.append(spatial[axis])
         return [data, TensorType(shape, data.dtype)]
 
     return infer
+
+
+def _layout_axes(layout: str) -> list[tuple[str, tuple[int, int]]]:
+    """A layout's axes in order, each with (its position, its block factor): ``"OIHW2i4o"``
+    gives O, I, H, W, then i of 2 and o of 4 (an upper-case axis has factor 0)."""
+    axes: list[tuple[str, tuple[int, int]]] = []
+    digits = ""
+    for ch in layout:
+        if ch.isdigit():
+            digits += ch
+        else:
+            axes.append((ch, (len(axes), int(digits) if digits else 0)))
+            digits = ""
+    return axes
 
 
 def dense_weight(types: list[Any], attrs: Attrs) -> list[Any]:

@@ -64,6 +64,12 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "Legalize": "real: on the Relay graph (legalize.py), each call of an op with an "
     "FTVMLegalize function becomes what it returns, as TVM 0.19 did; relay.build legalizes "
     "every op for TVM itself (relax.transform.LegalizeOps)",
+    "ForwardFoldScaleAxis": "real: on the Relay graph (fold_scale_axis.py), a per-channel "
+    "multiply before conv2d/conv3d/dense (through relu, add, subtract) moves into the weight, "
+    "as TVM 0.19 did",
+    "BackwardFoldScaleAxis": "real: on the Relay graph (fold_scale_axis.py), a per-channel "
+    "multiply after conv2d/conv3d/dense (through relu, add, subtract, bias_add) moves into the "
+    "weight, as TVM 0.19 did",
     "EliminateCommonSubexpr": "real: on the Relay graph, a call of the same op with the same "
     "attributes and arguments as an earlier one, and a second TupleGetItem of one tuple and "
     "index, become the earlier node; fskip(call) keeps a call apart, as in Relay",

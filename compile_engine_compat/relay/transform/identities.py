@@ -17,7 +17,6 @@ from compile_engine_compat.relay._impl.passes import identity_pass
 __all__ = [
     "IDENTITY_KINDS",
     "AlterOpLayout",
-    "BackwardFoldScaleAxis",
     "BatchingOps",
     "CanonicalizeCast",
     "CapturePostDfsIndexInSpans",
@@ -25,7 +24,6 @@ __all__ = [
     "EtaExpand",
     "FlattenAtrousConv",
     "FoldExplicitPadding",
-    "ForwardFoldScaleAxis",
     "LazyGradientInit",
     "ManifestLifetimes",
     "PlanDevices",
@@ -42,10 +40,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "called by name, so there is nothing to eta-expand",
     "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
     "are no fused functions to undo",
-    "ForwardFoldScaleAxis": "identity: Relax has no scale-axis folding; it only moved a "
-    "multiply into conv/dense weights, so results are unchanged",
-    "BackwardFoldScaleAxis": "identity: Relax has no scale-axis folding; it only moved a "
-    "multiply into conv/dense weights, so results are unchanged",
     "BatchingOps": "identity: Relay's CombineParallelConv2D/Dense/BatchMatmul in sequence; "
     "run those passes themselves to combine parallel branches",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
@@ -85,18 +79,6 @@ def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False)
 def DefuseOps() -> Any:
     """``relay.transform.DefuseOps()``: an identity (opt level 3)."""
     return identity_pass("DefuseOps", 3)
-
-
-@legacy_api("relay.transform.more_passes")
-def ForwardFoldScaleAxis() -> Any:
-    """``relay.transform.ForwardFoldScaleAxis()``: an identity (opt level 3)."""
-    return identity_pass("ForwardFoldScaleAxis", 3)
-
-
-@legacy_api("relay.transform.more_passes")
-def BackwardFoldScaleAxis() -> Any:
-    """``relay.transform.BackwardFoldScaleAxis()``: an identity (opt level 3)."""
-    return identity_pass("BackwardFoldScaleAxis", 3)
 
 
 @legacy_api("relay.transform.more_passes")

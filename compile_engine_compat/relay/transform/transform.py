@@ -23,7 +23,6 @@ from compile_engine_compat.relay._impl.passes import (
     DeadCodeElimination,
     DynamicToStatic,
     FoldConstant,
-    FoldScaleAxis,
     FuseOps,
     InferType,
     InferTypeLocal,
@@ -39,6 +38,7 @@ from .combine_parallel import (
     CombineParallelDense,
 )
 from .fake_quantization_to_integer import FakeQuantizationToInteger
+from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
@@ -49,7 +49,6 @@ from .graph_rewrites import (
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     AlterOpLayout,
-    BackwardFoldScaleAxis,
     BatchingOps,
     CanonicalizeCast,
     CapturePostDfsIndexInSpans,
@@ -57,7 +56,6 @@ from .identities import (
     EtaExpand,
     FlattenAtrousConv,
     FoldExplicitPadding,
-    ForwardFoldScaleAxis,
     LazyGradientInit,
     ManifestLifetimes,
     PlanDevices,
