@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import tvm
+
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
 from compile_engine_compat.relay._impl.registry import RelayOp
 from compile_engine_compat.relay._impl.structural import attr_value
@@ -26,7 +28,12 @@ from ..function import Function
 from ..op.op import builder
 from .graph_rewrites import graph_pass
 
-__all__ = ["CombineParallelBatchMatmul", "CombineParallelConv2D", "CombineParallelDense"]
+__all__ = [
+    "BatchingOps",
+    "CombineParallelBatchMatmul",
+    "CombineParallelConv2D",
+    "CombineParallelDense",
+]
 
 #: A branch: the combined op's call, then the element-wise calls that follow it one by one.
 Branch = list[Call]
@@ -449,3 +456,11 @@ def CombineParallelBatchMatmul(min_num_branches: int = 3) -> Any:
     concatenated along axis 1."""
     n = _check_branches("CombineParallelBatchMatmul", min_num_branches)
     return graph_pass("CombineParallelBatchMatmul", 4, _combining(lambda: _BatchMatmul(n)))
+
+
+@legacy_api("relay.transform.more_passes")
+def BatchingOps() -> Any:
+    """``relay.transform.BatchingOps()``: ``CombineParallelConv2D``, ``CombineParallelDense``
+    and ``CombineParallelBatchMatmul`` (their defaults) in a ``Sequential``, as TVM 0.19."""
+    passes = [CombineParallelConv2D(), CombineParallelDense(), CombineParallelBatchMatmul()]
+    return tvm.transform.Sequential(passes)

@@ -61,6 +61,8 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "calls of one input become one batch_matmul (to_batch) or one dense, as TVM 0.19 did",
     "CombineParallelBatchMatmul": "real: on the Relay graph (combine_parallel.py), parallel "
     "batch_matmul calls of one input become one, as TVM 0.19 did",
+    "BatchingOps": "real: CombineParallelConv2D, CombineParallelDense and "
+    "CombineParallelBatchMatmul in a Sequential, as TVM 0.19 (combine_parallel.py)",
     "Legalize": "real: on the Relay graph (legalize.py), each call of an op with an "
     "FTVMLegalize function becomes what it returns, as TVM 0.19 did; relay.build legalizes "
     "every op for TVM itself (relax.transform.LegalizeOps)",

@@ -17,7 +17,6 @@ from compile_engine_compat.relay._impl.passes import identity_pass
 __all__ = [
     "IDENTITY_KINDS",
     "AlterOpLayout",
-    "BatchingOps",
     "CanonicalizeCast",
     "CapturePostDfsIndexInSpans",
     "DefuseOps",
@@ -40,8 +39,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "called by name, so there is nothing to eta-expand",
     "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
     "are no fused functions to undo",
-    "BatchingOps": "identity: Relay's CombineParallelConv2D/Dense/BatchMatmul in sequence; "
-    "run those passes themselves to combine parallel branches",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
     "relay.transform.gradient are computed by relax.transform.Gradient, eagerly",
     "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan",
@@ -79,12 +76,6 @@ def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False)
 def DefuseOps() -> Any:
     """``relay.transform.DefuseOps()``: an identity (opt level 3)."""
     return identity_pass("DefuseOps", 3)
-
-
-@legacy_api("relay.transform.more_passes")
-def BatchingOps() -> Any:
-    """``relay.transform.BatchingOps()``: an identity (opt level 1)."""
-    return identity_pass("BatchingOps", 1)
 
 
 @legacy_api("relay.transform.more_passes")

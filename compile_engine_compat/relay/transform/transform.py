@@ -33,6 +33,7 @@ from compile_engine_compat.relay._impl.passes import (
 from . import refused
 from .annotate_target import AnnotateTarget
 from .combine_parallel import (
+    BatchingOps,
     CombineParallelBatchMatmul,
     CombineParallelConv2D,
     CombineParallelDense,
@@ -49,7 +50,6 @@ from .graph_rewrites import (
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     AlterOpLayout,
-    BatchingOps,
     CanonicalizeCast,
     CapturePostDfsIndexInSpans,
     DefuseOps,

@@ -101,3 +101,14 @@ def test_batch_matmul_branches_concatenate_their_weights_on_axis_1():
 def test_min_num_branches_must_be_an_int():
     with pytest.raises(TypeError, match="min_num_branches"):
         T.CombineParallelConv2D(min_num_branches="2")
+
+
+def test_batching_ops_runs_the_three_with_their_defaults():
+    x = relay.var("x", shape=(2, 4))
+    ws = [relay.var(f"w{i}", shape=(3, 4)) for i in range(3)]
+    mod = tvm.IRModule.from_expr(
+        relay.Function([x, *ws], relay.Tuple([relay.nn.dense(x, w) for w in ws]))
+    )
+    with tvm.transform.PassContext(opt_level=4):
+        out = T.BatchingOps()(mod)
+    assert relay.analysis.list_op_freqs(out).get("nn.batch_matmul") == 1
