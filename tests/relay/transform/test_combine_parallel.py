@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import tvm
@@ -17,6 +19,11 @@ def _run(mod: tvm.IRModule, *args: np.ndarray) -> list[np.ndarray]:
     vm = relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
     out = vm["main"](*[tvm.runtime.tensor(a) for a in args])
     return [o.numpy() for o in out]
+
+
+def _shape_of(var: relay.Var) -> tuple[int, ...]:
+    ty: Any = var.type_annotation
+    return tuple(int(d) for d in ty.shape)
 
 
 def _slice(y: relay.Expr, begin: list[int], end: list[int]) -> relay.Expr:
@@ -42,7 +49,7 @@ def test_conv2d_branches_become_one_convolution_with_the_scale_and_relu_that_fol
     assert T.CombineParallelConv2D()(mod)["main"].same_as(mod["main"])  # 2 < 3 branches
 
     rng = np.random.default_rng(0)
-    data = [rng.random(tuple(int(d) for d in a.type_annotation.shape), "float32") for a in args]
+    data = [rng.random(_shape_of(a), dtype="float32") for a in args]
     conv = [np.einsum("nchw,oc->nohw", data[0], w[:, :, 0, 0]) for w in data[1:3]]
     for got, c, s in zip(_run(out, *data), conv, data[3:]):
         np.testing.assert_allclose(got, np.maximum(c * s, 0), rtol=1e-5, atol=1e-6)
@@ -79,7 +86,7 @@ def test_dense_branches_become_one_dense_of_every_unit_and_keep_the_numbers():
     tvm.ir.assert_structural_equal(out["main"], expected, map_free_vars=True)
 
     rng = np.random.default_rng(1)
-    data = [rng.random(tuple(int(d) for d in a.type_annotation.shape), "float32") for a in args]
+    data = [rng.random(_shape_of(a), dtype="float32") for a in args]
     got = _run(out, *data)
     np.testing.assert_allclose(got[0], data[0] @ data[1].T + data[3], rtol=1e-5)
     np.testing.assert_allclose(got[1], data[0] @ data[2].T + data[4], rtol=1e-5)
@@ -100,7 +107,7 @@ def test_batch_matmul_branches_concatenate_their_weights_on_axis_1():
 
 def test_min_num_branches_must_be_an_int():
     with pytest.raises(TypeError, match="min_num_branches"):
-        T.CombineParallelConv2D(min_num_branches="2")
+        T.CombineParallelConv2D(min_num_branches="2")  # type: ignore[arg-type]
 
 
 def test_batching_ops_runs_the_three_with_their_defaults():

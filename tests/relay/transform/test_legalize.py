@@ -54,4 +54,4 @@ def test_register_legalize_sets_the_attribute_and_a_bad_result_is_named():
     finally:
         op.reset_attr("FTVMLegalize")
     with pytest.raises(TypeError, match="legalize_map_attr_name"):
-        T.Legalize(1)
+        T.Legalize(1)  # type: ignore[arg-type]
