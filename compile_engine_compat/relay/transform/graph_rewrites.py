@@ -1,4 +1,4 @@
-"""Relay passes that rewrite the Relay graph itself: ``DivToMul``, ``SimplifyExpr``,
+"""Relay passes that rewrite the Relay graph itself: ``DivToMul``,
 ``ChangeBatch``, ``SimplifyFCTranspose``, ``EliminateCommonSubexpr``.
 
 Each is a module pass with Relay's name and opt level. For every function of the module the front
@@ -33,7 +33,6 @@ __all__ = [
     "ChangeBatch",
     "DivToMul",
     "EliminateCommonSubexpr",
-    "SimplifyExpr",
     "SimplifyFCTranspose",
     "graph_pass",
 ]
@@ -42,9 +41,10 @@ __all__ = [
 GRAPH_REWRITE_KINDS: dict[str, str] = {
     "DivToMul": "real: a division by a float constant becomes a multiplication by its "
     "reciprocal, on the Relay graph",
-    "SimplifyExpr": "real: on the Relay graph, consecutive reshapes become one, consecutive "
-    "transposes one (none when they cancel), a cast to the same dtype, x + 0, x - 0, x * 1 and "
-    "x / 1 are dropped (Relay's other rules, such as full-elementwise folding, are not applied)",
+    "SimplifyExpr": "real: TVM 0.19's rules on the Relay graph (simplify_expr.py): *_like ops "
+    "made concrete, identities dropped, reshape/transpose/layout-transform chains merged, "
+    "redundant casts and clips dropped, constant add/multiply chains folded (not its binomial "
+    "factoring)",
     "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "
@@ -136,47 +136,6 @@ def DivToMul() -> Any:
     """``relay.transform.DivToMul()``: division by a float constant -> multiplication (opt
     level 0), on the Relay graph."""
     return graph_pass("DivToMul", 0, _rewrite_with(_div_to_mul))
-
-
-def _is_identity_operand(node: Expr, identity: float) -> bool:
-    """Whether ``node`` is a 0-d constant equal to ``identity`` (broadcasting a 0-d operand
-    changes neither the other operand's shape nor, in a well-typed call, its dtype)."""
-    value = _constant_value(node)
-    return value is not None and value.ndim == 0 and bool(value == identity)
-
-
-def _simplify(call: Call) -> Expr:
-    name = _op_name(call)
-    attrs: Any = call.attrs
-    inner = call.args[0] if call.args else None
-    if name == "reshape" and _op_name(inner) == "reshape":
-        return builder("reshape")(inner.args[0], attrs.newshape)  # type: ignore[union-attr]
-    if name == "transpose" and _op_name(inner) == "transpose" and attrs.axes is not None:
-        first: Any = inner.attrs  # type: ignore[union-attr]
-        if first.axes is not None:
-            axes = [int(first.axes[int(a)]) for a in attrs.axes]
-            if axes == list(range(len(axes))):
-                return inner.args[0]  # type: ignore[union-attr]
-            return builder("transpose")(inner.args[0], axes)  # type: ignore[union-attr]
-    if name == "cast" and inner is not None and inner._checked_type is not None:
-        if isinstance(inner._checked_type, TensorType) and inner._checked_type.dtype == attrs.dtype:
-            return inner
-    if name in ("add", "subtract") and _is_identity_operand(call.args[1], 0):
-        return call.args[0]
-    if name in ("multiply", "divide") and _is_identity_operand(call.args[1], 1):
-        return call.args[0]
-    if name in ("add", "multiply") and _is_identity_operand(
-        call.args[0], 0 if name == "add" else 1
-    ):
-        return call.args[1]
-    return call
-
-
-@legacy_api("relay.transform.more_passes")
-def SimplifyExpr(allow_rewrite_to_dynamic: bool = True) -> Any:
-    """``relay.transform.SimplifyExpr()``: Relay's simplest rewrites (opt level 0), on the
-    Relay graph (see :data:`GRAPH_REWRITE_KINDS`)."""
-    return graph_pass("SimplifyExpr", 0, _rewrite_with(_simplify))
 
 
 class _Substitute(ExprMutator):

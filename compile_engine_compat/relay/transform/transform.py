@@ -38,7 +38,6 @@ from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
     EliminateCommonSubexpr,
-    SimplifyExpr,
     SimplifyFCTranspose,
 )
 from .helpers import FoldConstantExpr, mangle_module_name
@@ -73,6 +72,7 @@ from .relax_backed import (
     LambdaLift,
     PartialEvaluate,
 )
+from .simplify_expr import SimplifyExpr
 from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.

@@ -37,21 +37,6 @@ def test_div_to_mul_leaves_an_integer_division():
     assert T.DivToMul()(mod)["main"].same_as(mod["main"])
 
 
-def test_simplify_expr_merges_reshapes_and_transposes_and_drops_identities():
-    x = relay.var("x", shape=(2, 3, 4))
-    y = relay.reshape(relay.reshape(x, (6, 4)), (24,))
-    z = relay.transpose(relay.transpose(x, (1, 0, 2)), (1, 0, 2))
-    body = relay.Tuple([y * relay.const(1.0), relay.cast(z, "float32") + relay.const(0.0)])
-    mod = tvm.IRModule.from_expr(relay.Function([x], body))
-    out = T.SimplifyExpr()(mod)
-    assert relay.analysis.list_op_freqs(out) == {"reshape": 1}
-    data = np.random.default_rng(0).random((2, 3, 4), dtype="float32")
-    vm = relax.VirtualMachine(tvm.compile(out, "llvm"), tvm.cpu())
-    got = vm["main"](tvm.runtime.tensor(data))
-    np.testing.assert_allclose(got[0].numpy(), data.reshape(24))
-    np.testing.assert_allclose(got[1].numpy(), data)
-
-
 def test_change_batch_retypes_the_named_parameter():
     x = relay.var("x", shape=(2, 3))
     mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
