@@ -45,6 +45,8 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "made concrete, identities dropped, reshape/transpose/layout-transform chains merged, "
     "redundant casts and clips dropped, constant add/multiply chains folded (not its binomial "
     "factoring)",
+    "FastMath": "real: on the Relay graph (fast_math.py), exp, erf, tanh and nn.softmax become "
+    "fast_exp, fast_erf, fast_tanh and nn.fast_softmax, as TVM 0.19 did",
     "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "

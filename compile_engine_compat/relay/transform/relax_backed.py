@@ -17,7 +17,6 @@ __all__ = [
     "RELAX_BACKED_KINDS",
     "CombineParallelBatchMatmul",
     "CombineParallelDense",
-    "FastMath",
     "Inline",
     "LambdaLift",
     "PartialEvaluate",
@@ -25,8 +24,6 @@ __all__ = [
 
 #: Relay pass -> "real: <the Relax pass and what differs>".
 RELAX_BACKED_KINDS: dict[str, str] = {
-    "FastMath": "real: relax.transform.FastMathTransform (exp, tanh, erf become TVM's fast "
-    "approximations, as Relay's fast_* ops did)",
     "Inline": "real: relax.transform.InlinePrivateFunctions (Relay inlined functions marked "
     "Inline; Relax inlines the module's private functions)",
     "LambdaLift": "real: relax.transform.LambdaLift (local functions become global ones)",
@@ -36,12 +33,6 @@ RELAX_BACKED_KINDS: dict[str, str] = {
     "of one input become one)",
     "CombineParallelBatchMatmul": "real: relax.transform.CombineParallelMatmul",
 }
-
-
-@legacy_api("relay.transform.more_passes")
-def FastMath() -> Any:
-    """``relay.transform.FastMath()``: ``relax.transform.FastMathTransform`` (opt level 4)."""
-    return relay_pass("FastMath", 4, relax.transform.FastMathTransform())
 
 
 @legacy_api("relay.transform.more_passes")

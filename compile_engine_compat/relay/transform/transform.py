@@ -34,6 +34,7 @@ from compile_engine_compat.relay._impl.passes import (
 from . import refused
 from .annotate_target import AnnotateTarget
 from .fake_quantization_to_integer import FakeQuantizationToInteger
+from .fast_math import FastMath
 from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
@@ -67,7 +68,6 @@ from .partition_graph import PartitionGraph
 from .relax_backed import (
     CombineParallelBatchMatmul,
     CombineParallelDense,
-    FastMath,
     Inline,
     LambdaLift,
     PartialEvaluate,
