@@ -14,7 +14,6 @@ Each pass here is either a real transform or an identity, and its docstring says
 Relay pass                   opt level  served by
 ===========================  =========  ====================================================
 ``InferType``                0          identity: Relax functions are typed when built
-``FoldConstant``             2          ``relax.transform.FoldConstant``
 ``ConvertLayout``            3          ``relax.transform.ConvertLayout``
 ``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
 ``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
@@ -47,7 +46,6 @@ __all__ = [
     "ConvertLayout",
     "DeadCodeElimination",
     "DynamicToStatic",
-    "FoldConstant",
     "FoldScaleAxis",
     "FuseOps",
     "InferType",
@@ -60,7 +58,6 @@ __all__ = [
 PASS_KINDS: dict[str, str] = {
     "InferType": "identity: Relax functions carry their types (struct info) from the moment "
     "they are built, so there is nothing left to infer",
-    "FoldConstant": "real: relax.transform.FoldConstant",
     "ConvertLayout": "real: relax.transform.ConvertLayout (op names get the relax. prefix; "
     "'default' kernel layouts are resolved as Relay did)",
     "ToMixedPrecision": "real: TVM 0.19's rewrite of the Relay graph, its op lists and casts "
@@ -133,16 +130,6 @@ def InferType() -> Any:
     unchanged; ``relay.testing.run_infer_type(expr)`` types a Relay expression.
     """
     return relay_pass("InferType", 0, _identity)
-
-
-@legacy_api("relay.transform")
-def FoldConstant(fold_qnn: bool = False) -> Any:
-    """``relay.transform.FoldConstant(fold_qnn=False)``: ``relax.transform.FoldConstant``.
-
-    A real transform (opt level 2). ``fold_qnn`` has nothing to act on: the front end has no
-    QNN ops.
-    """
-    return relay_pass("FoldConstant", 2, relax.transform.FoldConstant())
 
 
 def _relax_layouts(desired_layouts: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:

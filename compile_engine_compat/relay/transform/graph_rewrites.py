@@ -47,6 +47,10 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "factoring)",
     "FastMath": "real: on the Relay graph (fast_math.py), exp, erf, tanh and nn.softmax become "
     "fast_exp, fast_erf, fast_tanh and nn.fast_softmax, as TVM 0.19 did",
+    "FoldConstant": "real: on the Relay graph (fold_constant.py), TVM 0.19's folding: calls of "
+    "constants evaluated by the package's build, shape_of/ndarray_size of static shapes, lets "
+    "of constants inlined, ifs on constants; dropout, device_copy and QNN ops (unless fold_qnn) "
+    "kept",
     "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "
@@ -63,7 +67,12 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
 }
 
 
-def graph_pass(name: str, opt_level: int, rewrite: Callable[[Function], Function]) -> Any:
+def graph_pass(
+    name: str,
+    opt_level: int,
+    rewrite: Callable[[Function], Function],
+    relax_fallback: Any = None,
+) -> Any:
     """A module pass applying ``rewrite`` to the Relay function behind each front-end function.
 
     Parameters
@@ -74,6 +83,9 @@ def graph_pass(name: str, opt_level: int, rewrite: Callable[[Function], Function
         Relay's opt level.
     rewrite : callable
         ``relay.Function -> relay.Function``; returning its argument means no change.
+    relax_fallback : tvm.transform.Pass, optional
+        Run instead on a module none of whose functions has a Relay graph (one a Relax pass
+        rewrote).
 
     Returns
     -------
@@ -82,8 +94,12 @@ def graph_pass(name: str, opt_level: int, rewrite: Callable[[Function], Function
 
     def run(mod: tvm.IRModule) -> tvm.IRModule:
         changed = {}
+        graphs = {gvar: origin.relay_of(func) for gvar, func in mod.functions.items()}
+        if relax_fallback is not None and all(g is None for g in graphs.values()):
+            out: tvm.IRModule = relax_fallback(mod)
+            return out
         for gvar, func in mod.functions.items():
-            relay_func = origin.relay_of(func)
+            relay_func = graphs[gvar]
             if relay_func is None:
                 continue
             new = rewrite(relay_func)

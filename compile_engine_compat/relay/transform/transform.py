@@ -22,7 +22,6 @@ from compile_engine_compat.relay._impl.passes import (
     ConvertLayout,
     DeadCodeElimination,
     DynamicToStatic,
-    FoldConstant,
     FoldScaleAxis,
     FuseOps,
     InferType,
@@ -35,6 +34,7 @@ from . import refused
 from .annotate_target import AnnotateTarget
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
+from .fold_constant import FoldConstant
 from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
