@@ -51,6 +51,8 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "constants evaluated by the package's build, shape_of/ndarray_size of static shapes, lets "
     "of constants inlined, ifs on constants; dropout, device_copy and QNN ops (unless fold_qnn) "
     "kept",
+    "CanonicalizeCast": "real: on the Relay graph (canonicalize_cast.py), an up-cast shared by "
+    "several elementwise or broadcast ops is copied for each, as TVM 0.19 did",
     "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "

@@ -19,7 +19,6 @@ __all__ = [
     "AlterOpLayout",
     "BackwardFoldScaleAxis",
     "BatchingOps",
-    "CanonicalizeCast",
     "CapturePostDfsIndexInSpans",
     "CombineParallelConv2D",
     "DefuseOps",
@@ -40,8 +39,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "shim's schedules pick their own tiling and packing, so results are unchanged",
     "Legalize": "identity: Relay rewrote ops a target could not run; relay.build legalizes "
     "every op (relax.transform.LegalizeOps) when it compiles",
-    "CanonicalizeCast": "identity: Relay moved casts out of fused elementwise groups; the "
-    "front end's casts are plain Relax astype calls that relay.build fuses itself",
     "EtaExpand": "identity: the front end has no constructors, and a global function is "
     "called by name, so there is nothing to eta-expand",
     "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
@@ -79,12 +76,6 @@ def AlterOpLayout() -> Any:
 def Legalize(legalize_map_attr_name: str = "FTVMLegalize") -> Any:
     """``relay.transform.Legalize()``: an identity (opt level 1); ``relay.build`` legalizes."""
     return identity_pass("Legalize", 1)
-
-
-@legacy_api("relay.transform.more_passes")
-def CanonicalizeCast() -> Any:
-    """``relay.transform.CanonicalizeCast()``: an identity (opt level 3)."""
-    return identity_pass("CanonicalizeCast", 3)
 
 
 @legacy_api("relay.transform.more_passes")

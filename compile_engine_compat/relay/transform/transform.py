@@ -32,6 +32,7 @@ from compile_engine_compat.relay._impl.passes import (
 
 from . import refused
 from .annotate_target import AnnotateTarget
+from .canonicalize_cast import CanonicalizeCast
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
 from .fold_constant import FoldConstant
@@ -46,7 +47,6 @@ from .identities import (
     AlterOpLayout,
     BackwardFoldScaleAxis,
     BatchingOps,
-    CanonicalizeCast,
     CapturePostDfsIndexInSpans,
     CombineParallelConv2D,
     DefuseOps,
