@@ -53,6 +53,9 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "kept",
     "CanonicalizeCast": "real: on the Relay graph (canonicalize_cast.py), an up-cast shared by "
     "several elementwise or broadcast ops is copied for each, as TVM 0.19 did",
+    "FoldExplicitPadding": "real: on the Relay graph (fold_explicit_padding.py), an nn.pad of "
+    "the spatial axes folded into the padding of the convolution or pooling it feeds, as TVM "
+    "0.19 did",
     "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "

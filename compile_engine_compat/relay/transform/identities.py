@@ -24,7 +24,6 @@ __all__ = [
     "DefuseOps",
     "EtaExpand",
     "FlattenAtrousConv",
-    "FoldExplicitPadding",
     "ForwardFoldScaleAxis",
     "LazyGradientInit",
     "Legalize",
@@ -56,8 +55,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan",
     "ManifestLifetimes": "identity: the Relax VM plans memory (StaticPlanBlockMemory, "
     "KillAfterLastUse) when relay.build compiles",
-    "FoldExplicitPadding": "identity: nn.pad stays a separate op before the convolution; the "
-    "results are the same",
     "FlattenAtrousConv": "identity: space_to_batch/batch_to_space around a conv stay as they "
     "are; the results are the same",
     "SplitArgs": "identity: the CPU target takes any number of arguments; nothing to split",
@@ -131,12 +128,6 @@ def PlanDevices(config: Any = None) -> Any:
 def ManifestLifetimes() -> Any:
     """``relay.transform.ManifestLifetimes()``: an identity (opt level 0)."""
     return identity_pass("ManifestLifetimes", 0)
-
-
-@legacy_api("relay.transform.more_passes")
-def FoldExplicitPadding() -> Any:
-    """``relay.transform.FoldExplicitPadding()``: an identity (opt level 0)."""
-    return identity_pass("FoldExplicitPadding", 0)
 
 
 @legacy_api("relay.transform.more_passes")

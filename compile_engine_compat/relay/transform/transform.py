@@ -36,6 +36,7 @@ from .canonicalize_cast import CanonicalizeCast
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
 from .fold_constant import FoldConstant
+from .fold_explicit_padding import FoldExplicitPadding
 from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
@@ -52,7 +53,6 @@ from .identities import (
     DefuseOps,
     EtaExpand,
     FlattenAtrousConv,
-    FoldExplicitPadding,
     ForwardFoldScaleAxis,
     LazyGradientInit,
     Legalize,
