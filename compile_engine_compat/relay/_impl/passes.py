@@ -18,7 +18,6 @@ Relay pass                   opt level  served by
 ``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
 ``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
 ``FuseOps``                  0          ``relax.transform.FuseOps``
-``SimplifyInference``        0          ``relax.transform.DecomposeOpsForInference``
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
 ``FoldScaleAxis``            3          identity: Relax has no scale-axis folding
 ``DynamicToStatic``          2          identity: the front end emits static shapes only
@@ -51,7 +50,6 @@ __all__ = [
     "InferType",
     "InferTypeLocal",
     "RemoveUnusedFunctions",
-    "SimplifyInference",
 ]
 
 #: Relay pass -> "real: <the Relax pass>" or "identity: <why>", for the docs and the tests.
@@ -65,8 +63,6 @@ PASS_KINDS: dict[str, str] = {
     "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
     "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
     "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
-    "SimplifyInference": "real: relax.transform.DecomposeOpsForInference (batch_norm and "
-    "layer_norm become elementwise arithmetic)",
     "CanonicalizeOps": "identity: the only op Relay canonicalized, nn.bias_add, is already "
     "emitted as a reshape and a broadcasting add",
     "FoldScaleAxis": "identity: Relax has no scale-axis folding; it only ever saved a "
@@ -187,16 +183,6 @@ def FuseOps(fuse_opt_level: int = -1) -> Any:
     module of high-level ops it groups nothing; ``relay.build`` fuses when it compiles.
     """
     return relay_pass("FuseOps", 0, relax.transform.FuseOps(fuse_opt_level))
-
-
-@legacy_api("relay.transform")
-def SimplifyInference() -> Any:
-    """``relay.transform.SimplifyInference()``: ``relax.transform.DecomposeOpsForInference``.
-
-    A real transform (opt level 0): ``batch_norm`` and ``layer_norm`` become elementwise
-    arithmetic, as Relay's pass did. (Dropout is already the identity in the front end.)
-    """
-    return relay_pass("SimplifyInference", 0, relax.transform.DecomposeOpsForInference())
 
 
 @legacy_api("relay.transform")

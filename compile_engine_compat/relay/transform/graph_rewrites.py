@@ -56,6 +56,8 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "FoldExplicitPadding": "real: on the Relay graph (fold_explicit_padding.py), an nn.pad of "
     "the spatial axes folded into the padding of the convolution or pooling it feeds, as TVM "
     "0.19 did",
+    "SimplifyInference": "real: on the Relay graph (simplify_inference.py), batch_norm becomes "
+    "TVM 0.19's multiply-add and dropout its input (layer/group/instance norms stay ops)",
     "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "

@@ -27,7 +27,6 @@ from compile_engine_compat.relay._impl.passes import (
     InferType,
     InferTypeLocal,
     RemoveUnusedFunctions,
-    SimplifyInference,
 )
 
 from . import refused
@@ -73,6 +72,7 @@ from .relax_backed import (
     PartialEvaluate,
 )
 from .simplify_expr import SimplifyExpr
+from .simplify_inference import SimplifyInference
 from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
