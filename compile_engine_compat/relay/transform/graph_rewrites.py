@@ -1,5 +1,5 @@
-"""Relay passes that rewrite the Relay graph itself: ``DivToMul``,
-``ChangeBatch``, ``SimplifyFCTranspose``, ``EliminateCommonSubexpr``.
+"""Relay passes that rewrite the Relay graph itself (``ChangeBatch``, ``SimplifyFCTranspose``)
+and :func:`graph_pass`, which the other Relay-graph passes are built on (each in its module).
 
 Each is a module pass with Relay's name and opt level. For every function of the module the front
 end built (:mod:`..origin`), it rewrites the Relay function with a ``relay.ExprMutator`` and puts
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
@@ -20,9 +19,8 @@ from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.pass_infra import through_relay
 from compile_engine_compat.relay._impl.passes import relay_pass
 from compile_engine_compat.relay._impl.registry import RelayOp
-from compile_engine_compat.relay._impl.structural import attr_value
 
-from ..expr import Call, Constant, Expr, Tuple, TupleGetItem, Var, const
+from ..expr import Call, Expr, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
 from ..op.op import builder
@@ -31,8 +29,6 @@ from ..ty import TensorType
 __all__ = [
     "GRAPH_REWRITE_KINDS",
     "ChangeBatch",
-    "DivToMul",
-    "EliminateCommonSubexpr",
     "SimplifyFCTranspose",
     "graph_pass",
 ]
@@ -125,10 +121,6 @@ def _op_name(node: Any) -> str | None:
     return None
 
 
-def _constant_value(node: Expr) -> np.ndarray | None:
-    return node.data.numpy() if isinstance(node, Constant) else None
-
-
 class _Rewriter(ExprMutator):
     """An ExprMutator whose ``rule(call)`` rewrites each call after its arguments."""
 
@@ -139,28 +131,6 @@ class _Rewriter(ExprMutator):
     def visit_call(self, call: Call) -> Any:
         new = super().visit_call(call)
         return self.rule(new) if isinstance(new, Call) else new
-
-
-def _rewrite_with(rule: Callable[[Call], Expr]) -> Callable[[Function], Function]:
-    def rewrite(func: Function) -> Function:
-        out: Function = _Rewriter(rule).visit(func)
-        return out
-
-    return rewrite
-
-
-def _div_to_mul(call: Call) -> Expr:
-    value = _constant_value(call.args[1]) if _op_name(call) == "divide" else None
-    if value is None or value.dtype.kind != "f" or not np.all(value != 0):
-        return call
-    return builder("multiply")(call.args[0], const(np.reciprocal(value), str(value.dtype)))
-
-
-@legacy_api("relay.transform.more_passes")
-def DivToMul() -> Any:
-    """``relay.transform.DivToMul()``: division by a float constant -> multiplication (opt
-    level 0), on the Relay graph."""
-    return graph_pass("DivToMul", 0, _rewrite_with(_div_to_mul))
 
 
 class _Substitute(ExprMutator):
@@ -235,68 +205,3 @@ def SimplifyFCTranspose(target_weight_name: Sequence[str]) -> Any:
     becomes ``nn.dense(x, w.T)``, ``w.T`` a new parameter (opt level 0); bind it to
     ``w``'s transpose, as Relay's ``data_dep_optimization`` did."""
     return graph_pass("SimplifyFCTranspose", 0, _fc_transpose([str(n) for n in target_weight_name]))
-
-
-def _attrs_key(attrs: Any) -> str:
-    """A call's attributes as a comparable string (plain values; TVM objects by their print)."""
-    if attrs is None or not hasattr(attrs, "keys"):
-        return ""
-    return repr([(str(k), attr_value(attrs[k])) for k in sorted(str(k) for k in attrs.keys())])
-
-
-def _arg_key(arg: Expr) -> Any:
-    """What makes two arguments the same for Relay's CSE: the same node, a scalar constant of
-    the same dtype and value, or a tuple of such fields."""
-    if isinstance(arg, Constant) and arg.data.numpy().ndim == 0:
-        value = arg.data.numpy()
-        return ("scalar", str(value.dtype), value.item())
-    if isinstance(arg, Tuple):
-        return ("tuple", tuple(map(_arg_key, arg.fields)))
-    return id(arg)
-
-
-class _CommonSubexpr(ExprMutator):
-    """Relay's EliminateCommonSubexpr: after its arguments are rewritten, a call equal to an
-    earlier one (op, attributes, the same argument nodes) is replaced by the earlier one."""
-
-    def __init__(self, fskip: Callable[[Expr], bool] | None) -> None:
-        super().__init__(**INTERNAL)
-        self.fskip = fskip
-        self.seen: dict[Any, Expr] = {}
-
-    def visit_call(self, call: Call) -> Any:
-        new = super().visit_call(call)
-        if not isinstance(new, Call) or not isinstance(new.op, RelayOp):
-            return new
-        if self.fskip is not None and self.fskip(new):
-            return new
-        key = ("call", str(new.op.name), tuple(map(_arg_key, new.args)), _attrs_key(new.attrs))
-        return self.seen.setdefault(key, new)
-
-    def visit_tuple_getitem(self, op: TupleGetItem) -> Any:
-        new = super().visit_tuple_getitem(op)
-        if not isinstance(new, TupleGetItem):
-            return new
-        return self.seen.setdefault(("item", id(new.tuple_value), int(new.index)), new)
-
-
-def _eliminate_common_subexpr(fskip: Callable[[Expr], bool] | None) -> Callable[..., Function]:
-    def rewrite(func: Function) -> Function:
-        out: Function = _CommonSubexpr(fskip).visit(func)
-        return out
-
-    return rewrite
-
-
-@legacy_api("relay.transform")
-def EliminateCommonSubexpr(fskip: Callable[[Expr], bool] | None = None) -> Any:
-    """``relay.transform.EliminateCommonSubexpr(fskip=None)`` (opt level 3), on the Relay graph.
-
-    A call of the same op, attributes and argument nodes as an earlier call becomes that call;
-    so does a repeated ``TupleGetItem`` of one tuple and index. ``fskip(call)`` returning True
-    keeps that call apart. Functions with no Relay graph (made by a Relax pass) are left as
-    they are; run ``relax.transform.EliminateCommonSubexpr`` on those.
-    """
-    if fskip is not None and not callable(fskip):
-        raise TypeError(f"EliminateCommonSubexpr(fskip) takes a callable or None, got {fskip!r}")
-    return graph_pass("EliminateCommonSubexpr", 3, _eliminate_common_subexpr(fskip))

@@ -32,16 +32,13 @@ from compile_engine_compat.relay._impl.passes import (
 from . import refused
 from .annotate_target import AnnotateTarget
 from .canonicalize_cast import CanonicalizeCast
+from .div_to_mul import DivToMul
+from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
 from .fold_constant import FoldConstant
 from .fold_explicit_padding import FoldExplicitPadding
-from .graph_rewrites import (
-    ChangeBatch,
-    DivToMul,
-    EliminateCommonSubexpr,
-    SimplifyFCTranspose,
-)
+from .graph_rewrites import ChangeBatch, SimplifyFCTranspose
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     AlterOpLayout,
