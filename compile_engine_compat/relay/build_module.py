@@ -35,6 +35,7 @@ from .backend.interpreter import (
 from .expr import Call, Constant, Expr, as_expr, const
 from .function import Function
 from .scope_builder import ScopeBuilder
+from .transform.fast_math import FastMath as fast_math_pass
 
 __all__ = [
     "AotExecutor",
@@ -437,7 +438,10 @@ def optimize(mod: Any, target: Any = None, params: Mapping[str, Any] | None = No
         mod = tvm.IRModule.from_expr(mod)
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"relay.optimize takes a tvm.IRModule or a relay.Function, got {mod!r}")
-    return bind_module_params(mod, params), {}
+    mod = bind_module_params(mod, params)
+    if "FastMath" in tvm.transform.PassContext.current().required_pass:
+        mod = fast_math_pass(**INTERNAL)(mod)  # Relay's pipeline ran it when required
+    return mod, {}
 
 
 # -- bind_params_by_name (Relay programs: passes and params) ------------------------------------

@@ -14,12 +14,10 @@ Each pass here is either a real transform or an identity, and its docstring says
 Relay pass                   opt level  served by
 ===========================  =========  ====================================================
 ``InferType``                0          identity: Relax functions are typed when built
-``FoldConstant``             2          ``relax.transform.FoldConstant``
 ``ConvertLayout``            3          ``relax.transform.ConvertLayout``
 ``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
 ``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
 ``FuseOps``                  0          ``relax.transform.FuseOps``
-``SimplifyInference``        0          ``relax.transform.DecomposeOpsForInference``
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
 ``DynamicToStatic``          2          identity: the front end emits static shapes only
 ``RemoveUnusedFunctions``    1          ``relax.transform.DeadCodeElimination(entries)``
@@ -46,19 +44,16 @@ __all__ = [
     "ConvertLayout",
     "DeadCodeElimination",
     "DynamicToStatic",
-    "FoldConstant",
     "FuseOps",
     "InferType",
     "InferTypeLocal",
     "RemoveUnusedFunctions",
-    "SimplifyInference",
 ]
 
 #: Relay pass -> "real: <the Relax pass>" or "identity: <why>", for the docs and the tests.
 PASS_KINDS: dict[str, str] = {
     "InferType": "identity: Relax functions carry their types (struct info) from the moment "
     "they are built, so there is nothing left to infer",
-    "FoldConstant": "real: relax.transform.FoldConstant",
     "ConvertLayout": "real: relax.transform.ConvertLayout (op names get the relax. prefix; "
     "'default' kernel layouts are resolved as Relay did)",
     "ToMixedPrecision": "real: TVM 0.19's rewrite of the Relay graph, its op lists and casts "
@@ -66,8 +61,6 @@ PASS_KINDS: dict[str, str] = {
     "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
     "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
     "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
-    "SimplifyInference": "real: relax.transform.DecomposeOpsForInference (batch_norm and "
-    "layer_norm become elementwise arithmetic)",
     "CanonicalizeOps": "identity: the only op Relay canonicalized, nn.bias_add, is already "
     "emitted as a reshape and a broadcasting add",
     "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
@@ -131,16 +124,6 @@ def InferType() -> Any:
     return relay_pass("InferType", 0, _identity)
 
 
-@legacy_api("relay.transform")
-def FoldConstant(fold_qnn: bool = False) -> Any:
-    """``relay.transform.FoldConstant(fold_qnn=False)``: ``relax.transform.FoldConstant``.
-
-    A real transform (opt level 2). ``fold_qnn`` has nothing to act on: the front end has no
-    QNN ops.
-    """
-    return relay_pass("FoldConstant", 2, relax.transform.FoldConstant())
-
-
 def _relax_layouts(desired_layouts: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     if not isinstance(desired_layouts, Mapping):
         raise TypeError(
@@ -196,16 +179,6 @@ def FuseOps(fuse_opt_level: int = -1) -> Any:
     module of high-level ops it groups nothing; ``relay.build`` fuses when it compiles.
     """
     return relay_pass("FuseOps", 0, relax.transform.FuseOps(fuse_opt_level))
-
-
-@legacy_api("relay.transform")
-def SimplifyInference() -> Any:
-    """``relay.transform.SimplifyInference()``: ``relax.transform.DecomposeOpsForInference``.
-
-    A real transform (opt level 0): ``batch_norm`` and ``layer_norm`` become elementwise
-    arithmetic, as Relay's pass did. (Dropout is already the identity in the front end.)
-    """
-    return relay_pass("SimplifyInference", 0, relax.transform.DecomposeOpsForInference())
 
 
 @legacy_api("relay.transform")

@@ -344,6 +344,17 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
         if not types_equal(lhs, rhs, map_free_vars):
             raise ValueError(f"StructuralEqual check failed:\nlhs:\n{lhs!r}\nrhs:\n{rhs!r}")
         return
+    if _same_relay_origins(lhs, rhs, map_free_vars):
+        return
     if _mixed(lhs, rhs) and not tvm_ffi.structural_equal(lhs, rhs, map_free_vars):
         lhs, rhs = canonical(lhs), canonical(rhs)
     tvm_assert_structural_equal(lhs, rhs, map_free_vars)
+
+
+def _same_relay_origins(lhs: Any, rhs: Any, map_free_vars: bool) -> bool:
+    """Whether two Relax functions the front end made from Relay functions were made from equal
+    ones (their Relax forms may differ in what Relay did not compare: ``global_symbol``)."""
+    if not (isinstance(lhs, relax.Function) and isinstance(rhs, relax.Function)):
+        return False
+    lo, ro = relay_origin(lhs), relay_origin(rhs)
+    return lo is not None and ro is not None and relay_equal(lo, ro, map_free_vars)

@@ -1,5 +1,5 @@
-"""Relay passes that rewrite the Relay graph itself: ``DivToMul``, ``SimplifyExpr``,
-``ChangeBatch``, ``SimplifyFCTranspose``, ``EliminateCommonSubexpr``.
+"""Relay passes that rewrite the Relay graph itself (``ChangeBatch``, ``SimplifyFCTranspose``)
+and :func:`graph_pass`, which the other Relay-graph passes are built on (each in its module).
 
 Each is a module pass with Relay's name and opt level. For every function of the module the front
 end built (:mod:`..origin`), it rewrites the Relay function with a ``relay.ExprMutator`` and puts
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
@@ -20,9 +19,8 @@ from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.pass_infra import through_relay
 from compile_engine_compat.relay._impl.passes import relay_pass
 from compile_engine_compat.relay._impl.registry import RelayOp
-from compile_engine_compat.relay._impl.structural import attr_value
 
-from ..expr import Call, Constant, Expr, Tuple, TupleGetItem, Var, const
+from ..expr import Call, Expr, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
 from ..op.op import builder
@@ -31,9 +29,6 @@ from ..ty import TensorType
 __all__ = [
     "GRAPH_REWRITE_KINDS",
     "ChangeBatch",
-    "DivToMul",
-    "EliminateCommonSubexpr",
-    "SimplifyExpr",
     "SimplifyFCTranspose",
     "graph_pass",
 ]
@@ -42,9 +37,23 @@ __all__ = [
 GRAPH_REWRITE_KINDS: dict[str, str] = {
     "DivToMul": "real: a division by a float constant becomes a multiplication by its "
     "reciprocal, on the Relay graph",
-    "SimplifyExpr": "real: on the Relay graph, consecutive reshapes become one, consecutive "
-    "transposes one (none when they cancel), a cast to the same dtype, x + 0, x - 0, x * 1 and "
-    "x / 1 are dropped (Relay's other rules, such as full-elementwise folding, are not applied)",
+    "SimplifyExpr": "real: TVM 0.19's rules on the Relay graph (simplify_expr.py): *_like ops "
+    "made concrete, identities dropped, reshape/transpose/layout-transform chains merged, "
+    "redundant casts and clips dropped, constant add/multiply chains folded (not its binomial "
+    "factoring)",
+    "FastMath": "real: on the Relay graph (fast_math.py), exp, erf, tanh and nn.softmax become "
+    "fast_exp, fast_erf, fast_tanh and nn.fast_softmax, as TVM 0.19 did",
+    "FoldConstant": "real: on the Relay graph (fold_constant.py), TVM 0.19's folding: calls of "
+    "constants evaluated by the package's build, shape_of/ndarray_size of static shapes, lets "
+    "of constants inlined, ifs on constants; dropout, device_copy and QNN ops (unless fold_qnn) "
+    "kept",
+    "CanonicalizeCast": "real: on the Relay graph (canonicalize_cast.py), an up-cast shared by "
+    "several elementwise or broadcast ops is copied for each, as TVM 0.19 did",
+    "FoldExplicitPadding": "real: on the Relay graph (fold_explicit_padding.py), an nn.pad of "
+    "the spatial axes folded into the padding of the convolution or pooling it feeds, as TVM "
+    "0.19 did",
+    "SimplifyInference": "real: on the Relay graph (simplify_inference.py), batch_norm becomes "
+    "TVM 0.19's multiply-add and dropout its input (layer/group/instance norms stay ops)",
     "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
     "and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "
@@ -78,7 +87,12 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
 }
 
 
-def graph_pass(name: str, opt_level: int, rewrite: Callable[[Function], Function]) -> Any:
+def graph_pass(
+    name: str,
+    opt_level: int,
+    rewrite: Callable[[Function], Function],
+    relax_fallback: Any = None,
+) -> Any:
     """A module pass applying ``rewrite`` to the Relay function behind each front-end function.
 
     Parameters
@@ -89,6 +103,9 @@ def graph_pass(name: str, opt_level: int, rewrite: Callable[[Function], Function
         Relay's opt level.
     rewrite : callable
         ``relay.Function -> relay.Function``; returning its argument means no change.
+    relax_fallback : tvm.transform.Pass, optional
+        Run instead on a module none of whose functions has a Relay graph (one a Relax pass
+        rewrote).
 
     Returns
     -------
@@ -97,8 +114,12 @@ def graph_pass(name: str, opt_level: int, rewrite: Callable[[Function], Function
 
     def run(mod: tvm.IRModule) -> tvm.IRModule:
         changed = {}
+        graphs = {gvar: origin.relay_of(func) for gvar, func in mod.functions.items()}
+        if relax_fallback is not None and all(g is None for g in graphs.values()):
+            out: tvm.IRModule = relax_fallback(mod)
+            return out
         for gvar, func in mod.functions.items():
-            relay_func = origin.relay_of(func)
+            relay_func = graphs[gvar]
             if relay_func is None:
                 continue
             new = rewrite(relay_func)
@@ -117,10 +138,6 @@ def _op_name(node: Any) -> str | None:
     return None
 
 
-def _constant_value(node: Expr) -> np.ndarray | None:
-    return node.data.numpy() if isinstance(node, Constant) else None
-
-
 class _Rewriter(ExprMutator):
     """An ExprMutator whose ``rule(call)`` rewrites each call after its arguments."""
 
@@ -131,69 +148,6 @@ class _Rewriter(ExprMutator):
     def visit_call(self, call: Call) -> Any:
         new = super().visit_call(call)
         return self.rule(new) if isinstance(new, Call) else new
-
-
-def _rewrite_with(rule: Callable[[Call], Expr]) -> Callable[[Function], Function]:
-    def rewrite(func: Function) -> Function:
-        out: Function = _Rewriter(rule).visit(func)
-        return out
-
-    return rewrite
-
-
-def _div_to_mul(call: Call) -> Expr:
-    value = _constant_value(call.args[1]) if _op_name(call) == "divide" else None
-    if value is None or value.dtype.kind != "f" or not np.all(value != 0):
-        return call
-    return builder("multiply")(call.args[0], const(np.reciprocal(value), str(value.dtype)))
-
-
-@legacy_api("relay.transform.more_passes")
-def DivToMul() -> Any:
-    """``relay.transform.DivToMul()``: division by a float constant -> multiplication (opt
-    level 0), on the Relay graph."""
-    return graph_pass("DivToMul", 0, _rewrite_with(_div_to_mul))
-
-
-def _is_identity_operand(node: Expr, identity: float) -> bool:
-    """Whether ``node`` is a 0-d constant equal to ``identity`` (broadcasting a 0-d operand
-    changes neither the other operand's shape nor, in a well-typed call, its dtype)."""
-    value = _constant_value(node)
-    return value is not None and value.ndim == 0 and bool(value == identity)
-
-
-def _simplify(call: Call) -> Expr:
-    name = _op_name(call)
-    attrs: Any = call.attrs
-    inner = call.args[0] if call.args else None
-    if name == "reshape" and _op_name(inner) == "reshape":
-        return builder("reshape")(inner.args[0], attrs.newshape)  # type: ignore[union-attr]
-    if name == "transpose" and _op_name(inner) == "transpose" and attrs.axes is not None:
-        first: Any = inner.attrs  # type: ignore[union-attr]
-        if first.axes is not None:
-            axes = [int(first.axes[int(a)]) for a in attrs.axes]
-            if axes == list(range(len(axes))):
-                return inner.args[0]  # type: ignore[union-attr]
-            return builder("transpose")(inner.args[0], axes)  # type: ignore[union-attr]
-    if name == "cast" and inner is not None and inner._checked_type is not None:
-        if isinstance(inner._checked_type, TensorType) and inner._checked_type.dtype == attrs.dtype:
-            return inner
-    if name in ("add", "subtract") and _is_identity_operand(call.args[1], 0):
-        return call.args[0]
-    if name in ("multiply", "divide") and _is_identity_operand(call.args[1], 1):
-        return call.args[0]
-    if name in ("add", "multiply") and _is_identity_operand(
-        call.args[0], 0 if name == "add" else 1
-    ):
-        return call.args[1]
-    return call
-
-
-@legacy_api("relay.transform.more_passes")
-def SimplifyExpr(allow_rewrite_to_dynamic: bool = True) -> Any:
-    """``relay.transform.SimplifyExpr()``: Relay's simplest rewrites (opt level 0), on the
-    Relay graph (see :data:`GRAPH_REWRITE_KINDS`)."""
-    return graph_pass("SimplifyExpr", 0, _rewrite_with(_simplify))
 
 
 class _Substitute(ExprMutator):
@@ -268,68 +222,3 @@ def SimplifyFCTranspose(target_weight_name: Sequence[str]) -> Any:
     becomes ``nn.dense(x, w.T)``, ``w.T`` a new parameter (opt level 0); bind it to
     ``w``'s transpose, as Relay's ``data_dep_optimization`` did."""
     return graph_pass("SimplifyFCTranspose", 0, _fc_transpose([str(n) for n in target_weight_name]))
-
-
-def _attrs_key(attrs: Any) -> str:
-    """A call's attributes as a comparable string (plain values; TVM objects by their print)."""
-    if attrs is None or not hasattr(attrs, "keys"):
-        return ""
-    return repr([(str(k), attr_value(attrs[k])) for k in sorted(str(k) for k in attrs.keys())])
-
-
-def _arg_key(arg: Expr) -> Any:
-    """What makes two arguments the same for Relay's CSE: the same node, a scalar constant of
-    the same dtype and value, or a tuple of such fields."""
-    if isinstance(arg, Constant) and arg.data.numpy().ndim == 0:
-        value = arg.data.numpy()
-        return ("scalar", str(value.dtype), value.item())
-    if isinstance(arg, Tuple):
-        return ("tuple", tuple(map(_arg_key, arg.fields)))
-    return id(arg)
-
-
-class _CommonSubexpr(ExprMutator):
-    """Relay's EliminateCommonSubexpr: after its arguments are rewritten, a call equal to an
-    earlier one (op, attributes, the same argument nodes) is replaced by the earlier one."""
-
-    def __init__(self, fskip: Callable[[Expr], bool] | None) -> None:
-        super().__init__(**INTERNAL)
-        self.fskip = fskip
-        self.seen: dict[Any, Expr] = {}
-
-    def visit_call(self, call: Call) -> Any:
-        new = super().visit_call(call)
-        if not isinstance(new, Call) or not isinstance(new.op, RelayOp):
-            return new
-        if self.fskip is not None and self.fskip(new):
-            return new
-        key = ("call", str(new.op.name), tuple(map(_arg_key, new.args)), _attrs_key(new.attrs))
-        return self.seen.setdefault(key, new)
-
-    def visit_tuple_getitem(self, op: TupleGetItem) -> Any:
-        new = super().visit_tuple_getitem(op)
-        if not isinstance(new, TupleGetItem):
-            return new
-        return self.seen.setdefault(("item", id(new.tuple_value), int(new.index)), new)
-
-
-def _eliminate_common_subexpr(fskip: Callable[[Expr], bool] | None) -> Callable[..., Function]:
-    def rewrite(func: Function) -> Function:
-        out: Function = _CommonSubexpr(fskip).visit(func)
-        return out
-
-    return rewrite
-
-
-@legacy_api("relay.transform")
-def EliminateCommonSubexpr(fskip: Callable[[Expr], bool] | None = None) -> Any:
-    """``relay.transform.EliminateCommonSubexpr(fskip=None)`` (opt level 3), on the Relay graph.
-
-    A call of the same op, attributes and argument nodes as an earlier call becomes that call;
-    so does a repeated ``TupleGetItem`` of one tuple and index. ``fskip(call)`` returning True
-    keeps that call apart. Functions with no Relay graph (made by a Relax pass) are left as
-    they are; run ``relax.transform.EliminateCommonSubexpr`` on those.
-    """
-    if fskip is not None and not callable(fskip):
-        raise TypeError(f"EliminateCommonSubexpr(fskip) takes a callable or None, got {fskip!r}")
-    return graph_pass("EliminateCommonSubexpr", 3, _eliminate_common_subexpr(fskip))

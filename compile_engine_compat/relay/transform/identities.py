@@ -17,12 +17,10 @@ from compile_engine_compat.relay._impl.passes import identity_pass
 __all__ = [
     "IDENTITY_KINDS",
     "AlterOpLayout",
-    "CanonicalizeCast",
     "CapturePostDfsIndexInSpans",
     "DefuseOps",
     "EtaExpand",
     "FlattenAtrousConv",
-    "FoldExplicitPadding",
     "LazyGradientInit",
     "ManifestLifetimes",
     "PlanDevices",
@@ -33,8 +31,6 @@ __all__ = [
 IDENTITY_KINDS: dict[str, str] = {
     "AlterOpLayout": "identity: Relay swapped in target-specific data layouts per op; the "
     "shim's schedules pick their own tiling and packing, so results are unchanged",
-    "CanonicalizeCast": "identity: Relay moved casts out of fused elementwise groups; the "
-    "front end's casts are plain Relax astype calls that relay.build fuses itself",
     "EtaExpand": "identity: the front end has no constructors, and a global function is "
     "called by name, so there is nothing to eta-expand",
     "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
@@ -44,8 +40,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan",
     "ManifestLifetimes": "identity: the Relax VM plans memory (StaticPlanBlockMemory, "
     "KillAfterLastUse) when relay.build compiles",
-    "FoldExplicitPadding": "identity: nn.pad stays a separate op before the convolution; the "
-    "results are the same",
     "FlattenAtrousConv": "identity: space_to_batch/batch_to_space around a conv stay as they "
     "are; the results are the same",
     "SplitArgs": "identity: the CPU target takes any number of arguments; nothing to split",
@@ -58,12 +52,6 @@ IDENTITY_KINDS: dict[str, str] = {
 def AlterOpLayout() -> Any:
     """``relay.transform.AlterOpLayout()``: an identity (opt level 3); see IDENTITY_KINDS."""
     return identity_pass("AlterOpLayout", 3)
-
-
-@legacy_api("relay.transform.more_passes")
-def CanonicalizeCast() -> Any:
-    """``relay.transform.CanonicalizeCast()``: an identity (opt level 3)."""
-    return identity_pass("CanonicalizeCast", 3)
 
 
 @legacy_api("relay.transform.more_passes")
@@ -94,12 +82,6 @@ def PlanDevices(config: Any = None) -> Any:
 def ManifestLifetimes() -> Any:
     """``relay.transform.ManifestLifetimes()``: an identity (opt level 0)."""
     return identity_pass("ManifestLifetimes", 0)
-
-
-@legacy_api("relay.transform.more_passes")
-def FoldExplicitPadding() -> Any:
-    """``relay.transform.FoldExplicitPadding()``: an identity (opt level 0)."""
-    return identity_pass("FoldExplicitPadding", 0)
 
 
 @legacy_api("relay.transform.more_passes")

@@ -15,7 +15,6 @@ from compile_engine_compat.relay._impl.passes import relay_pass
 
 __all__ = [
     "RELAX_BACKED_KINDS",
-    "FastMath",
     "Inline",
     "LambdaLift",
     "PartialEvaluate",
@@ -23,20 +22,12 @@ __all__ = [
 
 #: Relay pass -> "real: <the Relax pass and what differs>".
 RELAX_BACKED_KINDS: dict[str, str] = {
-    "FastMath": "real: relax.transform.FastMathTransform (exp, tanh, erf become TVM's fast "
-    "approximations, as Relay's fast_* ops did)",
     "Inline": "real: relax.transform.InlinePrivateFunctions (Relay inlined functions marked "
     "Inline; Relax inlines the module's private functions)",
     "LambdaLift": "real: relax.transform.LambdaLift (local functions become global ones)",
     "PartialEvaluate": "real: relax.transform.FoldConstant (what partial evaluation computes "
     "on the front end's graphs, which have no recursion or references: constant subgraphs)",
 }
-
-
-@legacy_api("relay.transform.more_passes")
-def FastMath() -> Any:
-    """``relay.transform.FastMath()``: ``relax.transform.FastMathTransform`` (opt level 4)."""
-    return relay_pass("FastMath", 4, relax.transform.FastMathTransform())
 
 
 @legacy_api("relay.transform.more_passes")

@@ -22,40 +22,36 @@ from compile_engine_compat.relay._impl.passes import (
     ConvertLayout,
     DeadCodeElimination,
     DynamicToStatic,
-    FoldConstant,
     FuseOps,
     InferType,
     InferTypeLocal,
     RemoveUnusedFunctions,
-    SimplifyInference,
 )
 
 from . import refused
 from .annotate_target import AnnotateTarget
+from .canonicalize_cast import CanonicalizeCast
 from .combine_parallel import (
     BatchingOps,
     CombineParallelBatchMatmul,
     CombineParallelConv2D,
     CombineParallelDense,
 )
+from .div_to_mul import DivToMul
+from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fake_quantization_to_integer import FakeQuantizationToInteger
+from .fast_math import FastMath
+from .fold_constant import FoldConstant
+from .fold_explicit_padding import FoldExplicitPadding
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
-from .graph_rewrites import (
-    ChangeBatch,
-    DivToMul,
-    EliminateCommonSubexpr,
-    SimplifyExpr,
-    SimplifyFCTranspose,
-)
+from .graph_rewrites import ChangeBatch, SimplifyFCTranspose
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     AlterOpLayout,
-    CanonicalizeCast,
     CapturePostDfsIndexInSpans,
     DefuseOps,
     EtaExpand,
     FlattenAtrousConv,
-    FoldExplicitPadding,
     LazyGradientInit,
     ManifestLifetimes,
     PlanDevices,
@@ -68,11 +64,12 @@ from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
 from .partition_graph import PartitionGraph
 from .relax_backed import (
-    FastMath,
     Inline,
     LambdaLift,
     PartialEvaluate,
 )
+from .simplify_expr import SimplifyExpr
+from .simplify_inference import SimplifyInference
 from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
