@@ -92,7 +92,7 @@ def run_primitive(call: Call, args: Sequence[Any], target: Any, device: Any) -> 
     """
     if call.op.name == "debug":
         # Relay's debugger hook: the registered function sees the value, which passes through.
-        name = call.attrs.debug_func
+        name = getattr(call.attrs, "debug_func", "")
         if name:
             tvm_ffi.get_global_func(name)(args[0])
         return args[0]
