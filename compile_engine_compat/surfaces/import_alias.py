@@ -111,7 +111,28 @@ REFUSED_MODULES: dict[str, str] = {
     "relay.build returns a Relax VM executable",
     "tvm.topi.cuda": "TVM <=0.19's hand-written CUDA schedules (tvm.topi.cuda) are gone: "
     "schedule GPU kernels with tvm.s_tir.dlight or meta_schedule",
+    **{
+        f"tvm.topi.{name}": f"TVM <=0.19's hand-written {what} schedules (tvm.topi.{name}) are "
+        "gone: TVM 0.27 schedules TOPI's computes with tvm.s_tir.dlight, meta_schedule, or "
+        "the shim's rules (relay.build)"
+        for name, what in (
+            ("x86", "x86"),
+            ("arm_cpu", "Arm CPU"),
+            ("generic", "generic"),
+            ("rocm", "ROCm"),
+            ("mali", "Mali"),
+            ("bifrost", "Bifrost"),
+            ("intel_graphics", "Intel graphics"),
+            ("hls", "HLS"),
+            ("adreno", "Adreno"),
+            ("hexagon", "Hexagon"),
+        )
+    },
 }
+
+#: The refused modules that TVM 0.19 reached as attributes of a module TVM 0.27 still has
+#: (``from tvm import topi; topi.x86``): set on it by :func:`install` (as an import would).
+REFUSED_ATTRIBUTE_MODULES = tuple(name for name in REFUSED_MODULES if name.startswith("tvm.topi."))
 
 
 #: TVM <=0.19's vendor modules of relay.op.contrib -> the library their codegen needed.
@@ -343,8 +364,11 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if legacy in legacy_modules():  # a module TVM 0.19 had: imported, refused when used
                 return self._refused_spec(fullname, route(legacy).why, legacy)
             raise RelayRemovedImportError(removed_message(legacy, reason), name=None)
+        moved = None if fullname in LEGACY_MODULES else _moved_submodule(fullname)
         if fullname in LEGACY_MODULES:
             name: str | None = LEGACY_MODULES[fullname]
+        elif moved is not None:
+            name = moved
         elif fullname != "tvm.relay" and not fullname.startswith("tvm.relay."):
             if fullname.startswith("tvm.") and _refusal(fullname) is not None:  # TVM <=0.19
                 return self._refused_spec(fullname, _refusal(fullname))
@@ -393,6 +417,24 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             _refuse_unserved_tree(legacy, module)
 
 
+def _moved_submodule(fullname: str) -> str | None:
+    """The module serving a submodule of a moved module (``tvm.tir.op`` is ``tvm.tirx.op``), or
+    None. Served as the same module object: loading the file again under the legacy name would
+    run its registrations twice (``tvm.default_trace_action is already registered``)."""
+    if not fullname.startswith("tvm."):
+        return None
+    prefixes = [p for p in LEGACY_MODULES if fullname.startswith(p + ".")]
+    if not prefixes:
+        return None
+    legacy = max(prefixes, key=len)
+    candidate = LEGACY_MODULES[legacy] + fullname.removeprefix(legacy)
+    try:
+        found = importlib.util.find_spec(candidate)
+    except (ImportError, ValueError):
+        return None
+    return candidate if found is not None else None
+
+
 def _exists(fullname: str, path: Any) -> bool:
     """True when a module file of ``fullname`` exists on ``path`` (TVM's own module)."""
     try:
@@ -435,6 +477,10 @@ def install() -> None:
             # pytest, as TVM 0.19's did) is not served: importing it raises TVM's own error.
             if (err.name or "").partition(".")[0] in ("tvm", "compile_engine_compat"):
                 raise
+    for name in REFUSED_ATTRIBUTE_MODULES:
+        parent, _, child = name.rpartition(".")
+        if not hasattr(importlib.import_module(parent), child):
+            importlib.import_module(name)  # a RefusedModule, set on its parent by the import
     # TVM's own modules of the TVM 0.19 list already imported (tvm, tvm.runtime, tvm.testing):
     # their unserved names are refused at the call from here on.
     for legacy in snapshot()["modules"]:

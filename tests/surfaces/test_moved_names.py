@@ -181,3 +181,21 @@ def test_tir_any_is_relays_any_dimension(alias):
     x = relay.var("x", shape=(tvm.tir.Any(), 3))
     func = relay.testing.run_infer_type(relay.Function([x], relay.nn.relu(x)))
     assert len(func.checked_type.ret_type.shape) == 2
+
+
+def test_a_moved_modules_submodule_is_the_served_module_itself(alias):
+    # importing tvm/tirx/op.py a second time as tvm.tir.op would register its global
+    # functions twice (TVM raises "already registered")
+    import tvm.tir.op
+    import tvm.tirx.op
+    from tvm.tir.op import call_pure_extern
+
+    assert tvm.tir.op is tvm.tirx.op and call_pure_extern is tvm.tirx.op.call_pure_extern
+
+
+def test_topi_target_schedule_modules_are_refused_at_use(alias):
+    from tvm import topi
+
+    assert import_alias.is_refused(topi.x86) and import_alias.is_refused(topi.arm_cpu)
+    with pytest.raises(import_alias.RelayRemovedCallError, match=r"tvm\.topi\.x86.*dlight"):
+        topi.x86.schedule_pool(None)

@@ -50,3 +50,16 @@ def test_virtual_device_fields_equality_and_relax_vdevice(tvm_installed):
     assert cpu.as_vdevice().memory_scope == "global"
     with pytest.raises(ValueError, match="without a target"):
         unconstrained.as_vdevice()
+
+
+def test_removed_relay_global_function_is_refused_at_the_call(tvm_installed):
+    import tvm._ffi
+
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
+
+    # upstream's backend tests fetch it at import: the fetch succeeds, the call says why
+    lower_te = tvm._ffi.get_global_func("relay.tec.LowerTE")
+    with pytest.raises(RelayRemovedCallError, match=r"relay\.tec\.LowerTE.*LegalizeOps"):
+        lower_te("test", None)
+    # a program probing for it still sees it missing
+    assert tvm._ffi.get_global_func("relay.tec.LowerTE", allow_missing=True) is None

@@ -694,6 +694,9 @@ def split(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``split``; on a symbolic shape, Relay's part shapes (Relax leaves them unknown)."""
     ios = attrs.indices_or_sections
     ios = int(ios) if isinstance(ios, int | np.integer) else [int(i) for i in ios]
+    if ios == 1 or ios == []:
+        # One part: Relax's split gives the tensor itself, Relay's a tuple of it.
+        return relax.Tuple([args[0]])
     parts = relax.op.split(args[0], ios, int(attrs.axis))
     shape = static_shape(args[0])
     if all(isinstance(d, int) for d in shape):

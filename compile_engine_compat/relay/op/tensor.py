@@ -6,8 +6,11 @@ are made from them.
 
 from __future__ import annotations
 
+import itertools
+import threading
 from typing import Any
 
+import tvm_ffi
 from tvm import relax
 
 from compile_engine_compat.relay._impl import convert, normalize
@@ -36,6 +39,25 @@ def _trunc_divide(args: list[Any]) -> Any:
     if str(args[0].ty.dtype).startswith(("float", "bfloat")):
         return relax.op.trunc(quotient)
     return quotient
+
+
+_debug_lock = threading.Lock()
+_debug_count = itertools.count()
+
+
+def _debug_func_name(func: Any) -> str:
+    """``debug(expr, debug_func)``'s attribute: the function registered as a global function
+    (``debugger_func<N>``, as TVM 0.19 named it), or ``""`` for none."""
+    if func is None or func == "":
+        return ""
+    if isinstance(func, str):
+        return func
+    if not callable(func):
+        raise TypeError(f"relay.debug(debug_func=...) takes a function, got {func!r}")
+    with _debug_lock:
+        name = f"debugger_func{next(_debug_count)}"
+        tvm_ffi.register_global_func(name, func, override=True)
+    return name
 
 
 ROWS: tuple[OpRow, ...] = (
@@ -103,6 +125,17 @@ ROWS: tuple[OpRow, ...] = (
         "(none: one device per build)",
         convert.identity,
         "relay.attrs.DeviceCopyAttrs",
+    ),
+    # Relay's debugger hook: the interpreter (create_executor("debug")) calls the function with
+    # the value; a compiled build runs the value through unchanged, as TVM 0.19's compute did.
+    OpRow(
+        "debug",
+        ("expr",),
+        (("debug_func", ""),),
+        "identity",
+        convert.identity,
+        "relay.attrs.DebugAttrs",
+        normalize={"debug_func": _debug_func_name},
     ),
     OpRow(
         "einsum",

@@ -161,15 +161,15 @@ class _Substitute(ExprMutator):
         return self.mapping.get(id(var), var)
 
 
-def _change_batch(data: Mapping[Any, int], batch_dims: int) -> Callable[[Function], Function]:
+def _change_batch(data: Mapping[Any, int], batch_size: int) -> Callable[[Function], Function]:
     def rewrite(func: Function) -> Function:
-        by_name = {(k if isinstance(k, str) else k.name_hint): int(v) for k, v in data.items()}
+        axes = {(k if isinstance(k, str) else k.name_hint): int(v) for k, v in data.items()}
         mapping: dict[int, Var] = {}
         for param in func.params:
             ty = param.type_annotation
-            if param.name_hint in by_name and isinstance(ty, TensorType):
+            if param.name_hint in axes and isinstance(ty, TensorType):
                 shape = list(ty.shape)
-                shape[batch_dims] = by_name[param.name_hint]
+                shape[axes[param.name_hint]] = batch_size
                 mapping[id(param)] = Var(param.name_hint, TensorType(shape, ty.dtype))
         if not mapping:
             return func
@@ -180,12 +180,15 @@ def _change_batch(data: Mapping[Any, int], batch_dims: int) -> Callable[[Functio
 
 
 @legacy_api("relay.transform.more_passes")
-def ChangeBatch(data: Mapping[Any, int], batch_dims: int = 0) -> Any:
-    """``relay.transform.ChangeBatch(data, batch_dims=0)``: the named parameters (a ``Var`` or
-    a name -> the new batch size) get that size on axis ``batch_dims`` (opt level 1)."""
+def ChangeBatch(data: Mapping[Any, int], batch_size: int = 16) -> Any:
+    """``relay.transform.ChangeBatch(data, batch_size=16)``: each parameter of ``data`` (a
+    ``Var``, or its name) -> the axis holding its batch, which becomes ``batch_size`` long
+    (opt level 1), as TVM 0.19's pass did."""
     if not isinstance(data, Mapping):
-        raise TypeError(f"ChangeBatch(data) takes a dict of parameter -> batch size, got {data!r}")
-    return graph_pass("ChangeBatch", 1, _change_batch(data, batch_dims))
+        raise TypeError(f"ChangeBatch(data) takes a dict of parameter -> batch axis, got {data!r}")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"ChangeBatch(batch_size={batch_size!r}): a positive int is needed")
+    return graph_pass("ChangeBatch", 1, _change_batch(data, batch_size))
 
 
 def _fc_transpose(names: Sequence[str]) -> Callable[[Function], Function]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tvm
 from tvm import relax
 
@@ -16,11 +17,15 @@ def _run(mod: tvm.IRModule, *args: np.ndarray) -> np.ndarray:
     return vm["main"](*[tvm.runtime.tensor(a) for a in args]).numpy()
 
 
-def test_change_batch_retypes_the_named_parameter():
+def test_change_batch_sets_the_given_axis_to_the_batch_size_as_tvm_019():
+    # TVM 0.19: data maps each parameter to the axis holding its batch; batch_size is the size
     x = relay.var("x", shape=(2, 3))
     mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
-    out = T.ChangeBatch({x: 5})(mod)
-    assert 'x: R.Tensor((5, 3), dtype="float32")' in out.script()
+    changed = T.ChangeBatch({x: 0}, batch_size=5)(mod)
+    assert 'x: R.Tensor((5, 3), dtype="float32")' in changed.script()
+    assert 'x: R.Tensor((2, 16), dtype="float32")' in T.ChangeBatch({"x": 1})(mod).script()
+    with pytest.raises(ValueError, match="batch_size"):
+        T.ChangeBatch({x: 0}, batch_size=0)
 
 
 def test_simplify_fc_transpose_makes_a_transposed_weight_parameter():

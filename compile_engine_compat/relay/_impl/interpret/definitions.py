@@ -120,6 +120,8 @@ def needs_interpreter(expr: Any, mod: Any = None) -> str | None:
                     return f"a call to @{node.op.name_hint}, which {found.split(' (')[0]}"
             if isinstance(node.op, Constructor):
                 return "relay.Constructor"
+            if getattr(node.op, "name", None) == "debug" and getattr(node.attrs, "debug_func", ""):
+                return "relay.debug with a debug_func (the interpreter calls it)"
         stack.extend(children(node))
     return None
 
