@@ -21,7 +21,6 @@ import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
-from compile_engine_compat.relay._impl.passes import FoldConstant
 from compile_engine_compat.relay._impl.registry import RelayOp
 from compile_engine_compat.relay._impl.to_relax import infer
 
@@ -29,6 +28,7 @@ from ..expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..function import Function
 from ..op.op import builder
+from .fold_constant import FoldConstant
 from .graph_rewrites import graph_pass
 
 __all__ = ["BackwardFoldScaleAxis", "FoldScaleAxis", "ForwardFoldScaleAxis"]
