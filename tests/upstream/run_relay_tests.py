@@ -30,6 +30,7 @@ date, the package's commit and the TVM version of the run.
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import concurrent.futures
 import datetime
@@ -258,6 +259,30 @@ def resolve(tests: Path, name: str) -> str:
     return str(Path("relay") / name)
 
 
+def sibling_modules(source: Path) -> list[Path]:
+    """The modules beside ``source`` that it imports by name (``from test_dynamic_op_level3
+    import verify_func``, ``from test_auto_scheduler_task_extraction import get_network``), and
+    theirs in turn: upstream's runner had the file's folder on ``sys.path``, so they are copied
+    beside the file, byte for byte."""
+    found: list[Path] = []
+    pending = [source]
+    while pending:
+        tree = ast.parse(pending.pop().read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                path = source.parent / f"{name.split('.')[0]}.py"
+                if path.is_file() and path != source and path not in found:
+                    found.append(path)
+                    pending.append(path)
+    return found
+
+
 def run_file(
     python: Path, relpath: str, scratch: Path, timeout_s: float, extra: list[str]
 ) -> FileResult:
@@ -275,6 +300,8 @@ def run_file(
                            (python / "relay" / "utils", work / "relay" / "utils")):  # fmt: skip
         if helpers.is_dir() and not place.exists():
             shutil.copytree(helpers, place)
+    for sibling in sibling_modules(source):
+        shutil.copy2(sibling, target.parent / sibling.name)
     frontend = relpath.startswith("frontend/")
     (work / "conftest.py").write_text(CONFTEST + (FRONTEND_CONFTEST if frontend else ""))
     junit = work / "junit.xml"
