@@ -29,7 +29,7 @@ from compile_engine_compat.relay._impl.relay_strategies import (
     strategy_function,
 )
 
-from . import algorithm, annotation, image, nn, reduce, tensor, transform, vision
+from . import algorithm, annotation, image, nn, random, reduce, tensor, transform, vision
 
 __all__ = [
     "MIXED_PRECISION_ATTR",
@@ -59,6 +59,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     image,
     vision,
     annotation,
+    random,
 )
 
 #: Relay op name -> row. The single source of the Relay front end's ops.

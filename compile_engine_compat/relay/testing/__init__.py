@@ -99,9 +99,20 @@ def run_infer_type(expr: Any, mod: Any = None) -> Any:
     Returns
     -------
     Expr
-        ``expr`` with ``checked_type`` set on it and its sub-expressions.
+        ``expr`` with ``checked_type`` set on it and its sub-expressions; a function with no
+        return type annotation comes back as a typed copy annotated with the inferred one, as
+        Relay's ``InferType`` returned it (``run_infer_type(f).ret_type``).
     """
-    return infer(expr)
+    typed = infer(expr)
+    if not isinstance(typed, Function) or typed.ret_type is not None:
+        return typed
+    ret_type = getattr(typed.checked_type, "ret_type", None)
+    if ret_type is None:
+        return typed
+    annotated = Function(
+        typed.params, typed.body, ret_type, typed.type_params, typed.attrs, typed.span
+    )
+    return infer(annotated)
 
 
 def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
