@@ -671,8 +671,8 @@ def identity(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 
 
 def full(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``full``; with no dtype, the fill value's."""
-    shape = [int(d) for d in attrs.shape]
+    """``full``; with no dtype, the fill value's (a shape read at run time: its variables)."""
+    shape = [d if isinstance(d, tvm.ir.expr.Expr) else int(d) for d in attrs.shape]
     return relax.op.full(shape, args[0], unset_to_none(attrs.dtype) or args[0].ty.dtype)
 
 

@@ -130,6 +130,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.full,
         "relay.attrs.InitOpAttrs",
         normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
+        dynamic=("shape",),
     ),
     OpRow(
         "full_like",
@@ -146,6 +147,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.direct("relax.broadcast_to", shape="shape"),
         "relay.attrs.InitOpAttrs",
         normalize={"shape": normalize.static_ints("shape")},
+        dynamic=("shape",),
     ),
     OpRow(
         "tile",
@@ -155,6 +157,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.direct("relax.tile", repeats="reps"),
         "relay.attrs.TileAttrs",
         normalize={"reps": normalize.static_ints("reps")},
+        dynamic=("reps",),
     ),
     OpRow(
         "repeat",
@@ -445,6 +448,7 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.SparseToDenseAttrs",
         order=("sparse_indices", "output_shape", "sparse_values", "default_value"),
         normalize={"output_shape": normalize.static_ints("output_shape")},
+        dynamic=("output_shape",),
     ),
     OpRow(
         "sparse_fill_empty_rows",

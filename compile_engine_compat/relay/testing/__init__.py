@@ -104,7 +104,7 @@ def run_infer_type(expr: Any, mod: Any = None) -> Any:
         Relay's ``InferType`` returned it (``run_infer_type(f).ret_type``).
     """
     typed = infer(expr)
-    if not isinstance(typed, Function) or typed.ret_type is not None:
+    if type(typed) is not Function or typed.ret_type is not None:  # not a gradient's
         return typed
     ret_type = getattr(typed.checked_type, "ret_type", None)
     if ret_type is None:
