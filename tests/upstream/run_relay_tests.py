@@ -85,6 +85,27 @@ OTHER_ISSUES: tuple[tuple[str, str], ...] = (
     (r"auto_scheduler|autotvm|meta_schedule|tuning", "other issue: tuning"),
 )
 
+#: Files that stay under 50 % (or do not collect) for a reason TVM 0.27 imposes -> that reason,
+#: shown in the file's row.
+REASONS: dict[str, str] = {
+    "test_json_compact.py": "TVM 0.19's JSON upgrader (tvm.ir.json_compact) and the node types "
+    "it upgraded to (relay.Var, TypeVar, tir.Ramp of v0.15...) are gone from 0.27's "
+    "tvm.ir.load_json, which refuses graphs older than 0.20",
+    "test_target_hooks.py": "the example_target_hook target kind and its RelayToTIR hook are "
+    "C++ test code of TVM 0.19's build (src/relay/backend/contrib/example_target_hooks), "
+    "absent from the 0.27 wheel",
+    "test_sparse_conv2d_convert.py": "tvm.topi.sparse (random_bsr_matrix) and the BSR "
+    "conversion passes are gone from TVM 0.27; relay.data_dep_optimization.bsr_conv2d is "
+    "refused when called, naming relax's sparse route",
+    "test_sparse_dense_convert.py": "relay.data_dep_optimization.bsr_dense needs TVM 0.19's "
+    "sparse_dense kernels (topi.nn.sparse), gone from 0.27; refused when called",
+    "test_op_floordiv.py": "the test's expected TIR is TVMScript of TVM 0.19 (T.block on tvm.tir), "
+    "which 0.27's parser (tvm.tirx.script) no longer reads",
+    "dyn/test_dynamic_op_level6.py": "topk with a tensor k: Relax's topk takes a Python int k",
+    "dyn/test_dynamic_op_level4.py": "strided_slice with tensor begin/end/strides: Relax's "
+    "strided_slice takes static axes and bounds",
+}
+
 #: The whole conftest each copied file runs beside.
 CONFTEST = "import compile_engine_compat; compile_engine_compat.install()\n"
 
@@ -363,10 +384,13 @@ def _short(message: str) -> str:
 def _why(r: FileResult) -> str:
     """The row's reason: its note (with the error of a collection error), else (under 50 %)
     its most frequent error."""
+    reason = REASONS.get(r.name)
     if r.note:
         first = f": {_short(r.messages[0])}" if r.note == "collection error" and r.messages else ""
-        return r.note + first
+        return r.note + first + (f" (why: {reason})" if reason else "")
     rate = _rate(r)
+    if reason and rate is not None and rate < 50:
+        return f"why: {reason}"
     if rate is not None and rate < 50 and r.messages:
         message, count = collections.Counter(r.messages).most_common(1)[0]
         return f"{count}x {_short(message)}"
@@ -428,7 +452,9 @@ def table(results: list[FileResult]) -> str:
     head = f"{'file':44} {counts} {'wall s':>7}  note"
     rows = [head, "-" * len(head)]
     for r in results:
-        note = "; ".join(x for x in (r.other_issue, r.note) if x)
+        rate = _rate(r)
+        reason = REASONS.get(r.name) if r.note or (rate is not None and rate < 50) else None
+        note = "; ".join(x for x in (r.other_issue, r.note, reason and f"why: {reason}") if x)
         rows.append(
             f"{r.name:44} {r.collected:5d} {r.passed:5d} {r.failed:5d} {r.skipped:5d} "
             f"{r.errors:5d} {r.wall_s:7.1f}  {note}"

@@ -187,16 +187,16 @@ def broadcast_call(bb: relax.BlockBuilder, call: Any, what: str) -> Any:
 
 
 def shape_values(bb: relax.BlockBuilder, tensor: Any, what: str) -> list[Any]:
-    """The values of a 1-d integer tensor as shape variables of the running function (Relay's
+    """The values of a 1-d numeric tensor as shape variables of the running function (Relay's
     ``dyn.*`` ops read a shape tensor at run time): ``relax.op.tensor_to_shape``, cast to one
     fresh ``int64`` variable per element (a ``relay.Any()`` dimension)."""
     ty = tensor.ty
     dims = [] if not isinstance(ty, relax.TensorType) or ty.shape is None else ty.shape.values
-    if len(dims) != 1 or not isinstance(dims[0], tirx.IntImm) or "int" not in str(ty.dtype):
+    if len(dims) != 1 or not isinstance(dims[0], tirx.IntImm) or str(ty.dtype) == "bool":
         raise RelayTypeError(
-            f"{what}: a tensor-valued {what} must be a 1-d integer tensor of known length, got {ty}"
+            f"{what}: a tensor-valued {what} must be a 1-d numeric tensor of known length, got {ty}"
         )
-    if str(ty.dtype) != "int64":
+    if str(ty.dtype) != "int64":  # Relay cast a float shape (dyn.tile's reps) to int64
         tensor = bb.emit(relax.op.astype(tensor, "int64"))
     shape = bb.emit(relax.op.tensor_to_shape(tensor))
     # Relay typed the result with Any dimensions: the variables are relay.Any()'s.
