@@ -348,13 +348,12 @@ def dynamic_row(row: OpRow, attr: str) -> OpRow:
         return found
     from compile_engine_compat.relay._impl import dynamic
 
-    emit = dynamic.tile if row.name == "tile" else row.emit  # Relax's tile takes ints only
     twin = OpRow(
         name,
         (*row.inputs, attr),
         tuple((n, d) for n, d in row.attrs if n != attr),
         row.relax_op,
-        dynamic.tensor_attribute(emit, attr),
+        dynamic.twin_emit(row.name, row.emit, attr),
         row.attrs_type,
         normalize={k: v for k, v in row.normalize.items() if k != attr},
         refusals=tuple(r for r in row.refusals if r.attr != attr),

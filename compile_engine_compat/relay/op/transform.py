@@ -35,6 +35,7 @@ ROWS: tuple[OpRow, ...] = (
         "relax.reshape",
         convert.reshape,
         "relay.attrs.ReshapeAttrs",
+        dynamic=("newshape",),
     ),
     OpRow(
         "transpose",
