@@ -52,6 +52,11 @@ def test_attribute_without_relax_equivalent_raises_at_the_builder():
     begin = relay.var("b", shape=(2,), dtype="int64")
     with pytest.raises(UnsupportedRelayError, match=r"dyn\.\*"):
         relay.reshape(x, newshape=(3, 2)) and relay.strided_slice(x, begin, end=(1, 1))
+    image = relay.var("image", shape=(1, 2, 4, 4))
+    with pytest.raises(UnsupportedRelayError, match=r"scale_h.*dyn\.\*"):
+        relay.nn.upsampling(image, relay.var("scale", shape=()), 2.0)
+    with pytest.raises(UnsupportedRelayError, match=r"pad_width.*dyn\.\*"):
+        relay.nn.pad(image, relay.var("pads", shape=(4, 2), dtype="int64"))
 
 
 def test_relay_parameter_order_and_refused_layouts():
