@@ -27,7 +27,6 @@ __all__ = [
     "shape_values",
     "tensor_attribute",
     "tile",
-    "twin_emit",
 ]
 
 #: Relax's elementwise ops that broadcast their tensor operands (numpy's rule, as Relay's).
@@ -238,22 +237,3 @@ def tile(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         return te.compute([d * t for d, t in zip(dims, times)], element, name="tile")
 
     return bb.call_te(compute, data, *reps, primfunc_name_hint="tile")
-
-
-def _reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``dyn.reshape``: the codes resolved on the host (:func:`.host_ops.reshape_shape`),
-    then a reshape to those shape variables."""
-    from compile_engine_compat.relay._impl.host_ops import reshape_shape
-
-    data, newshape = args
-    resolved = reshape_shape(bb, data, newshape, bool(attrs.allowzero))
-    return relax.op.reshape(data, relax.ShapeExpr(shape_values(bb, resolved, "newshape")))
-
-
-def twin_emit(name: str, emit: Emit, attr: str) -> Emit:
-    """The emitter of the ``dyn.`` twin of op ``name`` (whose ``emit`` takes ``attr`` as
-    values): ``reshape`` resolves Relay's codes first, ``tile`` has a compute of its own
-    (Relax's takes ints only), the others read the tensor as shape variables."""
-    if name == "reshape":
-        return _reshape
-    return tensor_attribute(tile if name == "tile" else emit, attr)

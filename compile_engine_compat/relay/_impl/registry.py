@@ -37,6 +37,7 @@ __all__ = [
     "RelayOp",
     "UnsupportedRelayError",
     "builders",
+    "connect_dynamic",
     "dialect_row",
     "dynamic_row",
     "missing_op",
@@ -338,6 +339,18 @@ def refused_message(op_name: str, replacement: str) -> str:
     return f"Relay op {op_name!r} has no Relax equivalent: {replacement}"
 
 
+#: ``twin_emit(op name, emit, attr)``: the emitter of a ``dyn.`` twin (``.dynamic``'s), set by
+#: :func:`connect_dynamic` when ``relay.op`` is assembled.
+_twin_emit: Callable[[str, Emit, str], Emit] | None = None
+
+
+def connect_dynamic(twin_emit: Callable[[str, Emit, str], Emit]) -> None:
+    """Set how a ``dyn.`` twin emits (``relay.op.op`` connects :mod:`.dynamic`'s, which
+    imports what imports this module)."""
+    global _twin_emit
+    _twin_emit = twin_emit
+
+
 def dynamic_row(row: OpRow, attr: str) -> OpRow:
     """The ``dyn.`` twin of ``row`` whose attribute ``attr`` is a tensor input (Relay's
     ``dyn.broadcast_to(data, shape)`` beside ``broadcast_to(data, shape=...)``), made once and
@@ -346,14 +359,14 @@ def dynamic_row(row: OpRow, attr: str) -> OpRow:
     found = _dialect_rows.get(name)
     if found is not None:
         return found
-    from compile_engine_compat.relay._impl import dynamic
-
+    if _twin_emit is None:
+        raise UnsupportedRelayError(f"relay.{name}: the dyn.* emitters are not connected")
     twin = OpRow(
         name,
         (*row.inputs, attr),
         tuple((n, d) for n, d in row.attrs if n != attr),
         row.relax_op,
-        dynamic.twin_emit(row.name, row.emit, attr),
+        _twin_emit(row.name, row.emit, attr),
         row.attrs_type,
         normalize={k: v for k, v in row.normalize.items() if k != attr},
         refusals=tuple(r for r in row.refusals if r.attr != attr),

@@ -11,11 +11,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from compile_engine_compat.relay._impl import custom
+from compile_engine_compat.relay._impl import custom, dyn_twins
 from compile_engine_compat.relay._impl.registry import (
     OpRow,
     RelayOp,
     UnsupportedRelayError,
+    connect_dynamic,
     dialect_row,
     refused_message,
     relay_op,
@@ -61,6 +62,8 @@ FAMILIES: tuple[ModuleType, ...] = (
     annotation,
     random,
 )
+
+connect_dynamic(dyn_twins.twin_emit)  # the dyn.* twins of rows with tensor-valued shapes
 
 #: Relay op name -> row. The single source of the Relay front end's ops.
 OP_TABLE: dict[str, OpRow] = {row.name: row for family in FAMILIES for row in family.ROWS}
