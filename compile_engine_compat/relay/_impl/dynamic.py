@@ -219,6 +219,13 @@ def tensor_attribute(emit: Emit, attr: str) -> Emit:
     return emit_dynamic
 
 
+def _int64(dim: Any) -> Any:
+    """A dimension as an ``int64`` expression (a constant stays a constant)."""
+    if isinstance(dim, tirx.IntImm):
+        return tirx.IntImm("int64", int(dim.value))
+    return dim if str(dim.dtype) == "int64" else tirx.Cast("int64", dim)
+
+
 def tile(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``tile`` by repetitions known as shape variables (``dyn.tile``; Relax's ``tile`` takes
     ints only): the data's shape, left-padded with 1s to the length of ``reps``, times each
@@ -228,7 +235,7 @@ def tile(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 
     def compute(x: te.Tensor, *times: Any) -> te.Tensor:
         lead = max(len(times) - len(x.shape), 0)
-        dims = [tirx.IntImm("int64", 1)] * lead + [tirx.Cast("int64", d) for d in x.shape]
+        dims = [tirx.IntImm("int64", 1)] * lead + [_int64(d) for d in x.shape]
         times = (tirx.IntImm("int64", 1),) * (len(dims) - len(times)) + tuple(times)
 
         def element(*index: Any) -> Any:
