@@ -8,7 +8,7 @@ from typing import Any
 
 from tvm import relax
 
-from compile_engine_compat.relay._impl.dynamic import shape_values, tensor_attribute, tile
+from compile_engine_compat.relay._impl.dynamic import one_hot, shape_values, tensor_attribute, tile
 from compile_engine_compat.relay._impl.host_ops import reshape_shape
 from compile_engine_compat.relay._impl.registry import Emit
 from compile_engine_compat.relay.expr import Attrs
@@ -26,8 +26,9 @@ def _reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 
 def twin_emit(name: str, emit: Emit, attr: str) -> Emit:
     """The emitter of the ``dyn.`` twin of op ``name`` (whose ``emit`` takes ``attr`` as
-    values): ``reshape`` resolves Relay's codes first, ``tile`` has a compute of its own
-    (Relax's takes ints only), the others read the tensor as shape variables."""
+    values): ``reshape`` resolves Relay's codes first, ``tile`` and ``one_hot`` have computes
+    of their own (Relax's take ints only), the others read the tensor as shape variables."""
     if name == "reshape":
         return _reshape
-    return tensor_attribute(tile if name == "tile" else emit, attr)
+    own = {"tile": tile, "one_hot": one_hot}  # Relax's tile and one_hot take ints only
+    return tensor_attribute(own.get(name, emit), attr)

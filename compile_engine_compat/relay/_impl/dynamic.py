@@ -23,6 +23,7 @@ __all__ = [
     "BROADCASTING",
     "broadcast_call",
     "dynamic_batch_matmul",
+    "one_hot",
     "shape_known",
     "shape_values",
     "tensor_attribute",
@@ -187,12 +188,19 @@ def broadcast_call(bb: relax.BlockBuilder, call: Any, what: str) -> Any:
 
 
 def shape_values(bb: relax.BlockBuilder, tensor: Any, what: str) -> list[Any]:
-    """The values of a 1-d numeric tensor as shape variables of the running function (Relay's
-    ``dyn.*`` ops read a shape tensor at run time): ``relax.op.tensor_to_shape``, cast to one
-    fresh ``int64`` variable per element (a ``relay.Any()`` dimension)."""
+    """The values of a 1-d (or 0-d) numeric tensor as shape variables of the running function
+    (Relay's ``dyn.*`` ops read a shape tensor at run time): ``relax.op.tensor_to_shape``, cast
+    to one fresh ``int64`` variable per element (a ``relay.Any()`` dimension)."""
     ty = tensor.ty
-    dims = [] if not isinstance(ty, relax.TensorType) or ty.shape is None else ty.shape.values
-    if len(dims) != 1 or not isinstance(dims[0], tirx.IntImm) or str(ty.dtype) == "bool":
+    dims = None if not isinstance(ty, relax.TensorType) or ty.shape is None else ty.shape.values
+    if dims is not None and len(dims) == 0:  # a scalar (dyn.one_hot's depth): one value
+        tensor, dims = bb.emit(relax.op.reshape(tensor, [1])), [tirx.IntImm("int64", 1)]
+    if (
+        not dims
+        or len(dims) != 1
+        or not isinstance(dims[0], tirx.IntImm)
+        or str(ty.dtype) == "bool"
+    ):
         raise RelayTypeError(
             f"{what}: a tensor-valued {what} must be a 1-d numeric tensor of known length, got {ty}"
         )
@@ -244,3 +252,27 @@ def tile(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         return te.compute([d * t for d, t in zip(dims, times)], element, name="tile")
 
     return bb.call_te(compute, data, *reps, primfunc_name_hint="tile")
+
+
+def one_hot(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``one_hot`` of a depth known as a shape variable (``dyn.one_hot``; Relax's takes an int):
+    ``on_value`` where the index equals the position along the new ``axis``, else
+    ``off_value``."""
+    indices = args[0]
+    (depth,) = attrs.depth
+    dtype = str(attrs.dtype)
+    on, off = tirx.const(attrs.on_value, dtype), tirx.const(attrs.off_value, dtype)
+
+    def compute(ind: te.Tensor, size: Any) -> te.Tensor:
+        ndim = len(ind.shape) + 1
+        axis = int(attrs.axis) % ndim
+
+        def element(*index: Any) -> Any:
+            rest = index[:axis] + index[axis + 1 :]
+            hit = ind[rest].astype("int64") == index[axis].astype("int64")
+            return tirx.Select(hit, on, off)
+
+        shape = [*ind.shape[:axis], size, *ind.shape[axis:]]
+        return te.compute(shape, element, name="one_hot")
+
+    return bb.call_te(compute, indices, depth, primfunc_name_hint="one_hot")

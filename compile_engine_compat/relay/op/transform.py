@@ -235,6 +235,7 @@ ROWS: tuple[OpRow, ...] = (
             "off_value": normalize.scalar_value,
             "dtype": normalize.dtype,
         },
+        dynamic=("depth",),
     ),
     OpRow(
         "arange",
