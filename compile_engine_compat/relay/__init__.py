@@ -96,7 +96,7 @@ from .expr import (
 )
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor
 from .function import PublicFunction as Function
-from .op import annotation, contrib, image, nn, reg, vision
+from .op import annotation, contrib, image, nn, random, reg, vision
 from .op.op import OP_TABLE, REFUSED_OPS, namespace
 from .param_dict import load_param_dict, save_param_dict
 from .scope_builder import ScopeBuilder
@@ -222,6 +222,7 @@ __all__ = [
     "pretty_print",
     "qnn",
     "quantize",
+    "random",
     "reg",
     "save_param_dict",
     "scalar_type",

@@ -648,11 +648,11 @@ def rounding_method(attrs: Attrs) -> str:
 
 
 def resize2d(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``image.resize2d``."""
+    """``image.resize2d`` (a size read at run time: its shape variables)."""
     size = attrs.size
     return relax.op.image.resize2d(
         args[0],
-        tuple(int(s) for s in size),
+        tuple(s if isinstance(s, tvm.ir.expr.Expr) else int(s) for s in size),
         roi=None if attrs.roi is None else tuple(float(r) for r in attrs.roi),
         layout=attrs.layout,
         method=attrs.method,
@@ -671,8 +671,8 @@ def identity(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 
 
 def full(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``full``; with no dtype, the fill value's."""
-    shape = [int(d) for d in attrs.shape]
+    """``full``; with no dtype, the fill value's (a shape read at run time: its variables)."""
+    shape = [d if isinstance(d, tvm.ir.expr.Expr) else int(d) for d in attrs.shape]
     return relax.op.full(shape, args[0], unset_to_none(attrs.dtype) or args[0].ty.dtype)
 
 

@@ -376,6 +376,16 @@ def sparse_to_dense(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> An
     """``sparse_to_dense``: TOPI's, the default value in the values' dtype (Relay's rule)."""
     indices, values, default = args
     default = bb.emit(relax.op.astype(default, values.ty.dtype))
+    if any(isinstance(d, tirx.Var) for d in attrs.output_shape):
+        # dyn.sparse_to_dense: the shape's variables go to the kernel with the tensors.
+        return bb.call_te(
+            lambda i, v, d, *dims: topi.sparse_to_dense(i, list(dims), v, d),
+            indices,
+            values,
+            default,
+            *attrs.output_shape,
+            primfunc_name_hint="sparse_to_dense",
+        )
     shape = [int(d) for d in attrs.output_shape]
     return bb.call_te(
         lambda i, v, d: topi.sparse_to_dense(i, shape, v, d),

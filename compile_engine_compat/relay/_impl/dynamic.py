@@ -10,11 +10,25 @@ that neither matches nor is 1 is an error at the call, never a wrong result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tvm import relax, te, tirx
 
-__all__ = ["BROADCASTING", "broadcast_call", "dynamic_batch_matmul", "shape_known"]
+from compile_engine_compat.relay.expr import Attrs
+from compile_engine_compat.relay.ty import Any as AnyDim
+from compile_engine_compat.relay.ty import RelayTypeError
+
+__all__ = [
+    "BROADCASTING",
+    "broadcast_call",
+    "dynamic_batch_matmul",
+    "one_hot",
+    "shape_known",
+    "shape_values",
+    "tensor_attribute",
+    "tile",
+]
 
 #: Relax's elementwise ops that broadcast their tensor operands (numpy's rule, as Relay's).
 BROADCASTING = frozenset(
@@ -171,3 +185,94 @@ def broadcast_call(bb: relax.BlockBuilder, call: Any, what: str) -> Any:
         for a, s in zip(args, shapes)
     ]
     return bb.normalize(relax.Call(call.op, expanded, call.attrs, call.ty_args))
+
+
+def shape_values(bb: relax.BlockBuilder, tensor: Any, what: str) -> list[Any]:
+    """The values of a 1-d (or 0-d) numeric tensor as shape variables of the running function
+    (Relay's ``dyn.*`` ops read a shape tensor at run time): ``relax.op.tensor_to_shape``, cast
+    to one fresh ``int64`` variable per element (a ``relay.Any()`` dimension)."""
+    ty = tensor.ty
+    dims = None if not isinstance(ty, relax.TensorType) or ty.shape is None else ty.shape.values
+    if dims is not None and len(dims) == 0:  # a scalar (dyn.one_hot's depth): one value
+        tensor, dims = bb.emit(relax.op.reshape(tensor, [1])), [tirx.IntImm("int64", 1)]
+    if (
+        not dims
+        or len(dims) != 1
+        or not isinstance(dims[0], tirx.IntImm)
+        or str(ty.dtype) == "bool"
+    ):
+        raise RelayTypeError(
+            f"{what}: a tensor-valued {what} must be a 1-d numeric tensor of known length, got {ty}"
+        )
+    if str(ty.dtype) != "int64":  # Relay cast a float shape (dyn.tile's reps) to int64
+        tensor = bb.emit(relax.op.astype(tensor, "int64"))
+    shape = bb.emit(relax.op.tensor_to_shape(tensor))
+    # Relay typed the result with Any dimensions: the variables are relay.Any()'s.
+    names = [AnyDim() for _ in range(int(dims[0]))]
+    bb.match_cast(shape, relax.ShapeType(names))
+    return names
+
+
+Emit = Callable[[relax.BlockBuilder, list[Any], Attrs], Any]
+
+
+def tensor_attribute(emit: Emit, attr: str) -> Emit:
+    """The emitter of a ``dyn.`` op: ``emit`` with attribute ``attr`` read from the last input
+    (a shape tensor) as shape variables (:func:`shape_values`)."""
+
+    def emit_dynamic(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+        values = tuple(shape_values(bb, args[-1], attr))
+        return emit(bb, list(args[:-1]), Attrs.with_fields(attrs, **{attr: values}))
+
+    return emit_dynamic
+
+
+def _int64(dim: Any) -> Any:
+    """A dimension as an ``int64`` expression (a constant stays a constant)."""
+    if isinstance(dim, tirx.IntImm):
+        return tirx.IntImm("int64", int(dim.value))
+    return dim if str(dim.dtype) == "int64" else tirx.Cast("int64", dim)
+
+
+def tile(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``tile`` by repetitions known as shape variables (``dyn.tile``; Relax's ``tile`` takes
+    ints only): the data's shape, left-padded with 1s to the length of ``reps``, times each
+    repetition; element ``i`` reads the data at ``i % dim``."""
+    data = args[0]
+    reps = list(attrs.reps)
+
+    def compute(x: te.Tensor, *times: Any) -> te.Tensor:
+        lead = max(len(times) - len(x.shape), 0)
+        dims = [tirx.IntImm("int64", 1)] * lead + [_int64(d) for d in x.shape]
+        times = (tirx.IntImm("int64", 1),) * (len(dims) - len(times)) + tuple(times)
+
+        def element(*index: Any) -> Any:
+            return x[tuple(tirx.floormod(i, d) for i, d in zip(index[lead:], dims[lead:]))]
+
+        return te.compute([d * t for d, t in zip(dims, times)], element, name="tile")
+
+    return bb.call_te(compute, data, *reps, primfunc_name_hint="tile")
+
+
+def one_hot(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``one_hot`` of a depth known as a shape variable (``dyn.one_hot``; Relax's takes an int):
+    ``on_value`` where the index equals the position along the new ``axis``, else
+    ``off_value``."""
+    indices = args[0]
+    (depth,) = attrs.depth
+    dtype = str(attrs.dtype)
+    on, off = tirx.const(attrs.on_value, dtype), tirx.const(attrs.off_value, dtype)
+
+    def compute(ind: te.Tensor, size: Any) -> te.Tensor:
+        ndim = len(ind.shape) + 1
+        axis = int(attrs.axis) % ndim
+
+        def element(*index: Any) -> Any:
+            rest = index[:axis] + index[axis + 1 :]
+            hit = ind[rest].astype("int64") == index[axis].astype("int64")
+            return tirx.Select(hit, on, off)
+
+        shape = [*ind.shape[:axis], size, *ind.shape[axis:]]
+        return te.compute(shape, element, name="one_hot")
+
+    return bb.call_te(compute, indices, depth, primfunc_name_hint="one_hot")

@@ -20,10 +20,12 @@ from tvm import relax
 
 from compile_engine_compat.relay.expr import Attrs
 
-__all__ = ["SPARSE_FILL_EMPTY_ROWS", "sparse_fill_empty_rows"]
+__all__ = ["RESHAPE_SHAPE", "SPARSE_FILL_EMPTY_ROWS", "reshape_shape", "sparse_fill_empty_rows"]
 
 #: The global name of ``sparse_fill_empty_rows``'s packed function.
 SPARSE_FILL_EMPTY_ROWS = "compile_engine_compat.sparse_fill_empty_rows"
+#: The global name of ``dyn.reshape``'s shape function.
+RESHAPE_SHAPE = "compile_engine_compat.dyn_reshape_shape"
 
 
 def _fill_empty_rows(indices: Any, values: Any, dense_shape: Any, default: Any) -> list[Any]:
@@ -51,10 +53,28 @@ def _fill_empty_rows(indices: Any, values: Any, dense_shape: Any, default: Any) 
     return [tvm.runtime.tensor(a) for a in (out_idx, out_val, empty)]
 
 
+def _resolved_shape(shape: Any, newshape: Any, allowzero: int) -> Any:
+    """``dyn.reshape``'s result shape: Relay's codes in ``newshape`` resolved against the data's
+    ``shape`` when the function runs (one dimension per code, as Relay typed it)."""
+    from compile_engine_compat.relay._impl.convert import reshape_shape as resolve
+
+    in_shape = [int(d) for d in shape]
+    codes = [int(c) for c in newshape.numpy().reshape(-1)]
+    out = [int(d) for d in resolve(in_shape, codes, bool(allowzero))]
+    if out.count(-1) > 1:
+        raise ValueError(f"reshape: more than one -1 in the new shape {codes}")
+    if -1 in out:
+        known = int(np.prod([d for d in out if d != -1]))
+        out[out.index(-1)] = int(np.prod(in_shape)) // known if known else 0
+    if len(out) != len(codes) or int(np.prod(out)) != int(np.prod(in_shape)):
+        raise ValueError(f"reshape: cannot reshape data of shape {in_shape} to {codes} ({out})")
+    return tvm.runtime.tensor(np.array(out, dtype="int64"))
+
+
 @functools.cache
 def _registered(name: str) -> str:
     """Register the packed function ``name`` once, on first use; return its name."""
-    functions = {SPARSE_FILL_EMPTY_ROWS: _fill_empty_rows}
+    functions = {SPARSE_FILL_EMPTY_ROWS: _fill_empty_rows, RESHAPE_SHAPE: _resolved_shape}
     tvm.register_global_func(name, functions[name], override=True)
     return name
 
@@ -75,3 +95,22 @@ def sparse_fill_empty_rows(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs
         ]
     )
     return relax.call_pure_packed(_registered(SPARSE_FILL_EMPTY_ROWS), *args, ty_args=result)
+
+
+def reshape_shape(bb: relax.BlockBuilder, data: Any, newshape: Any, allowzero: bool) -> Any:
+    """The ``int64`` shape tensor ``dyn.reshape`` gives ``data``: ``newshape``'s codes resolved
+    on the host when the function runs (the result has one dimension per code)."""
+    ty = newshape.ty
+    dims = [] if not isinstance(ty, relax.TensorType) or ty.shape is None else ty.shape.values
+    if len(dims) != 1 or not isinstance(dims[0], tvm.tirx.IntImm):
+        raise TypeError(f"reshape: a tensor-valued newshape must be 1-d of known length, got {ty}")
+    shape = bb.emit(relax.op.shape_of(data))
+    return bb.emit(
+        relax.call_pure_packed(
+            _registered(RESHAPE_SHAPE),
+            shape,
+            newshape,
+            relax.prim_value(tvm.tirx.IntImm("int64", int(bool(allowzero)))),
+            ty_args=relax.TensorType([int(dims[0])], "int64"),
+        )
+    )

@@ -27,6 +27,7 @@ __all__ = [
     "plain_layout",
     "scalar_value",
     "static_ints",
+    "static_value",
 ]
 
 
@@ -86,8 +87,8 @@ def scalar_value(value: Any) -> Any:
         return value.data.numpy().item()
     if isinstance(value, Expr):
         raise UnsupportedRelayError(
-            f"a tensor-valued attribute ({value!r}) has no Relax equivalent here: the Relax op "
-            "takes a number (a Python number or relay.const)"
+            f"a tensor-valued attribute ({value!r}, Relay's dyn.* ops) has no Relax equivalent "
+            "here: the Relax op takes a number (a Python number or relay.const)"
         )
     return value
 
@@ -108,6 +109,23 @@ def static_ints(attr: str) -> Callable[[Any], Any]:
         if isinstance(value, int | np.integer | tirx.IntImm):
             return (int(value),)
         return tuple(int(v) for v in value)
+
+    return norm
+
+
+def static_value(attr: str) -> Callable[[Any], Any]:
+    """An attribute Relax needs as Python values (``nn.pad``'s pairs): a ``relay.const`` is
+    read, a tensor expression (Relay's ``dyn.*`` form) refused, naming ``attr``."""
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, Constant):
+            return value.data.numpy().tolist()
+        if isinstance(value, Expr):
+            raise UnsupportedRelayError(
+                f"a tensor-valued {attr} (Relay's dyn.* ops) has no Relax equivalent here: "
+                "pass Python ints, or build the Relax function with relax.op.*"
+            )
+        return value
 
     return norm
 

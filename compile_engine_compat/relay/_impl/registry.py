@@ -37,7 +37,9 @@ __all__ = [
     "RelayOp",
     "UnsupportedRelayError",
     "builders",
+    "connect_dynamic",
     "dialect_row",
+    "dynamic_row",
     "missing_op",
     "refused_message",
     "register_dialect",
@@ -104,6 +106,10 @@ class OpRow:
     order : tuple of str
         Relay's parameter order, where an attribute comes before an input
         (``gather(data, axis, indices)``); empty: inputs, then attributes.
+    dynamic : tuple of str
+        Shape-like attributes that may be given as a tensor (Relay's ``dyn.*`` ops): a call
+        with a tensor there builds the row's ``dyn.`` twin (:func:`dynamic_row`), which takes
+        that tensor as its last input and reads its values when the function runs.
     infer_inputs : callable, optional
         ``infer_inputs(input_types, attrs) -> input_types``: the types of untyped inputs
         (weights, biases) from the data's type and the attributes, as Relay's type relation
@@ -122,6 +128,7 @@ class OpRow:
     tuple_input: bool = False
     infer_inputs: Callable[[list[Any], Attrs], list[Any]] | None = None
     order: tuple[str, ...] = ()
+    dynamic: tuple[str, ...] = ()
 
     @functools.cached_property
     def signature(self) -> inspect.Signature:
@@ -334,6 +341,57 @@ def refused_message(op_name: str, replacement: str) -> str:
     return f"Relay op {op_name!r} has no Relax equivalent: {replacement}"
 
 
+#: ``twin_emit(op name, emit, attr)``: the emitter of a ``dyn.`` twin (``.dynamic``'s), set by
+#: :func:`connect_dynamic` when ``relay.op`` is assembled.
+_twin_emit: Callable[[str, Emit, str], Emit] | None = None
+
+
+def connect_dynamic(twin_emit: Callable[[str, Emit, str], Emit]) -> None:
+    """Set how a ``dyn.`` twin emits (``relay.op.op`` connects :mod:`.dynamic`'s, which
+    imports what imports this module)."""
+    global _twin_emit
+    _twin_emit = twin_emit
+
+
+def dynamic_row(row: OpRow, attr: str) -> OpRow:
+    """The ``dyn.`` twin of ``row`` whose attribute ``attr`` is a tensor input (Relay's
+    ``dyn.broadcast_to(data, shape)`` beside ``broadcast_to(data, shape=...)``), made once and
+    known to ``relay.op.get``."""
+    name = f"dyn.{row.name}"
+    found = _dialect_rows.get(name)
+    if found is not None:
+        return found
+    if _twin_emit is None:
+        raise UnsupportedRelayError(f"relay.{name}: the dyn.* emitters are not connected")
+    twin = OpRow(
+        name,
+        (*row.inputs, attr),
+        tuple((n, d) for n, d in row.attrs if n != attr),
+        row.relax_op,
+        _twin_emit(row.name, row.emit, attr),
+        row.attrs_type,
+        normalize={k: v for k, v in row.normalize.items() if k != attr},
+        refusals=tuple(r for r in row.refusals if r.attr != attr),
+        outputs=row.outputs,
+    )
+    return _dialect_rows.setdefault(name, twin)
+
+
+def _dynamic_call(row: OpRow, inputs: list[Expr], values: Mapping[str, Any]) -> Call | None:
+    """The call of ``row``'s ``dyn.`` twin when one of its :attr:`OpRow.dynamic` attributes is
+    given as a (non-constant) tensor expression, else None."""
+    from compile_engine_compat.relay.expr import Constant
+
+    for attr in row.dynamic:
+        value = values[attr]
+        if hasattr(value, "astuple") and not isinstance(value, Expr):
+            value = value.astuple()
+        if isinstance(value, Expr) and not isinstance(value, Constant):
+            twin = dynamic_row(row, attr)
+            return Call(relay_op(twin), [*inputs, value], twin.make_attrs(values))
+    return None
+
+
 def _builder(row: OpRow) -> Callable[..., Any]:
     """The Relay builder function of ``row`` (``relay.nn.conv2d``), with Relay's signature."""
     op = relay_op(row)
@@ -353,9 +411,11 @@ def _builder(row: OpRow) -> Callable[..., Any]:
                 inputs.append(Tuple(list(value)))
             else:
                 inputs.append(as_expr(value))
-        attrs = row.make_attrs(values)
-        call = Call(op, inputs, attrs)
-        if row.outputs is not None:
+        call = _dynamic_call(row, inputs, values) if row.dynamic else None
+        attrs = row.make_attrs(values) if call is None else call.attrs
+        if call is None:
+            call = Call(op, inputs, attrs)
+        if row.outputs is not None and attrs is not None:
             size = row.outputs(attrs)
             if size:
                 return TupleWrapper(call, size)

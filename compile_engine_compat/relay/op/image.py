@@ -127,6 +127,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.resize2d,
         "relay.attrs.Resize2DAttrs",
         normalize={"size": normalize.ntuple(2)},
+        dynamic=("size",),
     ),
 )
 

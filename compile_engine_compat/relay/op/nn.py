@@ -543,7 +543,10 @@ ROWS: tuple[OpRow, ...] = (
         "relax.nn.pad",
         convert.pad,
         "relay.attrs.PadAttrs",
-        normalize={"pad_value": normalize.scalar_value},
+        normalize={
+            "pad_width": normalize.static_value("pad_width"),
+            "pad_value": normalize.scalar_value,
+        },
         refusals=(
             Refusal(
                 "pad_mode",
@@ -565,6 +568,7 @@ ROWS: tuple[OpRow, ...] = (
         "relax.image.resize2d",
         convert.upsampling,
         "relay.attrs.UpSamplingAttrs",
+        normalize={"scale_h": normalize.scalar_value, "scale_w": normalize.scalar_value},
         refusals=(
             Refusal(
                 "method",
@@ -658,6 +662,7 @@ ROWS: tuple[OpRow, ...] = (
             ),
         ),
         "relay.attrs.UpSampling3DAttrs",
+        normalize={f"scale_{x}": normalize.scalar_value for x in "dhw"},
     ),
     OpRow(
         "nn.correlation",

@@ -11,11 +11,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from compile_engine_compat.relay._impl import custom
+from compile_engine_compat.relay._impl import custom, dyn_twins
 from compile_engine_compat.relay._impl.registry import (
     OpRow,
     RelayOp,
     UnsupportedRelayError,
+    connect_dynamic,
     dialect_row,
     refused_message,
     relay_op,
@@ -29,7 +30,7 @@ from compile_engine_compat.relay._impl.relay_strategies import (
     strategy_function,
 )
 
-from . import algorithm, annotation, image, nn, reduce, tensor, transform, vision
+from . import algorithm, annotation, image, nn, random, reduce, tensor, transform, vision
 
 __all__ = [
     "MIXED_PRECISION_ATTR",
@@ -59,7 +60,10 @@ FAMILIES: tuple[ModuleType, ...] = (
     image,
     vision,
     annotation,
+    random,
 )
+
+connect_dynamic(dyn_twins.twin_emit)  # the dyn.* twins of rows with tensor-valued shapes
 
 #: Relay op name -> row. The single source of the Relay front end's ops.
 OP_TABLE: dict[str, OpRow] = {row.name: row for family in FAMILIES for row in family.ROWS}

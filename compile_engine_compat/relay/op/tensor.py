@@ -91,6 +91,7 @@ ROWS: tuple[OpRow, ...] = (
             convert.direct(f"relax.{name}", shape="shape", dtype="dtype"),
             "relay.attrs.InitOpAttrs",
             normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
+            dynamic=("shape",),
         )
         for name in ("zeros", "ones")
     ),

@@ -35,6 +35,7 @@ ROWS: tuple[OpRow, ...] = (
         "relax.reshape",
         convert.reshape,
         "relay.attrs.ReshapeAttrs",
+        dynamic=("newshape",),
     ),
     OpRow(
         "transpose",
@@ -130,6 +131,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.full,
         "relay.attrs.InitOpAttrs",
         normalize={"shape": normalize.static_ints("shape"), "dtype": normalize.dtype},
+        dynamic=("shape",),
     ),
     OpRow(
         "full_like",
@@ -146,6 +148,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.direct("relax.broadcast_to", shape="shape"),
         "relay.attrs.InitOpAttrs",
         normalize={"shape": normalize.static_ints("shape")},
+        dynamic=("shape",),
     ),
     OpRow(
         "tile",
@@ -155,6 +158,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.direct("relax.tile", repeats="reps"),
         "relay.attrs.TileAttrs",
         normalize={"reps": normalize.static_ints("reps")},
+        dynamic=("reps",),
     ),
     OpRow(
         "repeat",
@@ -231,6 +235,7 @@ ROWS: tuple[OpRow, ...] = (
             "off_value": normalize.scalar_value,
             "dtype": normalize.dtype,
         },
+        dynamic=("depth",),
     ),
     OpRow(
         "arange",
@@ -445,6 +450,7 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.SparseToDenseAttrs",
         order=("sparse_indices", "output_shape", "sparse_values", "default_value"),
         normalize={"output_shape": normalize.static_ints("output_shape")},
+        dynamic=("output_shape",),
     ),
     OpRow(
         "sparse_fill_empty_rows",

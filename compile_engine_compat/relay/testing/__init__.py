@@ -32,6 +32,7 @@ from compile_engine_compat.relay.analysis import free_vars
 from ..backend.interpreter import module_form
 from ..expr import BaseOp, Call, Expr, If, Let, Tuple, TupleGetItem
 from ..function import Function
+from ..ty import TensorType
 from . import (
     dcgan,
     densenet,
@@ -98,9 +99,20 @@ def run_infer_type(expr: Any, mod: Any = None) -> Any:
     Returns
     -------
     Expr
-        ``expr`` with ``checked_type`` set on it and its sub-expressions.
+        ``expr`` with ``checked_type`` set on it and its sub-expressions; a function with no
+        return type annotation comes back as a typed copy annotated with the inferred one, as
+        Relay's ``InferType`` returned it (``run_infer_type(f).ret_type``).
     """
-    return infer(expr)
+    typed = infer(expr)
+    if type(typed) is not Function or typed.ret_type is not None:  # not a gradient's
+        return typed
+    ret_type = getattr(typed.checked_type, "ret_type", None)
+    if ret_type is None:
+        return typed
+    annotated = Function(
+        typed.params, typed.body, ret_type, typed.type_params, typed.attrs, typed.span
+    )
+    return infer(annotated)
 
 
 def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
@@ -151,6 +163,17 @@ def run_opt_pass(expr: Any, opt_pass: Any, import_prelude: bool = False) -> Any:
 def rand(dtype: str, *shape: int) -> Any:
     """``relay.testing.rand(dtype, *shape)``: a tensor of ``np.random.rand`` values on the CPU."""
     return tvm.runtime.tensor(np.random.rand(*shape).astype(dtype), tvm.cpu(0))
+
+
+def _np_randn_from_type(t: Any, scale: float = 1, mean: float = 0) -> np.ndarray:
+    """``relay.testing._np_randn_from_type(t, scale, mean)``: an array of ``t``'s shape and
+    dtype drawn from ``np.random.randn`` (the global generator, as Relay's was), scaled and
+    shifted; a 0-d array for a scalar type. Upstream's gradient tests import this private name.
+    """
+    if not isinstance(t, TensorType):
+        raise TypeError(f"_np_randn_from_type takes a relay.TensorType, got {t!r}")
+    values = mean + scale * np.random.randn(*t.concrete_shape)
+    return np.asarray(values).astype(t.dtype)
 
 
 def enabled_targets() -> list[tuple[str, Any]]:

@@ -107,3 +107,37 @@ def test_dimensions_that_do_not_broadcast_raise_at_the_call():
 def test_a_static_batch_of_one_broadcasts_against_an_any_batch():
     out = _run((1, 4, 6), (relay.Any(), 6, 3), X[:1].copy(), Y, transpose_b=False)
     np.testing.assert_allclose(out, X[:1] @ Y, rtol=1e-5, atol=1e-6)
+
+
+def test_shape_tensors_build_the_dyn_twins_read_at_run_time():
+    """Relay's dyn.* ops: a shape given as a tensor is read when the function runs, and the
+    result's dimensions are Any, as Relay typed them."""
+    shape = relay.var("shape", shape=(3,), dtype="int64")
+    reps = relay.var("reps", shape=(2,), dtype="int32")
+    x = relay.var("x", shape=(4, 1))
+    wide = relay.broadcast_to(x, shape)
+    assert wide.op.name == "dyn.broadcast_to" and relay.op.get("dyn.broadcast_to") is wide.op
+    typed = relay.testing.run_infer_type(wide).checked_type
+    assert typed == relay.TensorType((relay.Any(),) * 3, "float32")
+    outs = [wide, relay.zeros(shape, "int64"), relay.full(relay.const(2.0), shape)]
+    outs.append(relay.tile(x, reps))
+    depth = relay.var("depth", shape=(), dtype="int32")
+    outs.append(
+        relay.one_hot(relay.const([2, 0]), relay.const(1.0), relay.const(0.0), depth, 0, "float32")
+    )
+    codes = relay.var("codes", shape=(2,), dtype="int64")
+    outs.append(relay.reshape(x, codes))  # Relay's codes, resolved when the function runs
+    func = relay.Function([x, shape, reps, depth, codes], relay.Tuple(outs))
+    mod = tvm.IRModule.from_expr(func)
+    data = np.arange(4, dtype="float32").reshape(4, 1)
+    run = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    values = [np.array([2, 4, 3], "int64"), np.array([2, 3], "int32"), np.array(3, "int32")]
+    got = run(data, *values, np.array([-1, 2]))
+    np.testing.assert_array_equal(got[0].numpy(), np.broadcast_to(data, (2, 4, 3)))
+    np.testing.assert_array_equal(got[1].numpy(), np.zeros((2, 4, 3), "int64"))
+    np.testing.assert_array_equal(got[2].numpy(), np.full((2, 4, 3), 2.0, "float32"))
+    np.testing.assert_array_equal(got[3].numpy(), np.tile(data, (2, 3)))
+    np.testing.assert_array_equal(got[4].numpy(), np.eye(3, dtype="float32")[:, [2, 0]])
+    np.testing.assert_array_equal(got[5].numpy(), data.reshape(2, 2))
+    with pytest.raises(relay.RelayTypeError, match="1-d numeric tensor"):
+        relay.testing.run_infer_type(relay.zeros(relay.var("s", shape=(2, 2)), "float32"))
