@@ -409,7 +409,7 @@ class CompileEngine(LegacyObject):
             "shape_func",
             "",
             _shape_func_entry,
-            caching=_always,  # the disable-cache pass config never applied to shape functions
+            caching_enabled=_always,  # the disable-cache pass config never applied to shape functions
         )
 
     def _lower_wrapped(
