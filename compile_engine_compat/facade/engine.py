@@ -409,7 +409,8 @@ class CompileEngine(LegacyObject):
             "shape_func",
             "",
             _shape_func_entry,
-            caching_enabled=_always,  # the disable-cache pass config never applied to shape functions
+            # The disable-cache pass config never applied to shape functions.
+            caching_enabled=_always,
         )
 
     def _lower_wrapped(
