@@ -66,6 +66,8 @@ R = relax.op
 #: What jit builds a plain "llvm" for; the new-path rows build for it too (same code generator).
 HOST_TARGET = schedules.host_target()
 QUICK = False
+#: ``--models``: the model rows run only for the models whose name contains one of these.
+MODEL_NAMES: list[str] = []
 
 
 # -- Relax functions ------------------------------------------------------------------------------
@@ -348,6 +350,8 @@ def bench_models(engine: Any) -> None:
         return
     models, ort, torch = stack
     for model in models.MODELS:
+        if MODEL_NAMES and not any(word in model.name for word in MODEL_NAMES):
+            continue
         _bench_model(models, model, ort, torch)
 
 
@@ -1332,8 +1336,17 @@ def main() -> None:
         help="also ResNet-50, BERT-base (12 layers, seq 128, d 768), batch 8 and a dynamic batch "
         "through the Relay VM (minutes)",
     )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        metavar="NAME",
+        default=[],
+        help="the model rows (bench_models) only for the models whose name contains one of "
+        "these (e.g. ResNet-18 MobileNet)",
+    )
     args = parser.parse_args()
     QUICK = args.quick
+    MODEL_NAMES[:] = args.models
     engine = compile_engine.get()
     load_before = _load()
     started = time.perf_counter()

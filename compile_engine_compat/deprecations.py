@@ -241,6 +241,12 @@ def _user_frame() -> tuple[FrameType | None, int]:
     return frame, level
 
 
+@functools.cache
+def _api_message_text(api: str) -> str:
+    """:func:`message_text` of ``api``'s row, made once per row (rows never change)."""
+    return message_text(lookup(api))
+
+
 def _filtered_out(api: str, frame: FrameType) -> bool:
     """Would ``warnings.warn`` of ``api``'s warning at ``frame`` hit an ``ignore`` filter?
 
@@ -250,10 +256,9 @@ def _filtered_out(api: str, frame: FrameType) -> bool:
     """
     module = frame.f_globals.get("__name__", "<string>")
     lineno = frame.f_lineno
-    text = message_text(lookup(api))
     for action, message, category, module_re, line in warnings.filters:
         if (
-            (message is None or message.match(text))
+            (message is None or message.match(_api_message_text(api)))
             and issubclass(CompileEngineDeprecationWarning, category)
             and (module_re is None or module_re.match(module))
             and (line == 0 or line == lineno)

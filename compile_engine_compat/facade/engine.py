@@ -60,13 +60,23 @@ class LoweringError(RuntimeError):
     """
 
 
+#: mod_name -> its symbol prefix: every ``lower`` call names one, almost always the same few.
+_prefixes: dict[str, str] = {}
+
+
 def mangle_module_name(mod_name: str) -> str:
     """Return the legacy symbol prefix for ``mod_name``: ``tvmgen_<mod_name>``, or ``tvmgen``."""
+    prefix = _prefixes.get(mod_name) if type(mod_name) is str else None
+    if prefix is not None:
+        return prefix
     if not isinstance(mod_name, str):
         raise TypeError(f"mod_name must be a str, got {type(mod_name).__qualname__}")
     if not _VALID_MOD_NAME.fullmatch(mod_name):
         raise ValueError(f"{mod_name!r} contains invalid characters")
-    return f"tvmgen_{mod_name}" if mod_name else "tvmgen"
+    prefix = f"tvmgen_{mod_name}" if mod_name else "tvmgen"
+    if len(_prefixes) < 256 and type(mod_name) is str:  # bounded: names are few
+        _prefixes[mod_name] = prefix
+    return prefix
 
 
 def legacy_func_name(source_func: relax.Function, stem: str) -> str:
@@ -88,6 +98,11 @@ def _source_text(source_func: Any) -> str:
 
 def _get_cache_key(source_func: Any, target: Any) -> CCacheKey:
     """Legacy ``_get_cache_key``: a Function makes a new key; a CCacheKey is returned as is."""
+    if type(source_func) is relax.Function:  # the common case, in one type check (a cache hit)
+        resolved = as_target(target)
+        if resolved is None:
+            raise ValueError("Need target when source_func is a Function")
+        return CCacheKey._make(source_func, resolved)
     if isinstance(source_func, relax.Function | tvm.IRModule) or hasattr(
         type(source_func), "__relax_function__"
     ):
@@ -394,7 +409,8 @@ class CompileEngine(LegacyObject):
             "shape_func",
             "",
             _shape_func_entry,
-            caching=True,  # the disable-cache pass config never applied to shape functions
+            # The disable-cache pass config never applied to shape functions.
+            caching_enabled=_always,
         )
 
     def _lower_wrapped(
@@ -416,8 +432,7 @@ class CompileEngine(LegacyObject):
         prefix: str,
         make: Callable[[CCacheKey, str], CCacheValue] | None = None,
     ) -> CCacheValue:
-        with self._lock:
-            self._current_key = key
+        self._current_key = key  # one attribute store: atomic, no lock needed
         # The PassContext is in the dict key, not in CCacheKey (legacy keys compare without it):
         # a kernel built under ``tirx.disable_assert`` must never be handed out elsewhere.
         return self._lookup_or_build(
@@ -427,7 +442,7 @@ class CompileEngine(LegacyObject):
             "fused",
             prefix,
             make or (lambda k, name: CCacheValue(self._build_cached_func(k, name))),
-            self.caching_enabled(),
+            self.caching_enabled,
         )
 
     def _lookup_or_build(
@@ -438,17 +453,20 @@ class CompileEngine(LegacyObject):
         stem: str,
         prefix: str,
         make: Callable[[CCacheKey, str], CCacheValue],
-        caching: bool,
+        caching_enabled: Callable[[], bool],
     ) -> CCacheValue:
         """Return the value stored under ``lookup`` (counting a hit), or make, store and return
         ``key``'s.
 
         A key is made once: makers run under the trace lock, and a thread that waited for
-        another's build finds it on the second look.
+        another's build finds it on the second look. ``caching_enabled`` is asked on a miss
+        only: a hit returns before (the legacy engine looked up under the disable-cache config
+        too, and only skipped storing).
         """
         hit = self._hit(cache, lookup)
         if hit is not None:
             return hit
+        caching = caching_enabled()
         with _trace.TRACE_LOCK:
             if caching:
                 hit = self._hit(cache, lookup)
@@ -572,6 +590,10 @@ def _build_chunk(values: list[CCacheValue]) -> list[Kernel]:
         raise
     except Exception as err:
         raise _build_failure(*[c.funcs for c in cacheds]) from err
+
+
+def _always() -> bool:
+    return True
 
 
 def _shape_func_entry(key: CCacheKey, name: str) -> CCacheValue:

@@ -53,7 +53,10 @@ class CCacheKey(LegacyObject):
         """Build a key without counting a legacy call (the engine's internal path): ``target``
         comes from :func:`as_target` already."""
         key = cls.__new__(cls)
-        key._init(source_func, target, resolved=True)
+        if type(source_func) is relax.Function:  # the engine's case (a cache hit): no checks
+            key.source_func, key.target, key._lookup = source_func, target, None
+        else:
+            key._init(source_func, target, resolved=True)
         return key
 
     def _init(self, source_func: Any, target: Any, resolved: bool = False) -> None:

@@ -41,6 +41,7 @@ from compile_engine_compat.pipeline.tuned import tuned_schedule
 
 __all__ = [
     "ScheduleKernels",
+    "balanced_shares",
     "build_executable",
     "forget_schedules",
     "kernels_to_schedule",
@@ -329,7 +330,7 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
     with target:
         lowered = tvm.transform.Sequential(relax_passes(target))(mod)
     kernels = [gvar for gvar, func in lowered.functions.items() if isinstance(func, tirx.PrimFunc)]
-    shares = [kernels[i :: build_threads()] for i in range(build_threads())]
+    shares = balanced_shares(lowered, kernels, build_threads())
     away = [share for share in shares[1:] if share]
     if not away:
         executable = relax.build(
@@ -352,6 +353,49 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
         for future in futures:
             executable.mod.import_module(future.result())
         return executable
+
+
+def balanced_shares(mod: tvm.IRModule, kernels: list[Any], threads: int) -> list[list[Any]]:
+    """Split ``kernels`` (GlobalVars of ``mod``) into ``threads`` shares of about equal LLVM time.
+
+    LLVM's time for a kernel (its code generation and its JIT) grows with the kernel's TIR, and
+    the length of its printed TIR follows it closely: ResNet-18's packed convolutions print about
+    5x a transpose's text and take 3-6x its time. The heaviest kernel goes first, each to the
+    share with the least so far (longest processing time first). Every share is compiled on its
+    own thread (share 0 on the caller's, with the VM's own functions, which cost little); the
+    build ends when the slowest is done. Which share a kernel lands in changes no code.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        Holds the kernels.
+    kernels : list of tvm.ir.GlobalVar
+        The PrimFuncs to share out, in module order.
+    threads : int
+        How many shares (at least 1).
+
+    Returns
+    -------
+    list of list of tvm.ir.GlobalVar
+        ``threads`` shares, each in module order; some may be empty.
+    """
+    if threads <= 1 or len(kernels) <= 1:
+        return [list(kernels)] + [[] for _ in range(threads - 1)]
+    weight = {gvar: _printed_length(mod[gvar]) for gvar in kernels}
+    loads = [0] * threads
+    chosen: dict[Any, int] = {}
+    for gvar in sorted(kernels, key=lambda g: weight[g], reverse=True):
+        lightest = loads.index(min(loads))
+        chosen[gvar] = lightest
+        loads[lightest] += weight[gvar]
+    return [[gvar for gvar in kernels if chosen[gvar] == i] for i in range(threads)]
+
+
+def _printed_length(func: tirx.PrimFunc) -> int:
+    try:
+        return len(str(func))
+    except Exception:  # a weight only: a kernel TVMScript cannot print still builds
+        return 1
 
 
 def _jit(executable: Any, mod: tvm.IRModule, share: list[Any]) -> None:
