@@ -58,6 +58,9 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "EliminateCommonSubexpr": "real: on the Relay graph, a call of the same op with the same "
     "attributes and arguments as an earlier one, and a second TupleGetItem of one tuple and "
     "index, become the earlier node; fskip(call) keeps a call apart, as in Relay",
+    "FlattenAtrousConv": "real: on the Relay graph (flatten_atrous_conv.py), space_to_batch_nd "
+    "-> conv2d/qnn.conv2d (NHWC) -> batch_to_space_nd becomes one conv2d with dilation = "
+    "block_shape and padding = paddings - crops",
 }
 
 
@@ -316,3 +319,10 @@ def EliminateCommonSubexpr(fskip: Callable[[Expr], bool] | None = None) -> Any:
     if fskip is not None and not callable(fskip):
         raise TypeError(f"EliminateCommonSubexpr(fskip) takes a callable or None, got {fskip!r}")
     return graph_pass("EliminateCommonSubexpr", 3, _eliminate_common_subexpr(fskip))
+
+
+#: For the passes kept in modules of their own (``flatten_atrous_conv``, ...): the op name of
+#: a call (None for anything else), and a rewrite applying a rule to each call after its args.
+op_name = _op_name
+rewrite_calls = _rewrite_with
+__all__ += ["op_name", "rewrite_calls"]

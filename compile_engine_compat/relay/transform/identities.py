@@ -24,7 +24,6 @@ __all__ = [
     "CombineParallelConv2D",
     "DefuseOps",
     "EtaExpand",
-    "FlattenAtrousConv",
     "FoldExplicitPadding",
     "ForwardFoldScaleAxis",
     "LazyGradientInit",
@@ -61,8 +60,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "KillAfterLastUse) when relay.build compiles",
     "FoldExplicitPadding": "identity: nn.pad stays a separate op before the convolution; the "
     "results are the same",
-    "FlattenAtrousConv": "identity: space_to_batch/batch_to_space around a conv stay as they "
-    "are; the results are the same",
     "SplitArgs": "identity: the CPU target takes any number of arguments; nothing to split",
     "CapturePostDfsIndexInSpans": "identity: Relay recorded node indices for Collage; Relax "
     "nodes keep the spans they were built with",
@@ -146,12 +143,6 @@ def ManifestLifetimes() -> Any:
 def FoldExplicitPadding() -> Any:
     """``relay.transform.FoldExplicitPadding()``: an identity (opt level 0)."""
     return identity_pass("FoldExplicitPadding", 0)
-
-
-@legacy_api("relay.transform.more_passes")
-def FlattenAtrousConv() -> Any:
-    """``relay.transform.FlattenAtrousConv()``: an identity (opt level 0)."""
-    return identity_pass("FlattenAtrousConv", 0)
 
 
 @legacy_api("relay.transform.more_passes")

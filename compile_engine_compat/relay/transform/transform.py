@@ -34,6 +34,7 @@ from compile_engine_compat.relay._impl.passes import (
 from . import refused
 from .annotate_target import AnnotateTarget
 from .fake_quantization_to_integer import FakeQuantizationToInteger
+from .flatten_atrous_conv import FlattenAtrousConv
 from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
@@ -51,7 +52,6 @@ from .identities import (
     CombineParallelConv2D,
     DefuseOps,
     EtaExpand,
-    FlattenAtrousConv,
     FoldExplicitPadding,
     ForwardFoldScaleAxis,
     LazyGradientInit,
