@@ -61,6 +61,8 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "FlattenAtrousConv": "real: on the Relay graph (flatten_atrous_conv.py), space_to_batch_nd "
     "-> conv2d/qnn.conv2d (NHWC) -> batch_to_space_nd becomes one conv2d with dilation = "
     "block_shape and padding = paddings - crops",
+    "SplitArgs": "real: on the Relay graph (split_args.py), a concatenate whose inputs need more "
+    "kernel arguments than the limit becomes a chain of concatenates over stop_fusion",
 }
 
 

@@ -30,7 +30,6 @@ __all__ = [
     "Legalize",
     "ManifestLifetimes",
     "PlanDevices",
-    "SplitArgs",
 ]
 
 #: Relay pass -> "identity: <why>".
@@ -60,7 +59,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "KillAfterLastUse) when relay.build compiles",
     "FoldExplicitPadding": "identity: nn.pad stays a separate op before the convolution; the "
     "results are the same",
-    "SplitArgs": "identity: the CPU target takes any number of arguments; nothing to split",
     "CapturePostDfsIndexInSpans": "identity: Relay recorded node indices for Collage; Relax "
     "nodes keep the spans they were built with",
 }
@@ -143,12 +141,6 @@ def ManifestLifetimes() -> Any:
 def FoldExplicitPadding() -> Any:
     """``relay.transform.FoldExplicitPadding()``: an identity (opt level 0)."""
     return identity_pass("FoldExplicitPadding", 0)
-
-
-@legacy_api("relay.transform.more_passes")
-def SplitArgs(max_function_args: int = 0) -> Any:
-    """``relay.transform.SplitArgs(max_function_args)``: an identity (opt level 1)."""
-    return identity_pass("SplitArgs", 1)
 
 
 @legacy_api("relay.transform.more_passes")

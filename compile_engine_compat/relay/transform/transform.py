@@ -58,7 +58,6 @@ from .identities import (
     Legalize,
     ManifestLifetimes,
     PlanDevices,
-    SplitArgs,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
 from .merge_compiler_regions import MergeCompilerRegions
@@ -73,6 +72,7 @@ from .relax_backed import (
     LambdaLift,
     PartialEvaluate,
 )
+from .split_args import SplitArgs
 from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
