@@ -110,6 +110,9 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.runtime:NDArray", f"{_LEGACY}.nd:NDArray"),
     MovedName("tvm.target:generic_func", f"{_LEGACY}.target:generic_func"),
     MovedName("tvm.target:VirtualDevice", f"{_LEGACY}.virtual_device:VirtualDevice"),
+    MovedName(
+        "tvm.target:make_compilation_config", f"{_LEGACY}.virtual_device:make_compilation_config"
+    ),
     MovedName("tvm.target:Target.max_function_args", f"{_LEGACY}.target:max_function_args"),
     MovedName("tvm.target:GenericFunc", f"{_LEGACY}.target:GenericFunc"),
     MovedName("tvm.target:get_native_generic_func", f"{_LEGACY}.target:get_native_generic_func"),

@@ -50,3 +50,16 @@ def test_virtual_device_fields_equality_and_relax_vdevice(tvm_installed):
     assert cpu.as_vdevice().memory_scope == "global"
     with pytest.raises(ValueError, match="without a target"):
         unconstrained.as_vdevice()
+
+
+def test_device_planning_is_refused_at_the_call_not_at_the_lookup(tvm_installed):
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
+
+    recover = tvm_installed._ffi.get_global_func("relay.transform.RecoverVirtualDeviceMap")
+    with pytest.raises(RelayRemovedCallError, match="RealizeVDevice"):
+        recover(None, None)
+    with pytest.raises(RelayRemovedCallError, match="RealizeVDevice"):
+        tvm_installed.target.make_compilation_config(None, [])
+    with pytest.raises(ValueError, match="no_such_global"):
+        tvm_installed._ffi.get_global_func("no_such_global")
+    assert tvm_installed._ffi.get_global_func("no_such_global", allow_missing=True) is None

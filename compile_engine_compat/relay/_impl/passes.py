@@ -83,9 +83,15 @@ PASS_KINDS: dict[str, str] = {
 #: Relay's kernel layout for ``"default"``, by op and data layout (Relay's ConvertLayout rule).
 _DEFAULT_KERNEL_LAYOUTS: dict[str, dict[str, str]] = {
     "nn.conv1d": {"NCW": "OIW", "NWC": "WIO"},
-    "nn.conv2d": {"NCHW": "OIHW", "NHWC": "HWIO"},
+    "nn.conv2d": {"NCHW": "OIHW", "NHWC": "HWIO", "HWNC": "HWOI"},
     "nn.conv3d": {"NCDHW": "OIDHW", "NDHWC": "DHWIO"},
     "nn.conv2d_transpose": {"NCHW": "IOHW", "NHWC": "HWOI"},
+}
+#: Relay ops the front end emits as another op's Relax call (QNN convolutions are lowered to
+#: ``relax.nn.conv2d`` on integers): their desired layouts are that op's, and so is "default".
+_CONVERTED_AS: dict[str, str] = {
+    "qnn.conv2d": "nn.conv2d",
+    "qnn.conv2d_transpose": "nn.conv2d_transpose",
 }
 
 
@@ -154,6 +160,7 @@ def _relax_layouts(desired_layouts: Mapping[str, Sequence[str]]) -> dict[str, li
     out: dict[str, list[str]] = {}
     for op_name, layouts in desired_layouts.items():
         layouts = [str(v) for v in layouts]
+        op_name = _CONVERTED_AS.get(op_name, op_name)
         if len(layouts) > 1 and layouts[1] == "default":
             kernel = _DEFAULT_KERNEL_LAYOUTS.get(op_name, {}).get(layouts[0])
             if kernel is None:

@@ -54,7 +54,8 @@ IDENTITY_KINDS: dict[str, str] = {
     "relay.transform.CombineParallelDense runs Relax's CombineParallelMatmul on its own",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
     "relay.transform.gradient are computed by relax.transform.Gradient, eagerly",
-    "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan",
+    "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan "
+    "(planning across several, tvm.target.make_compilation_config, is refused at the call)",
     "ManifestLifetimes": "identity: the Relax VM plans memory (StaticPlanBlockMemory, "
     "KillAfterLastUse) when relay.build compiles",
     "FoldExplicitPadding": "identity: nn.pad stays a separate op before the convolution; the "
