@@ -161,6 +161,10 @@ def _relax_layouts(desired_layouts: Mapping[str, Sequence[str]]) -> dict[str, li
     for op_name, layouts in desired_layouts.items():
         layouts = [str(v) for v in layouts]
         op_name = _CONVERTED_AS.get(op_name, op_name)
+        if len(layouts) > 1 and layouts[1] == "default" and op_name not in _DEFAULT_KERNEL_LAYOUTS:
+            # An op with no kernel (batch_norm, roi_align): Relax takes no desired layout for
+            # it (its InferLayout refuses one) and carries its input's layout through it.
+            continue
         if len(layouts) > 1 and layouts[1] == "default":
             kernel = _DEFAULT_KERNEL_LAYOUTS.get(op_name, {}).get(layouts[0])
             if kernel is None:

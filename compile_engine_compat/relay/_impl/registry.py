@@ -177,6 +177,8 @@ _INERT_ATTRS = frozenset(
         "FTVMOptionalFakeQuantizationToInteger",
         # read by relay.transform.ToMixedPrecision
         "FTVMMixedPrecisionConversionType",
+        # read by relay.transform.AlterOpLayout (relay.build picks its own layouts)
+        "FTVMAlterOpLayout",
     }
 )
 

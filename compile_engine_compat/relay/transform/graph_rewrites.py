@@ -63,6 +63,9 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "block_shape and padding = paddings - crops",
     "SplitArgs": "real: on the Relay graph (split_args.py), a concatenate whose inputs need more "
     "kernel arguments than the limit becomes a chain of concatenates over stop_fusion",
+    "AlterOpLayout": "real: on the Relay graph (alter_op_layout.py), each call of an op with an "
+    "FTVMAlterOpLayout function becomes what it returns; a replacement of another type (a new "
+    "layout) is refused, TVM 0.19's layout propagation is not served",
 }
 
 

@@ -16,7 +16,6 @@ from compile_engine_compat.relay._impl.passes import identity_pass
 
 __all__ = [
     "IDENTITY_KINDS",
-    "AlterOpLayout",
     "BackwardFoldScaleAxis",
     "BatchingOps",
     "CanonicalizeCast",
@@ -34,8 +33,6 @@ __all__ = [
 
 #: Relay pass -> "identity: <why>".
 IDENTITY_KINDS: dict[str, str] = {
-    "AlterOpLayout": "identity: Relay swapped in target-specific data layouts per op; the "
-    "shim's schedules pick their own tiling and packing, so results are unchanged",
     "Legalize": "identity: Relay rewrote ops a target could not run; relay.build legalizes "
     "every op (relax.transform.LegalizeOps) when it compiles",
     "CanonicalizeCast": "identity: Relay moved casts out of fused elementwise groups; the "
@@ -63,12 +60,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "CapturePostDfsIndexInSpans": "identity: Relay recorded node indices for Collage; Relax "
     "nodes keep the spans they were built with",
 }
-
-
-@legacy_api("relay.transform.more_passes")
-def AlterOpLayout() -> Any:
-    """``relay.transform.AlterOpLayout()``: an identity (opt level 3); see IDENTITY_KINDS."""
-    return identity_pass("AlterOpLayout", 3)
 
 
 @legacy_api("relay.transform.more_passes")

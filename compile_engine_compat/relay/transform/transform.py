@@ -32,6 +32,7 @@ from compile_engine_compat.relay._impl.passes import (
 )
 
 from . import refused
+from .alter_op_layout import AlterOpLayout
 from .annotate_target import AnnotateTarget
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .flatten_atrous_conv import FlattenAtrousConv
@@ -44,7 +45,6 @@ from .graph_rewrites import (
 )
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
-    AlterOpLayout,
     BackwardFoldScaleAxis,
     BatchingOps,
     CanonicalizeCast,
