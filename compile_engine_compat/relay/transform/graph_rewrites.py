@@ -66,6 +66,9 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "AlterOpLayout": "real: on the Relay graph (alter_op_layout.py), each call of an op with an "
     "FTVMAlterOpLayout function becomes what it returns; a replacement of another type (a new "
     "layout) is refused, TVM 0.19's layout propagation is not served",
+    "FlexibleShapeDispatch": "real: on the Relay graph (flexible_shape.py), the chosen inputs "
+    "take any size on the axis (relay.Any), TVM 0.19's fallback for every size; the buckets "
+    "and padding only chose kernels and are not used",
 }
 
 

@@ -36,6 +36,7 @@ from .alter_op_layout import AlterOpLayout
 from .annotate_target import AnnotateTarget
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .flatten_atrous_conv import FlattenAtrousConv
+from .flexible_shape import FlexibleShapeDispatch
 from .graph_rewrites import (
     ChangeBatch,
     DivToMul,
@@ -102,6 +103,7 @@ __all__ = [
     "FakeQuantizationToInteger",
     "FastMath",
     "FlattenAtrousConv",
+    "FlexibleShapeDispatch",
     "FoldConstant",
     "FoldConstantExpr",
     "FoldExplicitPadding",
