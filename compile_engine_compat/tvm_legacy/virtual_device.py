@@ -77,23 +77,13 @@ class VirtualDevice:
         return f"VirtualDevice({', '.join(parts)})"
 
 
-def make_compilation_config(ctxt: Any, targets: Any, host_target: Any = None) -> Any:
-    """``tvm.target.make_compilation_config(ctxt, targets)``: refused when called.
-
-    TVM 0.19's ``CompilationConfig`` fed Relay's device planning (``PlanDevices``) over several
-    targets; TVM 0.27 has neither.
-
-    Raises
-    ------
-    RelayRemovedCallError
-        Always, naming what replaces device planning.
-    """
-    refused_name("tvm.target.make_compilation_config", PLANNING_WHY)()
-
-
 #: Why Relay's device planning is refused, and what replaces it.
 PLANNING_WHY = (
     "Relay's device planning across several targets (CompilationConfig, PlanDevices) is not "
     "served: place Relax tensors with R.to_vdevice and relax.transform.RealizeVDevice; "
     "relay.build compiles for one target"
 )
+
+#: ``tvm.target.make_compilation_config(ctxt, targets)``: TVM 0.19's ``CompilationConfig`` fed
+#: Relay's device planning (``PlanDevices``) over several targets; refused when called.
+make_compilation_config = refused_name("tvm.target.make_compilation_config", PLANNING_WHY)
