@@ -53,6 +53,7 @@ class MovedName:
 
 _RELAY_IMPL = "compile_engine_compat.relay._impl"
 _LEGACY = "compile_engine_compat.tvm_legacy"
+_RELAY = "compile_engine_compat.relay"
 
 #: Every moved name, modules first. The one source of what ``install()`` sets outside tvm.relay.
 MOVED_NAMES: tuple[MovedName, ...] = (
@@ -86,6 +87,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.contrib.tar", "tvm.support.tar"),
     MovedName("tvm.runtime.ndarray", f"{_LEGACY}.nd"),
     MovedName("tvm.contrib.graph_runtime", f"{_LEGACY}.graph_executor"),
+    # upstream's test_pass_convert_op_layout imports the quantizer's private annotation helpers.
+    MovedName("tvm.relay.quantize._annotate", f"{_RELAY}.quantize.simulated"),
     # -- attributes ---------------------------------------------------------------------------
     MovedName("tvm:context", f"{_LEGACY}.device:context"),
     *(
@@ -107,6 +110,10 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.runtime:NDArray", f"{_LEGACY}.nd:NDArray"),
     MovedName("tvm.target:generic_func", f"{_LEGACY}.target:generic_func"),
     MovedName("tvm.target:VirtualDevice", f"{_LEGACY}.virtual_device:VirtualDevice"),
+    MovedName(
+        "tvm.target:make_compilation_config", f"{_LEGACY}.virtual_device:make_compilation_config"
+    ),
+    MovedName("tvm.target:Target.max_function_args", f"{_LEGACY}.target:max_function_args"),
     MovedName("tvm.target:GenericFunc", f"{_LEGACY}.target:GenericFunc"),
     MovedName("tvm.target:get_native_generic_func", f"{_LEGACY}.target:get_native_generic_func"),
     MovedName(

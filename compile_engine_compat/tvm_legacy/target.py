@@ -34,6 +34,7 @@ __all__ = [
     "intel_graphics",
     "legacy_target_init",
     "mali",
+    "max_function_args",
     "override_native_generic_func",
     "rasp",
     "riscv_cpu",
@@ -120,6 +121,16 @@ def legacy_target_init(self: Any, target: Any, host: Any = None) -> None:
     """``tvm.target.Target(target, host=None)`` accepting TVM <=0.19's command-line strings."""
     host = legacy_target_value(host) if host is not None else None
     TVM_TARGET_INIT(self, legacy_target_value(target), host)
+
+
+def _max_function_args(self: Any) -> int:
+    """``Target.max_function_args``: the kind's limit on kernel arguments, 0 for none (TVM
+    0.19's property; TVM 0.27 answers only for kinds that set it, such as opencl and metal)."""
+    return int(self.attrs.get("max_function_args", 0))
+
+
+#: Served as ``tvm.target.Target.max_function_args`` (``relay.transform.SplitArgs`` reads it).
+max_function_args = property(_max_function_args)
 
 
 def _options(base: list[str], extra: str | Sequence[str] | None) -> list[str]:

@@ -13,7 +13,9 @@ from typing import Any
 
 import tvm
 
-__all__ = ["VirtualDevice"]
+from compile_engine_compat.surfaces.import_alias import refused_name
+
+__all__ = ["VirtualDevice", "make_compilation_config"]
 
 
 class VirtualDevice:
@@ -73,3 +75,15 @@ class VirtualDevice:
         if self.memory_scope:
             parts.append(f"memory_scope='{self.memory_scope}'")
         return f"VirtualDevice({', '.join(parts)})"
+
+
+#: Why Relay's device planning is refused, and what replaces it.
+PLANNING_WHY = (
+    "Relay's device planning across several targets (CompilationConfig, PlanDevices) is not "
+    "served: place Relax tensors with R.to_vdevice and relax.transform.RealizeVDevice; "
+    "relay.build compiles for one target"
+)
+
+#: ``tvm.target.make_compilation_config(ctxt, targets)``: TVM 0.19's ``CompilationConfig`` fed
+#: Relay's device planning (``PlanDevices``) over several targets; refused when called.
+make_compilation_config = refused_name("tvm.target.make_compilation_config", PLANNING_WHY)

@@ -111,7 +111,7 @@ def test_refused_arguments_and_layouts_say_why():
     with pytest.raises(TypeError, match="fskip"):
         T.EliminateCommonSubexpr(fskip=3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="kernel layout"):
-        T.ConvertLayout({"nn.max_pool2d": ["NHWC", "default"]})
+        T.ConvertLayout({"nn.conv2d": ["NCHW4c", "default"]})
     with pytest.raises(TypeError, match="dict of op name"):
         T.ConvertLayout(["NHWC"])  # type: ignore[arg-type]
 

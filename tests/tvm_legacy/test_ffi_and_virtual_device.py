@@ -63,3 +63,16 @@ def test_removed_relay_global_function_is_refused_at_the_call(tvm_installed):
         lower_te("test", None)
     # a program probing for it still sees it missing
     assert tvm._ffi.get_global_func("relay.tec.LowerTE", allow_missing=True) is None
+
+
+def test_device_planning_is_refused_at_the_call_not_at_the_lookup(tvm_installed):
+    from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
+
+    recover = tvm_installed._ffi.get_global_func("relay.transform.RecoverVirtualDeviceMap")
+    with pytest.raises(RelayRemovedCallError, match="RealizeVDevice"):
+        recover(None, None)
+    with pytest.raises(RelayRemovedCallError, match="RealizeVDevice"):
+        tvm_installed.target.make_compilation_config(None, [])
+    with pytest.raises(ValueError, match="no_such_global"):
+        tvm_installed._ffi.get_global_func("no_such_global")
+    assert tvm_installed._ffi.get_global_func("no_such_global", allow_missing=True) is None

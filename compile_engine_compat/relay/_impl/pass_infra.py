@@ -17,6 +17,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.pipeline.model.vm_executable import PRIM_FUNCS_ATTR
 from compile_engine_compat.relay._impl import origin
 
 __all__ = ["PassContext", "Sequential", "build_config", "function_pass", "module_pass"]
@@ -82,8 +83,10 @@ def through_relay(transform: Callable[..., Any], func: Any, mod: Any, ctx: Any) 
     new = to_relax()
     if func.attrs is not None:
         # The new function's own attributes win: its kernels (the PrimFuncs its call_tir calls
-        # name) are its own, the old ones may have other dtypes.
-        kept = set(new.attrs.keys()) if new.attrs is not None else set()
+        # name) are its own, the old ones may have other dtypes or be called no more. Its
+        # name (global_symbol) is the old one's: the function stays where it was in the module.
+        kept = {PRIM_FUNCS_ATTR, *(new.attrs.keys() if new.attrs is not None else ())}
+        kept.discard("global_symbol")
         for key, value in func.attrs.items():
             if key not in kept:
                 new = new.with_attr(key, value)

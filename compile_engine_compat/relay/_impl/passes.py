@@ -55,7 +55,8 @@ PASS_KINDS: dict[str, str] = {
     "InferType": "identity: Relax functions carry their types (struct info) from the moment "
     "they are built, so there is nothing left to infer",
     "ConvertLayout": "real: relax.transform.ConvertLayout (op names get the relax. prefix; "
-    "'default' kernel layouts are resolved as Relay did)",
+    "'default' kernel layouts are resolved as Relay did; ops other than convolutions and "
+    "resize2d follow their input's layout)",
     "ToMixedPrecision": "real: TVM 0.19's rewrite of the Relay graph, its op lists and casts "
     "(relay/transform/to_mixed_precision.py): float16, bfloat16 or float64",
     "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
@@ -72,9 +73,17 @@ PASS_KINDS: dict[str, str] = {
 #: Relay's kernel layout for ``"default"``, by op and data layout (Relay's ConvertLayout rule).
 _DEFAULT_KERNEL_LAYOUTS: dict[str, dict[str, str]] = {
     "nn.conv1d": {"NCW": "OIW", "NWC": "WIO"},
-    "nn.conv2d": {"NCHW": "OIHW", "NHWC": "HWIO"},
+    "nn.conv2d": {"NCHW": "OIHW", "NHWC": "HWIO", "HWNC": "HWOI"},
     "nn.conv3d": {"NCDHW": "OIDHW", "NDHWC": "DHWIO"},
     "nn.conv2d_transpose": {"NCHW": "IOHW", "NHWC": "HWOI"},
+}
+#: The ops without a kernel whose Relax layout inference takes a desired layout.
+_OTHER_DESIRED = frozenset({"image.resize2d"})
+#: Relay ops the front end emits as another op's Relax call (QNN convolutions are lowered to
+#: ``relax.nn.conv2d`` on integers): their desired layouts are that op's, and so is "default".
+_CONVERTED_AS: dict[str, str] = {
+    "qnn.conv2d": "nn.conv2d",
+    "qnn.conv2d_transpose": "nn.conv2d_transpose",
 }
 
 
@@ -133,6 +142,11 @@ def _relax_layouts(desired_layouts: Mapping[str, Sequence[str]]) -> dict[str, li
     out: dict[str, list[str]] = {}
     for op_name, layouts in desired_layouts.items():
         layouts = [str(v) for v in layouts]
+        op_name = _CONVERTED_AS.get(op_name, op_name)
+        if op_name not in _DEFAULT_KERNEL_LAYOUTS and op_name not in _OTHER_DESIRED:
+            # Relax takes no desired layout for the other ops (pools, batch_norm, reductions:
+            # their InferLayout refuses one) and carries their input's layout through them.
+            continue
         if len(layouts) > 1 and layouts[1] == "default":
             kernel = _DEFAULT_KERNEL_LAYOUTS.get(op_name, {}).get(layouts[0])
             if kernel is None:
@@ -153,7 +167,10 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:
 
     A real transform (opt level 3). Relay's op names (``"nn.conv2d"``) are given Relax's prefix,
     and a ``"default"`` kernel layout becomes the one Relay chose (``HWIO`` for ``NHWC``
-    conv2d, ``OIHW`` for ``NCHW``).
+    conv2d, ``OIHW`` for ``NCHW``); ``qnn.conv2d`` is the ``nn.conv2d`` it lowers to. Relax
+    takes desired layouts for convolutions and ``image.resize2d`` only: the other ops named
+    (pools, ``batch_norm``) follow their input's layout, as they do after a converted
+    convolution in Relay, but one whose input stays in its layout is not converted.
     """
     return relay_pass(
         "ConvertLayout", 3, relax.transform.ConvertLayout(_relax_layouts(desired_layouts))

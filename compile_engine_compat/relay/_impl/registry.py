@@ -186,6 +186,8 @@ _INERT_ATTRS = frozenset(
         "FTVMMixedPrecisionConversionType",
         # read by relay.transform.Legalize
         "FTVMLegalize",
+        # read by relay.transform.AlterOpLayout (relay.build picks its own layouts)
+        "FTVMAlterOpLayout",
     }
 )
 

@@ -296,6 +296,33 @@ def _mixed(lhs: Any, rhs: Any) -> bool:
     return _from_front_end(lhs) or _from_front_end(rhs)
 
 
+def _closed_by_name(lhs: Any, rhs: Any) -> tuple[Any, Any]:
+    """Two Relax bodies (``mod["main"].body`` of two modules) as functions of their free
+    variables, by name, when both sides have the same uniquely named free variables.
+
+    The front end makes each module's parameters anew, so the bodies of two modules built from
+    one Relay variable name different Relax variables where Relay's named the same one; a
+    free variable of one side stands for the same-named one of the other. Anything else comes
+    back as it is.
+    """
+    if not (isinstance(lhs, relax.Expr) and isinstance(rhs, relax.Expr)) or isinstance(
+        lhs, relax.Function
+    ):
+        return lhs, rhs
+    try:
+        free = [relax.analysis.free_vars(side) for side in (lhs, rhs)]
+    except Exception:  # not a well-formed expression for the analysis
+        return lhs, rhs
+    names = [sorted(str(v.name) for v in vs) for vs in free]
+    if not names[0] or names[0] != names[1] or len(set(names[0])) != len(names[0]):
+        return lhs, rhs
+    left, right = (
+        relax.Function(sorted(vs, key=lambda v: str(v.name)), side)
+        for vs, side in zip(free, (lhs, rhs))
+    )
+    return left, right
+
+
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """``tvm.ir.structural_equal``: Relay's comparison for two Relay expressions, TVM's own
     (``tvm_ffi.structural_equal``) otherwise.
@@ -317,6 +344,7 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
         return types_equal(lhs, rhs, map_free_vars)
     if _relay(lhs) != _relay(rhs) and isinstance(lhs, Pattern) != isinstance(rhs, Pattern):
         return False  # a Relay expression and a pattern (relay.PatternVar): never equal
+    lhs, rhs = _closed_by_name(lhs, rhs)
     if tvm_ffi.structural_equal(lhs, rhs, map_free_vars):
         return True
     # Unequal as they are: a Relax pass's result may still be the expected Relay function in
@@ -344,6 +372,7 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
         if not types_equal(lhs, rhs, map_free_vars):
             raise ValueError(f"StructuralEqual check failed:\nlhs:\n{lhs!r}\nrhs:\n{rhs!r}")
         return
+    lhs, rhs = _closed_by_name(lhs, rhs)
     if _same_relay_origins(lhs, rhs, map_free_vars):
         return
     if _mixed(lhs, rhs) and not tvm_ffi.structural_equal(lhs, rhs, map_free_vars):

@@ -20,6 +20,9 @@ _REGION = (("compiler", REQUIRED),)
 
 ROWS: tuple[OpRow, ...] = (
     OpRow("annotation.checkpoint", ("data",), (), "identity", convert.identity),
+    # stop_fusion kept Relay's FuseOps from fusing across it (relay.transform.SplitArgs puts
+    # it before each concatenate it splits off); relay.build's fusion runs on Relax: the value.
+    OpRow("annotation.stop_fusion", ("data",), (), "identity", convert.identity),
     OpRow(
         "annotation.compiler_begin",
         ("data",),

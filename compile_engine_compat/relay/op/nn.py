@@ -234,6 +234,32 @@ def _dense_pack(data: Any, weight: Any, out_dtype: str) -> Any:
     )
 
 
+def _batch_to_space_nd(data: Any, block_shape: list[int], crops: list[list[int]]) -> Any:
+    """``nn.batch_to_space_nd`` as a TE compute of the package's own (TVM 0.27's TOPI one
+    crashes): the batch split into ``prod(block_shape)`` blocks, outermost first, each
+    interleaved into the spatial axes ``1..M``, then ``crops`` cut from both ends."""
+    rank, blocks = len(data.shape), len(block_shape)
+    count = 1
+    for b in block_shape:
+        count *= int(b)
+    batch = data.shape[0] // count
+    out_shape = [batch]
+    for i, b in enumerate(block_shape):
+        out_shape.append(data.shape[i + 1] * int(b) - int(crops[i][0]) - int(crops[i][1]))
+    out_shape.extend(data.shape[blocks + 1 : rank])
+
+    def element(*index: Any) -> Any:
+        block = 0
+        spatial = []
+        for i, b in enumerate(block_shape):
+            position = index[i + 1] + int(crops[i][0])
+            block = block * int(b) + position % int(b)
+            spatial.append(position // int(b))
+        return data[(block * batch + index[0], *spatial, *index[blocks + 1 :])]
+
+    return te.compute(out_shape, element, name="batch_to_space_nd")
+
+
 def _winograd_weight(kernel: Any, tile_size: int) -> Any:
     """The Winograd transform ``G k G^T`` of an ``OI(D)HW`` kernel, laid out
     ``[alpha] * nd + [O, I]`` as Relay's ``contrib_conv{2,3}d_winograd_weight_transform``
@@ -638,6 +664,19 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.SpaceToBatchNDAttrs",
     ),
     OpRow(
+        "nn.batch_to_space_nd",
+        ("data",),
+        (("block_shape", REQUIRED), ("crops", REQUIRED)),
+        "te.compute",
+        convert_te.topi_call(
+            "batch_to_space_nd",
+            lambda a, t: _batch_to_space_nd(
+                t[0], [int(b) for b in a.block_shape], [[int(c) for c in p] for p in a.crops]
+            ),
+        ),
+        "relay.attrs.BatchToSpaceNDAttrs",
+    ),
+    OpRow(
         "nn.upsampling3d",
         ("data",),
         (
@@ -904,10 +943,6 @@ ROWS: tuple[OpRow, ...] = (
 REFUSED: dict[str, str] = {
     "nn.fifo_buffer": "no Relax equivalent: keep the buffer in the host program",
     "nn.contrib_conv2d_winograd_without_weight_transform": "use relax.op.nn.conv2d",
-    # TVM 0.27's topi.nn.batch_to_space_nd kills the interpreter on any input (an FFI type
-    # error inside TVM), so it is refused rather than called.
-    "nn.batch_to_space_nd": "TVM 0.27's TOPI compute for it crashes: compose relax.op.reshape, "
-    "permute_dims and strided_slice",
 }
 
 BUILDERS = builders(ROWS, REFUSED)

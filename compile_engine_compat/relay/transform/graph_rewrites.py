@@ -84,6 +84,17 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "EliminateCommonSubexpr": "real: on the Relay graph, a call of the same op with the same "
     "attributes and arguments as an earlier one, and a second TupleGetItem of one tuple and "
     "index, become the earlier node; fskip(call) keeps a call apart, as in Relay",
+    "FlattenAtrousConv": "real: on the Relay graph (flatten_atrous_conv.py), space_to_batch_nd "
+    "-> conv2d/qnn.conv2d (NHWC) -> batch_to_space_nd becomes one conv2d with dilation = "
+    "block_shape and padding = paddings - crops",
+    "SplitArgs": "real: on the Relay graph (split_args.py), a concatenate whose inputs need more "
+    "kernel arguments than the limit becomes a chain of concatenates over stop_fusion",
+    "AlterOpLayout": "real: on the Relay graph (alter_op_layout.py), each call of an op with an "
+    "FTVMAlterOpLayout function becomes what it returns; a replacement of another type (a new "
+    "layout) is refused, TVM 0.19's layout propagation is not served",
+    "FlexibleShapeDispatch": "real: on the Relay graph (flexible_shape.py), the chosen inputs "
+    "take any size on the axis (relay.Any), TVM 0.19's fallback for every size; the buckets "
+    "and padding only chose kernels and are not used",
 }
 
 
@@ -148,6 +159,14 @@ class _Rewriter(ExprMutator):
     def visit_call(self, call: Call) -> Any:
         new = super().visit_call(call)
         return self.rule(new) if isinstance(new, Call) else new
+
+
+def _rewrite_with(rule: Callable[[Call], Expr]) -> Callable[[Function], Function]:
+    def rewrite(func: Function) -> Function:
+        out: Function = _Rewriter(rule).visit(func)
+        return out
+
+    return rewrite
 
 
 class _Substitute(ExprMutator):
@@ -225,3 +244,10 @@ def SimplifyFCTranspose(target_weight_name: Sequence[str]) -> Any:
     becomes ``nn.dense(x, w.T)``, ``w.T`` a new parameter (opt level 0); bind it to
     ``w``'s transpose, as Relay's ``data_dep_optimization`` did."""
     return graph_pass("SimplifyFCTranspose", 0, _fc_transpose([str(n) for n in target_weight_name]))
+
+
+#: For the passes kept in modules of their own (``flatten_atrous_conv``, ...): the op name of
+#: a call (None for anything else), and a rewrite applying a rule to each call after its args.
+op_name = _op_name
+rewrite_calls = _rewrite_with
+__all__ += ["op_name", "rewrite_calls"]

@@ -16,42 +16,32 @@ from compile_engine_compat.relay._impl.passes import identity_pass
 
 __all__ = [
     "IDENTITY_KINDS",
-    "AlterOpLayout",
     "CapturePostDfsIndexInSpans",
     "DefuseOps",
     "EtaExpand",
-    "FlattenAtrousConv",
     "LazyGradientInit",
     "ManifestLifetimes",
     "PlanDevices",
-    "SplitArgs",
 ]
 
 #: Relay pass -> "identity: <why>".
 IDENTITY_KINDS: dict[str, str] = {
-    "AlterOpLayout": "identity: Relay swapped in target-specific data layouts per op; the "
-    "shim's schedules pick their own tiling and packing, so results are unchanged",
     "EtaExpand": "identity: the front end has no constructors, and a global function is "
     "called by name, so there is nothing to eta-expand",
     "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
     "are no fused functions to undo",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
     "relay.transform.gradient are computed by relax.transform.Gradient, eagerly",
-    "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan",
+    "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan "
+    "(planning across several, tvm.target.make_compilation_config, is refused at the call)",
     "ManifestLifetimes": "identity: the Relax VM plans memory (StaticPlanBlockMemory, "
     "KillAfterLastUse) when relay.build compiles",
-    "FlattenAtrousConv": "identity: space_to_batch/batch_to_space around a conv stay as they "
-    "are; the results are the same",
-    "SplitArgs": "identity: the CPU target takes any number of arguments; nothing to split",
     "CapturePostDfsIndexInSpans": "identity: Relay recorded node indices for Collage; Relax "
     "nodes keep the spans they were built with",
 }
 
 
 @legacy_api("relay.transform.more_passes")
-def AlterOpLayout() -> Any:
-    """``relay.transform.AlterOpLayout()``: an identity (opt level 3); see IDENTITY_KINDS."""
-    return identity_pass("AlterOpLayout", 3)
 
 
 @legacy_api("relay.transform.more_passes")
@@ -85,15 +75,6 @@ def ManifestLifetimes() -> Any:
 
 
 @legacy_api("relay.transform.more_passes")
-def FlattenAtrousConv() -> Any:
-    """``relay.transform.FlattenAtrousConv()``: an identity (opt level 0)."""
-    return identity_pass("FlattenAtrousConv", 0)
-
-
-@legacy_api("relay.transform.more_passes")
-def SplitArgs(max_function_args: int = 0) -> Any:
-    """``relay.transform.SplitArgs(max_function_args)``: an identity (opt level 1)."""
-    return identity_pass("SplitArgs", 1)
 
 
 @legacy_api("relay.transform.more_passes")

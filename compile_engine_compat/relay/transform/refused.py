@@ -34,8 +34,6 @@ REFUSED_PASSES: dict[str, str] = {
     "Conv2dToSparse2": SPARSE_WHY,
     "FirstOrderGradient": "the module's functions are differentiated by "
     "relay.transform.gradient(func) (relax.transform.Gradient); there is no module-wide pass",
-    "FlexibleShapeDispatch": "dynamic-shape dispatch is Relax's own: give the function "
-    "symbolic shapes (tvm.tirx.Var) and compile once",
 }
 
 globals().update(

@@ -29,6 +29,7 @@ from compile_engine_compat.relay._impl.passes import (
 )
 
 from . import refused
+from .alter_op_layout import AlterOpLayout
 from .annotate_target import AnnotateTarget
 from .canonicalize_cast import CanonicalizeCast
 from .combine_parallel import (
@@ -41,21 +42,20 @@ from .div_to_mul import DivToMul
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
+from .flatten_atrous_conv import FlattenAtrousConv
+from .flexible_shape import FlexibleShapeDispatch
 from .fold_constant import FoldConstant
 from .fold_explicit_padding import FoldExplicitPadding
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .graph_rewrites import ChangeBatch, SimplifyFCTranspose
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
-    AlterOpLayout,
     CapturePostDfsIndexInSpans,
     DefuseOps,
     EtaExpand,
-    FlattenAtrousConv,
     LazyGradientInit,
     ManifestLifetimes,
     PlanDevices,
-    SplitArgs,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
 from .legalize import Legalize
@@ -70,6 +70,7 @@ from .relax_backed import (
 )
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
+from .split_args import SplitArgs
 from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
@@ -99,6 +100,7 @@ __all__ = [
     "FakeQuantizationToInteger",
     "FastMath",
     "FlattenAtrousConv",
+    "FlexibleShapeDispatch",
     "FoldConstant",
     "FoldConstantExpr",
     "FoldExplicitPadding",

@@ -11,10 +11,14 @@ from typing import Any
 
 import tvm_ffi
 
+from compile_engine_compat.surfaces.import_alias import refused_name
+
+from ..virtual_device import PLANNING_WHY
 from . import base
 from .base import register_error
 
 __all__ = [
+    "REFUSED_GLOBALS",
     "base",
     "get_global_func",
     "list_global_func_names",
@@ -32,7 +36,8 @@ remove_global_func = tvm_ffi.remove_global_func
 #: TVM 0.19's C++ Relay functions that programs fetched by name -> why they are gone and what
 #: replaces them. ``get_global_func`` gives a stand-in refused at the call, so a module that
 #: fetches one at import (upstream's backend tests do) loads, and the call says why.
-REMOVED_GLOBAL_FUNCS: dict[str, str] = {
+REFUSED_GLOBALS: dict[str, str] = {
+    "relay.transform.RecoverVirtualDeviceMap": PLANNING_WHY,
     "relay.tec.LowerTE": (
         "Relay's TE lowering pass (call_lowered, per-function PrimFuncs) went with Relay: "
         "relay.build lowers through the shim's TE compiler; in Relax, "
@@ -52,17 +57,14 @@ REMOVED_GLOBAL_FUNCS: dict[str, str] = {
 def get_global_func(name: str, allow_missing: bool = False) -> Any:
     """The global function ``name``; None when missing and ``allow_missing`` (TVM 0.19's).
 
-    A C++ Relay function TVM 0.19 had (:data:`REMOVED_GLOBAL_FUNCS`) comes back as a stand-in
-    refused at the call, naming its replacement (with ``allow_missing``: None, as a program
-    probing for it expects).
+    A Relay global of :data:`REFUSED_GLOBALS` is a stand-in that refuses when called, naming
+    what replaces it.
     """
     found = tvm_ffi.get_global_func(name, allow_missing=True)
-    if found is not None or allow_missing:
+    if found is None and name in REFUSED_GLOBALS:
+        return refused_name(name, REFUSED_GLOBALS[name])
+    if allow_missing:
         return found
-    if name in REMOVED_GLOBAL_FUNCS:
-        from compile_engine_compat.surfaces.import_alias import refused_name
-
-        return refused_name(f"global function {name}", REMOVED_GLOBAL_FUNCS[name])
     return tvm_ffi.get_global_func(name)
 
 

@@ -76,8 +76,8 @@ def test_strategies_that_cannot_apply_are_refused():
     with pytest.raises(UnsupportedRelayError, match=r"relax\.matmul.*register_implementation"):
         with TempOpAttr("nn.dense", "FTVMStrategy", wide_strategy):
             pass
-    with pytest.raises(UnsupportedRelayError, match=r"FTVMAlterOpLayout.*FLegalize"):
-        with TempOpAttr("nn.conv2d", "FTVMAlterOpLayout", lambda *a: None):
+    with pytest.raises(UnsupportedRelayError, match=r"FTVMConvertOpLayout.*FLegalize"):
+        with TempOpAttr("nn.conv2d", "FTVMConvertOpLayout", lambda *a: None):
             pass
     with TempOpAttr("nn.conv2d", "TOpPattern", 4):  # described Relay's fusion only
         assert relay.op.get("nn.conv2d").get_attr("TOpPattern") == 4

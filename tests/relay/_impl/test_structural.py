@@ -53,3 +53,17 @@ def test_a_relax_pass_result_compares_with_relay_whatever_its_bindings():
     assert not structural_equal(folded, relay.Function([], relay.const(data)))
     with pytest.raises(ValueError, match="StructuralEqual check failed"):
         assert_structural_equal(folded, relay.Function([], relay.const(data + data)))
+
+
+def test_bodies_of_two_modules_match_their_free_variables_by_name():
+    import tvm
+
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    # two modules of one Relay variable: their Relax parameters are two variables
+    left = tvm.IRModule.from_expr(relay.Function([x, y], relay.add(x, y)))["main"].body
+    right = tvm.IRModule.from_expr(relay.Function([x, y], relay.add(x, y) * relay.const(1.0)))
+    same = tvm.IRModule.from_expr(relay.Function([y, x], relay.add(x, y)))["main"].body
+    swapped = tvm.IRModule.from_expr(relay.Function([x, y], relay.add(y, x)))["main"].body
+    assert structural_equal(left, same)
+    assert not structural_equal(left, swapped)
+    assert not structural_equal(left, right["main"].body)

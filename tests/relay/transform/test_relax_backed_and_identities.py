@@ -95,6 +95,7 @@ def test_the_docs_page_gives_each_pass_its_kind_and_opt_level():
         if line.startswith("| `")
     }
     args: dict[str, tuple[object, ...]] = {"ChangeBatch": ({},), "SimplifyFCTranspose": ([],)}
+    args["FlexibleShapeDispatch"] = ([1],)
     for name, kind in {**RELAX_BACKED_KINDS, **GRAPH_REWRITE_KINDS, **IDENTITY_KINDS}.items():
         level = getattr(T, name)(*args.get(name, ())).info.opt_level if name != "SplitArgs" else 1
         assert f"| {level} | {kind} |" in rows[name], name
