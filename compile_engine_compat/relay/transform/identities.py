@@ -42,8 +42,6 @@ IDENTITY_KINDS: dict[str, str] = {
 
 
 @legacy_api("relay.transform.more_passes")
-
-
 @legacy_api("relay.transform.more_passes")
 def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False) -> Any:
     """``relay.transform.EtaExpand(...)``: an identity (opt level 1)."""
@@ -75,8 +73,6 @@ def ManifestLifetimes() -> Any:
 
 
 @legacy_api("relay.transform.more_passes")
-
-
 @legacy_api("relay.transform.more_passes")
 def CapturePostDfsIndexInSpans() -> Any:
     """``relay.transform.CapturePostDfsIndexInSpans()``: an identity (opt level 0)."""
