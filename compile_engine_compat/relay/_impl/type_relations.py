@@ -14,7 +14,7 @@ from typing import Any
 from compile_engine_compat.relay.expr import Attrs
 from compile_engine_compat.relay.ty import TensorType
 
-__all__ = ["conv_weight", "deformable_conv_inputs", "dense_weight", "per_channel"]
+__all__ = ["conv_weight", "deformable_conv_inputs", "dense_weight", "matmul_weight", "per_channel"]
 
 
 def _need(attrs: Attrs, *names: str) -> list[Any]:
@@ -46,6 +46,17 @@ def dense_weight(types: list[Any], attrs: Attrs) -> list[Any]:
     (units,) = _need(attrs, "units")
     data = types[0]
     return [data, TensorType((int(units), data.shape[-1]), data.dtype)]
+
+
+def matmul_weight(types: list[Any], attrs: Attrs) -> list[Any]:
+    """``nn.matmul``'s second operand from ``units``: ``(in_features, units)``, or
+    ``(units, in_features)`` with ``transpose_b``; ``in_features`` is ``tensor_a``'s last
+    dimension, its second last with ``transpose_a``."""
+    (units,) = _need(attrs, "units")
+    data = types[0]
+    depth = data.shape[-2] if attrs.transpose_a else data.shape[-1]
+    shape = (int(units), depth) if attrs.transpose_b else (depth, int(units))
+    return [data, TensorType(shape, data.dtype)]
 
 
 def per_channel(types: list[Any], attrs: Attrs) -> list[Any]:

@@ -442,3 +442,32 @@ def test_pad_with_a_tensor_pad_value_pads_with_its_value():
     func = relay.Function([xv, value], body)
     got = relay.create_executor("graph", target="llvm").evaluate(func)(x, np.array(-7, "float32"))
     np.testing.assert_array_equal(got.numpy(), np.pad(x, ((1, 0), (2, 1)), constant_values=-7))
+
+
+@pytest.mark.parametrize(("size", "axis"), [(4, 1), (6, 3)])
+def test_lrn_of_an_even_size_sums_half_the_size_on_each_side(size, axis):
+    # TOPI refuses even sizes (TVM 0.19 typed the call, then failed at its build).
+    x = data((1, 5, 4, 7))
+    xv = relay.var("x", shape=x.shape)
+    y = relay.nn.lrn(xv, size=size, axis=axis, bias=0.5, alpha=0.01, beta=0.75)
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv], y))(x)
+    want = ref.lrn_python(x, size, axis, 0.5, 0.01, 0.75)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize(("transpose_a", "transpose_b", "want"), [
+    (False, False, (5, 2)), (True, False, (4, 2)), (False, True, (2, 5))])  # fmt: skip
+def test_matmul_infers_an_untyped_second_operand_from_units(transpose_a, transpose_b, want):
+    x = relay.var("x", shape=(3, 4, 5))
+    w = relay.var("w", relay.IncompleteType())
+    y = relay.nn.matmul(x, w, units=2, transpose_a=transpose_a, transpose_b=transpose_b)
+    typed = relay.testing.run_infer_type(y)
+    assert typed.args[1].checked_type == relay.TensorType(want)
+    assert typed.checked_type.shape[-1] == 2
+
+
+def test_pools_print_their_pool_size_even_at_its_default():
+    x = relay.var("x", shape=(1, 2, 4, 4))
+    assert "pool_size=[1, 1]" in relay.nn.max_pool2d(x).astext()
+    assert "pool_size=[1]" in relay.nn.avg_pool1d(relay.var("y", shape=(1, 2, 4))).astext()
+    assert "strides=" not in relay.nn.max_pool2d(x).astext()
