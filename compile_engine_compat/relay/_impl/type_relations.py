@@ -24,18 +24,43 @@ def _need(attrs: Attrs, *names: str) -> list[Any]:
     return values
 
 
+def _layout_axes(layout: str) -> list[tuple[str, int | None]]:
+    """A layout's axes in order: ``"OIHW4o4i"`` is O, I, H, W, then o and i of 4 each."""
+    axes: list[tuple[str, int | None]] = []
+    digits = ""
+    for char in layout:
+        if char.isdigit():
+            digits += char
+            continue
+        axes.append((char, int(digits) if digits else None))
+        digits = ""
+    return axes
+
+
 def conv_weight(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
-    """A convolution's weight, from ``channels``, ``kernel_size``, ``groups`` and the layouts."""
+    """A convolution's weight, from ``channels``, ``kernel_size``, ``groups`` and the layouts
+    (packed ones too: ``NCHW4n4c`` data, ``OIHW4o4i`` weights)."""
 
     def infer(types: list[Any], attrs: Attrs) -> list[Any]:
         data = types[0]
         channels, kernel = _need(attrs, "channels", "kernel_size")
-        in_channels = int(data.shape[attrs.data_layout.index("C")])
+        data_axes = [axis for axis, _ in _layout_axes(str(attrs.data_layout))]
+        in_channels = 1
+        for axis in ("C", "c"):  # the channels of a packed layout: C times c
+            if axis in data_axes:
+                in_channels *= int(data.shape[data_axes.index(axis)])
         groups = int(attrs.groups)
         sizes = {"O": int(channels) // groups if transpose else int(channels)}
         sizes["I"] = in_channels if transpose else in_channels // groups
+        kernel_axes = _layout_axes(str(attrs.kernel_layout))
+        for axis, factor in kernel_axes:
+            if factor is not None and axis.upper() in sizes:
+                sizes[axis.upper()] //= factor  # the outer axis of a split one
         spatial = iter(int(k) for k in kernel)
-        shape = [sizes[c] if c in sizes else next(spatial) for c in attrs.kernel_layout]
+        shape = [
+            factor if factor is not None else sizes[axis] if axis in sizes else next(spatial)
+            for axis, factor in kernel_axes
+        ]
         return [data, TensorType(shape, data.dtype)]
 
     return infer

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import tvm.topi.testing as ref
@@ -471,3 +473,39 @@ def test_pools_print_their_pool_size_even_at_its_default():
     assert "pool_size=[1, 1]" in relay.nn.max_pool2d(x).astext()
     assert "pool_size=[1]" in relay.nn.avg_pool1d(relay.var("y", shape=(1, 2, 4))).astext()
     assert "strides=" not in relay.nn.max_pool2d(x).astext()
+
+
+def test_an_untyped_weight_of_a_packed_layout_conv2d_is_inferred():
+    # NCHW4n4c data holds 8 x 4 channels; OIHW4o4i weights split O and I by 4 each.
+    x = relay.var("x", relay.TensorType((1, 8, 10, 10, 4, 4), "int8"))
+    packed = {"data_layout": "NCHW4n4c", "kernel_layout": "OIHW4o4i", "out_dtype": "int32"}
+    y = relay.nn.conv2d(x, relay.var("w"), kernel_size=3, padding=1, channels=16, **packed)
+    typed = relay.testing.run_infer_type(y)
+    assert typed.args[1].checked_type == relay.TensorType((4, 8, 3, 3, 4, 4), "int8")
+    assert typed.checked_type == relay.TensorType((1, 4, 10, 10, 4, 4), "int32")
+
+
+def _conv_transpose_numpy(x, w, stride, pad, out_pad):
+    """NCHW data, IOHW weights: the whole transposed convolution, cropped by ``pad`` before and
+    ``pad - out_pad`` after (zeros past its end)."""
+    n, _, h, wd = x.shape
+    k = w.shape[2]
+    full = np.zeros((n, w.shape[1], *((d - 1) * stride + k + out_pad for d in (h, wd))))
+    for i, j in itertools.product(range(h), range(wd)):
+        full[:, :, i * stride : i * stride + k, j * stride : j * stride + k] += np.einsum(
+            "ni,iokl->nokl", x[:, :, i, j], w
+        )
+    size = [(d - 1) * stride - 2 * pad + k + out_pad for d in (h, wd)]
+    return full[:, :, pad : pad + size[0], pad : pad + size[1]]
+
+
+@pytest.mark.parametrize(("stride", "pad", "out_pad"), [(1, 0, 1), (1, 1, 2), (2, 1, 2)])
+def test_conv2d_transpose_takes_an_output_padding_of_a_stride_or_more(stride, pad, out_pad):
+    # Relax refuses it; TVM 0.19 cropped less of the whole transposed convolution, then zeros.
+    x, w = data((1, 2, 4, 3)), data((2, 3, 3, 3))
+    xv, wv = relay.var("x", shape=x.shape), relay.var("w", shape=w.shape)
+    y = relay.nn.conv2d_transpose(xv, wv, strides=stride, padding=pad, output_padding=out_pad,
+                                  channels=3, kernel_size=3)  # fmt: skip
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv, wv], y))(x, w)
+    want = _conv_transpose_numpy(x, w, stride, pad, out_pad)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
