@@ -201,9 +201,14 @@ def _lrn(attrs: Attrs, t: list[Any]) -> Any:
         return te.sum(padded[tuple(at)] * padded[tuple(at)], axis=window)
 
     sums = te.compute(data.shape, squares, name="lrn_squares")
+    dtype = data.dtype
+
+    def const(value: float) -> Any:
+        return tirx.const(value, dtype)
+
     scale = te.compute(
         data.shape,
-        lambda *i: tirx.power(bias + alpha * sums[i] / size, beta),
+        lambda *i: tirx.power(const(bias) + const(alpha) * sums[i] / const(size), const(beta)),
         name="lrn_scale",
     )
     return topi.divide(data, scale)

@@ -446,15 +446,16 @@ def test_pad_with_a_tensor_pad_value_pads_with_its_value():
     np.testing.assert_array_equal(got.numpy(), np.pad(x, ((1, 0), (2, 1)), constant_values=-7))
 
 
-@pytest.mark.parametrize(("size", "axis"), [(4, 1), (6, 3)])
-def test_lrn_of_an_even_size_sums_half_the_size_on_each_side(size, axis):
+@pytest.mark.parametrize(("size", "axis", "dtype"), [(4, 1, "float32"), (6, 3, "float16")])
+def test_lrn_of_an_even_size_sums_half_the_size_on_each_side(size, axis, dtype):
     # TOPI refuses even sizes (TVM 0.19 typed the call, then failed at its build).
-    x = data((1, 5, 4, 7))
-    xv = relay.var("x", shape=x.shape)
+    x = data((1, 5, 4, 7)).astype(dtype)
+    xv = relay.var("x", shape=x.shape, dtype=dtype)
     y = relay.nn.lrn(xv, size=size, axis=axis, bias=0.5, alpha=0.01, beta=0.75)
+    assert relay.testing.run_infer_type(y).checked_type == relay.TensorType(x.shape, dtype)
     got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv], y))(x)
     want = ref.lrn_python(x, size, axis, 0.5, 0.01, 0.75)
-    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5 if dtype == "float32" else 2e-3)
 
 
 @pytest.mark.parametrize(("transpose_a", "transpose_b", "want"), [
