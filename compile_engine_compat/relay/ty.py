@@ -154,7 +154,20 @@ def _same_dim(a: AnyT, b: AnyT) -> bool:
     if _is_any(a) and _is_any(b):
         return True  # Relay: Any equals Any (both unknown)
     # d2 * d3 built twice is one dimension: compared by structure (variables by identity).
-    return bool(a.same_as(b)) or bool(tvm_ffi.structural_equal(a, b))
+    if bool(a.same_as(b)) or bool(tvm_ffi.structural_equal(a, b)):
+        return True
+    return _provably_equal(a, b)
+
+
+def _provably_equal(a: AnyT, b: AnyT) -> bool:
+    """Whether two symbolic dimensions (int64, as :func:`_dim` keeps them) are provably one:
+    ``t + t`` as Relay's concatenate typed it, ``t * 2`` as Relax infers it."""
+    if not all(isinstance(getattr(d, "ty", None), tvm.ir.PrimType) for d in (a, b)):
+        return False
+    try:
+        return bool(tvm.sym.Analyzer().can_prove_equal(a, b))
+    except tvm.error.TVMError:
+        return False
 
 
 class TensorType(Type):

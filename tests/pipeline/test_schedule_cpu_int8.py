@@ -141,7 +141,7 @@ def test_int8_convolutions_match_the_default_pipeline_and_numpy(
         assert rule in INT8_RULES
     fits = data == "uint8" and channels % 4 == 0 and out % 8 == 0
     work = batch * out_size**2 * out * kernel**2 * channels
-    if VNNI and fits and work >= 1 << 14 and out_size % 2 == 0:
+    if VNNI and fits and work >= 1 << 14:  # odd image rows too (a tile of the whole row)
         assert rule == "vnni_gemm"
 
 
@@ -290,6 +290,33 @@ def test_cpus_without_vnni_stay_exact_where_16_bit_pair_sums_saturate(mcpu, rule
     out = tvm.runtime.empty((28, 32), "int32")
     lib(tvm.runtime.tensor(a), tvm.runtime.tensor(b), out)
     np.testing.assert_array_equal(out.numpy(), a.astype(np.int64) @ b.astype(np.int64))
+
+
+@pytest.mark.parametrize(
+    ("mcpu", "rule", "instruction"),
+    [
+        ("cascadelake", "vnni_gemm", "vpdpbusd"),
+        ("core-avx2", "pmaddubs_gemm", "vpmaddubsw"),
+        ("nehalem", "pmaddubs_gemm", "pmaddubsw"),
+    ],
+)
+def test_image_rows_no_register_tile_divides_keep_the_fast_instruction(mcpu, rule, instruction):
+    # 11 pixels a row (a prime): no tile of the table divides it; the whole row is the tile.
+    target = tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
+    wanted, host = target_isa(target), target_isa(TARGET)
+    if host.dot_bits < wanted.dot_bits or host.madd_bits < wanted.madd_bits:
+        pytest.skip(f"the host CPU cannot run {mcpu} code")
+    func = _conv("uint8", 1, 8, 11, 3, 1, 32)
+    x, w = _arrays(4, "uint8", (1, 11, 11, 8), (32, 3, 3, 8))
+    mod = relax.transform.LegalizeOps(MODULE_LEGALIZATIONS)(tvm.IRModule({"main": func}))
+    (prim,) = (f for f in mod.functions.values() if isinstance(f, tirx.PrimFunc))
+    outcome = schedule_prim_func(prim.with_attr("global_symbol", "main"), "main", target)
+    assert dict(outcome.rules)["conv2d_nhwc"] == rule
+    lib = tvm.compile(outcome.schedule.mod, target)
+    assert instruction in lib.mod.inspect_source("asm")
+    out = tvm.runtime.empty((1, 11, 11, 32), "int32")
+    lib(tvm.runtime.tensor(x), tvm.runtime.tensor(w), out)
+    np.testing.assert_array_equal(out.numpy(), _numpy_conv(x, w, 1))
 
 
 @pytest.mark.skipif(not VNNI, reason="the host CPU has no VNNI (avx512_vnni / avx_vnni)")

@@ -50,6 +50,9 @@ def test_an_int32_shape_variable_is_cast_to_int64_once():
     assert out.checked_type == relay.TensorType((5, n, 5), "float32")
     assert relay.TensorType((n * 2,), "float32") == relay.TensorType((n * 2,), "float32")
     assert relay.TensorType((n * 2,), "float32") != relay.TensorType((n * 3,), "float32")
+    # Provably equal forms are one dimension (Relay's concatenate typed t + t, Relax infers t * 2).
+    assert relay.TensorType((n + n,), "float32") == relay.TensorType((n * 2,), "float32")
+    assert relay.TensorType((n + 1,), "float32") != relay.TensorType((n * 2,), "float32")
     doubled = relay.TensorType((n * 2 + n // 4,), "float32").shape[0]
     assert doubled.ty.dtype == "int64" and "n" in str(doubled)
     with pytest.raises(TypeError, match="int64"):

@@ -53,7 +53,8 @@ DOT_DEPTH = 4
 
 # Register tiles (rows, vectors): rows x vectors accumulators, one register per weight vector and
 # one broadcast of 4 data bytes within 32 registers. The first whose rows divide the image row
-# (else all the rows) and whose columns divide the output channels is taken.
+# and whose columns divide the output channels is taken; an image row none divides (11, 13, 9
+# pixels) gets :func:`_odd_row_tile`.
 _TILES = (
     (6, 4),
     (8, 3),
@@ -152,9 +153,26 @@ def vnni_plan(info: BlockInfo, isa: Isa) -> VnniPlan | None:
         ),
         None,
     )
+    if tile is None and inner > 1:
+        tile = _odd_row_tile(inner, extents[col] // lanes, isa.registers)
     if tile is None:
         return None
     return VnniPlan(data, weight, col, row_axes, k, tile[0], tile[1], lanes, bool(isa.dot_bits))
+
+
+def _odd_row_tile(width: int, vectors: int, registers: int) -> tuple[int, int] | None:
+    """The tile of an image row that no tile of ``_TILES`` divides: its rows a divisor of
+    ``width`` (the whole row when it is prime: 11, 13, 17 pixels), the most accumulators that
+    fit the ``registers`` beside the weight vectors and the data broadcast; None when the
+    column vectors (``vectors`` of them) fit no tile."""
+    fits = [
+        (rows * wide, rows, wide)
+        for rows in range(1, width + 1)
+        if width % rows == 0
+        for wide in (4, 3, 2, 1)
+        if vectors % wide == 0 and rows * wide + wide + 1 <= registers
+    ]
+    return max(fits)[1:] if fits else None
 
 
 def _loop_of(info: BlockInfo, var: Any) -> int | None:

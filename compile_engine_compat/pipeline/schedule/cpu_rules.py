@@ -112,7 +112,8 @@ def choose_cpu_rules(sch: s_tir.Schedule, name: str, isa: Isa) -> list[NamedRule
     if named is None:
         return []
     rules = [named]
-    vnni = vnni_plan(info, isa) if info.is_reduction and named[0] != "parallel_reduction" else None
+    # Also where only the parallel reduction fits otherwise (an image row of 11 or 13 pixels).
+    vnni = vnni_plan(info, isa) if info.is_reduction else None
     if vnni is not None:  # u8 x i8 -> i32 on vpdpbusd (pmaddubsw); else the widening GEMM
         rules.insert(0, (vnni.rule_name, functools.partial(vnni_gemm, plan=vnni)))
     if info.is_reduction and named[0] != "parallel_reduction":

@@ -342,6 +342,28 @@ def _to_layout(bb: relax.BlockBuilder, value: Any, source: str, target: str) -> 
     return bb.emit(relax.op.permute_dims(value, [source.index(c) for c in target]))
 
 
+def _transpose_output_padding(attrs: Attrs, nd: int) -> tuple[list[int], list[int], list[int]]:
+    """(padding, output_padding, zero rows to add after) of a transposed convolution.
+
+    Relax refuses an output padding of a stride or more; TVM 0.19 took it: the extra rows were
+    rows of the whole transposed convolution that the end padding cropped, then zeros past its
+    end. So such an axis has its end padding lessened by the output padding, and the rest of
+    the output padding added as zeros.
+    """
+    padding = [int(p) for p in attrs.padding]
+    if len(padding) == nd:
+        padding = padding * 2
+    output_padding = [int(p) for p in attrs.output_padding]
+    zeros = [0] * nd
+    for axis, (stride, extra) in enumerate(zip(attrs.strides, output_padding)):
+        if extra < int(stride):
+            continue
+        cropped = min(extra, padding[nd + axis])
+        padding[nd + axis] -= cropped
+        zeros[axis], output_padding[axis] = extra - cropped, 0
+    return padding, output_padding, zeros
+
+
 def conv_transpose(nd: int) -> Emit:
     """``nn.conv{nd}d_transpose`` in any of Relay's layouts.
 
@@ -356,18 +378,22 @@ def conv_transpose(nd: int) -> Emit:
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
         data_layout, kernel_layout = str(attrs.data_layout), str(attrs.kernel_layout)
         out_layout = unset_to_none(attrs.out_layout) or data_layout
+        padding, output_padding, zeros = _transpose_output_padding(attrs, nd)
         out = fn(
             _to_layout(bb, args[0], data_layout, data_first),
             _to_layout(bb, args[1], kernel_layout, weight_first),
             strides=attrs.strides,
-            padding=attrs.padding,
-            output_padding=attrs.output_padding,
+            padding=padding,
+            output_padding=output_padding,
             dilation=attrs.dilation,
             groups=attrs.groups,
             data_layout=data_first,
             kernel_layout=weight_first,
             out_dtype=unset_to_none(attrs.out_dtype),
         )
+        if any(zeros):
+            widths = [0, 0, 0, 0, *(w for z in zeros for w in (0, z))]
+            out = relax.op.nn.pad(bb.emit(out), widths)
         if out_layout == data_first:
             return out
         return relax.op.permute_dims(bb.emit(out), [data_first.index(c) for c in str(out_layout)])

@@ -32,6 +32,7 @@ __all__ = [
     "crop_and_resize",
     "deformable_conv2d",
     "dilation2d",
+    "lrn",
     "ndarray_size",
     "non_max_suppression",
     "relax_scalar",
@@ -179,6 +180,41 @@ def _deformable_conv2d(attrs: Attrs, t: list[Any]) -> Any:
 
 
 deformable_conv2d = topi_call("deformable_conv2d", _deformable_conv2d)
+
+
+def _lrn(attrs: Attrs, t: list[Any]) -> Any:
+    """``nn.lrn``: TOPI's for odd sizes; an even size sums the squares over the
+    ``size // 2`` neighbours on each side (TOPI's window would be lopsided, and TOPI refuses it:
+    TVM 0.19 inferred the type and failed at the build), as ``topi.testing.lrn_python`` does."""
+    data = t[0]
+    size, axis = int(attrs.size), int(attrs.axis) % len(data.shape)
+    alpha, beta, bias = float(attrs.alpha), float(attrs.beta), float(attrs.bias)
+    if size % 2:
+        return topi.nn.lrn(data, size, axis, alpha, beta, bias)
+    radius = size // 2
+    before = [radius if i == axis else 0 for i in range(len(data.shape))]
+    padded = topi.nn.pad(data, before, before)
+    window = te.reduce_axis((0, 2 * radius + 1), name="window")
+
+    def squares(*index: Any) -> Any:
+        at = [i + window if dim == axis else i for dim, i in enumerate(index)]
+        return te.sum(padded[tuple(at)] * padded[tuple(at)], axis=window)
+
+    sums = te.compute(data.shape, squares, name="lrn_squares")
+    dtype = data.dtype
+
+    def const(value: float) -> Any:
+        return tirx.const(value, dtype)
+
+    scale = te.compute(
+        data.shape,
+        lambda *i: tirx.power(const(bias) + const(alpha) * sums[i] / const(size), const(beta)),
+        name="lrn_scale",
+    )
+    return topi.divide(data, scale)
+
+
+lrn = topi_call("lrn", _lrn)
 
 
 def _strided_set(attrs: Attrs, t: list[Any]) -> Any:

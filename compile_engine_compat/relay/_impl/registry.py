@@ -114,6 +114,9 @@ class OpRow:
         ``infer_inputs(input_types, attrs) -> input_types``: the types of untyped inputs
         (weights, biases) from the data's type and the attributes, as Relay's type relation
         inferred ``relay.var("w")`` from ``channels``/``kernel_size``.
+    printed : tuple of str
+        Attributes the text printer shows even at their default: Relay's C++ attributes
+        declared them without one (a pool's ``pool_size``), so Relay printed them always.
     """
 
     name: str
@@ -129,6 +132,7 @@ class OpRow:
     infer_inputs: Callable[[list[Any], Attrs], list[Any]] | None = None
     order: tuple[str, ...] = ()
     dynamic: tuple[str, ...] = ()
+    printed: tuple[str, ...] = ()
 
     @functools.cached_property
     def signature(self) -> inspect.Signature:

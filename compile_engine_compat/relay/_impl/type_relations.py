@@ -14,7 +14,7 @@ from typing import Any
 from compile_engine_compat.relay.expr import Attrs
 from compile_engine_compat.relay.ty import TensorType
 
-__all__ = ["conv_weight", "deformable_conv_inputs", "dense_weight", "per_channel"]
+__all__ = ["conv_weight", "deformable_conv_inputs", "dense_weight", "matmul_weight", "per_channel"]
 
 
 def _need(attrs: Attrs, *names: str) -> list[Any]:
@@ -24,47 +24,46 @@ def _need(attrs: Attrs, *names: str) -> list[Any]:
     return values
 
 
+def _layout_axes(layout: str) -> list[tuple[str, int | None]]:
+    """A layout's axes in order: ``"OIHW4o4i"`` is O, I, H, W, then o and i of 4 each."""
+    axes: list[tuple[str, int | None]] = []
+    digits = ""
+    for char in layout:
+        if char.isdigit():
+            digits += char
+            continue
+        axes.append((char, int(digits) if digits else None))
+        digits = ""
+    return axes
+
+
 def conv_weight(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
-    """A convolution's weight, from ``channels``, ``kernel_size``, ``groups`` and the layouts."""
+    """A convolution's weight, from ``channels``, ``kernel_size``, ``groups`` and the layouts
+    (packed ones too: ``NCHW4n4c`` data, ``OIHW4o4i`` weights)."""
 
     def infer(types: list[Any], attrs: Attrs) -> list[Any]:
         data = types[0]
         channels, kernel = _need(attrs, "channels", "kernel_size")
-        data_axes = dict(_layout_axes(str(attrs.data_layout)))
-        in_channels = int(data.shape[data_axes["C"][0]])
-        if "c" in data_axes:  # a blocked layout (NCHW4c): C counts blocks of c
-            in_channels *= int(data.shape[data_axes["c"][0]])
+        data_axes = [axis for axis, _ in _layout_axes(str(attrs.data_layout))]
+        in_channels = 1
+        for axis in ("C", "c"):  # the channels of a packed layout: C times c
+            if axis in data_axes:
+                in_channels *= int(data.shape[data_axes.index(axis)])
         groups = int(attrs.groups)
         sizes = {"O": int(channels) // groups if transpose else int(channels)}
         sizes["I"] = in_channels if transpose else in_channels // groups
         kernel_axes = _layout_axes(str(attrs.kernel_layout))
-        spatial = dict(zip([a for a, _ in kernel_axes if a in "DHW"], (int(k) for k in kernel)))
-        blocks = {a.upper(): factor for a, (_, factor) in kernel_axes if a.islower()}
-        shape = []
-        for axis, (_, factor) in kernel_axes:
-            if axis.islower():
-                shape.append(factor)
-            elif axis in sizes:
-                shape.append(sizes[axis] // blocks.get(axis, 1))
-            else:
-                shape.append(spatial[axis])
+        for axis, factor in kernel_axes:
+            if factor is not None and axis.upper() in sizes:
+                sizes[axis.upper()] //= factor  # the outer axis of a split one
+        spatial = iter(int(k) for k in kernel)
+        shape = [
+            factor if factor is not None else sizes[axis] if axis in sizes else next(spatial)
+            for axis, factor in kernel_axes
+        ]
         return [data, TensorType(shape, data.dtype)]
 
     return infer
-
-
-def _layout_axes(layout: str) -> list[tuple[str, tuple[int, int]]]:
-    """A layout's axes in order, each with (its position, its block factor): ``"OIHW2i4o"``
-    gives O, I, H, W, then i of 2 and o of 4 (an upper-case axis has factor 0)."""
-    axes: list[tuple[str, tuple[int, int]]] = []
-    digits = ""
-    for ch in layout:
-        if ch.isdigit():
-            digits += ch
-        else:
-            axes.append((ch, (len(axes), int(digits) if digits else 0)))
-            digits = ""
-    return axes
 
 
 def dense_weight(types: list[Any], attrs: Attrs) -> list[Any]:
@@ -72,6 +71,17 @@ def dense_weight(types: list[Any], attrs: Attrs) -> list[Any]:
     (units,) = _need(attrs, "units")
     data = types[0]
     return [data, TensorType((int(units), data.shape[-1]), data.dtype)]
+
+
+def matmul_weight(types: list[Any], attrs: Attrs) -> list[Any]:
+    """``nn.matmul``'s second operand from ``units``: ``(in_features, units)``, or
+    ``(units, in_features)`` with ``transpose_b``; ``in_features`` is ``tensor_a``'s last
+    dimension, its second last with ``transpose_a``."""
+    (units,) = _need(attrs, "units")
+    data = types[0]
+    depth = data.shape[-2] if attrs.transpose_a else data.shape[-1]
+    shape = (int(units), depth) if attrs.transpose_b else (depth, int(units))
+    return [data, TensorType(shape, data.dtype)]
 
 
 def per_channel(types: list[Any], attrs: Attrs) -> list[Any]:

@@ -344,6 +344,7 @@ def _pools() -> list[OpRow]:
                 convert.direct(f"relax.nn.max_pool{nd}d", **common),  # type: ignore[arg-type]
                 f"relay.attrs.MaxPool{nd}DAttrs",
                 normalize=norm,
+                printed=("pool_size",),
             )
         )
         rows.append(
@@ -359,6 +360,7 @@ def _pools() -> list[OpRow]:
                 ),
                 f"relay.attrs.AvgPool{nd}DAttrs",
                 normalize=norm,
+                printed=("pool_size",),
             )
         )
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
@@ -453,6 +455,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.matmul,
         "relay.attrs.MatmulAttrs",
         normalize={"out_dtype": normalize.dtype},
+        infer_inputs=type_relations.matmul_weight,
     ),
     OpRow(
         "nn.batch_matmul",
@@ -725,12 +728,7 @@ ROWS: tuple[OpRow, ...] = (
         ("data",),
         (("size", 5), ("axis", 1), ("bias", 2), ("alpha", 0.00001), ("beta", 0.75)),
         "topi.nn.lrn",
-        convert_te.topi_call(
-            "lrn",
-            lambda a, t: topi.nn.lrn(
-                t[0], int(a.size), int(a.axis), float(a.alpha), float(a.beta), float(a.bias)
-            ),
-        ),
+        convert_te.lrn,
         "relay.attrs.LRNAttrs",
     ),
     OpRow(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import tvm.topi.testing as ref
@@ -442,3 +444,69 @@ def test_pad_with_a_tensor_pad_value_pads_with_its_value():
     func = relay.Function([xv, value], body)
     got = relay.create_executor("graph", target="llvm").evaluate(func)(x, np.array(-7, "float32"))
     np.testing.assert_array_equal(got.numpy(), np.pad(x, ((1, 0), (2, 1)), constant_values=-7))
+
+
+@pytest.mark.parametrize(("size", "axis", "dtype"), [(4, 1, "float32"), (6, 3, "float16")])
+def test_lrn_of_an_even_size_sums_half_the_size_on_each_side(size, axis, dtype):
+    # TOPI refuses even sizes (TVM 0.19 typed the call, then failed at its build).
+    x = data((1, 5, 4, 7)).astype(dtype)
+    xv = relay.var("x", shape=x.shape, dtype=dtype)
+    y = relay.nn.lrn(xv, size=size, axis=axis, bias=0.5, alpha=0.01, beta=0.75)
+    assert relay.testing.run_infer_type(y).checked_type == relay.TensorType(x.shape, dtype)
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv], y))(x)
+    want = ref.lrn_python(x, size, axis, 0.5, 0.01, 0.75)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5 if dtype == "float32" else 2e-3)
+
+
+@pytest.mark.parametrize(("transpose_a", "transpose_b", "want"), [
+    (False, False, (5, 2)), (True, False, (4, 2)), (False, True, (2, 5))])  # fmt: skip
+def test_matmul_infers_an_untyped_second_operand_from_units(transpose_a, transpose_b, want):
+    x = relay.var("x", shape=(3, 4, 5))
+    w = relay.var("w", relay.IncompleteType())
+    y = relay.nn.matmul(x, w, units=2, transpose_a=transpose_a, transpose_b=transpose_b)
+    typed = relay.testing.run_infer_type(y)
+    assert typed.args[1].checked_type == relay.TensorType(want)
+    assert typed.checked_type.shape[-1] == 2
+
+
+def test_pools_print_their_pool_size_even_at_its_default():
+    x = relay.var("x", shape=(1, 2, 4, 4))
+    assert "pool_size=[1, 1]" in relay.nn.max_pool2d(x).astext()
+    assert "pool_size=[1]" in relay.nn.avg_pool1d(relay.var("y", shape=(1, 2, 4))).astext()
+    assert "strides=" not in relay.nn.max_pool2d(x).astext()
+
+
+def test_an_untyped_weight_of_a_packed_layout_conv2d_is_inferred():
+    # NCHW4n4c data holds 8 x 4 channels; OIHW4o4i weights split O and I by 4 each.
+    x = relay.var("x", relay.TensorType((1, 8, 10, 10, 4, 4), "int8"))
+    packed = {"data_layout": "NCHW4n4c", "kernel_layout": "OIHW4o4i", "out_dtype": "int32"}
+    y = relay.nn.conv2d(x, relay.var("w"), kernel_size=3, padding=1, channels=16, **packed)
+    typed = relay.testing.run_infer_type(y)
+    assert typed.args[1].checked_type == relay.TensorType((4, 8, 3, 3, 4, 4), "int8")
+    assert typed.checked_type == relay.TensorType((1, 4, 10, 10, 4, 4), "int32")
+
+
+def _conv_transpose_numpy(x, w, stride, pad, out_pad):
+    """NCHW data, IOHW weights: the whole transposed convolution, cropped by ``pad`` before and
+    ``pad - out_pad`` after (zeros past its end)."""
+    n, _, h, wd = x.shape
+    k = w.shape[2]
+    full = np.zeros((n, w.shape[1], *((d - 1) * stride + k + out_pad for d in (h, wd))))
+    for i, j in itertools.product(range(h), range(wd)):
+        full[:, :, i * stride : i * stride + k, j * stride : j * stride + k] += np.einsum(
+            "ni,iokl->nokl", x[:, :, i, j], w
+        )
+    size = [(d - 1) * stride - 2 * pad + k + out_pad for d in (h, wd)]
+    return full[:, :, pad : pad + size[0], pad : pad + size[1]]
+
+
+@pytest.mark.parametrize(("stride", "pad", "out_pad"), [(1, 0, 1), (1, 1, 2), (2, 1, 2)])
+def test_conv2d_transpose_takes_an_output_padding_of_a_stride_or_more(stride, pad, out_pad):
+    # Relax refuses it; TVM 0.19 cropped less of the whole transposed convolution, then zeros.
+    x, w = data((1, 2, 4, 3)), data((2, 3, 3, 3))
+    xv, wv = relay.var("x", shape=x.shape), relay.var("w", shape=w.shape)
+    y = relay.nn.conv2d_transpose(xv, wv, strides=stride, padding=pad, output_padding=out_pad,
+                                  channels=3, kernel_size=3)  # fmt: skip
+    got = relay.create_executor("graph", target="llvm").evaluate(relay.Function([xv, wv], y))(x, w)
+    want = _conv_transpose_numpy(x, w, stride, pad, out_pad)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)

@@ -126,9 +126,11 @@ def _attrs_text(call: Call) -> list[str]:
     if not isinstance(call.op, RelayOp) or call.attrs is None:
         return []
     out = []
-    for name, default in call.op.row.attrs:
+    row = call.op.row
+    for name, default in row.attrs:
         value = call.attrs[name]
-        if value is None or (default is not REQUIRED and _same(value, default)):
+        shown = default is REQUIRED or name in row.printed
+        if value is None or (not shown and _same(value, default)):
             continue
         out.append(f"{name}={format_attr(value)}")
     return out
