@@ -18,7 +18,6 @@ __all__ = [
     "CombineParallelBatchMatmul",
     "CombineParallelDense",
     "FastMath",
-    "Inline",
     "LambdaLift",
     "PartialEvaluate",
 ]
@@ -27,8 +26,6 @@ __all__ = [
 RELAX_BACKED_KINDS: dict[str, str] = {
     "FastMath": "real: relax.transform.FastMathTransform (exp, tanh, erf become TVM's fast "
     "approximations, as Relay's fast_* ops did)",
-    "Inline": "real: relax.transform.InlinePrivateFunctions (Relay inlined functions marked "
-    "Inline; Relax inlines the module's private functions)",
     "LambdaLift": "real: relax.transform.LambdaLift (local functions become global ones)",
     "PartialEvaluate": "real: relax.transform.FoldConstant (what partial evaluation computes "
     "on the front end's graphs, which have no recursion or references: constant subgraphs)",
@@ -42,12 +39,6 @@ RELAX_BACKED_KINDS: dict[str, str] = {
 def FastMath() -> Any:
     """``relay.transform.FastMath()``: ``relax.transform.FastMathTransform`` (opt level 4)."""
     return relay_pass("FastMath", 4, relax.transform.FastMathTransform())
-
-
-@legacy_api("relay.transform.more_passes")
-def Inline() -> Any:
-    """``relay.transform.Inline()``: ``relax.transform.InlinePrivateFunctions`` (opt level 1)."""
-    return relay_pass("Inline", 1, relax.transform.InlinePrivateFunctions())
 
 
 @legacy_api("relay.transform.more_passes")

@@ -61,6 +61,7 @@ from .identities import (
     SplitArgs,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
+from .inline import Inline
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
@@ -69,7 +70,6 @@ from .relax_backed import (
     CombineParallelBatchMatmul,
     CombineParallelDense,
     FastMath,
-    Inline,
     LambdaLift,
     PartialEvaluate,
 )
