@@ -23,7 +23,7 @@ Relay pass                   opt level  served by
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
 ``FoldScaleAxis``            3          identity: Relax has no scale-axis folding
 ``DynamicToStatic``          2          identity: the front end emits static shapes only
-``RemoveUnusedFunctions``    1          ``relax.transform.DeadCodeElimination(entries)``
+``RemoveUnusedFunctions``    1          the Relay graph (``remove_unused_functions``)
 ``AnnotateSpans``            0          identity: no Relay text for spans to point into
 ===========================  =========  ====================================================
 
@@ -52,7 +52,6 @@ __all__ = [
     "FuseOps",
     "InferType",
     "InferTypeLocal",
-    "RemoveUnusedFunctions",
     "SimplifyInference",
 ]
 
@@ -75,7 +74,9 @@ PASS_KINDS: dict[str, str] = {
     "FoldScaleAxis": "identity: Relax has no scale-axis folding; it only ever saved a "
     "multiply, so results are unchanged",
     "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
-    "RemoveUnusedFunctions": "real: relax.transform.DeadCodeElimination(entry_functions)",
+    "RemoveUnusedFunctions": "real: the functions no entry function reaches (calls, global "
+    "functions used as values) are removed, as Relay did (relay/transform/"
+    "remove_unused_functions.py)",
     "AnnotateSpans": "identity: Relay gave each node a span into the module's printed text; "
     "Relax nodes keep the spans the front end was given, and no text is re-parsed",
 }
@@ -239,17 +240,6 @@ def DynamicToStatic() -> Any:
     The front end emits static shapes only (Relay's ``dyn.*`` ops are not mapped).
     """
     return relay_pass("DynamicToStatic", 2, _identity)
-
-
-@legacy_api("relay.transform")
-def RemoveUnusedFunctions(entry_functions: Sequence[str] | None = None) -> Any:
-    """``relay.transform.RemoveUnusedFunctions(entry_functions=None)``.
-
-    A real transform (opt level 1): ``relax.transform.DeadCodeElimination`` from
-    ``entry_functions`` (default ``["main"]``).
-    """
-    entries = list(entry_functions) if entry_functions is not None else ["main"]
-    return relay_pass("RemoveUnusedFunctions", 1, relax.transform.DeadCodeElimination(entries))
 
 
 # -- upstream Relay test files (test_type_infer, test_any): AnnotateSpans, InferTypeLocal -------

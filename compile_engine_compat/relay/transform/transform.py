@@ -27,7 +27,6 @@ from compile_engine_compat.relay._impl.passes import (
     FuseOps,
     InferType,
     InferTypeLocal,
-    RemoveUnusedFunctions,
     SimplifyInference,
 )
 
@@ -73,6 +72,7 @@ from .relax_backed import (
     LambdaLift,
     PartialEvaluate,
 )
+from .remove_unused_functions import RemoveUnusedFunctions
 from .to_mixed_precision import ToMixedPrecision
 
 # The passes refused at the call (partitioning, CPS, sparse, QNN): stand-ins named here too.
