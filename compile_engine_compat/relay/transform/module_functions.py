@@ -37,6 +37,8 @@ MODULE_PASS_KINDS: dict[str, str] = {
     "Inline": "real: on the Relay graph (inline.py), calls to global functions marked Inline "
     "that call no other global function replaced by their bodies, the inlined functions "
     "removed; a callee with a Compiler attribute called as a function literal",
+    "LambdaLift": "real: on the Relay graph (lambda_lift.py), each local function a global "
+    "function lifted_name<hash>, a closure of its free variables where it has some",
 }
 
 #: GlobalVar -> a Relay function (or a function with no Relay graph, kept as it is).

@@ -18,7 +18,6 @@ __all__ = [
     "CombineParallelBatchMatmul",
     "CombineParallelDense",
     "FastMath",
-    "LambdaLift",
     "PartialEvaluate",
 ]
 
@@ -26,7 +25,6 @@ __all__ = [
 RELAX_BACKED_KINDS: dict[str, str] = {
     "FastMath": "real: relax.transform.FastMathTransform (exp, tanh, erf become TVM's fast "
     "approximations, as Relay's fast_* ops did)",
-    "LambdaLift": "real: relax.transform.LambdaLift (local functions become global ones)",
     "PartialEvaluate": "real: relax.transform.FoldConstant (what partial evaluation computes "
     "on the front end's graphs, which have no recursion or references: constant subgraphs)",
     "CombineParallelDense": "real: relax.transform.CombineParallelMatmul (parallel matmuls "
@@ -39,12 +37,6 @@ RELAX_BACKED_KINDS: dict[str, str] = {
 def FastMath() -> Any:
     """``relay.transform.FastMath()``: ``relax.transform.FastMathTransform`` (opt level 4)."""
     return relay_pass("FastMath", 4, relax.transform.FastMathTransform())
-
-
-@legacy_api("relay.transform.more_passes")
-def LambdaLift() -> Any:
-    """``relay.transform.LambdaLift()``: ``relax.transform.LambdaLift`` (opt level 1)."""
-    return relay_pass("LambdaLift", 1, relax.transform.LambdaLift())
 
 
 @legacy_api("relay.transform.more_passes")

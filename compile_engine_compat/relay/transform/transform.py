@@ -61,6 +61,7 @@ from .identities import (
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
 from .inline import Inline
+from .lambda_lift import LambdaLift
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
@@ -69,7 +70,6 @@ from .relax_backed import (
     CombineParallelBatchMatmul,
     CombineParallelDense,
     FastMath,
-    LambdaLift,
     PartialEvaluate,
 )
 from .remove_unused_functions import RemoveUnusedFunctions

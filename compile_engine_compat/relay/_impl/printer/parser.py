@@ -455,14 +455,6 @@ class _Parser(AdtSyntax):
             self.take("]")
             return TensorType(dims, dtype)
         if self.accept("("):
-            if self.tok.text == "let" or (
-                self.tok.kind == "local" and self.toks[self.i + 1].text == "="
-            ):
-                saved = dict(self.scope)
-                inner = self.body()
-                self.scope = saved
-                self.take(")")
-                return inner
             fields = []
             while not self.accept(")"):
                 fields.append(self.type_())
