@@ -11,7 +11,14 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api
 
-from ..adt import Match, PatternConstructor, PatternTuple, PatternVar, PatternWildcard
+from ..adt import (
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    pattern_vars,
+)
 from ..backend.interpreter import module_types
 from ..expr import Constant, Expr, If, Let, Tuple, Var
 from ..expr_functor import relay_node
@@ -43,7 +50,8 @@ __all__ = [
 
 @legacy_api("relay.analysis")
 def well_formed(expr: Any) -> bool:
-    """Relay's ``well_formed``: no variable is bound twice (by two ``let``s or parameters).
+    """Relay's ``well_formed``: no variable is bound twice (by two ``let``s, parameters or
+    match clauses).
 
     Parameters
     ----------
@@ -56,10 +64,12 @@ def well_formed(expr: Any) -> bool:
     """
     binder: dict[int, int] = {}
     for node in post_order(expr):
-        bound = [node.var] if isinstance(node, Let) else []
-        bound += list(node.params) if isinstance(node, Function) else []
-        for var in bound:
-            if binder.setdefault(id(var), id(node)) != id(node):
+        bound: list[tuple[Any, Any]] = [(node.var, node)] if isinstance(node, Let) else []
+        bound += [(p, node) for p in node.params] if isinstance(node, Function) else []
+        if isinstance(node, Match):  # each clause binds its pattern's variables
+            bound += [(v, c) for c in node.clauses for v in pattern_vars(c.lhs)]
+        for var, where in bound:
+            if binder.setdefault(id(var), id(where)) != id(where):
                 return False
     return True
 

@@ -86,3 +86,13 @@ def test_check_kind_checks_references_relations_and_type_calls():
     assert A.check_kind(relay.TypeCall(header, [t]), mod) == A.TypeKind.Type
     with pytest.raises(TypeError, match="gives 0 type arguments"):
         A.check_kind(relay.TypeCall(header, []), mod)
+
+
+def test_well_formed_counts_a_variable_bound_by_two_match_clauses():
+    header = relay.GlobalTypeVar("Opt")
+    none = relay.Constructor("None_", [], header)
+    x = relay.Var("x")
+    clause = relay.Clause(relay.PatternVar(x), x)
+    other = relay.Clause(relay.PatternConstructor(none, []), relay.const(0))
+    assert A.well_formed(relay.Match(none(), [other, clause]))
+    assert not A.well_formed(relay.Match(none(), [clause, relay.Clause(relay.PatternVar(x), x)]))
