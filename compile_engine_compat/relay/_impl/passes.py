@@ -17,7 +17,7 @@ Relay pass                   opt level  served by
 ``FoldConstant``             2          ``relax.transform.FoldConstant``
 ``ConvertLayout``            3          ``relax.transform.ConvertLayout``
 ``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
-``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
+``DeadCodeElimination``      1          the Relay graph (``dead_code``)
 ``FuseOps``                  0          ``relax.transform.FuseOps``
 ``SimplifyInference``        0          ``relax.transform.DecomposeOpsForInference``
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
@@ -45,7 +45,6 @@ __all__ = [
     "AnnotateSpans",
     "CanonicalizeOps",
     "ConvertLayout",
-    "DeadCodeElimination",
     "DynamicToStatic",
     "FoldConstant",
     "FoldScaleAxis",
@@ -64,7 +63,9 @@ PASS_KINDS: dict[str, str] = {
     "'default' kernel layouts are resolved as Relay did)",
     "ToMixedPrecision": "real: TVM 0.19's rewrite of the Relay graph, its op lists and casts "
     "(relay/transform/to_mixed_precision.py): float16, bfloat16 or float64",
-    "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
+    "DeadCodeElimination": "real: on the Relay graph (relay/transform/dead_code.py), unused "
+    "pure let bindings removed, with inline_once a pure value used once inlined; functions "
+    "with no Relay graph through relax.transform.DeadCodeElimination",
     "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
     "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
     "SimplifyInference": "real: relax.transform.DecomposeOpsForInference (batch_norm and "
@@ -180,17 +181,6 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:
     return relay_pass(
         "ConvertLayout", 3, relax.transform.ConvertLayout(_relax_layouts(desired_layouts))
     )
-
-
-@legacy_api("relay.transform")
-def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False) -> Any:
-    """``relay.transform.DeadCodeElimination``: ``relax.transform.DeadCodeElimination``.
-
-    A real transform (opt level 1): unused bindings and unreachable functions are removed.
-    ``inline_once`` has nothing to inline (Relax dataflow blocks bind each value once), and
-    Relax never removes impure calls, whatever ``ignore_impurity`` says.
-    """
-    return relay_pass("DeadCodeElimination", 1, relax.transform.DeadCodeElimination())
 
 
 @legacy_api("relay.transform")

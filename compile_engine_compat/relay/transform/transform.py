@@ -20,7 +20,6 @@ from compile_engine_compat.relay._impl.passes import (
     AnnotateSpans,
     CanonicalizeOps,
     ConvertLayout,
-    DeadCodeElimination,
     DynamicToStatic,
     FoldConstant,
     FoldScaleAxis,
@@ -32,6 +31,7 @@ from compile_engine_compat.relay._impl.passes import (
 
 from . import refused
 from .annotate_target import AnnotateTarget
+from .dead_code import DeadCodeElimination
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .graph_rewrites import (
     ChangeBatch,
