@@ -109,12 +109,17 @@ class _Eliminate(GraphMutator):
         self.inline_once = inline_once
         self.ignore = ignore
 
+    def _forget(self, value: Any) -> None:
+        for var in _var_uses(value):
+            self.counts[var] = self.counts.get(var, 0) - 1
+
     def visit_let(self, let: Let) -> Any:
         value = self.visit(let.value)
         body = self.visit(let.body)
         uses = self.counts.get(id(let.var), 0) - _self_uses(let)
         pure = self.ignore or self.purity.pure(let.value)
         if uses == 0 and pure:
+            self._forget(let.value)  # its variables lose a use: an outer let may go too
             return body
         once = uses == 1 and id(let.var) not in self.nested and _self_uses(let) == 0
         if self.inline_once and once and pure:
@@ -122,6 +127,15 @@ class _Eliminate(GraphMutator):
         if value is let.value and body is let.body:
             return let
         return Let(let.var, value, body)
+
+
+def _var_uses(expr: Any) -> list[int]:
+    """The variables ``expr`` uses, once per use."""
+    if isinstance(expr, Var):
+        return [id(expr)]
+    holder = Function([], expr)
+    counts, _ = _uses(holder)
+    return [v for v, n in counts.items() for _ in range(n)]
 
 
 def _eliminate(mod: tvm.IRModule, inline_once: bool, ignore: bool) -> tvm.IRModule:

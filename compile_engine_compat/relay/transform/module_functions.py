@@ -39,6 +39,9 @@ MODULE_PASS_KINDS: dict[str, str] = {
     "removed; a callee with a Compiler attribute called as a function literal",
     "LambdaLift": "real: on the Relay graph (lambda_lift.py), each local function a global "
     "function lifted_name<hash>, a closure of its free variables where it has some",
+    "PartialEvaluate": "real: on the Relay graph (partial_eval.py), constants folded, known "
+    "calls unfolded, branches and matches on known values taken, known reference contents "
+    "read; the rest emitted as let bindings",
 }
 
 #: GlobalVar -> a Relay function (or a function with no Relay graph, kept as it is).

@@ -18,15 +18,12 @@ __all__ = [
     "CombineParallelBatchMatmul",
     "CombineParallelDense",
     "FastMath",
-    "PartialEvaluate",
 ]
 
 #: Relay pass -> "real: <the Relax pass and what differs>".
 RELAX_BACKED_KINDS: dict[str, str] = {
     "FastMath": "real: relax.transform.FastMathTransform (exp, tanh, erf become TVM's fast "
     "approximations, as Relay's fast_* ops did)",
-    "PartialEvaluate": "real: relax.transform.FoldConstant (what partial evaluation computes "
-    "on the front end's graphs, which have no recursion or references: constant subgraphs)",
     "CombineParallelDense": "real: relax.transform.CombineParallelMatmul (parallel matmuls "
     "of one input become one)",
     "CombineParallelBatchMatmul": "real: relax.transform.CombineParallelMatmul",
@@ -37,12 +34,6 @@ RELAX_BACKED_KINDS: dict[str, str] = {
 def FastMath() -> Any:
     """``relay.transform.FastMath()``: ``relax.transform.FastMathTransform`` (opt level 4)."""
     return relay_pass("FastMath", 4, relax.transform.FastMathTransform())
-
-
-@legacy_api("relay.transform.more_passes")
-def PartialEvaluate() -> Any:
-    """``relay.transform.PartialEvaluate()``: ``relax.transform.FoldConstant`` (opt level 1)."""
-    return relay_pass("PartialEvaluate", 1, relax.transform.FoldConstant())
 
 
 @legacy_api("relay.transform.more_passes")

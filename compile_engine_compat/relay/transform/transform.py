@@ -65,12 +65,12 @@ from .lambda_lift import LambdaLift
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
+from .partial_eval import PartialEvaluate
 from .partition_graph import PartitionGraph
 from .relax_backed import (
     CombineParallelBatchMatmul,
     CombineParallelDense,
     FastMath,
-    PartialEvaluate,
 )
 from .remove_unused_functions import RemoveUnusedFunctions
 from .to_mixed_precision import ToMixedPrecision
