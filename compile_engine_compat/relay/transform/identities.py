@@ -23,7 +23,6 @@ __all__ = [
     "CapturePostDfsIndexInSpans",
     "CombineParallelConv2D",
     "DefuseOps",
-    "EtaExpand",
     "FlattenAtrousConv",
     "FoldExplicitPadding",
     "ForwardFoldScaleAxis",
@@ -42,8 +41,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "every op (relax.transform.LegalizeOps) when it compiles",
     "CanonicalizeCast": "identity: Relay moved casts out of fused elementwise groups; the "
     "front end's casts are plain Relax astype calls that relay.build fuses itself",
-    "EtaExpand": "identity: the front end has no constructors, and a global function is "
-    "called by name, so there is nothing to eta-expand",
     "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
     "are no fused functions to undo",
     "ForwardFoldScaleAxis": "identity: Relax has no scale-axis folding; it only moved a "
@@ -85,12 +82,6 @@ def Legalize(legalize_map_attr_name: str = "FTVMLegalize") -> Any:
 def CanonicalizeCast() -> Any:
     """``relay.transform.CanonicalizeCast()``: an identity (opt level 3)."""
     return identity_pass("CanonicalizeCast", 3)
-
-
-@legacy_api("relay.transform.more_passes")
-def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False) -> Any:
-    """``relay.transform.EtaExpand(...)``: an identity (opt level 1)."""
-    return identity_pass("EtaExpand", 1)
 
 
 @legacy_api("relay.transform.more_passes")

@@ -39,6 +39,8 @@ MODULE_PASS_KINDS: dict[str, str] = {
     "removed; a callee with a Compiler attribute called as a function literal",
     "LambdaLift": "real: on the Relay graph (lambda_lift.py), each local function a global "
     "function lifted_name<hash>, a closure of its free variables where it has some",
+    "EtaExpand": "real: on the Relay graph (eta_expand.py), global functions (expand_global_var)"
+    " and constructors (expand_constructor) used as values wrapped in a function calling them",
     "PartialEvaluate": "real: on the Relay graph (partial_eval.py), constants folded, known "
     "calls unfolded, branches and matches on known values taken, known reference contents "
     "read; the rest emitted as let bindings",

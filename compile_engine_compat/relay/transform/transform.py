@@ -32,6 +32,7 @@ from compile_engine_compat.relay._impl.passes import (
 from . import refused
 from .annotate_target import AnnotateTarget
 from .dead_code import DeadCodeElimination
+from .eta_expand import EtaExpand
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .graph_rewrites import (
     ChangeBatch,
@@ -49,7 +50,6 @@ from .identities import (
     CapturePostDfsIndexInSpans,
     CombineParallelConv2D,
     DefuseOps,
-    EtaExpand,
     FlattenAtrousConv,
     FoldExplicitPadding,
     ForwardFoldScaleAxis,
