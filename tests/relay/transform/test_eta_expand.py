@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import tvm
 
@@ -23,7 +25,8 @@ def test_a_global_function_used_as_a_value_is_wrapped_only_when_asked():
         relay_definitions(kept)[kept.get_global_var("main")].body.true_branch, relay.Function
     )
     out = relay.transform.EtaExpand(expand_global_var=True)(mod)
-    main = relay_definitions(out)[out.get_global_var("main")]
+    main: Any = relay_definitions(out)[out.get_global_var("main")]
     wrapper = main.body.true_branch
     assert isinstance(wrapper, relay.Function) and wrapper.params[0].name_hint == "x"
-    assert wrapper.body.op.name_hint == "aux" and wrapper.body.args[0] is wrapper.params[0]
+    call: Any = wrapper.body
+    assert call.op.name_hint == "aux" and call.args[0] is wrapper.params[0]

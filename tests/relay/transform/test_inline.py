@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import tvm
 
@@ -17,7 +19,7 @@ def _inline_marked(func: relay.Function, compiler: str | None = None) -> relay.F
     return func.with_attr("Compiler", compiler) if compiler else func
 
 
-def _by_name(mod: tvm.IRModule) -> dict[str, relay.Function]:
+def _by_name(mod: tvm.IRModule) -> dict[str, Any]:
     return {str(g.name_hint): f for g, f in relay_definitions(mod).items()}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import tvm
 
@@ -11,7 +13,7 @@ from compile_engine_compat.relay.transform.module_functions import relay_definit
 pytestmark = pytest.mark.usefixtures("installed_alias")
 
 
-def _lifted(mod: tvm.IRModule) -> dict[str, relay.Function]:
+def _lifted(mod: tvm.IRModule) -> dict[str, Any]:
     return {
         str(g.name_hint): f for g, f in relay_definitions(relay.transform.LambdaLift()(mod)).items()
     }
@@ -39,7 +41,9 @@ def test_a_closure_is_lifted_as_a_function_of_its_captured_variables():
     assert int(lifted.attrs["Closure"]) == 1 and [p.name_hint for p in lifted.params] == ["y"]
     assert lifted.params[0] is not y  # a fresh variable of the captured one
     inner = lifted.body
-    assert isinstance(inner, relay.Function) and inner.body.args[1] is lifted.params[0]
+    assert isinstance(inner, relay.Function)
+    add: Any = inner.body
+    assert add.args[1] is lifted.params[0]
     head = out["main"].body.op  # the closure made by calling the lifted function on y
     assert isinstance(head, relay.Call) and head.args[0] is y
 

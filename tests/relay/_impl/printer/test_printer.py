@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import tvm
@@ -159,10 +161,12 @@ def test_parse_reads_recursive_lets_parenthesized_lets_references_and_global_var
     assert {g.name_hint for g in mod.functions} == {"id", "main"}
     from compile_engine_compat.relay._impl.interpret.definitions import relay_definition
 
-    main = relay_definition(mod["main"])
+    main: Any = relay_definition(mod["main"])
     f_let = main.body
     recursive_call = f_let.value.body.false_branch
     assert recursive_call.op is f_let.var  # the let-bound function calls itself
     assert isinstance(f_let.body.value, relay.RefWrite)
     inner = f_let.body.body.args[0]
-    assert isinstance(inner, relay.Let) and inner.value.op.name_hint == "id"
+    assert isinstance(inner, relay.Let)
+    value: Any = inner.value
+    assert value.op.name_hint == "id"
