@@ -1182,10 +1182,9 @@ _PROGRAM_RELAY_ROWS = (
         ),
         shim="compile_engine_compat.relay.transform",
         note=(
-            "Each is a tvm.transform.Pass with Relay's name and opt level. Real Relax "
-            "transforms: Inline (InlinePrivateFunctions), "
-            "LambdaLift, PartialEvaluate (FoldConstant). "
-            "Rewrites of the Relay graph behind each front-end function: DivToMul, "
+            "Each is a tvm.transform.Pass with Relay's name and opt level. "
+            "Rewrites of the Relay graph behind each front-end function: Inline, LambdaLift, "
+            "PartialEvaluate, DeadCodeElimination, RemoveUnusedFunctions, EtaExpand, DivToMul, "
             "SimplifyExpr (TVM 0.19's rules, not its binomial factoring), FastMath (exp, erf, "
             "tanh, softmax to their fast_* ops), CanonicalizeCast, FoldExplicitPadding, "
             "ChangeBatch, SimplifyFCTranspose, ToANormalForm, ToBasicBlockNormalForm, "
@@ -1196,7 +1195,7 @@ _PROGRAM_RELAY_ROWS = (
             "CombineParallelDense, CombineParallelBatchMatmul, BatchingOps, "
             "Forward/BackwardFoldScaleAxis, Legalize (the FTVMLegalize functions registered "
             "with relay.op.register_legalize or TempOpAttr; relay.build legalizes the rest). "
-            "Identities, results unchanged: EtaExpand, DefuseOps, LazyGradientInit, "
+            "Identities, results unchanged: DefuseOps, LazyGradientInit, "
             "PlanDevices (one device; planning across several, "
             "tvm.target.make_compilation_config, is refused at the call), ManifestLifetimes, "
             "CapturePostDfsIndexInSpans. FunctionPass is relax.transform.FunctionPass; "

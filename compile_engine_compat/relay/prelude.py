@@ -183,15 +183,15 @@ def _load_prelude(std: _Std) -> None:
             a,
         ),
     )
-    hd_xs, tl_xs = Call(g["hd"], [xs]), Call(g["tl"], [xs])
+    hd_xs = Call(g["hd"], [xs])
     std.define(
         "update",
         lambda gv: _fn(
             [xs, n, v],
             _if(
                 equal(n, zero),
-                cons(v, tl_xs),
-                cons(hd_xs, Call(gv, [tl_xs, n - one, v])),
+                cons(v, Call(g["tl"], [xs])),  # two calls, as prelude.rly wrote them
+                cons(hd_xs, Call(gv, [Call(g["tl"], [xs]), n - one, v])),
             ),
             a,
         ),

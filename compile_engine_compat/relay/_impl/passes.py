@@ -16,11 +16,11 @@ Relay pass                   opt level  served by
 ``InferType``                0          identity: Relax functions are typed when built
 ``ConvertLayout``            3          ``relax.transform.ConvertLayout``
 ``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
-``DeadCodeElimination``      1          ``relax.transform.DeadCodeElimination``
+``DeadCodeElimination``      1          the Relay graph (``dead_code``)
 ``FuseOps``                  0          ``relax.transform.FuseOps``
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
 ``DynamicToStatic``          2          identity: the front end emits static shapes only
-``RemoveUnusedFunctions``    1          ``relax.transform.DeadCodeElimination(entries)``
+``RemoveUnusedFunctions``    1          the Relay graph (``remove_unused_functions``)
 ``AnnotateSpans``            0          identity: no Relay text for spans to point into
 ===========================  =========  ====================================================
 
@@ -42,12 +42,10 @@ __all__ = [
     "AnnotateSpans",
     "CanonicalizeOps",
     "ConvertLayout",
-    "DeadCodeElimination",
     "DynamicToStatic",
     "FuseOps",
     "InferType",
     "InferTypeLocal",
-    "RemoveUnusedFunctions",
 ]
 
 #: Relay pass -> "real: <the Relax pass>" or "identity: <why>", for the docs and the tests.
@@ -59,13 +57,17 @@ PASS_KINDS: dict[str, str] = {
     "resize2d follow their input's layout)",
     "ToMixedPrecision": "real: TVM 0.19's rewrite of the Relay graph, its op lists and casts "
     "(relay/transform/to_mixed_precision.py): float16, bfloat16 or float64",
-    "DeadCodeElimination": "real: relax.transform.DeadCodeElimination",
+    "DeadCodeElimination": "real: on the Relay graph (relay/transform/dead_code.py), unused "
+    "pure let bindings removed, with inline_once a pure value used once inlined; functions "
+    "with no Relay graph through relax.transform.DeadCodeElimination",
     "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
     "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
     "CanonicalizeOps": "identity: the only op Relay canonicalized, nn.bias_add, is already "
     "emitted as a reshape and a broadcasting add",
     "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
-    "RemoveUnusedFunctions": "real: relax.transform.DeadCodeElimination(entry_functions)",
+    "RemoveUnusedFunctions": "real: the functions no entry function reaches (calls, global "
+    "functions used as values) are removed, as Relay did (relay/transform/"
+    "remove_unused_functions.py)",
     "AnnotateSpans": "identity: Relay gave each node a span into the module's printed text; "
     "Relax nodes keep the spans the front end was given, and no text is re-parsed",
 }
@@ -178,17 +180,6 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:
 
 
 @legacy_api("relay.transform")
-def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False) -> Any:
-    """``relay.transform.DeadCodeElimination``: ``relax.transform.DeadCodeElimination``.
-
-    A real transform (opt level 1): unused bindings and unreachable functions are removed.
-    ``inline_once`` has nothing to inline (Relax dataflow blocks bind each value once), and
-    Relax never removes impure calls, whatever ``ignore_impurity`` says.
-    """
-    return relay_pass("DeadCodeElimination", 1, relax.transform.DeadCodeElimination())
-
-
-@legacy_api("relay.transform")
 def FuseOps(fuse_opt_level: int = -1) -> Any:
     """``relay.transform.FuseOps(fuse_opt_level=-1)``: ``relax.transform.FuseOps``.
 
@@ -215,17 +206,6 @@ def DynamicToStatic() -> Any:
     The front end emits static shapes only (Relay's ``dyn.*`` ops are not mapped).
     """
     return relay_pass("DynamicToStatic", 2, _identity)
-
-
-@legacy_api("relay.transform")
-def RemoveUnusedFunctions(entry_functions: Sequence[str] | None = None) -> Any:
-    """``relay.transform.RemoveUnusedFunctions(entry_functions=None)``.
-
-    A real transform (opt level 1): ``relax.transform.DeadCodeElimination`` from
-    ``entry_functions`` (default ``["main"]``).
-    """
-    entries = list(entry_functions) if entry_functions is not None else ["main"]
-    return relay_pass("RemoveUnusedFunctions", 1, relax.transform.DeadCodeElimination(entries))
 
 
 # -- upstream Relay test files (test_type_infer, test_any): AnnotateSpans, InferTypeLocal -------

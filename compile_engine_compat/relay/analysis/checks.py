@@ -11,12 +11,31 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api
 
-from ..adt import Match, PatternConstructor, PatternTuple, PatternVar, PatternWildcard
+from ..adt import (
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    pattern_vars,
+)
 from ..backend.interpreter import module_types
 from ..expr import Constant, Expr, If, Let, Tuple, Var
 from ..expr_functor import relay_node
 from ..function import Function
-from ..ty import FuncType, TensorType, TupleType, Type, TypeKind, TypeVar
+from ..ty import (
+    FuncType,
+    IncompleteType,
+    RefType,
+    RelayTypeError,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeKind,
+    TypeRelation,
+    TypeVar,
+)
 from .graph import children, post_order
 
 __all__ = [
@@ -31,7 +50,8 @@ __all__ = [
 
 @legacy_api("relay.analysis")
 def well_formed(expr: Any) -> bool:
-    """Relay's ``well_formed``: no variable is bound twice (by two ``let``s or parameters).
+    """Relay's ``well_formed``: no variable is bound twice (by two ``let``s, parameters or
+    match clauses).
 
     Parameters
     ----------
@@ -44,10 +64,12 @@ def well_formed(expr: Any) -> bool:
     """
     binder: dict[int, int] = {}
     for node in post_order(expr):
-        bound = [node.var] if isinstance(node, Let) else []
-        bound += list(node.params) if isinstance(node, Function) else []
-        for var in bound:
-            if binder.setdefault(id(var), id(node)) != id(node):
+        bound: list[tuple[Any, Any]] = [(node.var, node)] if isinstance(node, Let) else []
+        bound += [(p, node) for p in node.params] if isinstance(node, Function) else []
+        if isinstance(node, Match):  # each clause binds its pattern's variables
+            bound += [(v, c) for c in node.clauses for v in pattern_vars(c.lhs)]
+        for var, where in bound:
+            if binder.setdefault(id(var), id(where)) != id(where):
                 return False
     return True
 
@@ -129,41 +151,81 @@ def check_basic_block_normal_form(expr: Any) -> bool:
     return True
 
 
+def _kind_of(t: Any, mod: Any) -> TypeKind:
+    """The kind of ``t``, its parts checked as TVM 0.19's kind checker did."""
+
+    def expect(part: Any, kind: TypeKind, where: str) -> None:
+        found = _kind_of(part, mod)
+        if found != kind:
+            raise RelayTypeError(
+                f"check_kind: {where} of {t!r} must be of kind {kind.name}, but {part!r} is of "
+                f"kind {found.name}"
+            )
+
+    if isinstance(t, TypeVar | IncompleteType):
+        return TypeKind(t.kind)
+    if isinstance(t, TensorType):
+        return TypeKind.Type
+    if isinstance(t, TupleType):
+        for field in t.fields:
+            expect(field, TypeKind.Type, "a field")
+        return TypeKind.Type
+    if isinstance(t, FuncType):
+        for part in [*t.arg_types, t.ret_type]:
+            expect(part, TypeKind.Type, "an argument or the result")
+        for constraint in t.type_constraints:
+            expect(constraint, TypeKind.Constraint, "a constraint")
+        return TypeKind.Type
+    if isinstance(t, RefType):
+        expect(t.value, TypeKind.Type, "the value")
+        return TypeKind.Type
+    if isinstance(t, TypeRelation):
+        for arg in t.args:
+            expect(arg, TypeKind.Type, "an argument")
+        return TypeKind.Constraint
+    if isinstance(t, TypeCall):
+        expect(t.func, TypeKind.AdtHandle, "the callee")
+        data = module_types(mod).get(t.func) if mod is not None else None
+        if data is None:
+            raise RelayTypeError(
+                f"check_kind: {t!r} calls {t.func!r}, which the module does not define"
+            )
+        if len(data.type_vars) != len(t.args):
+            raise RelayTypeError(
+                f"check_kind: {t!r} gives {len(t.args)} type arguments to {t.func!r}, which "
+                f"takes {len(data.type_vars)}"
+            )
+        for arg in t.args:
+            expect(arg, TypeKind.Type, "an argument")
+        return TypeKind.Type
+    raise RelayTypeError(f"check_kind takes a relay type, got {t!r}")
+
+
 @legacy_api("relay.analysis")
 def check_kind(t: Type, mod: Any = None) -> TypeKind:
-    """Relay's ``check_kind``: the kind of a type.
+    """Relay's ``check_kind``: the kind of a type, its parts checked.
 
     Parameters
     ----------
     t : relay Type
-        A ``TensorType``, ``TupleType`` or ``FuncType`` (the front end has no type variables,
-        relations or ADT handles).
-    mod : ignored
-        Relay's module of type definitions.
+        A type (tensor, tuple, function, reference, type variable, type call) or a
+        ``TypeRelation``.
+    mod : tvm.IRModule, optional
+        The module declaring the ADTs a ``TypeCall`` calls.
 
     Returns
     -------
     TypeKind
-        ``TypeKind.Type``.
+        ``Type`` for a type, ``Constraint`` for a relation, a variable's own kind.
 
     Raises
     ------
-    TypeError
-        For anything that is not a type of the front end.
+    RelayTypeError
+        A ``TypeError`` and a ``RuntimeError`` (TVM 0.19's ``TVMError``), as Relay raised: a
+        part of the wrong kind (a shape variable as a tuple field), a type call of an undefined
+        ADT or with the wrong number of arguments, or something that is not a type.
     """
-    if isinstance(t, TypeVar):
-        return t.kind
-    if isinstance(t, TupleType):
-        for field in t.fields:
-            check_kind(field)
-        return TypeKind.Type
-    if isinstance(t, FuncType):
-        for arg in [*t.arg_types, t.ret_type]:
-            check_kind(arg)
-        return TypeKind.Type
-    if isinstance(t, TensorType):
-        return TypeKind.Type
-    raise TypeError(f"check_kind takes a relay type (TensorType, TupleType, FuncType), got {t!r}")
+    return _kind_of(t, mod)
 
 
 @legacy_api("relay.analysis")

@@ -9,7 +9,21 @@ import tvm
 
 from compile_engine_compat.deprecations import legacy_api
 
-from ..expr import BaseOp, Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from ..adt import Constructor, Match
+from ..expr import (
+    BaseOp,
+    Call,
+    Constant,
+    GlobalRef,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..expr_functor import relay_node
 from ..function import Function
 from .graph import post_order
@@ -51,6 +65,12 @@ _FEATURES: tuple[tuple[Any, Feature], ...] = (
     (Call, Feature.fCall),
     (Let, Feature.fLet),
     (If, Feature.fIf),
+    (RefCreate, Feature.fRefCreate),
+    (RefRead, Feature.fRefRead),
+    (RefWrite, Feature.fRefWrite),
+    (GlobalRef, Feature.fGlobalVar),
+    (Constructor, Feature.fConstructor),
+    (Match, Feature.fMatch),
 )
 
 
@@ -76,16 +96,17 @@ def detect_feature(a: Any, b: Any = None) -> set[Feature]:
         elif item is not None:
             roots.append(relay_node(item))
     found: set[Feature] = set()
-    users: dict[int, int] = {}
-    for root in roots:
+    for root in roots:  # each function on its own, as Relay did
+        users: dict[int, int] = {}
         for node in post_order(root):
+            heads = [node, node.op] if isinstance(node, Call) else [node]
             for cls, feature in _FEATURES:
-                if isinstance(node, cls):
+                if any(isinstance(n, cls) for n in heads):
                     found.add(feature)
             for child in _computed_children(node):
                 users[id(child)] = users.get(id(child), 0) + 1
-    if any(count > 1 for count in users.values()):
-        found.add(Feature.fGraph)
+        if any(count > 1 for count in users.values()):
+            found.add(Feature.fGraph)
     return found
 
 

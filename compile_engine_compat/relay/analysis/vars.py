@@ -210,8 +210,8 @@ def _vars(expr: Expr, free_only: bool) -> list[Var]:
                 out.append(node)
             continue
         children: list[Any] = []
-        if isinstance(node, Call):
-            children = list(node.args)
+        if isinstance(node, Call):  # a closure called by its variable is a use of it
+            children = [node.op, *node.args] if isinstance(node.op, Expr) else list(node.args)
         elif isinstance(node, Tuple):
             children = list(node.fields)
         elif isinstance(node, TupleGetItem):

@@ -18,7 +18,6 @@ __all__ = [
     "IDENTITY_KINDS",
     "CapturePostDfsIndexInSpans",
     "DefuseOps",
-    "EtaExpand",
     "LazyGradientInit",
     "ManifestLifetimes",
     "PlanDevices",
@@ -26,8 +25,6 @@ __all__ = [
 
 #: Relay pass -> "identity: <why>".
 IDENTITY_KINDS: dict[str, str] = {
-    "EtaExpand": "identity: the front end has no constructors, and a global function is "
-    "called by name, so there is nothing to eta-expand",
     "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
     "are no fused functions to undo",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
@@ -42,12 +39,6 @@ IDENTITY_KINDS: dict[str, str] = {
 
 
 @legacy_api("relay.transform.more_passes")
-@legacy_api("relay.transform.more_passes")
-def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False) -> Any:
-    """``relay.transform.EtaExpand(...)``: an identity (opt level 1)."""
-    return identity_pass("EtaExpand", 1)
-
-
 @legacy_api("relay.transform.more_passes")
 def DefuseOps() -> Any:
     """``relay.transform.DefuseOps()``: an identity (opt level 3)."""

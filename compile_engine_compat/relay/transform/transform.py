@@ -20,12 +20,10 @@ from compile_engine_compat.relay._impl.passes import (
     AnnotateSpans,
     CanonicalizeOps,
     ConvertLayout,
-    DeadCodeElimination,
     DynamicToStatic,
     FuseOps,
     InferType,
     InferTypeLocal,
-    RemoveUnusedFunctions,
 )
 
 from . import refused
@@ -38,8 +36,10 @@ from .combine_parallel import (
     CombineParallelConv2D,
     CombineParallelDense,
 )
+from .dead_code import DeadCodeElimination
 from .div_to_mul import DivToMul
 from .eliminate_common_subexpr import EliminateCommonSubexpr
+from .eta_expand import EtaExpand
 from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
 from .flatten_atrous_conv import FlattenAtrousConv
@@ -52,22 +52,20 @@ from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     CapturePostDfsIndexInSpans,
     DefuseOps,
-    EtaExpand,
     LazyGradientInit,
     ManifestLifetimes,
     PlanDevices,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
+from .inline import Inline
+from .lambda_lift import LambdaLift
 from .legalize import Legalize
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
+from .partial_eval import PartialEvaluate
 from .partition_graph import PartitionGraph
-from .relax_backed import (
-    Inline,
-    LambdaLift,
-    PartialEvaluate,
-)
+from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
 from .split_args import SplitArgs

@@ -70,3 +70,29 @@ def test_partitioning_names_are_refused_at_the_call_not_at_the_import():
         calibration(None, None)
     with pytest.raises(TypeError, match=r"tvm\.IRModule"):
         A.list_fake_quantized_op_freqs(None)
+
+
+def test_check_kind_checks_references_relations_and_type_calls():
+    t = relay.TensorType((2,), "float32")
+    shape = relay.TypeVar("n", relay.TypeKind.ShapeVar)
+    assert A.check_kind(relay.RefType(t)) == A.TypeKind.Type
+    relation = relay.TypeRelation(None, [t, relay.TypeVar("a")], 1, None)
+    assert A.check_kind(relation) == A.TypeKind.Constraint
+    with pytest.raises(RuntimeError, match="must be of kind Type"):
+        A.check_kind(relay.RefType(shape))
+    header = relay.GlobalTypeVar("Box")
+    mod = tvm.IRModule()
+    declare_type(mod, header, relay.TypeData(header, [relay.TypeVar("a")], []))
+    assert A.check_kind(relay.TypeCall(header, [t]), mod) == A.TypeKind.Type
+    with pytest.raises(TypeError, match="gives 0 type arguments"):
+        A.check_kind(relay.TypeCall(header, []), mod)
+
+
+def test_well_formed_counts_a_variable_bound_by_two_match_clauses():
+    header = relay.GlobalTypeVar("Opt")
+    none = relay.Constructor("None_", [], header)
+    x = relay.Var("x")
+    clause = relay.Clause(relay.PatternVar(x), x)
+    other = relay.Clause(relay.PatternConstructor(none, []), relay.const(0))
+    assert A.well_formed(relay.Match(none(), [other, clause]))
+    assert not A.well_formed(relay.Match(none(), [clause, relay.Clause(relay.PatternVar(x), x)]))

@@ -86,3 +86,16 @@ def test_call_graph_counts_references_and_calls(installed_alias):
         "Call graph node: g0"
     )
     assert graph.module.same_as(mod)
+
+
+def test_detect_feature_sees_references_constructors_matches_and_global_calls():
+    header = relay.GlobalTypeVar("Opt")
+    some = relay.Constructor("Some_", [relay.TypeVar("a")], header)
+    x, r = relay.Var("x"), relay.Var("r")
+    match = relay.Match(some(relay.const(1)), [relay.Clause(relay.PatternVar(x), x)])
+    body = relay.Let(r, relay.RefCreate(match), relay.RefWrite(r, relay.RefRead(r)))
+    F = A.Feature
+    found = A.detect_feature(relay.Function([], body))
+    assert {F.fConstructor, F.fMatch, F.fRefCreate, F.fRefRead, F.fRefWrite} <= found
+    assert F.fGraph not in found
+    assert F.fGlobalVar in A.detect_feature(relay.Call(relay.GlobalVar("g"), [relay.const(1)]))

@@ -10,6 +10,7 @@ from tvm import relax
 from compile_engine_compat import relay
 from compile_engine_compat.relay.transform.graph_rewrites import GRAPH_REWRITE_KINDS
 from compile_engine_compat.relay.transform.identities import IDENTITY_KINDS
+from compile_engine_compat.relay.transform.module_functions import MODULE_PASS_KINDS
 from compile_engine_compat.relay.transform.refused import REFUSED_PASSES
 from compile_engine_compat.relay.transform.relax_backed import RELAX_BACKED_KINDS
 from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
@@ -60,6 +61,7 @@ def test_fast_math_replaces_exp_and_tanh():
 
 def test_the_kinds_tables_cover_every_pass_once():
     names = [*RELAX_BACKED_KINDS, *IDENTITY_KINDS, *GRAPH_REWRITE_KINDS, *REFUSED_PASSES]
+    names += list(MODULE_PASS_KINDS)
     assert len(names) == len(set(names))
     for name in names:
         assert hasattr(T, name) and name in T.__all__
@@ -96,6 +98,7 @@ def test_the_docs_page_gives_each_pass_its_kind_and_opt_level():
     }
     args: dict[str, tuple[object, ...]] = {"ChangeBatch": ({},), "SimplifyFCTranspose": ([],)}
     args["FlexibleShapeDispatch"] = ([1],)
-    for name, kind in {**RELAX_BACKED_KINDS, **GRAPH_REWRITE_KINDS, **IDENTITY_KINDS}.items():
+    kinds = {**RELAX_BACKED_KINDS, **GRAPH_REWRITE_KINDS, **IDENTITY_KINDS, **MODULE_PASS_KINDS}
+    for name, kind in kinds.items():
         level = getattr(T, name)(*args.get(name, ())).info.opt_level if name != "SplitArgs" else 1
         assert f"| {level} | {kind} |" in rows[name], name

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import tvm
+from tvm import relax
 
+from compile_engine_compat.boundary import give_type
 from compile_engine_compat.relay._impl.interpret.definitions import (
     declare_type,
     interpreted_function,
@@ -188,6 +190,8 @@ def adt_module(types: list[TypeData], functions: dict[str, Function], gvars: dic
             else named_relax_function(func, name)
         )
         mod[gvars[name]] = stored
+        if not isinstance(gvars[name].ty, relax.FuncType):  # its callers type from it
+            give_type(gvars[name], stored.ty)
     for name, func in functions.items():
         for node in _matches(func):
             missed = unmatched_cases(node, mod, **INTERNAL)

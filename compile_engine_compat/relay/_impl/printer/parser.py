@@ -20,7 +20,6 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from compile_engine_compat.relay._impl import origin
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 from compile_engine_compat.relay.expr import (
     Call,
@@ -28,6 +27,9 @@ from compile_engine_compat.relay.expr import (
     Expr,
     If,
     Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
     Tuple,
     TupleGetItem,
     Var,
@@ -60,8 +62,10 @@ _TOKEN = re.compile(
 #: Constructs of Relay's text this reader does not serve -> why.
 _REFUSED_WORDS = {
     "meta": "meta[...] tensor constants are not read back: build them with relay.const",
-    "ref": "Relay references are not mapped",
 }
+
+#: Relay's reference expressions -> (the node, how many arguments).
+_REFERENCES = {"ref": (RefCreate, 1), "ref_read": (RefRead, 1), "ref_write": (RefWrite, 2)}
 
 #: The binary operators, loosest first (Relay's precedence; each level left-associative) -> op.
 _BINARY_LEVELS: tuple[dict[str, str], ...] = (
@@ -180,20 +184,8 @@ class _Parser(AdtSyntax):
     def program(self) -> tvm.IRModule | Expr:
         if self.tok.text == "type":
             return self.adt_program()
-        if self.tok.text == "def":
-            while self.accept("def"):
-                name = self.take(kind="global").text[1:]
-                self.globals[name] = self.function_rest()
-            self.take(kind="end")
-            if "main" in self.globals:
-                return tvm.IRModule.from_expr(self.globals["main"])
-            # A module of named functions only (Relay printed mod["myf"] = f as def @myf).
-            functions = {}
-            for name, func in self.globals.items():
-                relax_func = func.__relax_function__().with_attr("global_symbol", name)
-                origin.record(relax_func, func)
-                functions[tvm.ir.GlobalVar(name)] = relax_func
-            return tvm.IRModule(functions)
+        if self.tok.text == "def":  # @f is the GlobalVar of a function of the module
+            return self.adt_program()
         while self.accept("free_var"):
             v = self.param()
             self.scope[v.name_hint] = v
@@ -208,9 +200,11 @@ class _Parser(AdtSyntax):
         while self.accept("type"):
             types.append(self.type_definition())
         self.gvars = {}
+        for k, tok in enumerate(self.toks[self.i + 1 :], self.i + 1):
+            if self.toks[k - 1].text == "def" and tok.kind == "global":
+                self.gvars[tok.text[1:]] = tvm.ir.GlobalVar(tok.text[1:])
         while self.accept("def"):
             name = self.take(kind="global").text[1:]
-            self.gvars[name] = tvm.ir.GlobalVar(name)
             self.globals[name] = self.function_rest()
         self.take(kind="end")
         return adt_module(types, self.globals, self.gvars)
@@ -252,9 +246,9 @@ class _Parser(AdtSyntax):
                     raise self.error("let binds a local variable (%name)")
                 v = self.param()
                 self.take("=")
+                self.scope[v.name_hint] = v  # a let-bound function may call itself
                 value = self.expr()
                 self.take(";")
-                self.scope[v.name_hint] = v
                 return Let(v, value, self.body())
             else:
                 value = self.expr()
@@ -327,6 +321,14 @@ class _Parser(AdtSyntax):
             self.i += 1
             return const(tok.text == "True", "bool")
         if self.accept("("):
+            if self.tok.text == "let" or (
+                self.tok.kind == "local" and self.toks[self.i + 1].text == "="
+            ):
+                saved = dict(self.scope)
+                inner = self.body()
+                self.scope = saved
+                self.take(")")
+                return inner
             fields = []
             trailing = False
             while not self.accept(")"):
@@ -350,6 +352,11 @@ class _Parser(AdtSyntax):
                 return self.constructor_use(tok.text)
             if tok.text == "match":
                 return self.match_rest()
+            if tok.text in _REFERENCES:
+                args, attrs = self.arguments()
+                if attrs or len(args) != _REFERENCES[tok.text][1]:
+                    raise self.error(f"{tok.text} takes {_REFERENCES[tok.text][1]} argument(s)")
+                return _REFERENCES[tok.text][0](*args)
             return self.op_call(tok.text)
         raise self.error("expected an expression")
 

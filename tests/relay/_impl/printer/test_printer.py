@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import tvm
@@ -142,3 +144,29 @@ def test_a_module_of_named_functions_reads_back_and_prints_its_types() -> None:
     assert "def @myf(" in text and "add(%0, %0) /* ty=float32 */" in text
     mod = relay.fromtext(text)
     assert [g.name_hint for g in mod.functions] == ["myf"]
+
+
+def test_parse_reads_recursive_lets_parenthesized_lets_references_and_global_vars() -> None:
+    mod = relay.parse(
+        VERSION_HEADER
+        + """
+        def @id(%x: int32) -> int32 { %x }
+        def @main(%r) {
+            let %f = fn (%n: int32) -> int32 { if (%n == 0) { %n } else { %f(%n - 1) } };
+            let %u = ref_write(%r, ref_read(%r));
+            (let %a = @id(1); %a) + %f(2)
+        }
+        """
+    )
+    assert {g.name_hint for g in mod.functions} == {"id", "main"}
+    from compile_engine_compat.relay._impl.interpret.definitions import relay_definition
+
+    main: Any = relay_definition(mod["main"])
+    f_let = main.body
+    recursive_call = f_let.value.body.false_branch
+    assert recursive_call.op is f_let.var  # the let-bound function calls itself
+    assert isinstance(f_let.body.value, relay.RefWrite)
+    inner = f_let.body.body.args[0]
+    assert isinstance(inner, relay.Let)
+    value: Any = inner.value
+    assert value.op.name_hint == "id"
