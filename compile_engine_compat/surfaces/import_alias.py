@@ -359,6 +359,12 @@ class _RelayFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             reason = _refusal(legacy)
             if importlib.machinery.PathFinder.find_spec(fullname, path):
                 return None  # a real module of the front end: the path finder loads it
+            if legacy in LEGACY_MODULES:  # a private module served by another (quantize._annotate)
+                self._targets[fullname] = LEGACY_MODULES[legacy]
+                served = importlib.import_module(LEGACY_MODULES[legacy])
+                return importlib.machinery.ModuleSpec(
+                    fullname, self, is_package=hasattr(served, "__path__")
+                )
             if reason is not None:
                 return self._refused_spec(fullname, reason, legacy)
             if legacy in legacy_modules():  # a module TVM 0.19 had: imported, refused when used
@@ -542,6 +548,8 @@ def _served_value(path: str, imported: bool) -> Any:
 def _set_moved(row: MovedName) -> None:
     """Set one moved name on TVM's modules (never hiding TVM's own, unless the row replaces it)."""
     if ":" not in row.legacy:
+        if row.legacy.startswith("tvm.relay."):
+            return  # served when imported (the finder reads LEGACY_MODULES): tvm.relay stays lazy
         parent_name, _, child = row.legacy.rpartition(".")
         parent = importlib.import_module(parent_name)
         if not hasattr(parent, child):
