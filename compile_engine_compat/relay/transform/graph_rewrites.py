@@ -54,8 +54,8 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "0.19 did",
     "SimplifyInference": "real: on the Relay graph (simplify_inference.py), batch_norm becomes "
     "TVM 0.19's multiply-add and dropout its input (layer/group/instance norms stay ops)",
-    "ChangeBatch": "real: the named parameters get the new batch size on the Relay graph, "
-    "and the ops' types follow",
+    "ChangeBatch": "real: each parameter of `data` gets `batch_size` on the axis `data` maps "
+    "it to, on the Relay graph, and the ops' types follow",
     "SimplifyFCTranspose": "real: nn.dense(x, transpose(w, [1, 0])) becomes nn.dense(x, w.T) "
     "with a new parameter named w + '.T', on the Relay graph",
     "ToANormalForm": "real: on the Relay graph (normal_forms.py), every compound node bound by "
