@@ -187,16 +187,32 @@ def test_calls_between_a_modules_functions(installed_alias):
     assert "@times_2(%x3)" in relay.If(c, times_2(x3), times_3(x3)).astext()
 
 
-def test_a_recursive_function_is_kept_for_the_interpreter_and_refused_by_the_vm(
-    installed_alias,
-):
-    loop = relay.GlobalVar("loop")
+def test_a_recursive_program_runs_on_the_interpreter_behind_the_vm(installed_alias):
+    total = relay.GlobalVar("total")
     i = relay.var("i", shape=(), dtype="int32")
+    acc = relay.var("acc", shape=(), dtype="int32")
+    step = total(i - relay.const(1), acc + i)
     mod = tvm.IRModule()
-    mod[loop] = relay.Function([i], loop(i))  # recursion: create_executor("debug") runs it
-    mod["main"] = relay.Function([i], loop(i))
-    with pytest.raises(NotImplementedError, match=r"@loop.*create_executor\('debug'"):
-        relay.vm.compile(mod, "llvm")
+    mod[total] = relay.Function([i, acc], relay.If(relay.equal(i, relay.const(0)), acc, step))
+    n, a = relay.var("n", shape=(), dtype="int32"), relay.var("a", shape=(), dtype="int32")
+    mod["main"] = relay.Function([n, a], total(n, a))
+    with pytest.raises(NotImplementedError, match=r"@total.*create_executor\('debug'"):
+        relay.build(mod, "llvm")
+    exe = relay.vm.compile(mod, "llvm", params={"a": np.array(100, "int32")})
+    assert isinstance(exe, relay.vm.InterpretedExecutable)
+    assert set(exe.globals) == {"main", "total"} and exe.get_function_params("main") == ["n"]
+    vm = VirtualMachine(exe, tvm.cpu())
+    assert int(vm.invoke("main", np.array(4, "int32")).numpy()) == 110
+    vm.set_input("main", n=np.array(3, "int32"))
+    vm.invoke_stateful("main")
+    assert [int(v.numpy()) for v in vm.get_outputs()] == [106]
+    code, lib = exe.save()
+    again = VirtualMachine(Executable.load_exec(code, lib), tvm.cpu())
+    assert int(again.run(np.array(2, "int32")).numpy()) == 103
+    with pytest.raises(NotImplementedError, match="no library"):
+        exe.export_library("unused.so")
+    with pytest.raises(TypeError, match=r"main\(n\) takes 1 inputs, got 2"):
+        vm.invoke("main", np.array(1, "int32"), np.array(1, "int32"))
 
 
 def test_optimize_binds_the_params_and_free_vars_reads_the_relax_body():
