@@ -612,8 +612,8 @@ _RELAY_ROWS = (
             "builds, except a program Relax cannot express (ADTs and match, references, "
             "closures as values, recursion, type parameters): kind='debug' evaluates it with "
             "the shim's Relay interpreter, as TVM 0.19's debug executor did (each op call built "
-            "once per concrete type), and so do kind='vm' and relay.vm.compile (TVM 0.19's Relay VM "
-            "ran such programs; the Relax VM cannot); graph, aot and relay.build refuse it "
+            "once per concrete type), and so do kind='vm' and relay.vm.compile (TVM 0.19's Relay "
+            "VM ran such programs; the Relax VM cannot); graph, aot and relay.build refuse it "
             "naming create_executor('debug'). " + _RELAY_NOTE
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,

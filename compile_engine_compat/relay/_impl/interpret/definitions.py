@@ -4,8 +4,9 @@ TVM 0.27's ``IRModule`` stores Relax functions only. A Relay function holding an
 reference, a module function used as a value, or a type variable is stored as a stand-in Relax
 function (its parameters and result untyped objects) that is never built: ``relay.build``
 refuses a module holding one, and the interpreter evaluates the Relay function behind it
-(``create_executor("debug"/"vm")``, ``relay.vm.compile``). The ``TypeData`` a module declares (``mod[List] = TypeData(...)``) are kept
-here by module, as TVM 0.27 modules have no type definitions.
+(``create_executor("debug"/"vm")``, ``relay.vm.compile``). The ``TypeData`` a module declares
+(``mod[List] = TypeData(...)``) are kept here by module, as TVM 0.27 modules have no type
+definitions.
 """
 
 from __future__ import annotations
