@@ -651,11 +651,11 @@ _RELAY_ROWS = (
         "relay.unsupported",
         "the replacement each finding names (relax.frontend, relax.VirtualMachine, relax.op, ...)",
         ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
-        old_paths=("tvm.relay.loops",),
+        old_paths=("tvm.relay.backend.graph_executor_codegen",),
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
-            "A Relay-era name the front end does not serve (loops, "
+            "A Relay-era name the front end does not serve (the graph-executor codegen, "
             "ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),

@@ -168,6 +168,8 @@ def test_module_assignment_stores_a_relay_function(installed_alias):
     np.testing.assert_allclose(out.numpy(), np.exp(A[0]), rtol=1e-6)
     with pytest.raises(TypeError, match="takes a function"):
         mod["other"] = 3
+    mod["twice"] = relay.var("y", shape=(3,)) * relay.const(2.0)  # TVM 0.19: fn of free vars
+    assert [p.name_hint for p in mod["twice"].params] == ["y"]
 
 
 def test_calls_between_a_modules_functions(installed_alias):
@@ -262,3 +264,18 @@ def test_a_conv_net_with_a_dynamic_batch_runs_at_batch_1_and_3():
         data = RNG.standard_normal((batch, 3, 12, 12)).astype("float32")
         expected = _np_conv_nchw(np.maximum(_np_conv_nchw(data, w1, 1, 1), 0), w2, 2, 0)
         np.testing.assert_allclose(vm.run(data).numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_while_loop_runs_on_the_interpreter_behind_the_vm(installed_alias):
+    from tvm.relay.loops import while_loop
+
+    i, acc = relay.var("i", shape=(), dtype="int32"), relay.var("acc", shape=(), dtype="int32")
+    step = relay.var("step", shape=(), dtype="int32")  # a free variable of the loop body
+    loop = while_loop(lambda i, _: i < relay.const(4), [i, acc], lambda i, a: (i + step, a + i))
+    result = relay.TupleGetItem(loop(relay.const(0), relay.const(0)), 1)
+    assert relay.analysis.free_vars(result) == [step]
+    mod = tvm.IRModule()
+    mod["main"] = relay.Function([step], result)
+    run = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    assert int(run(np.array(1, "int32")).numpy()) == 0 + 1 + 2 + 3
+    assert int(run(np.array(2, "int32")).numpy()) == 0 + 2

@@ -212,6 +212,8 @@ def _vars(expr: Expr, free_only: bool) -> list[Var]:
         children: list[Any] = []
         if isinstance(node, Call):
             children = list(node.args)
+            if isinstance(node.op, Var | Let | Function | Call | If | TupleGetItem):
+                children.insert(0, node.op)  # a computed callee (a closure) has variables too
         elif isinstance(node, Tuple):
             children = list(node.fields)
         elif isinstance(node, TupleGetItem):
