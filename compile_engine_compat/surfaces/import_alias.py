@@ -202,8 +202,9 @@ class RefusedName:
     """A known legacy Relay name the front end does not serve: importing it works, using it not.
 
     ``from tvm.relay.backend.graph_executor_codegen import GraphExecutorCodegen`` succeeds (a
-    module that never calls it runs); ``GraphExecutorCodegen(...)`` raises :class:`RelayRemovedCallError` naming the feature and its
-    replacement. Attributes are refused names too (``relay.vision.multibox_prior``).
+    module that never calls it runs); ``GraphExecutorCodegen(...)`` raises
+    :class:`RelayRemovedCallError` naming the feature and its replacement. Attributes are
+    refused names too (``relay.vision.multibox_prior``).
     """
 
     __slots__ = ("_message", "_name", "_reason")

@@ -19,12 +19,12 @@ from compile_engine_compat.boundary import give_type
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.adt import TypeData
+from compile_engine_compat.relay.analysis import free_vars
 from compile_engine_compat.relay.backend.interpreter import (
     declare_type,
     module_form,
     module_types,
 )
-from compile_engine_compat.relay.analysis import free_vars
 from compile_engine_compat.relay.expr import Call, Expr
 from compile_engine_compat.relay.function import Function
 from compile_engine_compat.relay.prelude import import_std
