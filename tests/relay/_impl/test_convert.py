@@ -41,3 +41,14 @@ def test_bilinear_upsampling_is_relax_linear_resize(engine):
     tvm.ir.assert_structural_equal(f.__relax_function__(), bb.get()["main"])
     with pytest.raises(UnsupportedRelayError, match="bilinear"):
         relay.nn.upsampling(x, method="area")
+
+
+def test_min_and_max_of_booleans_are_all_and_any():
+    import numpy as np
+
+    x = relay.var("x", shape=(2, 3), dtype="bool")
+    f = relay.Function([x], relay.Tuple([relay.min(x, axis=1), relay.max(x, axis=1)]))
+    data = np.array([[True, True, True], [True, False, False]])
+    lo, hi = relay.create_executor("vm", mod=tvm.IRModule.from_expr(f)).evaluate()(data)
+    assert lo.dtype == "bool" and lo.numpy().tolist() == [True, False]
+    assert hi.numpy().tolist() == [True, True]
