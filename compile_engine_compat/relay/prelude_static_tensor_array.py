@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import op
-from .adt import PatternConstructor, PatternVar, PatternWildcard
+from .adt import PatternConstructor, PatternVar
 from .backend.interpreter import module_types
 from .expr import Expr, If, Let, Var, const
 from .function import Function
@@ -27,9 +27,11 @@ from .prelude_tensor_array import (
     TensorArrayModule,
     adt_of,
     apply,
+    concat_all,
     match,
     one_more,
     scalar_var,
+    split_step,
     take_rows,
 )
 from .ty import Any as AnyDim
@@ -324,24 +326,7 @@ class StaticTensorArrayOps:
         out_ta = TypeCall(self.list, [out.tensor_type_var()])
         length_type = TensorType(tuple(lengths_shape or [AnyDim()]), "int32")
 
-        def helper(gvar: Any) -> Function:
-            ta, value = Var("tensor_array", out_ta), Var("value1", source.tensor_type_var())
-            offset, current, limit = (
-                scalar_var("offset1"),
-                scalar_var("current1"),
-                scalar_var("limit1"),
-            )
-            lengths = Var("lengths", length_type)
-            length = op.take(lengths, current)
-            rest = apply(
-                gvar, ta, value, op.add(offset, length), one_more(current, 1), limit, lengths
-            )
-            written = apply(
-                write, rest, current, apply(take, value, offset, op.add(length, offset))
-            )
-            body = If(op.equal(current, limit), ta, written)
-            return Function([ta, value, offset, current, limit, lengths], body, out_ta)
-
+        helper = split_step(write, take, out_ta, source.tensor_type_var(), length_type)
         step = self.defs.define(self.get_name("ta_split_helper"), helper)
         ta, value = Var("tensor_array", out_ta), Var("value", source.tensor_type_var())
         lengths = Var("lengths", length_type)
@@ -361,26 +346,7 @@ class StaticTensorArrayOps:
         out = self._other(self._rows_any())
         out.define_tensor_concatenate()
         join = out.get_global_var("tensor_concatenate")
-        out_ta = TypeCall(self.list, [out.tensor_type_var()])
-
-        def build(gvar: Any) -> Function:
-            ta, hd, tl = Var("tensor_array", out_ta), Var("hd"), Var("tl")
-            last = match(
-                tl,
-                [
-                    (PatternConstructor(self.nil), hd),
-                    (PatternWildcard(), apply(join, hd, apply(gvar, tl))),
-                ],
-            )
-            body = match(
-                ta,
-                [
-                    (PatternConstructor(self.nil), out.get_ctor("tensor_nil")()),
-                    (PatternConstructor(self.cons, [PatternVar(hd), PatternVar(tl)]), last),
-                ],
-            )
-            return Function([ta], body, out.tensor_type_var())
-
+        build = concat_all(self.defs, join, out.tensor_type_var, out.get_ctor("tensor_nil"))
         self.defs.define(name, build)
 
     def define_tensor_array_stack(self) -> None:

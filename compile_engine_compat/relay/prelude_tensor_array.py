@@ -45,9 +45,11 @@ __all__ = [
     "TensorArrayOps",
     "adt_of",
     "apply",
+    "concat_all",
     "match",
     "one_more",
     "scalar_var",
+    "split_step",
     "take_rows",
 ]
 
@@ -71,6 +73,40 @@ def scalar_var(name: str) -> Var:
 def one_more(expr: Expr, delta: int) -> Expr:
     """``expr + delta`` (``expr - -delta`` for a negative ``delta``)."""
     return op.add(expr, const(delta)) if delta > 0 else op.subtract(expr, const(-delta))
+
+
+def concat_all(defs: TensorArrayModule, join: Any, element: Any, empty: Any) -> Any:
+    """``build(gvar)`` of ``tensor_array_concat``: the elements of a list of ``element`` joined
+    by ``join`` (a ``tensor_concatenate``), ``empty()`` for an empty list."""
+
+    def build(gvar: Any) -> Function:
+        ta, hd, tl = Var("tensor_array", TypeCall(defs.list, [element()])), Var("hd"), Var("tl")
+        rest = (PatternWildcard(), apply(join, hd, apply(gvar, tl)))
+        last = match(tl, [(PatternConstructor(defs.nil), hd), rest])
+        cell = PatternConstructor(defs.cons, [PatternVar(hd), PatternVar(tl)])
+        body = match(ta, [(PatternConstructor(defs.nil), empty()), (cell, last)])
+        return Function([ta], body, element())
+
+    return build
+
+
+def split_step(write: Any, take: Any, array: Type, value_type: Type, lengths_type: Type) -> Any:
+    """``build(gvar)`` of ``ta_split_helper(ta, value, offset, current, limit, lengths)``:
+    element ``current`` of ``ta`` written with ``lengths[current]`` rows of ``value`` from
+    ``offset`` (``take``: a ``tensor_take``), and on to ``limit``."""
+
+    def build(gvar: Any) -> Function:
+        ta, value = Var("tensor_array", array), Var("value1", value_type)
+        offset, current = scalar_var("offset1"), scalar_var("current1")
+        limit, lengths = scalar_var("limit1"), Var("lengths", lengths_type)
+        length = op.take(lengths, current)
+        after = (op.add(offset, length), one_more(current, 1), limit, lengths)
+        rows = apply(take, value, offset, op.add(length, offset))
+        written = apply(write, apply(gvar, ta, value, *after), current, rows)
+        body = If(op.equal(current, limit), ta, written)
+        return Function([ta, value, offset, current, limit, lengths], body, array)
+
+    return build
 
 
 def take_rows(gvar: Any) -> Function:
@@ -342,24 +378,8 @@ class TensorArrayOps:
         write = self.get_global_var("tensor_array_write")
         take = self.get_global_var("tensor_take")
 
-        def helper(gvar: Any) -> Function:
-            ta, value = Var("tensor_array", self._ta()), Var("value1", self.tensor_type_var())
-            offset, current, limit = (
-                scalar_var("offset1"),
-                scalar_var("current1"),
-                scalar_var("limit1"),
-            )
-            lengths = Var("lengths", TensorType((AnyDim(),), "int32"))
-            length = op.take(lengths, current)
-            rest = apply(
-                gvar, ta, value, op.add(offset, length), one_more(current, 1), limit, lengths
-            )
-            written = apply(
-                write, rest, current, apply(take, value, offset, op.add(length, offset))
-            )
-            body = If(op.equal(current, limit), ta, written)
-            return Function([ta, value, offset, current, limit, lengths], body, self._ta())
-
+        lengths_type = TensorType((AnyDim(),), "int32")
+        helper = split_step(write, take, self._ta(), self.tensor_type_var(), lengths_type)
         step = self.defs.define(self.get_name("ta_split_helper"), helper)
         ta, value = Var("tensor_array", self._ta()), Var("value", self.tensor_type_var())
         lengths = Var("lengths", TensorType((AnyDim(),), "int32"))
@@ -374,25 +394,7 @@ class TensorArrayOps:
         """``tensor_array_concat(ta)``: the elements joined on axis 0 (``tensor_nil`` for an
         empty array)."""
         join = self.get_global_var("tensor_concatenate")
-
-        def build(gvar: Any) -> Function:
-            ta, hd, tl = Var("tensor_array", self._ta()), Var("hd"), Var("tl")
-            last = match(
-                tl,
-                [
-                    (PatternConstructor(self.nil), hd),
-                    (PatternWildcard(), apply(join, hd, apply(gvar, tl))),
-                ],
-            )
-            body = match(
-                ta,
-                [
-                    (PatternConstructor(self.nil), self.ctors[0]()),
-                    (PatternConstructor(self.cons, [PatternVar(hd), PatternVar(tl)]), last),
-                ],
-            )
-            return Function([ta], body, self.tensor_type_var())
-
+        build = concat_all(self.defs, join, self.tensor_type_var, self.ctors[0])
         self.defs.define(self.get_name("tensor_array_concat"), build)
 
     def define_tensor_array_stack(self) -> None:
