@@ -10,8 +10,8 @@ the Python API with the meaning its Relay text gave it; ``mod.import_from_std("n
 ``nat`` (``zero``, ``succ``) and ``nat_double``, ``nat_add``, ``nat_nth``, ``nat_update``,
 ``nat_iterate``. Relax has no ADTs: ``relay.build`` refuses a module calling them, and the
 interpreter runs them. TVM 0.19's tensor arrays are declared too, for the same dtypes
-(:mod:`.prelude_tensor_array`; the static ones, ``StaticTensorArrayOps``, when registered:
-:mod:`.prelude_static_tensor_array`).
+(``relay/_impl/tensor_arrays.py``; the static ones, ``StaticTensorArrayOps``, when registered:
+``relay/_impl/static_tensor_arrays.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,12 @@ from typing import Any
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.static_tensor_arrays import (
+    StaticTensorArrayOps,
+    get_tensor_array_shape,
+    static_name,
+)
+from compile_engine_compat.relay._impl.tensor_arrays import TensorArrayOps
 
 from .adt import (
     Clause,
@@ -36,8 +42,6 @@ from .adt import (
 from .backend.interpreter import declare_type, module_form, module_types
 from .expr import UPPER, Call, Expr, Let, Tuple, TupleGetItem, Var, bind, const
 from .function import Function
-from .prelude_static_tensor_array import StaticTensorArrayOps, get_tensor_array_shape, static_name
-from .prelude_tensor_array import TensorArrayOps
 from .ty import FuncType, GlobalTypeVar, TensorType, TupleType, Type, TypeCall, TypeVar
 
 __all__ = [

@@ -9,7 +9,7 @@ its functions, named as TVM 0.19 named them (``tensor_take_float32_3_4``, ...): 
 ``tensor_array_split``, ``tensor_array_concat``, ``tensor_array_stack``,
 ``tensor_array_gather`` and ``tensor_get_data``. Results of take, concatenate and split have
 ``Any`` first dimensions (their own ADTs, declared as needed), as in TVM 0.19. They run on the
-interpreter, as the dynamic ones (:mod:`.prelude_tensor_array`, whose row-by-row
+interpreter, as the dynamic ones (:mod:`.tensor_arrays`, whose row-by-row
 ``tensor_take`` they share).
 """
 
@@ -18,12 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import op
-from .adt import PatternConstructor, PatternVar
-from .backend.interpreter import module_types
-from .expr import Expr, If, Let, Var, const
-from .function import Function
-from .prelude_tensor_array import (
+from compile_engine_compat.relay import op
+from compile_engine_compat.relay.adt import PatternConstructor, PatternVar
+from compile_engine_compat.relay.backend.interpreter import module_types
+from compile_engine_compat.relay.expr import Expr, If, Let, Var, const
+from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.ty import Any as AnyDim
+from compile_engine_compat.relay.ty import TensorType, Type, TypeCall
+
+from .tensor_arrays import (
     TensorArrayModule,
     adt_of,
     apply,
@@ -34,8 +37,6 @@ from .prelude_tensor_array import (
     split_step,
     take_rows,
 )
-from .ty import Any as AnyDim
-from .ty import TensorType, Type, TypeCall
 
 __all__ = ["StaticTensorArrayOps", "get_tensor_array_shape", "static_name"]
 
@@ -441,7 +442,7 @@ def get_tensor_array_shape(expr: Expr, dtype: str, prelude: Any) -> tuple[Any, .
     prelude : relay.prelude.Prelude
         The prelude whose module declares the array's ADT.
     """
-    from .analysis import free_vars
+    from compile_engine_compat.relay.analysis import free_vars
 
     mod = prelude.mod
     mod["main"] = Function(free_vars(expr), expr)

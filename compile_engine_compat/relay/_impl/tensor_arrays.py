@@ -23,8 +23,8 @@ from typing import Any
 
 import tvm
 
-from . import op
-from .adt import (
+from compile_engine_compat.relay import op
+from compile_engine_compat.relay.adt import (
     Clause,
     Constructor,
     Match,
@@ -33,11 +33,11 @@ from .adt import (
     PatternWildcard,
     TypeData,
 )
-from .backend.interpreter import declare_type, module_form, module_types
-from .expr import Call, Expr, If, Let, Var, const
-from .function import Function
-from .ty import Any as AnyDim
-from .ty import GlobalTypeVar, TensorType, Type, TypeCall
+from compile_engine_compat.relay.backend.interpreter import declare_type, module_form, module_types
+from compile_engine_compat.relay.expr import Call, Expr, If, Let, Var, const
+from compile_engine_compat.relay.function import Function
+from compile_engine_compat.relay.ty import Any as AnyDim
+from compile_engine_compat.relay.ty import GlobalTypeVar, TensorType, Type, TypeCall
 
 __all__ = [
     "MAX_RANK",
