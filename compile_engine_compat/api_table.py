@@ -612,8 +612,9 @@ _RELAY_ROWS = (
             "builds, except a program Relax cannot express (ADTs and match, references, "
             "closures as values, recursion, type parameters): kind='debug' evaluates it with "
             "the shim's Relay interpreter, as TVM 0.19's debug executor did (each op call built "
-            "once per concrete type); the other kinds, relay.build and relay.vm.compile refuse "
-            "it naming create_executor('debug'). " + _RELAY_NOTE
+            "once per concrete type), and so do kind='vm' and relay.vm.compile (TVM 0.19's Relay "
+            "VM ran such programs; the Relax VM cannot); graph, aot and relay.build refuse it "
+            "naming create_executor('debug'). " + _RELAY_NOTE
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -650,11 +651,11 @@ _RELAY_ROWS = (
         "relay.unsupported",
         "the replacement each finding names (relax.frontend, relax.VirtualMachine, relax.op, ...)",
         ("tvm.relax.frontend", "tvm.relax.VirtualMachine"),
-        old_paths=("tvm.relay.loops",),
+        old_paths=("tvm.relay.backend.graph_executor_codegen",),
         shim="nothing: imports work; a call raises RelayRemovedCallError naming the replacement",
         before_raises="NotImplementedError",
         note=(
-            "A Relay-era name the front end does not serve (loops, "
+            "A Relay-era name the front end does not serve (the graph-executor codegen, "
             "ops without a Relax equivalent): importing it works, so a "
             "module that never calls it runs; the call fails under install() until it is ported."
         ),
@@ -761,7 +762,13 @@ _RELAY_ROWS = (
             "same module. exe.save() returns (code, lib) whose code is a short record (the "
             "bytecode is inside lib); Executable.load_exec(code, lib) reads both back; "
             "exe.bytecode is the Relax VM's text. Relay VM bytecode from TVM 0.19 cannot be "
-            "loaded, and late-bound constants (move_late_bound_consts) are refused."
+            "loaded, and late-bound constants (move_late_bound_consts) are refused. A program "
+            "Relax cannot express (ADTs and match, references, closures, recursion, type "
+            "parameters) compiles to an InterpretedExecutable: the VirtualMachine runs it on the "
+            "shim's Relay interpreter (kernels compiled by TVM per concrete type; results are "
+            "tensors, ConstructorValue as the ADT, FFI arrays for tuples); its bytecode lists the "
+            "functions, not Relay VM instructions, and its save() code names the program, which "
+            "load_exec finds in the same process only (export_library is refused)."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),
@@ -1297,10 +1304,13 @@ _PROGRAM_RELAY_ROWS = (
             "prelude.rly (map, foldl, foldr, hd, tl, nth, update, length, concat, iterate, "
             "...); mod.import_from_std('nat.rly') adds nat. Relax has no ADTs: these run on the "
             "shim's Relay interpreter (create_executor('debug')), whose values are "
-            "relay.backend.interpreter's ConstructorValue, RefValue and closures; relay.build "
-            "refuses them. A module function's checked_type is its declared type, else the one "
-            "inferred from its constructors and matches; its sub-expressions carry none. "
-            "The tensor arrays (TensorArrayOps, StaticTensorArrayOps) are refused at the call."
+            "relay.backend.interpreter's ConstructorValue, RefValue and closures; relay.vm and "
+            "create_executor('vm') run them there too; relay.build refuses them. A module "
+            "function's checked_type is its declared type, else the one inferred from its "
+            "constructors and matches; its sub-expressions carry none. The tensor arrays "
+            "(TensorArrayOps for the nine dtypes TVM 0.19 declared, StaticTensorArrayOps, "
+            "get_tensor_array_shape) are declared as TVM 0.19 named them; tensor_take takes its "
+            "rows one by one (take, concatenate) where TVM 0.19 used a tensor-valued arange."
         ),
         since=TE_COMPILER_REMOVED_IN_TVM,
     ),

@@ -9,8 +9,9 @@ evaluated by the interpreter (``create_executor("debug")``).
 the Python API with the meaning its Relay text gave it; ``mod.import_from_std("nat.rly")`` adds
 ``nat`` (``zero``, ``succ``) and ``nat_double``, ``nat_add``, ``nat_nth``, ``nat_update``,
 ``nat_iterate``. Relax has no ADTs: ``relay.build`` refuses a module calling them, and the
-interpreter runs them. TVM 0.19's tensor arrays (``TensorArrayOps``, ``StaticTensorArrayOps``)
-are not served: their names are refused at the call.
+interpreter runs them. TVM 0.19's tensor arrays are declared too, for the same dtypes
+(``relay/_impl/tensor_arrays.py``; the static ones, ``StaticTensorArrayOps``, when registered:
+``relay/_impl/static_tensor_arrays.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ from typing import Any
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.static_tensor_arrays import (
+    StaticTensorArrayOps,
+    get_tensor_array_shape,
+    static_name,
+)
+from compile_engine_compat.relay._impl.tensor_arrays import TensorArrayOps
 
 from .adt import (
     Clause,
@@ -37,7 +44,18 @@ from .expr import UPPER, Call, Expr, Let, Tuple, TupleGetItem, Var, bind, const
 from .function import Function
 from .ty import FuncType, GlobalTypeVar, TensorType, TupleType, Type, TypeCall, TypeVar
 
-__all__ = ["Prelude", "StaticTensorArrayOps", "TensorArrayOps", "import_std"]
+__all__ = [
+    "Prelude",
+    "StaticTensorArrayOps",
+    "TensorArrayOps",
+    "get_tensor_array_shape",
+    "import_std",
+]
+
+#: The dtypes whose tensor arrays ``Prelude(mod)`` declares, as TVM 0.19's did.
+TENSOR_ARRAY_DTYPES = (
+    "float32", "float16", "float64", "int32", "uint8", "int8", "int16", "uint16", "int64",
+)  # fmt: skip
 
 _WILD = PatternWildcard()
 _INT = TensorType((), "int32")
@@ -562,6 +580,8 @@ class Prelude:
         import_std(self.mod, "prelude.rly")
         names = {g.name_hint: g for g in self.mod.get_global_vars()}
         vars(self).update({name: names[name] for name in _PRELUDE_FUNCTIONS})
+        for dtype in TENSOR_ARRAY_DTYPES:
+            TensorArrayOps(self, dtype).register()
 
     def get_name(self, canonical: str, dtype: str) -> str:
         """The name of a tensor-array definition for ``dtype`` (``tensor_float32_t``)."""
@@ -569,56 +589,62 @@ class Prelude:
             return f"tensor_{dtype}_t"
         return f"{canonical}_{dtype}"
 
+    def _ops(self, dtype: str) -> TensorArrayOps:
+        ops = TensorArrayOps(self, dtype)
+        ops.register()  # declared once per module (the prelude's dtypes at load_prelude)
+        return ops
+
     def get_global_var(self, canonical: str, dtype: str) -> Any:
-        """The tensor-array function ``canonical`` for ``dtype``: not served."""
-        raise _tensor_arrays(f"Prelude.get_global_var({canonical!r}, {dtype!r})")
+        """The tensor-array function ``canonical`` for ``dtype`` (``tensor_take``)."""
+        return self._ops(dtype).get_global_var(canonical)
 
     def get_type(self, canonical: str, dtype: str) -> Any:
-        """The tensor-array type ``canonical`` for ``dtype``: not served."""
-        raise _tensor_arrays(f"Prelude.get_type({canonical!r}, {dtype!r})")
+        """The tensor-array type ``canonical`` (``tensor_t``) for ``dtype``."""
+        return self._ops(dtype).get_type(canonical)
 
     def get_ctor(self, ty_name: str, canonical: str, dtype: str) -> Any:
-        """A tensor-array constructor: not served."""
-        raise _tensor_arrays(f"Prelude.get_ctor({ty_name!r}, {canonical!r}, {dtype!r})")
+        """The constructor ``canonical`` of the type ``ty_name`` (``tensor_float32_t``)."""
+        name = self.get_name(canonical, dtype)
+        self._ops(dtype)
+        for ctor in _constructors(self.mod, ty_name)[1:]:
+            if ctor.name_hint == name:
+                return ctor
+        raise ValueError(f"the type {ty_name!r} has no constructor {name!r}")
 
     def get_tensor_ctor(self, canonical: str, dtype: str) -> Any:
-        """A tensor constructor of the tensor arrays: not served."""
-        raise _tensor_arrays(f"Prelude.get_tensor_ctor({canonical!r}, {dtype!r})")
+        """The constructor ``canonical`` (``tensor1``) of ``tensor_t`` for ``dtype``."""
+        return self._ops(dtype).get_ctor(canonical)
+
+    def get_name_static(self, canonical: str, dtype: str, shape: Any, batch_dim: Any = None) -> str:
+        """The name of a static tensor-array definition (``static_tensor_float32_2_3_t``)."""
+        return static_name(canonical, dtype, shape, batch_dim)
 
     def get_global_var_static(
         self, canonical: str, dtype: str, shape: Any, batch_dim: Any = None
     ) -> Any:
-        """A static tensor-array function: not served."""
-        raise _tensor_arrays(f"Prelude.get_global_var_static({canonical!r}, {dtype!r})")
+        """The static tensor-array function ``canonical`` (registered by
+        ``StaticTensorArrayOps(prelude, dtype, shape).register()``)."""
+        return _global_var(self.mod, static_name(canonical, dtype, shape, batch_dim))
 
     def get_type_static(self, canonical: str, dtype: str, shape: Any) -> Any:
-        """A static tensor-array type: not served."""
-        raise _tensor_arrays(f"Prelude.get_type_static({canonical!r}, {dtype!r})")
+        """The static tensor-array type ``canonical`` (``tensor_t``)."""
+        return _constructors(self.mod, static_name(canonical, dtype, shape))[0]
 
     def get_ctor_static(self, ty_name: str, name: str, dtype: str, shape: Any) -> Any:
-        """A static tensor-array constructor: not served."""
-        raise _tensor_arrays(f"Prelude.get_ctor_static({ty_name!r}, {name!r}, {dtype!r})")
+        """The constructor ``name`` of the static type ``ty_name``."""
+        wanted = static_name(name, dtype, shape)
+        for ctor in _constructors(self.mod, static_name(ty_name, dtype, shape))[1:]:
+            if ctor.name_hint == wanted:
+                return ctor
+        raise ValueError(f"the static tensor array has no constructor {wanted!r}")
 
     def get_tensor_ctor_static(self, name: str, dtype: str, shape: Any) -> Any:
-        """A static tensor-array tensor constructor: not served."""
-        raise _tensor_arrays(f"Prelude.get_tensor_ctor_static({name!r}, {dtype!r})")
+        """The constructor ``name`` of the static ``tensor_t``."""
+        return self.get_ctor_static("tensor_t", name, dtype, shape)
 
 
-def _tensor_arrays(what: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"relay.prelude.{what}: TVM 0.19's tensor arrays (TensorArrayOps, "
-        "StaticTensorArrayOps) are not served by the shim's prelude (its lists, options, trees "
-        "and nat are); hold the tensors in a Python list, or in a relax.Tuple and stack them "
-        "with relax.op.concat"
-    )
-
-
-class TensorArrayOps:
-    """``relay.prelude.TensorArrayOps(prelude, dtype)``: not served (refused when made)."""
-
-    def __init__(self, prelude: Any, dtype: str, *args: Any) -> None:
-        raise _tensor_arrays(f"TensorArrayOps(prelude, {dtype!r})")
-
-
-class StaticTensorArrayOps(TensorArrayOps):
-    """``relay.prelude.StaticTensorArrayOps(prelude, dtype, shape)``: not served."""
+def _global_var(mod: Any, name: str) -> Any:
+    for gvar in mod.get_global_vars():
+        if gvar.name_hint == name:
+            return gvar
+    raise ValueError(f"the module defines no function {name!r}")

@@ -19,10 +19,17 @@ from tvm import relax
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
 from compile_engine_compat.facade import model_builds
+from compile_engine_compat.relay._impl.interpret.program import (
+    Program,
+    interpreted_module_reason,
+    program_of_key,
+)
+from compile_engine_compat.targets import as_target
 
 from . import build_module
+from .backend.interpreter import module_form
 
-__all__ = ["Executable", "VMCompiler", "compile"]
+__all__ = ["Executable", "InterpretedExecutable", "VMCompiler", "compile"]
 
 _CODE_FORMAT = "compile_engine_compat.relay.vm/1"
 
@@ -169,6 +176,8 @@ class Executable:
             ) from exc
         if not isinstance(record, dict) or record.get("format") != _CODE_FORMAT:
             raise ValueError(f"Executable.load_exec: not the code of Executable.save(): {record!r}")
+        if "program" in record:
+            return _program_of(record)
         if isinstance(lib, Executable):
             return Executable(lib.lib, record.get("inputs", []), lib.library)
         return Executable(getattr(lib, "module", lib), record.get("inputs", []))
@@ -180,7 +189,86 @@ class Executable:
         )
 
 
+class InterpretedExecutable(Executable):
+    """The executable of a program Relax cannot express (ADTs, references, closures, recursion
+    over module functions): the Relay module, run by the shim's interpreter behind the VM's
+    interface, each op call compiled by TVM once per concrete type.
+
+    Its ``bytecode`` is not TVM 0.19's: it names the functions and why they are interpreted.
+    ``save()`` records the program by key in ``code``: ``load_exec(code, lib)`` gives it back in
+    the process that saved it, while the executable lives.
+    """
+
+    def __init__(self, program: Program) -> None:
+        super().__init__(
+            None, program.param_names("main") if "main" in program.function_names() else []
+        )
+        self.program = program
+
+    def _text(self) -> str:
+        lines = [f"# interpreted: {self.program.reason}"]
+        for name in self.program.function_names():
+            lines.append(f"{name}({', '.join(self.program.param_names(name))})")
+        return "\n".join(lines)
+
+    @property
+    def globals(self) -> list[str]:
+        """The module's functions."""
+        return self.program.function_names()
+
+    @property
+    def primitive_ops(self) -> list[str]:
+        """None: the interpreter builds each op call when it first runs."""
+        return []
+
+    @property
+    def primitives(self) -> str:
+        """None (see :attr:`primitive_ops`)."""
+        return ""
+
+    @property
+    def stats(self) -> str:
+        """The functions of the interpreted program."""
+        return f"Interpreted program: {len(self.globals)} functions ({self.program.reason})"
+
+    def get_function_params(self, func_name: str) -> list[str]:
+        """The parameter names of ``func_name``."""
+        return self.program.param_names(func_name)
+
+    def save(self) -> tuple[bytearray, Any]:
+        """``(code, lib)``: ``code`` names the program (see the class docstring); ``lib`` is
+        this executable."""
+        record = {"format": _CODE_FORMAT, "program": self.program.key}
+        return bytearray(json.dumps(record).encode()), self
+
+    def export_library(self, path: Any, *args: Any, **kwargs: Any) -> None:
+        """Refused: an interpreted program has no library."""
+        raise NotImplementedError(
+            "Executable.export_library: this program is run by the interpreter (it "
+            f"{self.program.reason}); it has no library to export. Keep the Relay module and "
+            "compile it again, or express it in Relax"
+        )
+
+
+def _program_of(record: Mapping[str, Any]) -> InterpretedExecutable:
+    program = program_of_key(str(record["program"]))
+    if program is None:
+        raise ValueError(
+            "Executable.load_exec: the code names an interpreted program (ADTs, references, "
+            "closures) that is not alive in this process: such a program is saved by reference "
+            "only, as it has no Relax form; compile the Relay module again"
+        )
+    return InterpretedExecutable(program)
+
+
 def _compile(mod: Any, target: Any, params: Mapping[str, Any] | None) -> Executable:
+    reason = interpreted_module_reason(mod)
+    if reason is not None:
+        if not isinstance(mod, tvm.IRModule):
+            mod = tvm.IRModule({"main": module_form(mod, "main", None)})
+        if target is None:
+            target = tvm.target.Target.current(allow_none=True) or "llvm"
+        return InterpretedExecutable(Program(mod, params, as_target(target), reason))
     built = build_module.build(mod, target=target, params=params, **INTERNAL)
     return Executable(built.executable, built.input_names, built.library)
 

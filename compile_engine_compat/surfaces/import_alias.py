@@ -36,8 +36,8 @@ Effect on feature detection, while installed:
 * ``import tvm.relay`` and ``from tvm import relay`` succeed, so
   ``try: from tvm import relay / except ImportError`` takes the Relay branch;
 * ``hasattr(tvm, "relay")`` is True, as in TVM 0.19 (its first access imports ``tvm.relay``);
-* ``hasattr(tvm.relay, "loops")`` is True (a stand-in refused when called), as is
-  ``from tvm.relay import loops``.
+* ``hasattr(tvm.relay.backend, "graph_executor_codegen")`` is True (a stand-in refused when
+  called), as is ``from tvm.relay.backend import graph_executor_codegen``.
 
 Prefer ``hasattr(tvm, "relax")`` to detect modern TVM. :func:`uninstall` removes the finder and the
 aliases, restoring all of the above.
@@ -105,7 +105,6 @@ LEGACY_MODULES: dict[str, str] = {
 REFUSED_MODULES: dict[str, str] = {
     # Relay programs end to end: tvm.relay.frontend, tvm.relay.vm and tvm.relay.backend.vm are
     # served by the front end (compile_engine_compat.relay.frontend, .vm, .backend.vm).
-    "tvm.relay.loops": "Relay loops (recursion) are not mapped: unroll, or use relax.If or TIR",
     # -- refused at the call (issue: upstream Relay tests): more known Relay modules -----------
     "tvm.relay.backend.graph_executor_codegen": "Relay's graph-executor codegen is gone: "
     "relay.build returns a Relax VM executable",
@@ -223,9 +222,10 @@ class RelayRemovedCallError(NotImplementedError):
 class RefusedName:
     """A known legacy Relay name the front end does not serve: importing it works, using it not.
 
-    ``from tvm.relay.loops import while_loop`` succeeds (a module that never calls it runs);
-    ``while_loop(...)`` raises :class:`RelayRemovedCallError` naming the feature and its
-    replacement. Attributes are refused names too (``relay.vision.multibox_prior``).
+    ``from tvm.relay.backend.graph_executor_codegen import GraphExecutorCodegen`` succeeds (a
+    module that never calls it runs); ``GraphExecutorCodegen(...)`` raises
+    :class:`RelayRemovedCallError` naming the feature and its replacement. Attributes are
+    refused names too (``relay.vision.multibox_prior``).
     """
 
     __slots__ = ("_message", "_name", "_reason")

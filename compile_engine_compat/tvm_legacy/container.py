@@ -15,16 +15,31 @@ from typing import Any
 import tvm
 import tvm_ffi
 
+from compile_engine_compat.relay.backend.interpreter import ConstructorValue
+
 __all__ = ["ADT", "Array", "Map", "ShapeTuple", "String", "getitem_helper", "tuple_object"]
 
 ShapeTuple = tvm.runtime.ShapeTuple
 String = str
 Map = tvm_ffi.Map
 Array = tvm_ffi.Array
-#: Relay's VM returned a tuple as an ADT; the Relax VM returns an FFI ``Array`` (indexable,
-#: iterable, ``len``), so ``isinstance(result, ADT)`` still tells a tuple result from a tensor.
-#: ADT values of other constructors (Relay's lists, options) do not exist on the Relax VM.
-ADT = tvm_ffi.Array
+
+
+class _ADTKind(type):
+    def __instancecheck__(cls, value: Any) -> bool:
+        return isinstance(value, tvm_ffi.Array | ConstructorValue)
+
+
+class ADT(metaclass=_ADTKind):
+    """Relay's VM value of a tuple or constructor: ``isinstance(result, ADT)`` holds for the
+    Relax VM's tuple (an FFI ``Array``) and for a constructor value the Relay VM returns for a
+    program run by the interpreter (a ``ConstructorValue``: ``tag``, ``len``, indexing).
+    ``ADT(tag, fields)`` builds a tuple (tag 0) or a constructor value of that tag."""
+
+    def __new__(cls, tag: int, fields: Sequence[Any]) -> Any:
+        if int(tag) == 0:
+            return tuple_object(fields)
+        return ConstructorValue(int(tag), list(fields), None)
 
 
 def tuple_object(fields: Sequence[Any] | None = None) -> Any:

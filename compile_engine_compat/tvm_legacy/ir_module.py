@@ -19,12 +19,14 @@ from compile_engine_compat.boundary import give_type
 from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.adt import TypeData
+from compile_engine_compat.relay.analysis import free_vars
 from compile_engine_compat.relay.backend.interpreter import (
     declare_type,
     module_form,
     module_types,
 )
 from compile_engine_compat.relay.expr import Call, Expr
+from compile_engine_compat.relay.function import Function
 from compile_engine_compat.relay.prelude import import_std
 from compile_engine_compat.relay.ty import GlobalTypeVar
 
@@ -72,6 +74,9 @@ def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> A
             )
         declare_type(self, var, val)
         return None
+    if isinstance(val, Expr) and not hasattr(val, "__relax_function__"):
+        # TVM 0.19's Module_Add: an expression is stored as a function of its free variables.
+        val = Function(free_vars(val), val)
     if hasattr(val, "__relax_function__"):
         # Exported under the name it is stored by (the front end names every function "main");
         # a function Relax cannot express is kept for the interpreter (create_executor).

@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm import relax
 
-from compile_engine_compat.relay.vm import Executable
+from compile_engine_compat.relay.vm import Executable, InterpretedExecutable
 
-__all__ = ["VirtualMachine"]
+__all__ = ["InterpretedVirtualMachine", "VirtualMachine"]
 
 
 class VirtualMachine(relax.VirtualMachine):
@@ -30,6 +31,11 @@ class VirtualMachine(relax.VirtualMachine):
     memory_cfg : str or dict, optional
         As the Relax VM's.
     """
+
+    def __new__(cls, exe: Any, device: Any, memory_cfg: Any = None) -> Any:
+        if isinstance(exe, InterpretedExecutable) and cls is VirtualMachine:
+            return object.__new__(InterpretedVirtualMachine)
+        return object.__new__(cls)
 
     def __init__(self, exe: Any, device: Any, memory_cfg: Any = None) -> None:
         if isinstance(exe, Executable):
@@ -106,7 +112,11 @@ class VirtualMachine(relax.VirtualMachine):
         pending = self._pending.setdefault(func_name, [None] * arity)
         pending[index] = value
         if all(v is not None for v in pending):
-            super().set_input(func_name, *pending)
+            self._hand_over(func_name, pending)
+
+    def _hand_over(self, func_name: str, inputs: list[Any]) -> None:
+        """Give the Relax VM the inputs :meth:`set_one_input` gathered."""
+        super().set_input(func_name, *inputs)
 
     def invoke_with_outputs(
         self, func_name: str, input_args: dict[str, Any], output_args: list[Any]
@@ -158,3 +168,96 @@ class VirtualMachine(relax.VirtualMachine):
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
         return self.time_evaluator("invoke_stateful", device, **timing)(func_name)
+
+
+class InterpretedVirtualMachine(VirtualMachine):
+    """The VM of an :class:`~compile_engine_compat.relay.vm.InterpretedExecutable`: Relay's VM
+    methods over the shim's interpreter (``VirtualMachine(exe, dev)`` makes one for such an
+    executable). Results are the interpreter's values: tensors, a tuple as an FFI ``Array``, a
+    constructor value as ``ConstructorValue`` (``tag``, ``len``, indexing: Relay's VM ``ADT``).
+    """
+
+    def __init__(self, exe: Any, device: Any, memory_cfg: Any = None) -> None:
+        # No Relax VM underneath: the interpreter runs the program.
+        self.program = exe.program
+        devices = device if isinstance(device, list | tuple) else [device]
+        self.device = devices[0]
+        self._last_function = "main"
+        self._inputs: dict[str, list[Any]] = {}
+        self._pending: dict[str, list[Any]] = {}
+        self._outputs: dict[str, Any] = {}
+
+    def __getitem__(self, func_name: str) -> Any:
+        def run(*args: Any) -> Any:
+            return self.program.run(func_name, args, self.device)
+
+        return run
+
+    def _get_function_arity(self, func_name: str) -> int:
+        return len(self.program.param_names(func_name))
+
+    def _get_function_param_name(self, func_name: str, index: int) -> str:
+        return self.program.param_names(func_name)[index]
+
+    def _convert_func_named_args(self, func_name: str, args: Any, **kwargs: Any) -> list[Any]:
+        names = self.program.param_names(func_name)
+        if len(args) > len(names):
+            raise TypeError(
+                f"{func_name}({', '.join(names)}) takes {len(names)} inputs, got {len(args)}"
+            )
+        values = list(args) + [None] * (len(names) - len(args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise TypeError(f"{func_name}({', '.join(names)}) has no input {name!r}")
+            values[names.index(name)] = value
+        return values
+
+    def set_input(self, func_name: str, *args: Any, **kwargs: Any) -> None:
+        """Set all the inputs of ``func_name`` (positionally or by name)."""
+        values = self._convert_func_named_args(func_name, args, **kwargs)
+        self._inputs[func_name] = values
+        self._pending[func_name] = list(values)
+
+    def _hand_over(self, func_name: str, inputs: list[Any]) -> None:
+        self._inputs[func_name] = list(inputs)
+
+    def invoke_stateful(self, func_name: str, *args: Any, **kwargs: Any) -> None:
+        """Run ``func_name`` on the inputs set (or on ``args``)."""
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        inputs = self._inputs.get(func_name, [])
+        missing = [n for n, v in zip(self.program.param_names(func_name), inputs) if v is None]
+        if missing or len(inputs) != self._get_function_arity(func_name):
+            raise ValueError(f"{func_name}: the inputs {missing or 'all'} are not set")
+        self._outputs[func_name] = self.program.run(func_name, inputs, self.device)
+        self._last_function = func_name
+
+    def invoke(self, func_name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run ``func_name`` on ``args`` (or on the inputs :meth:`set_input` set)."""
+        if (
+            not args
+            and not kwargs
+            and func_name not in self._inputs
+            and (self._get_function_arity(func_name) == 0)
+        ):
+            self._inputs[func_name] = []
+        self.invoke_stateful(func_name, *args, **kwargs)
+        return self._outputs[func_name]
+
+    def get_outputs(self, func_name: str | None = None) -> Any:
+        """The outputs of the last :meth:`invoke_stateful` (see
+        :meth:`VirtualMachine.get_outputs`)."""
+        name = self._last_function if func_name is None else func_name
+        if name not in self._outputs:
+            raise ValueError(f"get_outputs: {name} has not run (invoke_stateful first)")
+        outputs = self._outputs[name]
+        if func_name is not None:
+            return outputs
+        return list(outputs) if isinstance(outputs, tvm_ffi.Array) else [outputs]
+
+    def benchmark(self, device: Any, *args: Any, func_name: str = "main", **kwargs: Any) -> Any:
+        """Refused: the interpreter's run is not a compiled VM function to time."""
+        raise NotImplementedError(
+            "VirtualMachine.benchmark: this program runs on the interpreter (it has no Relax "
+            "form); time vm.invoke(...) in Python instead"
+        )

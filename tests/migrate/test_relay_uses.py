@@ -65,7 +65,8 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("relay.op.strategy.wrap_topi_schedule", "served")],
     ),
     (
-        "from tvm.relay import loops\nloops.while_loop(None, [], None)\n",
+        "from tvm.relay.backend import graph_executor_codegen\n"
+        "graph_executor_codegen.GraphExecutorCodegen(None, None)\n",
         False,
         [("relay.unsupported", "manual")] * 2,  # the import and the call
     ),
@@ -75,7 +76,8 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("relay.frontend.from_onnx", "served")],
     ),
     (
-        "from tvm import relay\nrelay.loops.while_loop(None, [], None)\n",
+        "from tvm import relay\n"
+        "relay.backend.graph_executor_codegen.GraphExecutorCodegen(None, None)\n",
         False,
         [("relay.unsupported", "manual")],
     ),
@@ -85,7 +87,8 @@ SNIPPETS: list[tuple[str, bool, list[tuple[str, str]]]] = [
         [("relay.qnn.op", "served")],
     ),
     (
-        "from tvm.relay import loops\nloops.while_loop(None)\n",
+        "from tvm.relay.backend import graph_executor_codegen\n"
+        "graph_executor_codegen.GraphExecutorCodegen(None)\n",
         False,
         [("relay.unsupported", "manual")] * 2,  # the import and the call
     ),
@@ -184,7 +187,7 @@ def test_engine_and_relay_findings_merge_in_source_order_and_noqa_works(tmp_path
     code = (
         "from tvm import relay\n"
         "engine = relay.backend.compile_engine.get()\n"
-        "m = relay.loops.while_loop  # noqa: CEC805\n"
+        "m = relay.backend.graph_executor_codegen.GraphExecutorCodegen  # noqa: CEC805\n"
         "x = relay.var('x')\n"
     )
     findings = _scan(tmp_path, code)
@@ -195,12 +198,16 @@ def test_fix_reports_manual_relay_ports_and_never_zero_for_a_failing_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = (
-        "from tvm import relay\nx = relay.var('x')\nmod = relay.loops.while_loop(None, [], None)\n"
+        "from tvm import relay\nx = relay.var('x')\n"
+        "mod = relay.backend.graph_executor_codegen.GraphExecutorCodegen(None, None)\n"
     )
     new, changes, manual = fix_code(code)
     assert new == code and changes == []
     assert [(m.line, m.kind) for m in manual] == [(3, "manual")]
-    assert "tvm.relay.loops.while_loop: Relay loops" in manual[0].message
+    assert (
+        "tvm.relay.backend.graph_executor_codegen.GraphExecutorCodegen: Relay's graph-executor"
+        in (manual[0].message)
+    )
     path = tmp_path / "model.py"
     path.write_text(code)
     assert cli.main(["fix", str(path)]) == 0
@@ -256,7 +263,10 @@ READER_CASES = [
         "    yolo_detection as c,  # why\n)\nc()\n",
         [(1, 1, "relay.unsupported", "manual"), (5, 1, "relay.unsupported", "manual")],
     ),
-    ("import tvm; from tvm.relay import loops\n", [(1, 13, "relay.unsupported", "manual")]),
+    (
+        "import tvm; from tvm.relay.backend import graph_executor_codegen\n",
+        [(1, 13, "relay.unsupported", "manual")],
+    ),
     (
         "from tvm.relay.testing import yolo_detection as count\ndef count(): pass\nf(count=1)\n"
         "count = 2\n",
@@ -273,14 +283,24 @@ READER_CASES = [
         [(9, 1, "relay.unsupported", "manual")],
     ),
     (
-        "try:\n    from tvm.relay import loops\nexcept ValueError:\n    pass\n",
+        "try:\n    from tvm.relay.backend import graph_executor_codegen\n"
+        "except ValueError:\n    pass\n",
         [(2, 5, "relay.unsupported", "manual")],
     ),
-    ("import tvm.relay as r\nr.loops.while_loop\n", [(2, 1, "relay.unsupported", "manual")]),
-    ("import tvm\ntvm.relay.loops.while_loop\n", [(2, 1, "relay.unsupported", "manual")]),
+    (
+        "import tvm.relay as r\nr.backend.graph_executor_codegen.GraphExecutorCodegen\n",
+        [(2, 1, "relay.unsupported", "manual")],
+    ),
+    (
+        "import tvm\ntvm.relay.backend.graph_executor_codegen.GraphExecutorCodegen\n",
+        [(2, 1, "relay.unsupported", "manual")],
+    ),
     ("from tvm.relay import *\nfrom_onnx()\n", []),
     # columns count characters, not UTF-8 bytes (12 here)
-    ("x = 'é' ; from tvm.relay import loops\n", [(1, 11, "relay.unsupported", "manual")]),
+    (
+        "x = 'é' ; from tvm.relay.backend import graph_executor_codegen\n",
+        [(1, 11, "relay.unsupported", "manual")],
+    ),
 ]
 
 

@@ -52,13 +52,34 @@ def test_map_foldl_and_length_evaluate_as_prelude_rly_defined_them(prelude: Prel
     assert _ints(run(prelude.rev(xs))) == [3, 2, 1]
 
 
-def test_a_prelude_function_is_refused_by_relay_build_naming_the_interpreter(
+def test_a_prelude_function_is_refused_by_relay_build_and_run_by_the_vm_executor(
     prelude: Prelude,
 ) -> None:
     with pytest.raises(NotImplementedError, match=r"create_executor\('debug'"):
         relay.build(prelude.mod, "llvm")
-    with pytest.raises(NotImplementedError, match="create_executor"):
-        relay.create_executor("vm", mod=prelude.mod).evaluate(prelude.hd(_list(prelude, [1])))
+    # TVM 0.19's Relay VM ran ADT programs: create_executor("vm") runs them on the interpreter.
+    head = relay.create_executor("vm", mod=prelude.mod).evaluate(prelude.hd(_list(prelude, [7])))
+    assert int(head.numpy()) == 7
+
+
+def test_tensor_arrays_are_declared_and_stack_as_numpy_does(prelude: Prelude) -> None:
+    dtype = "float32"
+    assert prelude.mod.get_type("tensor_int64_t")[0].name_hint == "tensor_int64_t"
+    tensor_array = prelude.get_global_var("tensor_array", dtype)
+    write = prelude.get_global_var("tensor_array_write", dtype)
+    stack = prelude.get_global_var("tensor_array_stack", dtype)
+    tensor1 = prelude.get_tensor_ctor("tensor1", dtype)
+    x, y = relay.var("x"), relay.var("y")
+    arr = write(
+        write(tensor_array(relay.const(2)), relay.const(0), tensor1(x)), relay.const(1), tensor1(y)
+    )
+    run = relay.create_executor("debug", mod=prelude.mod).evaluate(
+        relay.Function([x, y], stack(arr))
+    )
+    xs, ys = np.arange(3, dtype=dtype), np.arange(3, 6, dtype=dtype)
+    result = run(xs, ys)
+    assert result.constructor.name_hint == "tensor2_float32"
+    np.testing.assert_array_equal(result.fields[0].numpy(), np.stack([xs, ys]))
 
 
 def test_nat_rly_and_the_nat_helpers(prelude: Prelude) -> None:

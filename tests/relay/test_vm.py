@@ -168,6 +168,8 @@ def test_module_assignment_stores_a_relay_function(installed_alias):
     np.testing.assert_allclose(out.numpy(), np.exp(A[0]), rtol=1e-6)
     with pytest.raises(TypeError, match="takes a function"):
         mod["other"] = 3
+    mod["twice"] = relay.var("y", shape=(3,)) * relay.const(2.0)  # TVM 0.19: fn of free vars
+    assert [p.name_hint for p in mod["twice"].params] == ["y"]
 
 
 def test_calls_between_a_modules_functions(installed_alias):
@@ -187,16 +189,32 @@ def test_calls_between_a_modules_functions(installed_alias):
     assert "@times_2(%x3)" in relay.If(c, times_2(x3), times_3(x3)).astext()
 
 
-def test_a_recursive_function_is_kept_for_the_interpreter_and_refused_by_the_vm(
-    installed_alias,
-):
-    loop = relay.GlobalVar("loop")
+def test_a_recursive_program_runs_on_the_interpreter_behind_the_vm(installed_alias):
+    total = relay.GlobalVar("total")
     i = relay.var("i", shape=(), dtype="int32")
+    acc = relay.var("acc", shape=(), dtype="int32")
+    step = total(i - relay.const(1), acc + i)
     mod = tvm.IRModule()
-    mod[loop] = relay.Function([i], loop(i))  # recursion: create_executor("debug") runs it
-    mod["main"] = relay.Function([i], loop(i))
-    with pytest.raises(NotImplementedError, match=r"@loop.*create_executor\('debug'"):
-        relay.vm.compile(mod, "llvm")
+    mod[total] = relay.Function([i, acc], relay.If(relay.equal(i, relay.const(0)), acc, step))
+    n, a = relay.var("n", shape=(), dtype="int32"), relay.var("a", shape=(), dtype="int32")
+    mod["main"] = relay.Function([n, a], total(n, a))
+    with pytest.raises(NotImplementedError, match=r"@total.*create_executor\('debug'"):
+        relay.build(mod, "llvm")
+    exe = relay.vm.compile(mod, "llvm", params={"a": np.array(100, "int32")})
+    assert isinstance(exe, relay.vm.InterpretedExecutable)
+    assert set(exe.globals) == {"main", "total"} and exe.get_function_params("main") == ["n"]
+    vm = VirtualMachine(exe, tvm.cpu())
+    assert int(vm.invoke("main", np.array(4, "int32")).numpy()) == 110
+    vm.set_input("main", n=np.array(3, "int32"))
+    vm.invoke_stateful("main")
+    assert [int(v.numpy()) for v in vm.get_outputs()] == [106]
+    code, lib = exe.save()
+    again = VirtualMachine(Executable.load_exec(code, lib), tvm.cpu())
+    assert int(again.run(np.array(2, "int32")).numpy()) == 103
+    with pytest.raises(NotImplementedError, match="no library"):
+        exe.export_library("unused.so")
+    with pytest.raises(TypeError, match=r"main\(n\) takes 1 inputs, got 2"):
+        vm.invoke("main", np.array(1, "int32"), np.array(1, "int32"))
 
 
 def test_optimize_binds_the_params_and_free_vars_reads_the_relax_body():
@@ -246,3 +264,18 @@ def test_a_conv_net_with_a_dynamic_batch_runs_at_batch_1_and_3():
         data = RNG.standard_normal((batch, 3, 12, 12)).astype("float32")
         expected = _np_conv_nchw(np.maximum(_np_conv_nchw(data, w1, 1, 1), 0), w2, 2, 0)
         np.testing.assert_allclose(vm.run(data).numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_while_loop_runs_on_the_interpreter_behind_the_vm(installed_alias):
+    from tvm.relay.loops import while_loop
+
+    i, acc = relay.var("i", shape=(), dtype="int32"), relay.var("acc", shape=(), dtype="int32")
+    step = relay.var("step", shape=(), dtype="int32")  # a free variable of the loop body
+    loop = while_loop(lambda i, _: i < relay.const(4), [i, acc], lambda i, a: (i + step, a + i))
+    result = relay.TupleGetItem(loop(relay.const(0), relay.const(0)), 1)
+    assert relay.analysis.free_vars(result) == [step]
+    mod = tvm.IRModule()
+    mod["main"] = relay.Function([step], result)
+    run = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    assert int(run(np.array(1, "int32")).numpy()) == 0 + 1 + 2 + 3
+    assert int(run(np.array(2, "int32")).numpy()) == 0 + 2

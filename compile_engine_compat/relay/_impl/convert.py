@@ -134,7 +134,12 @@ def reduce(relax_op: str) -> Emit:
     fn = relax_fn(relax_op)
 
     def emit(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-        return fn(args[0], reduced_axes(args[0], attrs), bool(attrs.keepdims))
+        axes, keepdims = reduced_axes(args[0], attrs), bool(attrs.keepdims)
+        if str(getattr(args[0].ty, "dtype", "")) == "bool":
+            # Relay reduced booleans (min: all, max: any); TVM 0.27 has no bool min/max value.
+            wide = bb.emit(fn(relax.op.astype(args[0], "uint8"), axes, keepdims))
+            return relax.op.astype(wide, "bool")
+        return fn(args[0], axes, keepdims)
 
     return emit
 

@@ -50,3 +50,14 @@ def test_split_into_one_part_is_a_one_tuple_as_relay():
         part = relay.split(x, indices_or_sections=ios, axis=1)[0]
         out = relay.testing.run_infer_type(relay.Function([x], relay.add(part, relay.const(1.0))))
         assert out.checked_type.ret_type.concrete_shape == (1, 5)
+
+
+def test_min_and_max_of_booleans_are_all_and_any():
+    import numpy as np
+
+    x = relay.var("x", shape=(2, 3), dtype="bool")
+    f = relay.Function([x], relay.Tuple([relay.min(x, axis=1), relay.max(x, axis=1)]))
+    data = np.array([[True, True, True], [True, False, False]])
+    lo, hi = relay.create_executor("vm", mod=tvm.IRModule.from_expr(f)).evaluate()(data)
+    assert lo.dtype == "bool" and lo.numpy().tolist() == [True, False]
+    assert hi.numpy().tolist() == [True, True]

@@ -2,10 +2,11 @@
 
 TVM 0.27's ``IRModule`` stores Relax functions only. A Relay function holding an ADT, a
 reference, a module function used as a value, or a type variable is stored as a stand-in Relax
-function (its parameters and result untyped objects) that is never built: ``relay.build`` and
-``relay.vm.compile`` refuse a module holding one, and the interpreter evaluates the Relay
-function behind it. The ``TypeData`` a module declares (``mod[List] = TypeData(...)``) are kept
-here by module, as TVM 0.27 modules have no type definitions.
+function (its parameters and result untyped objects) that is never built: ``relay.build``
+refuses a module holding one, and the interpreter evaluates the Relay function behind it
+(``create_executor("debug"/"vm")``, ``relay.vm.compile``). The ``TypeData`` a module declares
+(``mod[List] = TypeData(...)``) are kept here by module, as TVM 0.27 modules have no type
+definitions.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ __all__ = [
 #: What ``relay.build`` says of a module holding an interpreted function.
 INTERPRETED_ONLY = (
     "holds what Relax cannot express ({reason}); TVM 0.19 evaluated such programs with its "
-    "interpreter: use relay.create_executor('debug', mod=mod).evaluate(), which the shim "
-    "serves. relay.build, relay.vm.compile and the graph/vm/aot executors build Relax only"
+    "interpreter: use relay.create_executor('debug', mod=mod).evaluate() (or the VM: "
+    "relay.vm.compile, create_executor('vm')), which the shim serves on its interpreter. "
+    "relay.build and the graph/aot executors build Relax only"
 )
 
 #: Stand-in address -> (the stand-in, the Relay function, why it is interpreted).

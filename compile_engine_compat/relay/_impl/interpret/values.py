@@ -7,7 +7,7 @@ FFI ``Array`` when it holds only tensors and leaves the interpreter (what the Re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,16 @@ class ConstructorValue:
     def __repr__(self) -> str:
         name = getattr(self.constructor, "name_hint", self.tag)
         return f"{name}({', '.join(map(repr, self.fields))})"
+
+    # Relay's VM returned such a value as an ``ADT`` (``len``, indexing, iteration over fields).
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.fields[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fields)
 
 
 class RefValue:
