@@ -58,13 +58,13 @@ def get_global_func(name: str, allow_missing: bool = False) -> Any:
     """The global function ``name``; None when missing and ``allow_missing`` (TVM 0.19's).
 
     A Relay global of :data:`REFUSED_GLOBALS` is a stand-in that refuses when called, naming
-    what replaces it.
+    what replaces it (with ``allow_missing``: None, as a program probing for it expects).
     """
     found = tvm_ffi.get_global_func(name, allow_missing=True)
-    if found is None and name in REFUSED_GLOBALS:
+    if found is not None or allow_missing:
+        return found  # a program probing with allow_missing takes its fallback, as on 0.19
+    if name in REFUSED_GLOBALS:
         return refused_name(name, REFUSED_GLOBALS[name])
-    if allow_missing:
-        return found
     return tvm_ffi.get_global_func(name)
 
 

@@ -46,7 +46,8 @@ def test_bilinear_upsampling_is_relax_linear_resize(engine):
 def test_split_into_one_part_is_a_one_tuple_as_relay():
     # Relax's split of one section gives the tensor itself; Relay's a tuple of one
     x = relay.var("x", shape=(1, 5))
-    for ios in (1, []):
+    sections: tuple[int | list[int], ...] = (1, [])
+    for ios in sections:
         part = relay.split(x, indices_or_sections=ios, axis=1)[0]
         out = relay.testing.run_infer_type(relay.Function([x], relay.add(part, relay.const(1.0))))
         assert out.checked_type.ret_type.concrete_shape == (1, 5)
