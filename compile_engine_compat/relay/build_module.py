@@ -81,8 +81,9 @@ def _target(target: Any) -> Any:
         as_target,  # TVM <=0.19 target strings translated, with one warning
     )
 
-    if isinstance(target, dict) and all(isinstance(k, str) and k != "kind" for k in target):
-        # Relay's {device_type: target} form (heterogeneous builds): one target is supported.
+    if isinstance(target, dict | tvm_ffi.Map) and all(str(k) != "kind" for k in target):
+        # Relay's {device_type: target} form (heterogeneous builds; the keys are device type
+        # names, ints or tvm.tir.IntImm): one target is supported.
         if len(target) != 1:
             raise ValueError(f"relay.build on the Relax VM takes one target, got {target!r}")
         target = next(iter(target.values()))

@@ -43,7 +43,9 @@ def test_link_params_leaves_no_params_beside_the_library():
     weights = np.array([1.0, 2.0], "float32")
     executor = relay.backend.Executor("graph", {"link-params": True})
     func = relay.Function([x, w], x + w)
-    lib = relay.build(func, "llvm", executor=executor, params={"w": weights})
+    # Relay's {device_type: target} form, one device (the key may be an int or an IntImm).
+    target = {tvm.runtime.convert(1): "llvm"}
+    lib = relay.build(func, target, executor=executor, params={"w": weights})
     assert dict(lib.params) == {}
     module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
     module.set_input("x", np.ones(2, "float32"))

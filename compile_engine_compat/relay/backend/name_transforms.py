@@ -140,21 +140,5 @@ def prefix_name(names: Sequence[str] | str) -> str:
 
 
 def prefix_generated_name(names: Sequence[str] | str) -> str:
-    """``TVMGen_`` and the segments joined by ``_``: ``TVMGen_model_run``.
-
-    Parameters
-    ----------
-    names : sequence of str or str
-        The segments, or one name.
-
-    Returns
-    -------
-    str
-        The prefixed name.
-
-    Raises
-    ------
-    RuntimeError
-        When the name, the list of segments or one segment is empty.
-    """
+    """As :func:`prefix_name`, behind ``TVMGen_``: ``TVMGen_model_run``."""
     return f"{_TVM}Gen_{_combine(names)}"
