@@ -36,6 +36,7 @@ FLOORS: dict[str, int] = {
     "runtime": 1,
     "deprecations": 2,
     "targets": 2,
+    "virtual_devices": 2,
     "surfaces": 3,
     "pipeline": 4,
     "cache": 4,

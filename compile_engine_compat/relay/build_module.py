@@ -81,8 +81,9 @@ def _target(target: Any) -> Any:
         as_target,  # TVM <=0.19 target strings translated, with one warning
     )
 
-    if isinstance(target, dict) and all(isinstance(k, str) and k != "kind" for k in target):
-        # Relay's {device_type: target} form (heterogeneous builds): one target is supported.
+    if isinstance(target, dict | tvm_ffi.Map) and all(str(k) != "kind" for k in target):
+        # Relay's {device_type: target} form (heterogeneous builds; the keys are device type
+        # names, ints or tvm.tir.IntImm): one target is supported.
         if len(target) != 1:
             raise ValueError(f"relay.build on the Relax VM takes one target, got {target!r}")
         target = next(iter(target.values()))
@@ -109,8 +110,12 @@ def build(
         ``tvm.IRModule.from_expr(relay_func)``, or the function itself.
     target : str, dict or Target
         Legacy target strings are translated (``"llvm -mcpu=..."``).
-    target_host, executor, runtime, workspace_memory_pools, constant_memory_pools : ignored
+    target_host, runtime, workspace_memory_pools, constant_memory_pools : ignored
         Relay's packaging options; the VM executable needs none.
+    executor : Executor, optional
+        Only its ``link-params`` option is read: with it, the result's ``params`` is empty, as
+        TVM 0.19's was (the parameters live in the library as constants, as they always do
+        here).
     params : dict, optional
         Values bound to parameters of ``main`` by name (``relax.transform.BindParams``).
     mod_name : str
@@ -127,7 +132,9 @@ def build(
     # Partitions for external compilers (PartitionGraph) go to their codegens first.
     mod = run_external_codegens(mod)
     built = build_whole_module(mod, _target(target))
-    return BuildResult(built.executable, mod, dict(params or {}), built.library, built.built)
+    linked = bool(getattr(executor, "get", lambda _option: False)("link-params"))
+    kept = {} if linked else dict(params or {})
+    return BuildResult(built.executable, mod, kept, built.library, built.built)
 
 
 class _Executor:

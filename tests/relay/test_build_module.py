@@ -37,6 +37,22 @@ def test_relay_build_and_graph_module():
     assert "inputs" in graph and built is not None and params == {}
 
 
+def test_link_params_leaves_no_params_beside_the_library():
+    x = relay.var("x", shape=(2,))
+    w = relay.var("w", shape=(2,))
+    weights = np.array([1.0, 2.0], "float32")
+    executor = relay.backend.Executor("graph", {"link-params": True})
+    func = relay.Function([x, w], x + w)
+    # Relay's {device_type: target} form, one device (the key may be an int or an IntImm).
+    target = {tvm.runtime.convert(1): "llvm"}
+    lib = relay.build(func, target, executor=executor, params={"w": weights})
+    assert dict(lib.params) == {}
+    module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    module.set_input("x", np.ones(2, "float32"))
+    module.run()
+    np.testing.assert_allclose(module.get_output(0).numpy(), weights + 1)
+
+
 def test_create_executor_evaluates_on_the_vm():
     with pytest.warns(CompileEngineDeprecationWarning, match="create_executor"):
         executor = relay.create_executor("graph", _mlp(), tvm.cpu(), "llvm")

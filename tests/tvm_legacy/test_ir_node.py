@@ -29,9 +29,20 @@ def test_register_op_attr_on_a_relay_op_and_on_a_tvm_op():
     assert tvm.ir.Op.get("relax.nn.relu").get_attr("irnode_probe") == 2
 
 
-def test_an_attribute_with_no_effect_on_a_relay_op_is_refused():
+def test_a_build_attribute_with_no_effect_on_a_relay_op_is_refused():
     with pytest.raises(NotImplementedError, match="no effect on modern TVM"):
-        register_op_attr("nn.relu", "FTVMAlterOpLayout", lambda *a: None)
+        register_op_attr("nn.relu", "FTVMConvertOpLayout", lambda *a: None)
+    assert relay.op.get("nn.relu").get_attr("FTVMConvertOpLayout") is None
+
+
+def test_a_programs_own_attribute_is_stored_and_answered():
+    register_op_attr("nn.relu", "fcompatprobe", len)
+    try:
+        assert relay.op.get("nn.relu").get_attr("fcompatprobe") is len
+        assert relay.op.get("nn.softmax").get_attr("fcompatprobe") is None
+    finally:
+        relay.op.get("nn.relu").reset_attr("fcompatprobe")
+    assert relay.op.get("nn.relu").get_attr("fcompatprobe") is None
 
 
 def test_test_attrs_and_relay_relations_as_env_funcs():

@@ -79,7 +79,7 @@ class CustomOp(RelayOp):
         super().__init__(OpRow(name, (), (), "relax.call_dps_packed", self._emit, "DictAttrs"))
         self.description = describe
         self.num_inputs = -1
-        self.arguments: list[tuple[str, str, str]] = []
+        self.arguments = []
         self.type_relation: Callable[..., Any] | None = None
         self.support_level = 10
         self.attrs_type_key = "DictAttrs"
@@ -170,7 +170,9 @@ def register(op_name: str, describe: str = "") -> CustomOp:
 
 def register_pattern(op_name: str, pattern: int, level: int = 10) -> None:
     """Record a custom op's fusion pattern (Relax fuses by its own analysis)."""
-    _registered(op_name).pattern = int(pattern)
+    op = _registered(op_name)
+    op.pattern = int(pattern)
+    op.set_attr("TOpPattern", op.pattern, level)
 
 
 def register_compute(op_name: str, compute: Callable[..., Any], level: int = 10) -> None:
@@ -180,7 +182,9 @@ def register_compute(op_name: str, compute: Callable[..., Any], level: int = 10)
 
 def register_stateful(op_name: str, stateful: bool, level: int = 10) -> None:
     """Record whether a custom op is stateful."""
-    _registered(op_name).stateful = bool(stateful)
+    op = _registered(op_name)
+    op.stateful = bool(stateful)
+    op.set_attr("TOpIsStateful", op.stateful, level)
 
 
 def _registered(op_name: str) -> CustomOp:

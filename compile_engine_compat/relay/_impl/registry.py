@@ -26,6 +26,7 @@ from tvm import relax
 
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 from compile_engine_compat.relay._impl.relay_strategies import strategy_function
+from compile_engine_compat.relay._impl.support_levels import support_level
 from compile_engine_compat.relay.expr import Attrs, BaseOp, Call, Expr, Tuple, TupleWrapper, as_expr
 
 __all__ = [
@@ -201,13 +202,29 @@ _INERT_ATTRS = frozenset(
 _QNN_LOWERING_ATTRS = frozenset({"FTVMQnnLegalize", "FTVMQnnCanonicalize"})
 
 
+#: The prefixes of the op attributes TVM 0.19's builds read (``FTVMCompute``,
+#: ``FInferCorrectLayout``, ...): one not served above is refused rather than stored and ignored.
+#: Any other attribute (a program's own, ``"ftest"``) is stored and answered by ``get_attr``, as
+#: TVM 0.19 stored it; no build reads it.
+_BUILD_ATTR_PREFIXES = ("FTVM", "FInfer", "FQuantize", "FPrimalGradient")
+
+
 class RelayOp(BaseOp):
-    """``relay.op.get(name)``: ``.name`` is the Relay name, ``.relax_op`` the Relax op."""
+    """``relay.op.get(name)``: ``.name`` is the Relay name, ``.relax_op`` the Relax op.
+
+    It answers ``tvm.ir.Op``'s fields as TVM 0.19's did: ``num_inputs``, ``support_level``,
+    ``description``, ``arguments``, ``attrs_type_key``.
+    """
 
     def __init__(self, row: OpRow) -> None:
         self.row = row
         self.name = row.name
         self._attrs: dict[str, Any] = {}
+        self.num_inputs = len(row.inputs)
+        self.support_level = support_level(row.name)
+        self.description = ""
+        self.arguments: list[Any] = []
+        self.attrs_type_key = row.attrs_type
 
     @property
     def relax_op_name(self) -> str:
@@ -287,10 +304,9 @@ class RelayOp(BaseOp):
             )
         elif (
             attr_name not in _INERT_ATTRS
-            and not attr_name.startswith("target.")
+            and attr_name.startswith(_BUILD_ATTR_PREFIXES)
             and not (self.name.startswith("qnn.") and attr_name in _QNN_LOWERING_ATTRS)
         ):
-            # "target.<compiler>": an external compiler's checker, read by AnnotateTarget.
             raise UnsupportedRelayError(
                 f"op attribute {attr_name!r} of relay op {self.name!r} has no effect on modern "
                 "TVM, and ignoring it would change results silently: give the Relax op "

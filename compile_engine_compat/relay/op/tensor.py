@@ -15,6 +15,7 @@ from tvm import relax
 
 from compile_engine_compat.relay._impl import convert, normalize
 from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
+from compile_engine_compat.virtual_devices import make_virtual_device
 
 #: Relay's binary element-wise ops, each the Relax op of the same name.
 BINARY = (
@@ -119,10 +120,11 @@ ROWS: tuple[OpRow, ...] = (
     OpRow("trunc_divide", ("lhs", "rhs"), (), "relax.divide", lambda bb, a, _: _trunc_divide(a)),
     OpRow("trunc_mod", ("lhs", "rhs"), (), "relax.mod", convert.direct("relax.mod")),
     # A module of the shim builds for one device: the copy is the value itself (as ``copy``).
+    # Its attributes are TVM 0.19's VirtualDevices (``device_copy`` below makes them).
     OpRow(
         "device_copy",
         ("data",),
-        (("src_device", 0), ("dst_device", 0)),
+        (("src_virtual_device", REQUIRED), ("dst_virtual_device", REQUIRED)),
         "(none: one device per build)",
         convert.identity,
         "relay.attrs.DeviceCopyAttrs",
@@ -154,6 +156,24 @@ ROWS: tuple[OpRow, ...] = (
 REFUSED: dict[str, str] = {}
 
 BUILDERS = builders(ROWS, REFUSED)
+_device_copy_row = BUILDERS["device_copy"]
+
+
+def device_copy(data: Any, src_device: Any, dst_device: Any) -> Any:
+    """Relay's ``device_copy(data, src_device, dst_device)``: the value itself in a build (one
+    device per build); ``call.attrs.src_virtual_device``/``dst_virtual_device`` are the
+    ``VirtualDevice`` of each device (a ``Device``, a name such as ``"cuda"``, or a
+    ``VirtualDevice``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown device name, as TVM 0.19 raised.
+    """
+    return _device_copy_row(data, make_virtual_device(src_device), make_virtual_device(dst_device))
+
+
+BUILDERS["device_copy"] = device_copy
 globals().update(BUILDERS)
 __all__ = sorted(BUILDERS)
 

@@ -99,7 +99,7 @@ CASES: dict[str, Case] = {
         tuple_input=True,
     ),
     "copy": unary(lambda x: x),
-    "device_copy": unary(lambda x: x),
+    "device_copy": Case([data((2, 3))], {"src_device": "cpu", "dst_device": "cpu"}, lambda x: x),
     "debug": unary(lambda x: x),  # a compiled build passes the value through
     "cast_like": Case([data((2, 3), "int32"), data((3,))], ref=lambda a, b: a.astype(b.dtype)),
     # Truncation toward zero, on negative operands too (floor division would differ).
