@@ -61,6 +61,13 @@ _SUFFIX = {
 }
 
 
+def var_name(v: Var) -> str:
+    """``%name``; ``%v1`` for a name that is a number (Relay's printer kept those apart from
+    its ``%0`` bindings so)."""
+    name = str(v.name_hint)
+    return f"%v{name}" if not name or name[0].isdigit() else f"%{name}"
+
+
 def format_dim(dim: Any) -> str:
     """A shape dimension: an int, a named variable, or ``?`` for ``relay.Any()``."""
     if isinstance(dim, tirx.IntImm | int):
@@ -182,7 +189,7 @@ class _Printer:
     def atom(self, node: Expr, lines: list[str], indent: str) -> str:
         """The text of ``node`` as an argument, binding it to ``%n`` first when it is a value."""
         if isinstance(node, Var):
-            return f"%{node.name_hint}"
+            return var_name(node)
         if isinstance(node, Constant):
             inline = _constant_inline(node)
             if inline is not None:
@@ -270,7 +277,7 @@ class _Printer:
 
     def param(self, v: Var) -> str:
         ty = v.type_annotation
-        return f"%{v.name_hint}" + (f": {format_type(ty)}" if ty is not None else "")
+        return var_name(v) + (f": {format_type(ty)}" if ty is not None else "")
 
     def body(self, node: Expr, indent: str) -> list[str]:
         """The lines of a scope whose result is ``node``."""
@@ -280,7 +287,8 @@ class _Printer:
         return lines
 
     def function(self, func: Function, indent: str, head: str = "fn ") -> str:
-        params = ", ".join(self.param(p) for p in func.params)
+        attrs = [f"{key}={format_attr(value)}" for key, value in (func.attrs or {}).items()]
+        params = ", ".join([self.param(p) for p in func.params] + attrs)
         ret = f" -> {format_type(func.ret_type)}" if func.ret_type is not None else ""
         inner = self.scope(func.body, indent + "  ")
         return "\n".join([f"{head}({params}){ret} {{", *inner, f"{indent}}}"])
@@ -308,12 +316,13 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
         node = node.astuple()
     printer = _Printer()
     lines = [VERSION_HEADER]
+    lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
     if isinstance(node, Function):
         lines.append(printer.function(node, ""))
     else:
-        lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
         lines += printer.body(node, "")
-    return _with_meta(printer, lines, show_meta_data)
+    text = _with_meta(printer, lines, show_meta_data)
+    return text if printer.meta else text[:-1]  # an expression's text ends on it, as Relay's
 
 
 def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: bool = True) -> str:
@@ -354,6 +363,8 @@ def _with_meta(printer: _Printer, lines: list[str], show_meta_data: bool) -> str
             for i, c in enumerate(printer.meta):
                 ty = TensorType(c.data.shape, str(c.data.dtype))
                 lines.append(f"// meta[relay.Constant][{i}]: {format_type(ty)}")
+            # The table itself, which relay.parse reads back (TVM's JSON, as Relay wrote it).
+            lines.append(tvm.ir.save_json({"relay.Constant": [c.data for c in printer.meta]}))
     return "\n".join(lines) + "\n"
 
 

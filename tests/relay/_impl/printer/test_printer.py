@@ -29,8 +29,7 @@ def test_function_prints_relay_text_with_non_default_attrs() -> None:
             "  %1 = add(%0, 1f);",
             "  %2 = nn.relu(%1);",
             "  log(%2)",
-            "}",
-            "",
+            "}",  # an expression's text ends on it (no newline), as Relay's did
         ]
     )
 
