@@ -89,6 +89,8 @@ class AdtSyntax:
     def type_definition(self) -> TypeData:
         """``type Name[A...] { Ctor(T, ...), Ctor, ... }`` (after ``type``)."""
         name = self.take(kind="name").text
+        if name in self.adts:
+            raise self.error(f"type {name} is declared twice")
         header = GlobalTypeVar(name)
         saved = dict(self.tvars)
         tvars = self.type_params()
@@ -97,6 +99,8 @@ class AdtSyntax:
         self.take("{")
         while not self.accept("}"):
             ctor = self.take(kind="name").text
+            if ctor in self.ctors:
+                raise self.error(f"constructor {ctor} is declared twice")
             fields = self.type_list("(", ")") if self.tok.text == "(" else []
             made.append(Constructor(ctor, fields, header))
             self.ctors[ctor] = made[-1]

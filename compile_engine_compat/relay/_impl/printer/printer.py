@@ -25,6 +25,7 @@ from compile_engine_compat.relay.adt import (
     PatternConstructor,
     PatternTuple,
     PatternVar,
+    TypeData,
 )
 from compile_engine_compat.relay.expr import (
     Call,
@@ -78,6 +79,8 @@ def format_dim(dim: Any) -> str:
 
 def format_type(ty: Type | None) -> str:
     """A Relay type as Relay printed it (``Tensor[(1, 3), float32]``, ``(T1, T2)``)."""
+    if isinstance(ty, TensorType) and len(ty.shape) == 0:
+        return str(ty.dtype)  # a scalar's type is its dtype (`%cond: bool`)
     if isinstance(ty, TensorType):
         dims = ", ".join(format_dim(d) for d in ty.shape)
         if len(ty.shape) == 1:
@@ -174,13 +177,17 @@ class _Printer:
         self.names: dict[int, str] = {}
         self.counter = 0
         self.meta: list[Constant] = []
+        #: Each variable's name, unique in the printing (a second ``%v`` prints ``%v1``).
+        self.var_names: dict[int, str] = {}
         #: Print ``/* ty=... */`` after each typed value, as Relay printed a typed module.
         self.annotate_types = annotate_types
 
     def type_comment(self, node: Expr) -> str:
         """`` /* ty=float32 */`` for a typed value when printing a module's types, else ``""``."""
         ty = node._checked_type if self.annotate_types else None
-        if ty is None or isinstance(node, Var | Constant | Function):
+        if self.annotate_types and isinstance(node, Constant):
+            ty = TensorType(node.data.shape, str(node.data.dtype))
+        if ty is None or isinstance(node, Var | Function):
             return ""
         if isinstance(ty, TensorType) and len(ty.shape) == 0:
             return f" /* ty={ty.dtype} */"
@@ -189,17 +196,15 @@ class _Printer:
     def atom(self, node: Expr, lines: list[str], indent: str) -> str:
         """The text of ``node`` as an argument, binding it to ``%n`` first when it is a value."""
         if isinstance(node, Var):
-            return var_name(node)
+            return self.var_name(node)
         if isinstance(node, Constant):
             inline = _constant_inline(node)
             if inline is not None:
-                return inline
+                return inline + self.type_comment(node)
             if id(node) not in self.names:
                 self.names[id(node)] = f"meta[relay.Constant][{len(self.meta)}]"
                 self.meta.append(node)
             return self.names[id(node)]
-        if isinstance(node, Function):
-            return self.function(node, indent)
         if isinstance(node, tvm.ir.GlobalVar):  # a function of the module (a global call)
             return f"@{node.name_hint}"
         if isinstance(node, Constructor):
@@ -233,7 +238,9 @@ class _Printer:
             return self.value(node.body, lines, indent)
         if isinstance(node, If):
             return self.if_text(node, lines, indent)
-        if isinstance(node, Var | Constant | Function | Constructor):
+        if isinstance(node, Function):  # inline as a let's value or a result, else bound
+            return self.function(node, indent)
+        if isinstance(node, Var | Constant | Constructor):
             return self.atom(node, lines, indent)
         if isinstance(node, RefCreate):
             return f"ref({self.atom(node.value, lines, indent)})"
@@ -277,20 +284,36 @@ class _Printer:
 
     def param(self, v: Var) -> str:
         ty = v.type_annotation
-        return var_name(v) + (f": {format_type(ty)}" if ty is not None else "")
+        return self.var_name(v) + (f": {format_type(ty)}" if ty is not None else "")
+
+    def var_name(self, v: Var) -> str:
+        """``v``'s name in this printing: :func:`var_name`, numbered apart from another variable
+        of the same name (``%v``, ``%v1``), as Relay's printer named them."""
+        if id(v) not in self.var_names:
+            base = name = var_name(v)
+            taken = set(self.var_names.values())
+            k = 0
+            while name in taken:
+                k += 1
+                name = f"{base}{k}"
+            self.var_names[id(v)] = name
+        return self.var_names[id(v)]
 
     def body(self, node: Expr, indent: str) -> list[str]:
         """The lines of a scope whose result is ``node``."""
         lines: list[str] = []
         result = self.value(node, lines, indent)
-        lines.append(f"{indent}{result}{self.type_comment(node)}")
+        comment = "" if isinstance(node, Constant) else self.type_comment(node)  # printed
+        lines.append(f"{indent}{result}{comment}")
         return lines
 
     def function(self, func: Function, indent: str, head: str = "fn ") -> str:
         attrs = [f"{key}={format_attr(value)}" for key, value in (func.attrs or {}).items()]
         params = ", ".join([self.param(p) for p in func.params] + attrs)
         ret = f" -> {format_type(func.ret_type)}" if func.ret_type is not None else ""
+        tparams = ", ".join(str(t.name_hint) for t in func.type_params or [])
         inner = self.scope(func.body, indent + "  ")
+        head += f"[{tparams}]" if tparams else ""
         return "\n".join([f"{head}({params}){ret} {{", *inner, f"{indent}}}"])
 
 
@@ -368,10 +391,23 @@ def _with_meta(printer: _Printer, lines: list[str], show_meta_data: bool) -> str
     return "\n".join(lines) + "\n"
 
 
+def type_definition_text(data: TypeData) -> str:
+    """``type List[A] {\n  Cons(A, List[A]),\n  Nil,\n}``: an ADT declaration as Relay printed
+    it (each constructor with its fields)."""
+    tparams = ", ".join(str(t.name_hint) for t in data.type_vars)
+    lines = [f"type {data.header.name_hint}{f'[{tparams}]' if tparams else ''} {{"]
+    for ctor in data.constructors:
+        fields = ", ".join(format_type(t) for t in ctor.inputs)
+        lines.append(f"  {ctor.name_hint}{f'({fields})' if fields else ''},")
+    return "\n".join([*lines, "}"])
+
+
 def irmodule_text(mod: tvm.IRModule, show_meta_data: bool = True) -> str:
-    """Relay's text of a module whose every function the front end built (``main`` last);
-    TVM's own print (the Relax TVMScript, as ``mod.script()``) for any other module."""
+    """Relay's text of a module whose every function the front end built (``main`` last), its
+    ADT declarations first; TVM's own print (the Relax TVMScript, as ``mod.script()``) for any
+    other module."""
     from compile_engine_compat.relay._impl import origin
+    from compile_engine_compat.relay._impl.interpret.definitions import module_types
 
     functions = []
     for gvar, func in mod.functions.items():
@@ -379,7 +415,12 @@ def irmodule_text(mod: tvm.IRModule, show_meta_data: bool = True) -> str:
         if relay_func is None:
             return str(mod.script())
         functions.append((str(gvar.name_hint), relay_func))
-    if not functions:
+    types = [type_definition_text(data) for data in module_types(mod).values()]
+    if not functions and not types:
         return str(mod.script())
     functions.sort(key=lambda item: (item[0] == "main", item[0]))
-    return module_astext(functions, show_meta_data)
+    text = module_astext(functions, show_meta_data)
+    if not types:
+        return text
+    head, _, rest = text.partition("\n")
+    return "\n".join([head, *types, rest] if functions else [head, *types, ""])
