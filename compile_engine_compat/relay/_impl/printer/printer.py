@@ -179,8 +179,25 @@ class _Printer:
         self.meta: list[Constant] = []
         #: Each variable's name, unique in the printing (a second ``%v`` prints ``%v1``).
         self.var_names: dict[int, str] = {}
+        #: How many times each node is used (see :meth:`count_uses`).
+        self.uses: dict[int, int] = {}
         #: Print ``/* ty=... */`` after each typed value, as Relay printed a typed module.
         self.annotate_types = annotate_types
+
+    def count_uses(self, root: Any) -> None:
+        """Count the uses of each node under ``root``: a let's value used elsewhere too is bound
+        to ``%n`` first (``%0 = (0, 0); let %x = %0; %0``), as Relay's printer did."""
+        from compile_engine_compat.relay._impl.graph_walk import children
+
+        stack, seen = [root], set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for child in children(node):
+                self.uses[id(child)] = self.uses.get(id(child), 0) + 1
+                stack.append(child)
 
     def type_comment(self, node: Expr) -> str:
         """`` /* ty=float32 */`` for a typed value when printing a module's types, else ``""``."""
@@ -211,7 +228,11 @@ class _Printer:
             return node.name_hint
         if id(node) in self.names:
             return self.names[id(node)]
-        text = self.value(node, lines, indent)
+        if isinstance(node, Let):  # a let as an operand: `%0 = (let %v = %y; %v);`
+            inner = self.scope(node, indent + "  ")
+            text = "\n".join(["(", *inner, f"{indent})"])
+        else:
+            text = self.value(node, lines, indent)
         name = f"%{self.counter}"
         self.counter += 1
         lines.append(f"{indent}{name} = {text}{self.type_comment(node)};")
@@ -220,6 +241,8 @@ class _Printer:
 
     def value(self, node: Expr, lines: list[str], indent: str) -> str:
         """The text of ``node`` itself (its operands bound first)."""
+        if id(node) in self.names:
+            return self.names[id(node)]
         if isinstance(node, Call):
             args = [self.atom(a, lines, indent) for a in node.args]
             if isinstance(node.op, RelayOp):
@@ -233,7 +256,8 @@ class _Printer:
         if isinstance(node, TupleGetItem):
             return f"{self.atom(node.tuple_value, lines, indent)}.{node.index}"
         if isinstance(node, Let):
-            value = self.value(node.value, lines, indent)
+            shared = self.uses.get(id(node.value), 0) > 1 and not isinstance(node.value, Function)
+            value = (self.atom if shared else self.value)(node.value, lines, indent)
             lines.append(f"{indent}let {self.param(node.var)} = {value};")
             return self.value(node.body, lines, indent)
         if isinstance(node, If):
@@ -338,6 +362,7 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
     if isinstance(node, TupleWrapper):
         node = node.astuple()
     printer = _Printer()
+    printer.count_uses(node)
     lines = [VERSION_HEADER]
     lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
     if isinstance(node, Function):
@@ -372,6 +397,7 @@ def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: boo
         if ret is None and isinstance(checked, FuncType):
             ret = checked.ret_type  # typed (the module holds its typed Relax form)
         typed = Function(func.params, func.body, ret, func.type_params, func.attrs)
+        printer.count_uses(func)
         lines.append(printer.function(typed, "", head=f"def @{name}"))
         lines.append("")
     return _with_meta(printer, lines[:-1] if len(lines) > 1 else lines, show_meta_data)

@@ -194,3 +194,17 @@ def test_same_named_variables_print_apart_and_called_functions_are_bound() -> No
     y = relay.var("y")
     call = relay.Call(relay.Function([y], y), [relay.const(1)])
     assert call.astext().endswith("%0 = fn (%y) {\n  %y\n};\n%0(1)")
+
+
+def test_a_shared_let_value_is_bound_first_and_a_let_operand_is_parenthesized() -> None:
+    from compile_engine_compat.relay._impl.printer.parser import parse_expr
+
+    tup = relay.Tuple([relay.const(0), relay.const(0)])
+    x = relay.var("x")
+    assert relay.Let(x, tup, tup).astext().endswith("%0 = (0, 0);\nlet %x = %0;\n%0")
+    y, v = relay.var("y", "float32"), relay.var("v")
+    shared = relay.Let(v, y, v)
+    func = relay.Function([y], relay.add(shared, shared))
+    text = func.astext()
+    assert "%0 = (\n    let %v = %y;\n    %v\n  );" in text
+    tvm.ir.assert_structural_equal(parse_expr(text), func, map_free_vars=True)
