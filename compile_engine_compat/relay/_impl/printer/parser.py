@@ -74,6 +74,11 @@ _BINARY_LEVELS: tuple[dict[str, str], ...] = (
 )
 
 
+#: The attribute types a function call's attributes may name (TVM 0.27 holds them as
+#: ``DictAttrs``).
+_CALL_ATTRS_KEYS = ("DictAttrs", "ir.DictAttrs", "attrs.TestAttrs")
+
+
 class RelayParseError(SyntaxError, tvm.error.DiagnosticError):
     """Text Relay's parser would not read: a ``SyntaxError``, and the
     ``tvm.error.DiagnosticError`` Relay raised."""
@@ -426,9 +431,16 @@ class _Parser(AdtSyntax):
 
     def call_rest(self, func: Any) -> Expr:
         args, attrs = self.arguments()
-        if attrs:
-            raise self.error("a function call takes no attributes")
-        return Call(func, args)
+        if not attrs:
+            return Call(func, args)
+        # A function call's attributes: `%f(%x, name="a", attrs_type_key="attrs.TestAttrs")`.
+        key = attrs.pop("attrs_type_key", None)
+        if key not in _CALL_ATTRS_KEYS:
+            raise self.error(
+                f"a function call's attributes need attrs_type_key= one of {_CALL_ATTRS_KEYS} "
+                f"(got {key!r})"
+            )
+        return Call(func, args, attrs=tvm.ir.make_node("ir.DictAttrs", **attrs))
 
     def arguments(self) -> tuple[list[Expr], dict[str, Any]]:
         self.take("(")

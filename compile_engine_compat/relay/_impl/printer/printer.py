@@ -132,7 +132,11 @@ def _constant_inline(const: Constant) -> str | None:
 
 
 def _attrs_text(call: Call) -> list[str]:
-    """The call's attributes that differ from the op's defaults (what Relay printed)."""
+    """The call's attributes that differ from the op's defaults (what Relay printed); a
+    function call's attributes with their ``attrs_type_key``."""
+    if isinstance(call.attrs, tvm.ir.DictAttrs) and len(call.attrs.keys()):
+        items = [f"{key}={format_attr(call.attrs[key])}" for key in call.attrs.keys()]
+        return [*items, 'attrs_type_key="DictAttrs"']
     if not isinstance(call.op, RelayOp) or call.attrs is None:
         return []
     out = []

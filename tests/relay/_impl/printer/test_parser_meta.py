@@ -71,3 +71,15 @@ def test_function_attributes_and_numbered_names_round_trip() -> None:
     text = func.astext()
     assert "fn (%v1: Tensor[(2, 3), float32], Primitive=1)" in text
     tvm.ir.assert_structural_equal(parse_expr(text), func, map_free_vars=True)
+
+
+def test_a_function_calls_attributes_round_trip() -> None:
+    p = relay.var("p", shape=(2,))
+    x = relay.var("x", shape=(2,))
+    attrs = tvm.ir.make_node("ir.DictAttrs", name="call_attrs")
+    func = relay.Function([p], relay.Call(relay.Function([x], relay.nn.relu(x)), [p], attrs=attrs))
+    text = func.astext()
+    assert 'name="call_attrs", attrs_type_key="DictAttrs")' in text
+    tvm.ir.assert_structural_equal(parse_expr(text), func, map_free_vars=True)
+    with pytest.raises(RelayParseError, match="attrs_type_key"):
+        parse_expr(text.replace('attrs_type_key="DictAttrs"', 'attrs_type_key="attrs.Conv2D"'))
