@@ -86,8 +86,9 @@ class AdtSyntax:
         """``[A, B]`` after a name (none when absent); each enters :attr:`tvars`."""
         return self.listed(self.type_param, "]") if self.accept("[") else []
 
-    def type_definition(self) -> TypeData:
-        """``type Name[A...] { Ctor(T, ...), Ctor, ... }`` (after ``type``)."""
+    def type_definition(self, extern: bool = False) -> TypeData:
+        """``type Name[A...] { Ctor(T, ...), Ctor, ... }`` (after ``type``); ``extern type
+        Name[A...]`` declares a type of no constructors."""
         name = self.take(kind="name").text
         if name in self.adts:
             raise self.error(f"type {name} is declared twice")
@@ -95,7 +96,10 @@ class AdtSyntax:
         saved = dict(self.tvars)
         tvars = self.type_params()
         self.adts[name] = (header, tvars)
-        made = []
+        made: list[Constructor] = []
+        if extern:
+            self.tvars = saved
+            return TypeData(header, tvars, made)
         self.take("{")
         while not self.accept("}"):
             ctor = self.take(kind="name").text

@@ -221,7 +221,7 @@ class _Parser(AdtSyntax):
 
     # -- program
     def program(self) -> tvm.IRModule | Expr:
-        if self.tok.text == "type":
+        if self.tok.text in ("type", "extern"):
             return self.adt_program()
         if self.tok.text == "def":  # @f is the GlobalVar of a function of the module
             return self.adt_program()
@@ -236,8 +236,10 @@ class _Parser(AdtSyntax):
     def adt_program(self) -> tvm.IRModule:
         """A module opening with ``type`` declarations (see :mod:`.adt_syntax`)."""
         types = []
-        while self.accept("type"):
-            types.append(self.type_definition())
+        while self.tok.text in ("type", "extern"):
+            extern = self.accept("extern")
+            self.take("type")
+            types.append(self.type_definition(extern))
         self.gvars = dict(self.gvars or {})
         for k, tok in enumerate(self.toks[self.i + 1 :], self.i + 1):
             if self.toks[k - 1].text == "def" and tok.kind == "global":
