@@ -10,7 +10,7 @@ Relax form stays the way to see what runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ from compile_engine_compat.relay.expr import (
     Call,
     Constant,
     Expr,
+    GlobalRef,
     If,
     Let,
     RefCreate,
@@ -162,15 +163,16 @@ def _same(value: Any, default: Any) -> bool:
         return False
 
 
-def _pattern_text(pattern: Pattern) -> str:
-    """A match clause's left side, as Relay printed it (``Cons(%y, _)``, ``(%a, %b)``)."""
+def _pattern_text(pattern: Pattern, name: Callable[[Var], str]) -> str:
+    """A match clause's left side, as Relay printed it (``Cons(%y, _)``, ``(%a, %b)``), each
+    variable named by ``name``."""
     if isinstance(pattern, PatternVar):
-        return f"%{pattern.var.name_hint}"
+        return name(pattern.var)
     if isinstance(pattern, PatternConstructor):
-        subs = ", ".join(_pattern_text(p) for p in pattern.patterns)
+        subs = ", ".join(_pattern_text(p, name) for p in pattern.patterns)
         return pattern.constructor.name_hint + (f"({subs})" if pattern.patterns else "")
     if isinstance(pattern, PatternTuple):
-        return f"({', '.join(_pattern_text(p) for p in pattern.patterns)})"
+        return f"({', '.join(_pattern_text(p, name) for p in pattern.patterns)})"
     return "_"
 
 
@@ -183,6 +185,8 @@ class _Printer:
         self.meta: list[Constant] = []
         #: Each variable's name, unique in the printing (a second ``%v`` prints ``%v1``).
         self.var_names: dict[int, str] = {}
+        #: The variables named (kept alive so that no other object takes one's ``id``).
+        self.named_vars: list[Var] = []
         #: How many times each node is used (see :meth:`count_uses`).
         self.uses: dict[int, int] = {}
         #: Print ``/* ty=... */`` after each typed value, as Relay printed a typed module.
@@ -226,7 +230,7 @@ class _Printer:
                 self.names[id(node)] = f"meta[relay.Constant][{len(self.meta)}]"
                 self.meta.append(node)
             return self.names[id(node)]
-        if isinstance(node, tvm.ir.GlobalVar):  # a function of the module (a global call)
+        if isinstance(node, tvm.ir.GlobalVar | GlobalRef):  # a function of the module
             return f"@{node.name_hint}"
         if isinstance(node, Constructor):
             return node.name_hint
@@ -268,7 +272,7 @@ class _Printer:
             return self.if_text(node, lines, indent)
         if isinstance(node, Function):  # inline as a let's value or a result, else bound
             return self.function(node, indent)
-        if isinstance(node, Var | Constant | Constructor):
+        if isinstance(node, Var | Constant | Constructor | GlobalRef):
             return self.atom(node, lines, indent)
         if isinstance(node, RefCreate):
             return f"ref({self.atom(node.value, lines, indent)})"
@@ -305,7 +309,7 @@ class _Printer:
         inner = indent + "  "
         out = [f"match{'' if node.complete else '?'} ({data}) {{"]
         for clause in node.clauses:
-            out.append(f"{inner}{_pattern_text(clause.lhs)} => {{")
+            out.append(f"{inner}{_pattern_text(clause.lhs, self.var_name)} => {{")
             out.extend(self.scope(clause.rhs, inner + "  "))
             out.append(f"{inner}}},")
         return "\n".join([*out, f"{indent}}}"])
@@ -325,6 +329,7 @@ class _Printer:
                 k += 1
                 name = f"{base}{k}"
             self.var_names[id(v)] = name
+            self.named_vars.append(v)
         return self.var_names[id(v)]
 
     def body(self, node: Expr, indent: str) -> list[str]:

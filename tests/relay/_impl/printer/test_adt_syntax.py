@@ -45,3 +45,21 @@ def test_an_extern_type_declares_no_constructors() -> None:
     ((header, data),) = module_types(mod).items()
     assert header.name_hint == "T" and [str(v.name_hint) for v in data.type_vars] == ["A"]
     assert list(data.constructors) == []
+
+
+def test_pattern_variables_print_with_the_names_their_uses_print() -> None:
+    text = (
+        VERSION_HEADER
+        + """
+type List[A] { Cons(A, List[A]), Nil, }
+def @id[A](%x: A) -> A { %x }
+def @hd[A](%xs: List[A]) -> A {
+  match? (%xs) {
+    Cons(%x, _) => { @id(%x) },
+  }
+}
+"""
+    )
+    printed = relay.astext(relay.parse(text))
+    assert "Cons(%x, _) => {\n      @id(%x)" in printed and "def @id[A](%x1: A)" in printed
+    assert relay.astext(relay.parse(printed)) == printed
