@@ -86,17 +86,25 @@ class AdtSyntax:
         """``[A, B]`` after a name (none when absent); each enters :attr:`tvars`."""
         return self.listed(self.type_param, "]") if self.accept("[") else []
 
-    def type_definition(self) -> TypeData:
-        """``type Name[A...] { Ctor(T, ...), Ctor, ... }`` (after ``type``)."""
+    def type_definition(self, extern: bool = False) -> TypeData:
+        """``type Name[A...] { Ctor(T, ...), Ctor, ... }`` (after ``type``); ``extern type
+        Name[A...]`` declares a type of no constructors."""
         name = self.take(kind="name").text
+        if name in self.adts:
+            raise self.error(f"type {name} is declared twice")
         header = GlobalTypeVar(name)
         saved = dict(self.tvars)
         tvars = self.type_params()
         self.adts[name] = (header, tvars)
-        made = []
+        made: list[Constructor] = []
+        if extern:
+            self.tvars = saved
+            return TypeData(header, tvars, made)
         self.take("{")
         while not self.accept("}"):
             ctor = self.take(kind="name").text
+            if ctor in self.ctors:
+                raise self.error(f"constructor {ctor} is declared twice")
             fields = self.type_list("(", ")") if self.tok.text == "(" else []
             made.append(Constructor(ctor, fields, header))
             self.ctors[ctor] = made[-1]
@@ -168,8 +176,14 @@ class AdtSyntax:
         raise SyntaxError(f"relay text: bad pattern {tok.text!r} at offset {tok.pos}")
 
 
-def adt_module(types: list[TypeData], functions: dict[str, Function], gvars: dict[str, Any]) -> Any:
-    """The module TVM 0.19's parser built from declarations and ``def``s (see the docstring).
+def adt_module(
+    types: list[TypeData],
+    functions: dict[str, Function],
+    gvars: dict[str, Any],
+    base: tvm.IRModule | None = None,
+) -> Any:
+    """The module TVM 0.19's parser built from declarations and ``def``s (see the docstring),
+    joining ``base`` (``relay.parse``'s ``init_module``) when one is given.
 
     Raises
     ------
@@ -179,7 +193,7 @@ def adt_module(types: list[TypeData], functions: dict[str, Function], gvars: dic
     from compile_engine_compat.deprecations import INTERNAL
     from compile_engine_compat.relay.analysis.checks import unmatched_cases
 
-    mod = tvm.IRModule()
+    mod = merged_module(base, tvm.IRModule()) if base is not None else tvm.IRModule()
     for data in types:
         declare_type(mod, data.header, data)
     for name, func in functions.items():
@@ -201,6 +215,18 @@ def adt_module(types: list[TypeData], functions: dict[str, Function], gvars: dic
                     "not covered (write `match?` for an incomplete match)"
                 )
     return mod
+
+
+def merged_module(base: tvm.IRModule, mod: tvm.IRModule) -> tvm.IRModule:
+    """``mod``'s functions and ADT declarations over ``base``'s (``relay.parse``'s
+    ``init_module``), in a new module: a name of both is ``mod``'s."""
+    from compile_engine_compat.relay._impl.interpret.definitions import module_types
+
+    out = tvm.IRModule({**dict(base.functions.items()), **dict(mod.functions.items())})
+    for source in (base, mod):
+        for header, data in module_types(source).items():
+            declare_type(out, header, data)
+    return out
 
 
 def _text(pattern: Pattern) -> str:

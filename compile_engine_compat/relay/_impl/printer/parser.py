@@ -6,17 +6,20 @@ table): ``def @name(...) { ... }`` functions, ``fn`` literals, ``free_var`` decl
 ``Tensor[(1, ?), float32]``, ``fn (...) -> T`` and ``_`` types, scalar constants (``1f``,
 ``2i64``, ``True``, ``-1``), the binary operators (``* / + - < > <= >= == !=``, Relay's
 precedence), ``if (c) { ... } else { ... }`` and ``a; b`` (``let %_ = a; b``); ADT declarations
-and ``match`` (:mod:`.adt_syntax`). What it does not serve (``meta[...]`` tensor constants,
-references) is refused with a ``RelayParseError`` (a ``SyntaxError``, and a
+and ``match`` (:mod:`.adt_syntax`); ``meta[kind][i]`` from ``relay.parse``'s
+``init_meta_table`` or the text's ``#[metadata]`` section (the JSON :mod:`.printer` writes).
+What it does not serve is refused with a ``RelayParseError`` (a ``SyntaxError``, and a
 ``tvm.error.DiagnosticError`` as Relay's parser raised) naming the construct and where it is.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import tvm
 from tvm import tirx
 
@@ -40,16 +43,16 @@ from compile_engine_compat.relay.op.op import OP_TABLE, builder
 from compile_engine_compat.relay.ty import Any as AnyDim
 from compile_engine_compat.relay.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 
-from .adt_syntax import AdtSyntax, adt_module
+from .adt_syntax import AdtSyntax, adt_module, merged_module
 
 __all__ = ["RelayParseError", "fromtext", "parse", "parse_expr"]
 
 _TOKEN = re.compile(
     r"""
     (?P<space>\s+|//[^\n]*|\#\[[^\]]*\])
-  | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?:f16|f32|f64|f|i64|i32|i16|i8|u8)?)
+  | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?:f16|f32|f64|f|i64|i32|i16|i8|u8|i)?)
   | (?P<string>"[^"]*")
-  | (?P<local>%[A-Za-z_0-9][A-Za-z0-9_]*)
+  | (?P<local>%[A-Za-z_0-9][A-Za-z0-9_]*(?:/[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<global>@[A-Za-z_][A-Za-z0-9_]*)
   | (?P<name>[A-Za-z_][A-Za-z0-9_.]*)
   | (?P<arrow>->|=>)
@@ -58,11 +61,6 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-
-#: Constructs of Relay's text this reader does not serve -> why.
-_REFUSED_WORDS = {
-    "meta": "meta[...] tensor constants are not read back: build them with relay.const",
-}
 
 #: Relay's reference expressions -> (the node, how many arguments).
 _REFERENCES = {"ref": (RefCreate, 1), "ref_read": (RefRead, 1), "ref_write": (RefWrite, 2)}
@@ -74,6 +72,11 @@ _BINARY_LEVELS: tuple[dict[str, str], ...] = (
     {"+": "add", "-": "subtract"},
     {"*": "multiply", "/": "divide"},
 )
+
+
+#: The attribute types a function call's attributes may name (TVM 0.27 holds them as
+#: ``DictAttrs``).
+_CALL_ATTRS_KEYS = ("DictAttrs", "ir.DictAttrs", "attrs.TestAttrs")
 
 
 class RelayParseError(SyntaxError, tvm.error.DiagnosticError):
@@ -92,6 +95,7 @@ _SUFFIX_DTYPE = {
     "i16": "int16",
     "i8": "int8",
     "u8": "uint8",
+    "i": "int32",
 }
 
 
@@ -136,18 +140,51 @@ def _tokens(source: str) -> list[_Token]:
 
 def _number(text: str) -> tuple[Any, str]:
     """A numeric token as (Python value, dtype)."""
-    m = re.fullmatch(r"(-?[\d.eE+-]+?)(f16|f32|f64|f|i64|i32|i16|i8|u8)?", text)
+    m = re.fullmatch(r"(-?[\d.eE+-]+?)(f16|f32|f64|f|i64|i32|i16|i8|u8|i)?", text)
     assert m is not None
     body, suffix = m.group(1), m.group(2)
     if suffix is None:
-        is_float = any(c in body for c in ".eE")
-        return (float(body), "float32") if is_float else (int(body), "int32")
+        if any(c in body for c in ".eE"):
+            return float(body), "float32"
+        value = int(body)  # an int32 literal, int64 past int32's range (as Relay read it)
+        return value, "int32" if value <= np.iinfo("int32").max else "int64"
     dtype = _SUFFIX_DTYPE[suffix]
-    return (float(body) if dtype.startswith("float") else int(body)), dtype
+    if dtype.startswith("float"):
+        fvalue = float(body)
+        if abs(fvalue) > float(np.finfo(dtype).max):
+            raise RelayParseError(f"relay text: {text} is not representable as {dtype}")
+        return fvalue, dtype
+    ivalue = int(body)
+    if not np.iinfo(dtype).min <= ivalue <= np.iinfo(dtype).max:
+        raise RelayParseError(f"relay text: {text} is not representable as {dtype}")
+    return ivalue, dtype
+
+
+def _metadata(text: str) -> dict[str, list[Any]]:
+    """The ``#[metadata]`` section's table (the JSON :mod:`.printer` writes) as kind -> items;
+    an empty table for a section of comments only."""
+    body = "\n".join(
+        line for line in text.splitlines() if not line.strip().startswith(("//", "/*"))
+    ).strip()
+    if not body:
+        return {}
+    try:
+        table = tvm.ir.load_json(body)
+        return {str(kind): list(items) for kind, items in table.items()}
+    except Exception as err:
+        raise RelayParseError(
+            f"relay text: the #[metadata] section is not a table this TVM reads ({err})"
+        ) from None
 
 
 class _Parser(AdtSyntax):
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, meta_table: dict[str, Any] | None = None) -> None:
+        cut = source.find("#[metadata]")
+        self.meta: dict[str, list[Any]] = {}
+        if cut >= 0:
+            self.meta = _metadata(source[cut + len("#[metadata]") :])
+            source = source[:cut]
+        self.meta.update({str(k): list(v) for k, v in (meta_table or {}).items()})
         self.toks = _tokens(source)
         self.i = 0
         self.scope: dict[str, Expr] = {}
@@ -158,6 +195,8 @@ class _Parser(AdtSyntax):
         self.tvars = {}
         #: Set for a module with ADT declarations: ``@f`` is then its GlobalVar.
         self.gvars: dict[str, tvm.ir.GlobalVar] | None = None
+        #: ``relay.parse``'s ``init_module``: the module the text's definitions join.
+        self.base: tvm.IRModule | None = None
 
     # -- tokens
     @property
@@ -182,7 +221,7 @@ class _Parser(AdtSyntax):
 
     # -- program
     def program(self) -> tvm.IRModule | Expr:
-        if self.tok.text == "type":
+        if self.tok.text in ("type", "extern"):
             return self.adt_program()
         if self.tok.text == "def":  # @f is the GlobalVar of a function of the module
             return self.adt_program()
@@ -197,9 +236,11 @@ class _Parser(AdtSyntax):
     def adt_program(self) -> tvm.IRModule:
         """A module opening with ``type`` declarations (see :mod:`.adt_syntax`)."""
         types = []
-        while self.accept("type"):
-            types.append(self.type_definition())
-        self.gvars = {}
+        while self.tok.text in ("type", "extern"):
+            extern = self.accept("extern")
+            self.take("type")
+            types.append(self.type_definition(extern))
+        self.gvars = dict(self.gvars or {})
         for k, tok in enumerate(self.toks[self.i + 1 :], self.i + 1):
             if self.toks[k - 1].text == "def" and tok.kind == "global":
                 self.gvars[tok.text[1:]] = tvm.ir.GlobalVar(tok.text[1:])
@@ -207,7 +248,7 @@ class _Parser(AdtSyntax):
             name = self.take(kind="global").text[1:]
             self.globals[name] = self.function_rest()
         self.take(kind="end")
-        return adt_module(types, self.globals, self.gvars)
+        return adt_module(types, self.globals, self.gvars, self.base)
 
     def function_rest(self) -> Function:
         saved_tvars = dict(self.tvars)
@@ -215,7 +256,16 @@ class _Parser(AdtSyntax):
         self.take("(")
         saved = dict(self.scope)
         params = []
+        attrs: dict[str, Any] = {}
         while not self.accept(")"):
+            if self.tok.kind == "name" and self.toks[self.i + 1].text == "=":
+                key = self.take().text
+                self.take("=")
+                attrs[key] = self.attr_value()  # the function's attributes (Primitive=1)
+                if not self.accept(","):
+                    self.take(")")
+                    break
+                continue
             params.append(self.param())
             self.scope[params[-1].name_hint] = params[-1]
             if not self.accept(","):
@@ -227,7 +277,7 @@ class _Parser(AdtSyntax):
         self.take("}")
         self.scope = saved
         self.tvars = saved_tvars
-        return Function(params, body, ret, type_params)
+        return Function(params, body, ret, type_params, attrs or None)
 
     def param(self) -> Var:
         name = self.take(kind="local").text[1:]
@@ -277,10 +327,31 @@ class _Parser(AdtSyntax):
                 return const(-value.item(), str(value.dtype))  # -10 is a constant, as in Relay
             return builder("negative")(operand)
         node = self.primary()
-        while self.tok.text == "." and self.toks[self.i + 1].kind == "number":
-            self.take(".")
-            node = TupleGetItem(node, int(self.take().text))
-        return node
+        while True:
+            if self.tok.text == "." and self.toks[self.i + 1].kind == "number":
+                self.take(".")
+                node = TupleGetItem(node, int(self.take().text))
+            elif self.tok.text == "(":  # a call of a value: (fn (%x) { %x })(0)
+                node = self.call_rest(node)
+            else:
+                return node
+
+    def meta_ref(self) -> Any:
+        """``meta[kind][i]`` (after ``meta``): item ``i`` of the meta table's ``kind``."""
+        self.take("[")
+        kind = self.take(kind="name").text
+        self.take("]")
+        self.take("[")
+        index = int(self.take(kind="number").text)
+        self.take("]")
+        items = self.meta.get(kind, [])
+        if index >= len(items):
+            raise self.error(
+                f"meta[{kind}][{index}] is not in the meta table (relay.parse's init_meta_table "
+                "or the text's #[metadata] section)"
+            )
+        item = items[index]
+        return Constant(item) if kind == "relay.Constant" and not isinstance(item, Expr) else item
 
     def if_rest(self) -> Expr:
         self.take("(")
@@ -310,8 +381,8 @@ class _Parser(AdtSyntax):
             if self.gvars is not None and tok.text[1:] in self.gvars:
                 gvar = self.gvars[tok.text[1:]]
                 return self.call_rest(gvar) if self.tok.text == "(" else gvar
-            if tok.text[1:] not in self.globals:
-                raise RelayParseError(f"relay text: {tok.text} is not defined before its use")
+            if tok.text[1:] not in self.globals:  # a global of no definition here
+                return tvm.ir.GlobalVar(tok.text[1:])
             return self.call_rest(self.globals[tok.text[1:]])
         if tok.kind == "number":
             self.i += 1
@@ -345,9 +416,9 @@ class _Parser(AdtSyntax):
             self.i += 1
             return self.if_rest()
         if tok.kind == "name":
-            if tok.text in _REFUSED_WORDS:
-                raise self.error(_REFUSED_WORDS[tok.text])
             self.i += 1
+            if tok.text == "meta":
+                return self.meta_ref()
             if tok.text in self.ctors:
                 return self.constructor_use(tok.text)
             if tok.text == "match":
@@ -362,9 +433,16 @@ class _Parser(AdtSyntax):
 
     def call_rest(self, func: Any) -> Expr:
         args, attrs = self.arguments()
-        if attrs:
-            raise self.error("a function call takes no attributes")
-        return Call(func, args)
+        if not attrs:
+            return Call(func, args)
+        # A function call's attributes: `%f(%x, name="a", attrs_type_key="attrs.TestAttrs")`.
+        key = attrs.pop("attrs_type_key", None)
+        if key not in _CALL_ATTRS_KEYS:
+            raise self.error(
+                f"a function call's attributes need attrs_type_key= one of {_CALL_ATTRS_KEYS} "
+                f"(got {key!r})"
+            )
+        return Call(func, args, attrs=tvm.ir.make_node("ir.DictAttrs", **attrs))
 
     def arguments(self) -> tuple[list[Expr], dict[str, Any]]:
         self.take("(")
@@ -415,6 +493,8 @@ class _Parser(AdtSyntax):
             return tok.text == "True"
         if tok.text == "None":
             return None
+        if tok.text == "meta":
+            return self.meta_ref()
         if tok.text == "[":
             items = []
             while not self.accept("]"):
@@ -491,15 +571,27 @@ def _attribute_of(value: Expr) -> Any:
     raise RelayParseError("relay text: an attribute given as an input must be a scalar constant")
 
 
-def parse(source: str, source_name: str = "from_string", init_module: Any = None) -> Any:
-    """``relay.parse(source)``: a module (``def @main``) or an expression read from Relay's text.
+def parse(
+    source: str,
+    source_name: str = "from_string",
+    init_module: tvm.IRModule | None = None,
+    init_meta_table: Mapping[str, Any] | None = None,
+) -> Any:
+    """``relay.parse(source, source_name, init_module, init_meta_table)``: a module (``def
+    @main``) or an expression read from Relay's text.
 
     Parameters
     ----------
     source : str
         Relay's text, as :func:`.printer.astext` or TVM <= 0.19 printed it.
-    source_name, init_module
-        Relay's arguments; ``init_module`` is not supported (must be None).
+    source_name : str
+        The name of the source (Relay's spans); unused.
+    init_module : tvm.IRModule, optional
+        A module whose functions and types the text may use (``@f(%x)``); the result holds
+        them beside the text's own.
+    init_meta_table : dict of str to list, optional
+        What ``meta[kind][i]`` names: ``{"relay.Constant": [relay.const(...)], ...}``, beside
+        the text's own ``#[metadata]`` section.
 
     Returns
     -------
@@ -513,22 +605,46 @@ def parse(source: str, source_name: str = "from_string", init_module: Any = None
     SyntaxError
         For text it cannot read, naming the construct and its offset.
     """
+    if init_module is not None and not isinstance(init_module, tvm.IRModule):
+        raise TypeError(
+            f"relay.parse: init_module must be a tvm.IRModule, got {type(init_module).__name__}"
+        )
+    parser = _Parser(_text(source), _meta_table(init_meta_table))
     if init_module is not None:
-        raise UnsupportedRelayError("relay.parse(init_module=...) is not supported")
-    out = _read(source)
+        parser.gvars = {str(g.name_hint): g for g in init_module.get_global_vars()}
+        parser.base = init_module
+    out = parser.program()
     if isinstance(out, tvm.IRModule):
         return out
     if not isinstance(out, Function):
         from compile_engine_compat.relay.analysis import free_vars
 
         out = Function(free_vars(out), out)
-    return tvm.IRModule.from_expr(out)
+    mod = tvm.IRModule.from_expr(out)
+    return mod if init_module is None else merged_module(init_module, mod)
+
+
+def _meta_table(table: Any) -> dict[str, Any] | None:
+    if table is None:
+        return None
+    if not isinstance(table, Mapping) or not all(
+        isinstance(v, list | tuple | tvm.ir.Array) for v in table.values()
+    ):
+        raise TypeError(
+            "relay.parse: init_meta_table maps a kind to a list, e.g. "
+            '{"relay.Constant": [relay.const(...)]}'
+        )
+    return dict(table)
+
+
+def _text(source: Any) -> str:
+    if not isinstance(source, str):
+        raise TypeError(f"relay.parse takes a str, got {type(source).__name__}")
+    return source
 
 
 def _read(source: str) -> tvm.IRModule | Expr:
-    if not isinstance(source, str):
-        raise TypeError(f"relay.parse takes a str, got {type(source).__name__}")
-    return _Parser(source).program()
+    return _Parser(_text(source)).program()
 
 
 def fromtext(source: str, source_name: str = "from_string") -> Any:

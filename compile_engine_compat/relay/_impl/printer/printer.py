@@ -10,7 +10,7 @@ Relax form stays the way to see what runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,11 +25,13 @@ from compile_engine_compat.relay.adt import (
     PatternConstructor,
     PatternTuple,
     PatternVar,
+    TypeData,
 )
 from compile_engine_compat.relay.expr import (
     Call,
     Constant,
     Expr,
+    GlobalRef,
     If,
     Let,
     RefCreate,
@@ -61,6 +63,13 @@ _SUFFIX = {
 }
 
 
+def var_name(v: Var) -> str:
+    """``%name``; ``%v1`` for a name that is a number (Relay's printer kept those apart from
+    its ``%0`` bindings so)."""
+    name = str(v.name_hint)
+    return f"%v{name}" if not name or name[0].isdigit() else f"%{name}"
+
+
 def format_dim(dim: Any) -> str:
     """A shape dimension: an int, a named variable, or ``?`` for ``relay.Any()``."""
     if isinstance(dim, tirx.IntImm | int):
@@ -71,6 +80,8 @@ def format_dim(dim: Any) -> str:
 
 def format_type(ty: Type | None) -> str:
     """A Relay type as Relay printed it (``Tensor[(1, 3), float32]``, ``(T1, T2)``)."""
+    if isinstance(ty, TensorType) and len(ty.shape) == 0:
+        return str(ty.dtype)  # a scalar's type is its dtype (`%cond: bool`)
     if isinstance(ty, TensorType):
         dims = ", ".join(format_dim(d) for d in ty.shape)
         if len(ty.shape) == 1:
@@ -122,7 +133,11 @@ def _constant_inline(const: Constant) -> str | None:
 
 
 def _attrs_text(call: Call) -> list[str]:
-    """The call's attributes that differ from the op's defaults (what Relay printed)."""
+    """The call's attributes that differ from the op's defaults (what Relay printed); a
+    function call's attributes with their ``attrs_type_key``."""
+    if isinstance(call.attrs, tvm.ir.DictAttrs) and len(call.attrs.keys()):
+        items = [f"{key}={format_attr(call.attrs[key])}" for key in call.attrs.keys()]
+        return [*items, 'attrs_type_key="DictAttrs"']
     if not isinstance(call.op, RelayOp) or call.attrs is None:
         return []
     out = []
@@ -148,15 +163,16 @@ def _same(value: Any, default: Any) -> bool:
         return False
 
 
-def _pattern_text(pattern: Pattern) -> str:
-    """A match clause's left side, as Relay printed it (``Cons(%y, _)``, ``(%a, %b)``)."""
+def _pattern_text(pattern: Pattern, name: Callable[[Var], str]) -> str:
+    """A match clause's left side, as Relay printed it (``Cons(%y, _)``, ``(%a, %b)``), each
+    variable named by ``name``."""
     if isinstance(pattern, PatternVar):
-        return f"%{pattern.var.name_hint}"
+        return name(pattern.var)
     if isinstance(pattern, PatternConstructor):
-        subs = ", ".join(_pattern_text(p) for p in pattern.patterns)
+        subs = ", ".join(_pattern_text(p, name) for p in pattern.patterns)
         return pattern.constructor.name_hint + (f"({subs})" if pattern.patterns else "")
     if isinstance(pattern, PatternTuple):
-        return f"({', '.join(_pattern_text(p) for p in pattern.patterns)})"
+        return f"({', '.join(_pattern_text(p, name) for p in pattern.patterns)})"
     return "_"
 
 
@@ -167,13 +183,36 @@ class _Printer:
         self.names: dict[int, str] = {}
         self.counter = 0
         self.meta: list[Constant] = []
+        #: Each variable's name, unique in the printing (a second ``%v`` prints ``%v1``).
+        self.var_names: dict[int, str] = {}
+        #: The variables named (kept alive so that no other object takes one's ``id``).
+        self.named_vars: list[Var] = []
+        #: How many times each node is used (see :meth:`count_uses`).
+        self.uses: dict[int, int] = {}
         #: Print ``/* ty=... */`` after each typed value, as Relay printed a typed module.
         self.annotate_types = annotate_types
+
+    def count_uses(self, root: Any) -> None:
+        """Count the uses of each node under ``root``: a let's value used elsewhere too is bound
+        to ``%n`` first (``%0 = (0, 0); let %x = %0; %0``), as Relay's printer did."""
+        from compile_engine_compat.relay._impl.graph_walk import children
+
+        stack, seen = [root], set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for child in children(node):
+                self.uses[id(child)] = self.uses.get(id(child), 0) + 1
+                stack.append(child)
 
     def type_comment(self, node: Expr) -> str:
         """`` /* ty=float32 */`` for a typed value when printing a module's types, else ``""``."""
         ty = node._checked_type if self.annotate_types else None
-        if ty is None or isinstance(node, Var | Constant | Function):
+        if self.annotate_types and isinstance(node, Constant):
+            ty = TensorType(node.data.shape, str(node.data.dtype))
+        if ty is None or isinstance(node, Var | Function):
             return ""
         if isinstance(ty, TensorType) and len(ty.shape) == 0:
             return f" /* ty={ty.dtype} */"
@@ -182,24 +221,26 @@ class _Printer:
     def atom(self, node: Expr, lines: list[str], indent: str) -> str:
         """The text of ``node`` as an argument, binding it to ``%n`` first when it is a value."""
         if isinstance(node, Var):
-            return f"%{node.name_hint}"
+            return self.var_name(node)
         if isinstance(node, Constant):
             inline = _constant_inline(node)
             if inline is not None:
-                return inline
+                return inline + self.type_comment(node)
             if id(node) not in self.names:
                 self.names[id(node)] = f"meta[relay.Constant][{len(self.meta)}]"
                 self.meta.append(node)
             return self.names[id(node)]
-        if isinstance(node, Function):
-            return self.function(node, indent)
-        if isinstance(node, tvm.ir.GlobalVar):  # a function of the module (a global call)
+        if isinstance(node, tvm.ir.GlobalVar | GlobalRef):  # a function of the module
             return f"@{node.name_hint}"
         if isinstance(node, Constructor):
             return node.name_hint
         if id(node) in self.names:
             return self.names[id(node)]
-        text = self.value(node, lines, indent)
+        if isinstance(node, Let):  # a let as an operand: `%0 = (let %v = %y; %v);`
+            inner = self.scope(node, indent + "  ")
+            text = "\n".join(["(", *inner, f"{indent})"])
+        else:
+            text = self.value(node, lines, indent)
         name = f"%{self.counter}"
         self.counter += 1
         lines.append(f"{indent}{name} = {text}{self.type_comment(node)};")
@@ -208,6 +249,8 @@ class _Printer:
 
     def value(self, node: Expr, lines: list[str], indent: str) -> str:
         """The text of ``node`` itself (its operands bound first)."""
+        if id(node) in self.names:
+            return self.names[id(node)]
         if isinstance(node, Call):
             args = [self.atom(a, lines, indent) for a in node.args]
             if isinstance(node.op, RelayOp):
@@ -221,12 +264,15 @@ class _Printer:
         if isinstance(node, TupleGetItem):
             return f"{self.atom(node.tuple_value, lines, indent)}.{node.index}"
         if isinstance(node, Let):
-            value = self.value(node.value, lines, indent)
+            shared = self.uses.get(id(node.value), 0) > 1 and not isinstance(node.value, Function)
+            value = (self.atom if shared else self.value)(node.value, lines, indent)
             lines.append(f"{indent}let {self.param(node.var)} = {value};")
             return self.value(node.body, lines, indent)
         if isinstance(node, If):
             return self.if_text(node, lines, indent)
-        if isinstance(node, Var | Constant | Function | Constructor):
+        if isinstance(node, Function):  # inline as a let's value or a result, else bound
+            return self.function(node, indent)
+        if isinstance(node, Var | Constant | Constructor | GlobalRef):
             return self.atom(node, lines, indent)
         if isinstance(node, RefCreate):
             return f"ref({self.atom(node.value, lines, indent)})"
@@ -263,26 +309,44 @@ class _Printer:
         inner = indent + "  "
         out = [f"match{'' if node.complete else '?'} ({data}) {{"]
         for clause in node.clauses:
-            out.append(f"{inner}{_pattern_text(clause.lhs)} => {{")
+            out.append(f"{inner}{_pattern_text(clause.lhs, self.var_name)} => {{")
             out.extend(self.scope(clause.rhs, inner + "  "))
             out.append(f"{inner}}},")
         return "\n".join([*out, f"{indent}}}"])
 
     def param(self, v: Var) -> str:
         ty = v.type_annotation
-        return f"%{v.name_hint}" + (f": {format_type(ty)}" if ty is not None else "")
+        return self.var_name(v) + (f": {format_type(ty)}" if ty is not None else "")
+
+    def var_name(self, v: Var) -> str:
+        """``v``'s name in this printing: :func:`var_name`, numbered apart from another variable
+        of the same name (``%v``, ``%v1``), as Relay's printer named them."""
+        if id(v) not in self.var_names:
+            base = name = var_name(v)
+            taken = set(self.var_names.values())
+            k = 0
+            while name in taken:
+                k += 1
+                name = f"{base}{k}"
+            self.var_names[id(v)] = name
+            self.named_vars.append(v)
+        return self.var_names[id(v)]
 
     def body(self, node: Expr, indent: str) -> list[str]:
         """The lines of a scope whose result is ``node``."""
         lines: list[str] = []
         result = self.value(node, lines, indent)
-        lines.append(f"{indent}{result}{self.type_comment(node)}")
+        comment = "" if isinstance(node, Constant) else self.type_comment(node)  # printed
+        lines.append(f"{indent}{result}{comment}")
         return lines
 
     def function(self, func: Function, indent: str, head: str = "fn ") -> str:
-        params = ", ".join(self.param(p) for p in func.params)
+        attrs = [f"{key}={format_attr(value)}" for key, value in (func.attrs or {}).items()]
+        params = ", ".join([self.param(p) for p in func.params] + attrs)
         ret = f" -> {format_type(func.ret_type)}" if func.ret_type is not None else ""
+        tparams = ", ".join(str(t.name_hint) for t in func.type_params or [])
         inner = self.scope(func.body, indent + "  ")
+        head += f"[{tparams}]" if tparams else ""
         return "\n".join([f"{head}({params}){ret} {{", *inner, f"{indent}}}"])
 
 
@@ -307,13 +371,15 @@ def astext(node: Any, show_meta_data: bool = True) -> str:
     if isinstance(node, TupleWrapper):
         node = node.astuple()
     printer = _Printer()
+    printer.count_uses(node)
     lines = [VERSION_HEADER]
+    lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
     if isinstance(node, Function):
         lines.append(printer.function(node, ""))
     else:
-        lines += [f"free_var {printer.param(v)};" for v in free_vars(node)]
         lines += printer.body(node, "")
-    return _with_meta(printer, lines, show_meta_data)
+    text = _with_meta(printer, lines, show_meta_data)
+    return text if printer.meta else text[:-1]  # an expression's text ends on it, as Relay's
 
 
 def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: bool = True) -> str:
@@ -340,6 +406,7 @@ def module_astext(functions: Sequence[tuple[str, Function]], show_meta_data: boo
         if ret is None and isinstance(checked, FuncType):
             ret = checked.ret_type  # typed (the module holds its typed Relax form)
         typed = Function(func.params, func.body, ret, func.type_params, func.attrs)
+        printer.count_uses(func)
         lines.append(printer.function(typed, "", head=f"def @{name}"))
         lines.append("")
     return _with_meta(printer, lines[:-1] if len(lines) > 1 else lines, show_meta_data)
@@ -354,13 +421,28 @@ def _with_meta(printer: _Printer, lines: list[str], show_meta_data: bool) -> str
             for i, c in enumerate(printer.meta):
                 ty = TensorType(c.data.shape, str(c.data.dtype))
                 lines.append(f"// meta[relay.Constant][{i}]: {format_type(ty)}")
+            # The table itself, which relay.parse reads back (TVM's JSON, as Relay wrote it).
+            lines.append(tvm.ir.save_json({"relay.Constant": [c.data for c in printer.meta]}))
     return "\n".join(lines) + "\n"
 
 
+def type_definition_text(data: TypeData) -> str:
+    """``type List[A] {\n  Cons(A, List[A]),\n  Nil,\n}``: an ADT declaration as Relay printed
+    it (each constructor with its fields)."""
+    tparams = ", ".join(str(t.name_hint) for t in data.type_vars)
+    lines = [f"type {data.header.name_hint}{f'[{tparams}]' if tparams else ''} {{"]
+    for ctor in data.constructors:
+        fields = ", ".join(format_type(t) for t in ctor.inputs)
+        lines.append(f"  {ctor.name_hint}{f'({fields})' if fields else ''},")
+    return "\n".join([*lines, "}"])
+
+
 def irmodule_text(mod: tvm.IRModule, show_meta_data: bool = True) -> str:
-    """Relay's text of a module whose every function the front end built (``main`` last);
-    TVM's own print (the Relax TVMScript, as ``mod.script()``) for any other module."""
+    """Relay's text of a module whose every function the front end built (``main`` last), its
+    ADT declarations first; TVM's own print (the Relax TVMScript, as ``mod.script()``) for any
+    other module."""
     from compile_engine_compat.relay._impl import origin
+    from compile_engine_compat.relay._impl.interpret.definitions import module_types
 
     functions = []
     for gvar, func in mod.functions.items():
@@ -368,7 +450,12 @@ def irmodule_text(mod: tvm.IRModule, show_meta_data: bool = True) -> str:
         if relay_func is None:
             return str(mod.script())
         functions.append((str(gvar.name_hint), relay_func))
-    if not functions:
+    types = [type_definition_text(data) for data in module_types(mod).values()]
+    if not functions and not types:
         return str(mod.script())
     functions.sort(key=lambda item: (item[0] == "main", item[0]))
-    return module_astext(functions, show_meta_data)
+    text = module_astext(functions, show_meta_data)
+    if not types:
+        return text
+    head, _, rest = text.partition("\n")
+    return "\n".join([head, *types, rest] if functions else [head, *types, ""])

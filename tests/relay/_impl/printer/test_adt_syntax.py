@@ -38,3 +38,28 @@ def test_an_unknown_constructor_in_a_pattern_names_it() -> None:
     body = "def @f(%x: List[int32]) -> int32 {\n  match (%x) { Bogus => 1, _ => 2 }\n}\n"
     with pytest.raises(SyntaxError, match="bad pattern 'Bogus'"):
         relay.fromtext(_LIST + body)
+
+
+def test_an_extern_type_declares_no_constructors() -> None:
+    mod = relay.parse(VERSION_HEADER + "\nextern type T[A]\n")
+    ((header, data),) = module_types(mod).items()
+    assert header.name_hint == "T" and [str(v.name_hint) for v in data.type_vars] == ["A"]
+    assert list(data.constructors) == []
+
+
+def test_pattern_variables_print_with_the_names_their_uses_print() -> None:
+    text = (
+        VERSION_HEADER
+        + """
+type List[A] { Cons(A, List[A]), Nil, }
+def @id[A](%x: A) -> A { %x }
+def @hd[A](%xs: List[A]) -> A {
+  match? (%xs) {
+    Cons(%x, _) => { @id(%x) },
+  }
+}
+"""
+    )
+    printed = relay.astext(relay.parse(text))
+    assert "Cons(%x, _) => {\n      @id(%x)" in printed and "def @id[A](%x1: A)" in printed
+    assert relay.astext(relay.parse(printed)) == printed

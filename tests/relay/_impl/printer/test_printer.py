@@ -29,8 +29,7 @@ def test_function_prints_relay_text_with_non_default_attrs() -> None:
             "  %1 = add(%0, 1f);",
             "  %2 = nn.relu(%1);",
             "  log(%2)",
-            "}",
-            "",
+            "}",  # an expression's text ends on it (no newline), as Relay's did
         ]
     )
 
@@ -170,3 +169,42 @@ def test_parse_reads_recursive_lets_parenthesized_lets_references_and_global_var
     assert isinstance(inner, relay.Let)
     value: Any = inner.value
     assert value.op.name_hint == "id"
+
+
+def test_module_text_declares_its_adts_and_reads_back() -> None:
+    from compile_engine_compat.relay._impl.printer.parser import RelayParseError, parse
+
+    decl = "type List[A] {\n  Cons(A, List[A]),\n  Nil,\n}"
+    main = "def @main[A]() -> fn (A, List[A]) -> List[A] {\n  Cons\n}"
+    mod = parse(f"{VERSION_HEADER}\n{decl}\n{main}")
+    text = relay.astext(mod)
+    assert decl in text and main in text
+    tvm.ir.assert_structural_equal(parse(text), mod, map_free_vars=True)
+    with pytest.raises(RelayParseError, match="declared twice"):
+        parse(f"{VERSION_HEADER}\n{decl}\n{decl}")
+
+
+def test_same_named_variables_print_apart_and_called_functions_are_bound() -> None:
+    x = relay.var("x", "float32")
+    v1, v2 = relay.var("v"), relay.var("v")
+    body = relay.Let(v1, relay.const(1.0), relay.Let(v2, x, relay.subtract(v1, v2)))
+    text = relay.Function([x], body).astext()
+    assert "let %v = 1f;" in text and "let %v1 = %x;" in text and "subtract(%v, %v1)" in text
+    assert "%x: float32" in text
+    y = relay.var("y")
+    call = relay.Call(relay.Function([y], y), [relay.const(1)])
+    assert call.astext().endswith("%0 = fn (%y) {\n  %y\n};\n%0(1)")
+
+
+def test_a_shared_let_value_is_bound_first_and_a_let_operand_is_parenthesized() -> None:
+    from compile_engine_compat.relay._impl.printer.parser import parse_expr
+
+    tup = relay.Tuple([relay.const(0), relay.const(0)])
+    x = relay.var("x")
+    assert relay.Let(x, tup, tup).astext().endswith("%0 = (0, 0);\nlet %x = %0;\n%0")
+    y, v = relay.var("y", "float32"), relay.var("v")
+    shared = relay.Let(v, y, v)
+    func = relay.Function([y], relay.add(shared, shared))
+    text = func.astext()
+    assert "%0 = (\n    let %v = %y;\n    %v\n  );" in text
+    tvm.ir.assert_structural_equal(parse_expr(text), func, map_free_vars=True)
