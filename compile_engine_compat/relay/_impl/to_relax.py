@@ -25,7 +25,7 @@ from compile_engine_compat.pipeline.trace import TRACE_LOCK
 from compile_engine_compat.relay._impl.dynamic import BROADCASTING, broadcast_call, shape_known
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError
 from compile_engine_compat.relay._impl.type_infer import NoTypeRule, infer_relay_types
-from compile_engine_compat.relay.analysis import free_vars
+from compile_engine_compat.relay.analysis.vars import free_vars
 from compile_engine_compat.relay.expr import (
     Call,
     Constant,
