@@ -379,7 +379,11 @@ class _Rewriter:
         for param, argument in zip(group.params, group.arguments, strict=True):
             if argument is mutated:
                 return param
-        param = Var(f"p{len(group.params)}", _type(kid))
+        # A parameter fed by an unannotated variable is left to inference, as the variable is
+        # (Relay's InferType wrote both annotations in; the shim's keeps the ones written).
+        untyped = isinstance(kid, Var) and kid.type_annotation is None
+        param = Var(f"p{len(group.params)}", None if untyped else _type(kid))
+        param._checked_type = _type(kid)
         group.params.append(param)
         group.arguments.append(mutated)
         return param

@@ -188,6 +188,24 @@ def _infer_untyped(params: list[Var], body: Expr) -> None:
         for i, ty in enumerate(row.infer_inputs(types, attrs)):
             if id(call.args[i]) in missing and ty is not None:
                 missing.pop(id(call.args[i]))._checked_type = ty
+    if missing:
+        _infer_through_calls(missing, body)
+
+
+def _infer_through_calls(missing: dict[int, Var], body: Expr) -> None:
+    """Type untyped variables passed to a called function literal (a fused ``Primitive``
+    function) from the type its parameter has, or gets from its uses in the function."""
+    for node in _nodes(body):
+        if not (isinstance(node, Call) and isinstance(node.op, Function)):
+            continue
+        pairs = [(a, p) for a, p in zip(node.args, node.op.params) if id(a) in missing]
+        if not pairs:
+            continue
+        _infer_untyped([p for _, p in pairs], node.op.body)
+        for arg, param in pairs:
+            ty = param.type_annotation or param._checked_type
+            if ty is not None and id(arg) in missing:
+                missing.pop(id(arg))._checked_type = ty
 
 
 class _Emitter:
