@@ -268,6 +268,9 @@ class _Emitter:
         args = [self.visit(a) for a in node.args]
         if isinstance(node.op, Expr):
             func, captured = self.callee(node.op)
+            for param, arg in zip(func.params, args):
+                if param._checked_type is None:  # typed as its argument (a fused function's)
+                    self._set_type(param, arg)
             inner = {**captured, **dict(zip((id(p) for p in func.params), args))}
             saved, self.memo = self.memo, {**self.memo, **inner}
             try:
