@@ -274,6 +274,7 @@ class _Emitter:
             inner = {**captured, **dict(zip((id(p) for p in func.params), args))}
             saved, self.memo = self.memo, {**self.memo, **inner}
             try:
+                self.prewarm(func.body)  # a long fused body, without recursion
                 return self.root_value(func.body)
             finally:
                 self.memo = saved
