@@ -17,7 +17,6 @@ Relay pass                   opt level  served by
 ``ConvertLayout``            3          ``relax.transform.ConvertLayout``
 ``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
 ``DeadCodeElimination``      1          the Relay graph (``dead_code``)
-``FuseOps``                  0          ``relax.transform.FuseOps``
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
 ``DynamicToStatic``          2          identity: the front end emits static shapes only
 ``RemoveUnusedFunctions``    1          the Relay graph (``remove_unused_functions``)
@@ -43,7 +42,6 @@ __all__ = [
     "CanonicalizeOps",
     "ConvertLayout",
     "DynamicToStatic",
-    "FuseOps",
     "InferType",
     "InferTypeLocal",
 ]
@@ -60,8 +58,6 @@ PASS_KINDS: dict[str, str] = {
     "DeadCodeElimination": "real: on the Relay graph (relay/transform/dead_code.py), unused "
     "pure let bindings removed, with inline_once a pure value used once inlined; functions "
     "with no Relay graph through relax.transform.DeadCodeElimination",
-    "FuseOps": "real: relax.transform.FuseOps; before relay.build legalizes the ops it finds "
-    "no TIR patterns to group, so the module is unchanged, and relay.build fuses",
     "CanonicalizeOps": "identity: the only op Relay canonicalized, nn.bias_add, is already "
     "emitted as a reshape and a broadcasting add",
     "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
@@ -177,16 +173,6 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Any:
     return relay_pass(
         "ConvertLayout", 3, relax.transform.ConvertLayout(_relax_layouts(desired_layouts))
     )
-
-
-@legacy_api("relay.transform")
-def FuseOps(fuse_opt_level: int = -1) -> Any:
-    """``relay.transform.FuseOps(fuse_opt_level=-1)``: ``relax.transform.FuseOps``.
-
-    Runs Relax's pass (opt level 0). Relax fuses by the TIR patterns of legalized ops, so on a
-    module of high-level ops it groups nothing; ``relay.build`` fuses when it compiles.
-    """
-    return relay_pass("FuseOps", 0, relax.transform.FuseOps(fuse_opt_level))
 
 
 @legacy_api("relay.transform")

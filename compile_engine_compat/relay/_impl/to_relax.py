@@ -25,7 +25,7 @@ from compile_engine_compat.pipeline.trace import TRACE_LOCK
 from compile_engine_compat.relay._impl.dynamic import BROADCASTING, broadcast_call, shape_known
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError
 from compile_engine_compat.relay._impl.type_infer import NoTypeRule, infer_relay_types
-from compile_engine_compat.relay.analysis import free_vars
+from compile_engine_compat.relay.analysis.vars import free_vars
 from compile_engine_compat.relay.expr import (
     Call,
     Constant,
@@ -188,6 +188,24 @@ def _infer_untyped(params: list[Var], body: Expr) -> None:
         for i, ty in enumerate(row.infer_inputs(types, attrs)):
             if id(call.args[i]) in missing and ty is not None:
                 missing.pop(id(call.args[i]))._checked_type = ty
+    if missing:
+        _infer_through_calls(missing, body)
+
+
+def _infer_through_calls(missing: dict[int, Var], body: Expr) -> None:
+    """Type untyped variables passed to a called function literal (a fused ``Primitive``
+    function) from the type its parameter has, or gets from its uses in the function."""
+    for node in _nodes(body):
+        if not (isinstance(node, Call) and isinstance(node.op, Function)):
+            continue
+        pairs = [(a, p) for a, p in zip(node.args, node.op.params) if id(a) in missing]
+        if not pairs:
+            continue
+        _infer_untyped([p for _, p in pairs], node.op.body)
+        for arg, param in pairs:
+            ty = param.type_annotation or param._checked_type
+            if ty is not None and id(arg) in missing:
+                missing.pop(id(arg))._checked_type = ty
 
 
 class _Emitter:
@@ -250,9 +268,13 @@ class _Emitter:
         args = [self.visit(a) for a in node.args]
         if isinstance(node.op, Expr):
             func, captured = self.callee(node.op)
+            for param, arg in zip(func.params, args):
+                if param._checked_type is None:  # typed as its argument (a fused function's)
+                    self._set_type(param, arg)
             inner = {**captured, **dict(zip((id(p) for p in func.params), args))}
             saved, self.memo = self.memo, {**self.memo, **inner}
             try:
+                self.prewarm(func.body)  # a long fused body, without recursion
                 return self.root_value(func.body)
             finally:
                 self.memo = saved

@@ -26,10 +26,12 @@ _INJECTIVE = """reshape transpose squeeze concatenate stack split strided_slice 
 broadcast_to reverse tile repeat gather gather_nd full full_like zeros ones arange
 layout_transform nn.batch_flatten nn.pad image.resize2d one_hot reshape_like slice_like
 collapse_sum_like broadcast_to_like flip sequence_mask nn.depth_to_space nn.space_to_depth
-scatter_elements scatter_nd""".split()
+scatter_elements scatter_nd nn.upsampling nn.upsampling3d""".split()
 _REDUCE = """sum mean max min prod argmax argmin all any variance std logsumexp""".split()
 _OUT_FUSABLE = """nn.conv1d nn.conv2d nn.conv3d nn.conv2d_transpose nn.conv1d_transpose
-nn.conv3d_transpose nn.dense nn.matmul nn.batch_matmul nn.batch_norm""".split()
+nn.conv3d_transpose nn.dense nn.matmul nn.batch_matmul nn.batch_norm nn.softmax nn.max_pool1d
+nn.max_pool2d nn.max_pool3d nn.avg_pool1d nn.avg_pool2d nn.avg_pool3d nn.global_max_pool2d
+nn.global_avg_pool2d nn.adaptive_max_pool2d nn.adaptive_avg_pool2d""".split()
 
 _KINDS: dict[str, int] = {
     **dict.fromkeys(_UNARY, ELEMWISE),

@@ -92,6 +92,11 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "AlterOpLayout": "real: on the Relay graph (alter_op_layout.py), each call of an op with an "
     "FTVMAlterOpLayout function becomes what it returns; a replacement of another type (a new "
     "layout) is refused, TVM 0.19's layout propagation is not served",
+    "FuseOps": "real: on the Relay graph (fuse_ops.py), TVM 0.19's fusion: ops grouped by "
+    "TOpPattern into Primitive functions called in place (anchors with their elementwise "
+    "consumers, injective chains, reductions, tuples); relay.FuseOps.max_depth honoured",
+    "DefuseOps": "real: on the Relay graph (fuse_ops.py), each call of a Primitive function "
+    "replaced by the function's body",
     "FlexibleShapeDispatch": "real: on the Relay graph (flexible_shape.py), the chosen inputs "
     "take any size on the axis (relay.Any), TVM 0.19's fallback for every size; the buckets "
     "and padding only chose kernels and are not used",

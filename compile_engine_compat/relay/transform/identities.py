@@ -17,7 +17,6 @@ from compile_engine_compat.relay._impl.passes import identity_pass
 __all__ = [
     "IDENTITY_KINDS",
     "CapturePostDfsIndexInSpans",
-    "DefuseOps",
     "LazyGradientInit",
     "ManifestLifetimes",
     "PlanDevices",
@@ -25,8 +24,6 @@ __all__ = [
 
 #: Relay pass -> "identity: <why>".
 IDENTITY_KINDS: dict[str, str] = {
-    "DefuseOps": "identity: FuseOps groups nothing before relay.build legalizes, so there "
-    "are no fused functions to undo",
     "LazyGradientInit": "identity: Relay made gradient buffers lazily; the gradients of "
     "relay.transform.gradient are computed by relax.transform.Gradient, eagerly",
     "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan "
@@ -39,12 +36,6 @@ IDENTITY_KINDS: dict[str, str] = {
 
 
 @legacy_api("relay.transform.more_passes")
-@legacy_api("relay.transform.more_passes")
-def DefuseOps() -> Any:
-    """``relay.transform.DefuseOps()``: an identity (opt level 3)."""
-    return identity_pass("DefuseOps", 3)
-
-
 @legacy_api("relay.transform.more_passes")
 def LazyGradientInit() -> Any:
     """``relay.transform.LazyGradientInit()``: an identity (opt level 1)."""

@@ -21,7 +21,6 @@ from compile_engine_compat.relay._impl.passes import (
     CanonicalizeOps,
     ConvertLayout,
     DynamicToStatic,
-    FuseOps,
     InferType,
     InferTypeLocal,
 )
@@ -47,11 +46,11 @@ from .flexible_shape import FlexibleShapeDispatch
 from .fold_constant import FoldConstant
 from .fold_explicit_padding import FoldExplicitPadding
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+from .fuse_ops import DefuseOps, FuseOps
 from .graph_rewrites import ChangeBatch, SimplifyFCTranspose
 from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     CapturePostDfsIndexInSpans,
-    DefuseOps,
     LazyGradientInit,
     ManifestLifetimes,
     PlanDevices,
