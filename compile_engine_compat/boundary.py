@@ -59,6 +59,7 @@ __all__ = [
     "guarded_save_json",
     "handle_of",
     "insert_warnings_filter",
+    "install_module_view",
     "onnx_float_converter",
     "onnx_import_with",
     "packed_imports_symbol",
@@ -77,6 +78,7 @@ __all__ = [
     "set_environ",
     "te_ffi",
     "tvm_warnings_dropped",
+    "uninstall_module_view",
 ]
 
 
@@ -110,7 +112,8 @@ PRIVATE_NAMES: dict[str, PrivateName] = {
     "caller_frame": PrivateName(
         "sys",
         "_getframe",
-        "a warning points at the first frame outside the package (deprecations)",
+        "a warning points at the first frame outside the package (deprecations); "
+        "mod[name] reads back as Relay for Relay-era callers only (install_module_view)",
         "a Python without sys._getframe (PyPy has it; warnings then point one frame up)",
     ),
     "env_raw": PrivateName(
@@ -577,6 +580,57 @@ def patched(owner: Any, name: str, value: Any) -> Iterator[None]:
                 restore_attribute(owner, name)
 
 
+#: Module names whose reads of ``mod[name]`` keep TVM's own result (the package, TVM's Python).
+_OWN_READERS = ("compile_engine_compat", "tvm", "tvm_ffi")
+
+
+def _own_reader(module_name: str | None) -> bool:
+    if not module_name:
+        return True
+    return module_name.partition(".")[0] in _OWN_READERS
+
+
+def install_module_view(view: Callable[[Any], Any]) -> None:
+    """``tvm.IRModule.__getitem__`` returning ``view(function)`` to Relay-era callers.
+
+    The caller is the module of the frame reading ``mod[name]`` (:data:`PRIVATE_NAMES`
+    ``["caller_frame"]``): the package's own reads and TVM's own Python get TVM's result
+    unchanged; any other code gets what ``view`` makes of it (the Relay function behind a
+    front-end Relax function). Undone by :func:`uninstall_module_view`.
+    """
+    import tvm
+
+    owner = tvm.ir.IRModule
+    current = owner.__dict__.get("__getitem__")
+    if getattr(current, "_module_view", None) is view:
+        return
+    original = getattr(current, "__wrapped__", current)
+    frame = _getframe
+    if frame is None:  # no caller to tell apart: everyone gets TVM's own result
+        return
+
+    def __getitem__(self: Any, var: Any) -> Any:
+        found = original(self, var)
+        if _own_reader(frame(1).f_globals.get("__name__")):
+            return found
+        return view(found)
+
+    __getitem__.__wrapped__ = original  # type: ignore[attr-defined]
+    __getitem__._module_view = view  # type: ignore[attr-defined]
+    __getitem__.__doc__ = original.__doc__
+    patch_attribute(owner, "__getitem__", __getitem__)
+
+
+def uninstall_module_view() -> None:
+    """Put TVM's own ``IRModule.__getitem__`` back (where :func:`install_module_view` set it)."""
+    tvm = sys.modules.get("tvm")
+    if tvm is None:
+        return
+    owner = tvm.ir.IRModule
+    if getattr(owner.__dict__.get("__getitem__"), "_module_view", None) is not None:
+        restore_attribute(owner, "__getitem__")
+
+
 def active_patches() -> list[str]:
     """What the package has patched in this process right now, as ``"owner.name"`` texts."""
     with _patch_lock:
@@ -910,6 +964,14 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "tests/tvm_legacy/tune/test_tutorials.py",
     ),
     # -- upstream Relay test files (test_vm, test_type_infer, test_any) ------------------------
+    ProcessPatch(
+        "tvm.ir.IRModule.__getitem__ (mod[name]) gives Relay-era callers (neither the package "
+        "nor TVM's Python) the typed Relay function behind a front-end Relax function",
+        "boundary.install_module_view, wired by surfaces.import_alias with "
+        "tvm_legacy.ir_module.irmodule_relay_view",
+        "opt-in: compile_engine_compat.install(); uninstall() restores TVM's own",
+        "tests/surfaces/test_module_view.py",
+    ),
     ProcessPatch(
         "tvm.ir.IRModule._add (mod[name] = f) stores a front-end relay.Function as its Relax "
         "function, types its GlobalVar, and refuses what TVM 0.27 would drop silently; "

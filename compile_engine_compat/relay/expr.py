@@ -159,6 +159,10 @@ class Expr:
             )
         return self._checked_type
 
+    def same_as(self, other: AnyT) -> bool:
+        """Whether ``other`` is this very node (TVM's ``ObjectRef.same_as``: identity)."""
+        return self is other
+
     def astype(self, dtype: str) -> Call:
         """``relay.cast(self, dtype)``."""
         return UPPER.builder("cast")(self, dtype)

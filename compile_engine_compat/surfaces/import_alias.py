@@ -57,9 +57,11 @@ from typing import Any
 from compile_engine_compat.api_table import MODULE_SHIMS
 from compile_engine_compat.boundary import (
     add_meta_path_finder,
+    install_module_view,
     patch_attribute,
     remove_meta_path_finder,
     restore_attribute,
+    uninstall_module_view,
 )
 from compile_engine_compat.conflicts import require_tvm
 from compile_engine_compat.runtime import threads
@@ -95,6 +97,8 @@ __all__ = [
 #: Legacy module -> the shim module served under its name, from the API table.
 _ALIASES = MODULE_SHIMS
 _FRONT_END = "compile_engine_compat.relay"
+#: What ``mod[name]`` gives Relay-era code (the Relay function behind a front-end function).
+_MODULE_VIEW = "compile_engine_compat.tvm_legacy.ir_module:irmodule_relay_view"
 #: Other TVM <=0.19 modules Relay-era code imports -> the module serving them (the module rows
 #: of :data:`.moved_names.MOVED_NAMES`).
 LEGACY_MODULES: dict[str, str] = {
@@ -493,6 +497,8 @@ def install() -> None:
         module = sys.modules.get(legacy)
         if module is not None and not legacy.startswith("tvm.relay"):
             _refuse_unserved(legacy, module)
+    # mod["main"] reads back as Relay in Relay-era code (the package's own reads stay Relax).
+    install_module_view(_served_value(_MODULE_VIEW, imported=False))
 
 
 def uninstall() -> None:
@@ -501,6 +507,7 @@ def uninstall() -> None:
     Every moved name :func:`install` set is removed (TVM's own ``tvm.device`` is back). The
     shim modules and the front end stay imported under their own names.
     """
+    uninstall_module_view()
     for row in reversed(MOVED_NAMES):
         _unset_moved(row)
     _restore_unserved()

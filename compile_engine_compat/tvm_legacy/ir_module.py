@@ -15,8 +15,9 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from compile_engine_compat.boundary import give_type
+from compile_engine_compat.boundary import give_type, handle_of
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.interpret.definitions import interpreted_reason
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.adt import TypeData
 from compile_engine_compat.relay.analysis import free_vars
@@ -24,6 +25,7 @@ from compile_engine_compat.relay.backend.interpreter import (
     declare_type,
     module_form,
     module_types,
+    relay_definition,
 )
 from compile_engine_compat.relay.expr import Call, Expr
 from compile_engine_compat.relay.function import Function
@@ -39,6 +41,7 @@ __all__ = [
     "irmodule_get_global_type_vars",
     "irmodule_get_type",
     "irmodule_import_from_std",
+    "irmodule_relay_view",
     "irmodule_str",
     "legacy_global_call",
     "legacy_irmodule_add",
@@ -94,6 +97,58 @@ def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> A
         if not isinstance(gvar.ty, relax.FuncType):
             give_type(gvar, val.ty)
     return result
+
+
+#: Relax object address -> (the function read, what Relay-era code gets for it): a read is one
+#: lookup (``mod["main"]`` sits in loops). Cleared when it holds :data:`_VIEWS_LIMIT` entries.
+_VIEWS: dict[int, tuple[Any, Any]] = {}
+_VIEWS_LIMIT = 1024
+
+
+def irmodule_relay_view(func: Any) -> Any:
+    """What ``mod[name]`` gives Relay-era code: the Relay function behind ``func``, typed.
+
+    TVM 0.19's modules held Relay, so ``mod["main"].body``, ``.checked_type`` and
+    ``assert_structural_equal(mod["main"], expected)`` read Relay. A front-end Relax function
+    (or an interpreted function's stand-in) comes back as its Relay function with its types
+    inferred and its return type annotated, as ``run_infer_type`` (Relay's ``InferType``) gives
+    it; anything else (a PrimFunc, a function a Relax pass made) comes back as it is. Each
+    answer is remembered, so a second read is one lookup and gives the same object. Installed
+    by ``install()`` (``boundary.install_module_view``).
+    """
+    if not isinstance(func, relax.Function):
+        return func
+    key = handle_of(func)
+    known = _VIEWS.get(key)
+    if known is not None and known[0].same_as(func):
+        return known[1]
+    view = _typed_relay(func)
+    if len(_VIEWS) >= _VIEWS_LIMIT:
+        _VIEWS.clear()
+    _VIEWS[key] = (func, view)
+    return view
+
+
+def _typed_relay(func: Any) -> Any:
+    """The typed Relay function behind ``func``, or ``func`` where there is none to give: an
+    interpreted function's stand-in (typed by its own inference), a function with a parameter
+    left unannotated (TVM 0.19's inference annotated it; this one does not), or one Relay's
+    inference cannot type."""
+    relay_func = relay_definition(func)
+    if relay_func is None or interpreted_reason(func) is not None:
+        return func
+    if type(relay_func) is not Function:
+        return relay_func
+    if any(p.type_annotation is None for p in relay_func.params):
+        return func
+    if relay_func.ret_type is not None:
+        return relay_func
+    from compile_engine_compat.relay.testing import run_infer_type
+
+    try:
+        return run_infer_type(relay_func)
+    except Exception:  # Relay's inference cannot type it: the Relax form, as before
+        return func
 
 
 def legacy_global_call(self: Any, *args: Any) -> Any:
