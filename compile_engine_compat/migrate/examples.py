@@ -563,12 +563,13 @@ result = callable(schedule)
     ),
     "relay.unsupported": (
         """\
-from tvm import relay
+from tvm.relay.backend import graph_executor_codegen
 
-loop = relay.loops.while_loop(None, [], None)  # gone: refused at the call, naming the replacement
-result = callable(loop)
+# gone: refused at the call, naming the replacement
+codegen = graph_executor_codegen.GraphExecutorCodegen(None, "llvm")
+result = callable(codegen)
 """,
-        "result = callable(relax.If)  # relax.If (or TIR) replaces Relay's loops\n",
+        "result = callable(tvm.compile)  # relay.build and tvm.compile replace the codegen\n",
     ),
     "relay.prelude": (
         """\

@@ -150,7 +150,7 @@ class TensorArrayModule:
         """``def @name`` from ``build(gvar)`` (which may call ``gvar``); its ``GlobalVar``."""
         gvar = self.global_var(name)
         self.mod[gvar] = module_form(build(gvar), name, self.mod)
-        setattr(self.prelude, name, gvar)
+        vars(self.prelude)[name] = gvar  # the Prelude answers it by name, as 0.19's did
         return gvar
 
     def declare(self, name: str, cases: list[tuple[str, list[Type]]]) -> tuple[Any, ...]:

@@ -216,6 +216,11 @@ CASES: dict[str, Case] = {
         # (TVM's space_to_batch_nd_python calls NumPy 2's removed reshape(newshape=).)
         lambda x: x.reshape(1, 2, 2, 2, 2, 2).transpose(2, 4, 0, 1, 3, 5).reshape(4, 2, 2, 2),
     ),
+    "nn.batch_to_space_nd": Case(
+        [data((4, 2, 2, 2))],
+        {"block_shape": [2, 2], "crops": [[0, 0], [0, 0]]},
+        lambda x: x.reshape(2, 2, 1, 2, 2, 2).transpose(2, 3, 0, 4, 1, 5).reshape(1, 4, 4, 2),
+    ),
     "nn.upsampling3d": Case(
         [data((1, 2, 2, 3, 2))],
         {"scale_d": 2, "scale_h": 2, "scale_w": 3, "coordinate_transformation_mode": "asymmetric"},
