@@ -142,7 +142,7 @@ class Attrs:
         return f"{self._type_key}({inner})"
 
 
-class Expr:
+class Expr(LegacyObject):
     """Base of the Relay expressions, with Relay's operator overloads."""
 
     _checked_type: Type | None = None
@@ -158,10 +158,6 @@ class Expr:
                 "relay.transform.InferType() or relay.testing.run_infer_type first"
             )
         return self._checked_type
-
-    def same_as(self, other: AnyT) -> bool:
-        """Whether ``other`` is this very node (TVM's ``ObjectRef.same_as``: identity)."""
-        return self is other
 
     def astype(self, dtype: str) -> Call:
         """``relay.cast(self, dtype)``."""

@@ -87,7 +87,7 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.contrib.tar", "tvm.support.tar"),
     MovedName("tvm.runtime.ndarray", f"{_LEGACY}.nd"),
     MovedName("tvm.runtime.name_transforms", f"{_LEGACY}.name_transforms"),
-    MovedName("tvm.ir.supply", f"{_LEGACY}.supply"),
+    MovedName("tvm.ir.supply:*", f"{_LEGACY}.supply"),
     MovedName("tvm.contrib.graph_runtime", f"{_LEGACY}.graph_executor"),
     # upstream's test_pass_convert_op_layout imports the quantizer's private annotation helpers.
     MovedName("tvm.relay.quantize._annotate", f"{_RELAY}.quantize.simulated"),
