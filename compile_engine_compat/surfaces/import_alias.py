@@ -129,6 +129,7 @@ REFUSED_MODULES: dict[str, str] = {
             ("hls", "HLS"),
             ("adreno", "Adreno"),
             ("hexagon", "Hexagon"),
+            ("sparse", "sparse (BSR)"),
         )
     },
 }

@@ -32,6 +32,7 @@ from compile_engine_compat.relay.analysis import free_vars
 from ..backend.interpreter import module_form
 from ..expr import BaseOp, Call, Expr, If, Let, Tuple, TupleGetItem
 from ..function import Function
+from ..prelude import Prelude  # TVM 0.19's relay.testing re-exported it
 from ..ty import TensorType
 from . import (
     dcgan,
@@ -55,6 +56,7 @@ from .nat import count, make_nat_expr, make_nat_value
 from .py_converter import run_as_python, to_python
 
 __all__ = [
+    "Prelude",
     "check_grad",
     "count",
     "count_ops",
