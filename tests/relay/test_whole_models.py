@@ -215,13 +215,14 @@ def test_partitioned_resnet18_matches_the_unpartitioned_build(installed_alias):
     partitioned = transform.MergeCompilerRegions()(partitioned)
     partitioned = transform.PartitionGraph(bind_constants=False)(partitioned)
     names = [g.name_hint for g in partitioned.get_global_vars() if g.name_hint != "main"]
-    offloaded = [c for g in names for c in composite_calls(relay_of(partitioned[g]).body)]
+    stored = {g.name_hint: f for g, f in partitioned.functions.items()}  # the Relax forms
+    offloaded = [c for g in names for c in composite_calls(relay_of(stored[g]).body)]
     convs = _ops_named(relay_of(mod), "nn.conv2d")
     # 21 conv2d (the stem, 2 per unit, each stage's 1x1 shortcut): every one went to the codegen,
     # in 13 partitions (the stem; each unit's pair, merged; the shortcuts).
     assert len(convs) == len(offloaded) == 21 and len(names) == 13
     assert not _ops_named(relay_of(partitioned), "nn.conv2d")
-    assert all(relay_of(partitioned[g]).attrs["Compiler"] == "convc" for g in names)
+    assert all(relay_of(stored[g]).attrs["Compiler"] == "convc" for g in names)
     output = _graph_module_output(relay, partitioned, None, data)
     scale = float(np.abs(reference).max())
     np.testing.assert_allclose(output, reference, rtol=0, atol=1e-3 * scale)
