@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compile_engine_compat.relay._impl.layouts import layout_axes
 from compile_engine_compat.relay.expr import Attrs
 from compile_engine_compat.relay.ty import TensorType
 
@@ -24,19 +25,6 @@ def _need(attrs: Attrs, *names: str) -> list[Any]:
     return values
 
 
-def _layout_axes(layout: str) -> list[tuple[str, int | None]]:
-    """A layout's axes in order: ``"OIHW4o4i"`` is O, I, H, W, then o and i of 4 each."""
-    axes: list[tuple[str, int | None]] = []
-    digits = ""
-    for char in layout:
-        if char.isdigit():
-            digits += char
-            continue
-        axes.append((char, int(digits) if digits else None))
-        digits = ""
-    return axes
-
-
 def conv_weight(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
     """A convolution's weight, from ``channels``, ``kernel_size``, ``groups`` and the layouts
     (packed ones too: ``NCHW4n4c`` data, ``OIHW4o4i`` weights)."""
@@ -44,7 +32,7 @@ def conv_weight(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
     def infer(types: list[Any], attrs: Attrs) -> list[Any]:
         data = types[0]
         channels, kernel = _need(attrs, "channels", "kernel_size")
-        data_axes = [axis for axis, _ in _layout_axes(str(attrs.data_layout))]
+        data_axes = [axis for axis, _ in layout_axes(str(attrs.data_layout))]
         in_channels = 1
         for axis in ("C", "c"):  # the channels of a packed layout: C times c
             if axis in data_axes:
@@ -52,7 +40,7 @@ def conv_weight(transpose: bool) -> Callable[[list[Any], Attrs], list[Any]]:
         groups = int(attrs.groups)
         sizes = {"O": int(channels) // groups if transpose else int(channels)}
         sizes["I"] = in_channels if transpose else in_channels // groups
-        kernel_axes = _layout_axes(str(attrs.kernel_layout))
+        kernel_axes = layout_axes(str(attrs.kernel_layout))
         for axis, factor in kernel_axes:
             if factor is not None and axis.upper() in sizes:
                 sizes[axis.upper()] //= factor  # the outer axis of a split one

@@ -21,6 +21,7 @@ import numpy as np
 import tvm
 
 from compile_engine_compat.deprecations import INTERNAL, legacy_api
+from compile_engine_compat.relay._impl.layouts import axis_names
 from compile_engine_compat.relay._impl.registry import RelayOp
 from compile_engine_compat.relay._impl.to_relax import infer
 
@@ -59,13 +60,8 @@ def _shape(node: Expr) -> list[int]:
     return [int(d) for d in ty.shape]
 
 
-def _layout_axes(layout: str) -> list[str]:
-    """A layout's axes, in order (``"NCHW4c"`` -> N, C, H, W, c)."""
-    return [ch for ch in str(layout) if ch.isalpha()]
-
-
 def _index(layout: str, axis: str) -> int:
-    axes = _layout_axes(layout)
+    axes = axis_names(layout)
     return axes.index(axis) if axis in axes else -1
 
 
@@ -174,7 +170,7 @@ class _ConvLayout:
             big_ko,
             small_ki,
             small_ko,
-            len(_layout_axes(kernel)),
+            len(axis_names(kernel)),
             o_total == groups and i_total == 1,
             groups,
         )

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import tvm
 
+from compile_engine_compat.relay._impl.layouts import axis_names, layout_axes
 from compile_engine_compat.relay._impl.registry import RelayOp
 
 from ..expr import Call, Constant, Expr, const
@@ -228,18 +229,14 @@ def reshape_chain(pre: Call, post: Call) -> Expr | None:
     return None if shape is None else builder("reshape")(post.args[0].args[0], shape)  # type: ignore[attr-defined]
 
 
-def _layout_axes(layout: str) -> list[str]:
-    return re.findall(r"\d*[A-Za-z]", layout)
-
-
 def _axis_order(call: Call, ndim: int) -> list[int] | None:
     attrs: Any = call.attrs
     if _name(call) == "transpose":
         if not attrs.axes:
             return list(range(ndim - 1, -1, -1))
         return [int(a) + ndim if int(a) < 0 else int(a) for a in attrs.axes]
-    src = [a[-1] for a in _layout_axes(str(attrs.src_layout))]
-    dst = [a[-1] for a in _layout_axes(str(attrs.dst_layout))]
+    src = axis_names(str(attrs.src_layout))
+    dst = axis_names(str(attrs.dst_layout))
     if len(src) != ndim or len(dst) != ndim or sorted(src) != sorted(dst):
         return None
     return [src.index(d) for d in dst]
@@ -269,7 +266,7 @@ def _fold_rank_changing(data: Expr, call: Call) -> Expr | bool | None:
             src = str(inner.attrs.src_layout)
     if src is None or dst is None or other is None:
         return False
-    n_src, n_dst = len(_layout_axes(src)), len(_layout_axes(dst))
+    n_src, n_dst = len(layout_axes(src)), len(layout_axes(dst))
     make = builder("layout_transform")
     if n_src < n_dst:
         axes = _axis_order(other, n_src)
