@@ -70,6 +70,19 @@ def test_set_input_converts_float64_as_tvm_019_copyfrom(gmod):
     np.testing.assert_array_equal(gmod.get_output(0).numpy(), X * W)
 
 
+def test_set_input_of_a_python_scalar_keeps_a_scalar_input_0d():
+    # copyfrom checked the shape, then copied into the input's own 0-d array: a Python int for
+    # a float32 scalar input stays 0-d (np.ascontiguousarray would have made it shape (1,)).
+    x, y = relay.var("x", shape=(), dtype="float32"), relay.var("y", shape=(2,))
+    lib = relay.build(tvm.IRModule.from_expr(relay.Function([x, y], relay.add(x, y))), "llvm")
+    module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    module.set_input("x", 3)
+    module.set_input("y", [1.0, 2.0])
+    assert module.get_input("x").shape == () and module.get_input("x").dtype == "float32"
+    module.run()
+    np.testing.assert_array_equal(module.get_output(0).numpy(), [4.0, 5.0])
+
+
 def test_set_input_converts_a_tensor_of_another_dtype_by_value(gmod):
     gmod.set_input("x", tvm.runtime.tensor(X.astype("int32")))  # TVM 0.19 copied the bits
     np.testing.assert_array_equal(gmod.get_input("x").numpy(), X)

@@ -137,7 +137,9 @@ def converted_input(name: str, value: Any, declared: tuple[tuple[int, ...], str]
     if not isinstance(source, tvm.runtime.Tensor) and (
         source.dtype != np.dtype(dtype) or not source.flags.c_contiguous
     ):
-        source = np.ascontiguousarray(source, dtype=dtype)
+        # np.require, not ascontiguousarray: a scalar input stays 0-d (TVM 0.19 checked the
+        # shape first, then copied the bytes into the input's own 0-d array).
+        source = np.require(source, dtype=dtype, requirements="C")
     if not _shape_fits(tuple(source.shape), shape):
         raise ValueError(
             f"set_input({name!r}): array shape do not match the shape of the input "
