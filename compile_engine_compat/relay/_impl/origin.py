@@ -66,13 +66,17 @@ def relay_of(value: Any) -> Any:
 
     Parameters
     ----------
-    value : relax.Function, tvm.IRModule or anything
-        A Relax function (``mod["main"]``), or a module (its ``main``).
+    value : relax.Function, relay.Function, tvm.IRModule or anything
+        A Relax function (``mod["main"]``), or a module (its ``main``). A Relay function (what
+        Relay-era code reads from ``mod[...]`` under ``install()``) is its own answer, so
+        callers need not know which view they hold.
     """
     if isinstance(value, tvm.IRModule):
         if "main" not in value:
             return None
         value = value["main"]
+    if callable(getattr(value, "__relax_function__", None)):
+        return value  # a relay.Function (the class imports this module: known by its protocol)
     if not isinstance(value, relax.Function):
         return None
     found = relay_origin(value)

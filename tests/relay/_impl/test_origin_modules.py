@@ -36,3 +36,10 @@ def test_only_the_most_recent_functions_are_remembered():
     assert origin.relay_of(relax_first) is None
     assert first.__relax_function__() is relax_first  # used again: remembered again
     assert origin.relay_of(relax_first) is first
+
+
+def test_a_relay_function_is_its_own_origin():
+    # Under install(), Relay-era code reads mod["main"] as the Relay view: relay_of takes
+    # either view, so its callers need not know which one they hold.
+    func = _func()
+    assert origin.relay_of(func) is func
