@@ -116,6 +116,17 @@ class _Combiner:
     def combined_follower(
         self, data: Expr, branches: list[Branch], depth: int, parent: int
     ) -> Expr:
+        """The call at ``depth`` of every branch as one call on the combined ``data``: its
+        ``parent`` argument is ``data``, each other argument is :meth:`combined_arg`."""
+        call = branches[0][depth]
+        args = [
+            data if i == parent else self.combined_arg(branches, depth, i, parent)
+            for i in range(len(call.args))
+        ]
+        return Call(call.op, args, call.attrs)
+
+    def combined_arg(self, branches: list[Branch], depth: int, index: int, parent: int) -> Expr:
+        """Argument ``index`` of every branch's call at ``depth``, combined into one."""
         raise NotImplementedError
 
     def update_outputs(self, data: Expr, branches: list[Branch], depth: int) -> None:
@@ -240,18 +251,10 @@ class _Conv2D(_Combiner):
             return False
         return all(x == y for i, (x, y) in enumerate(zip(_shape(ta), _shape(tb))) if i != pos)
 
-    def combined_follower(
-        self, data: Expr, branches: list[Branch], depth: int, parent: int
-    ) -> Expr:
+    def combined_arg(self, branches: list[Branch], depth: int, index: int, parent: int) -> Expr:
         call = branches[0][depth]
-        args: list[Expr] = []
-        for i, arg in enumerate(call.args):
-            if i == parent:
-                args.append(data)
-                continue
-            pos = self.channel_pos - len(_shape(call)) + len(_shape(arg))
-            args.append(_concatenate([branch[depth].args[i] for branch in branches], pos))
-        return Call(call.op, args, call.attrs)
+        pos = self.channel_pos - len(_shape(call)) + len(_shape(call.args[index]))
+        return _concatenate([branch[depth].args[index] for branch in branches], pos)
 
     def update_outputs(self, data: Expr, branches: list[Branch], depth: int) -> None:
         index = 0
@@ -283,19 +286,11 @@ class _DenseToBatch(_Combiner):
         ta, tb = a.args[index], b.args[index]
         return _dtype(ta) == _dtype(tb) and _shape(ta) == _shape(tb)
 
-    def combined_follower(
-        self, data: Expr, branches: list[Branch], depth: int, parent: int
-    ) -> Expr:
-        call = branches[0][depth]
-        args: list[Expr] = []
-        for i in range(len(call.args)):
-            if i == parent:
-                args.append(data)
-                continue
-            fields = [branch[depth].args[i] for branch in branches]
-            fields = [builder("expand_dims")(f, 0, 1) if len(_shape(f)) == 1 else f for f in fields]
-            args.append(builder("stack")(fields, 0))
-        return Call(call.op, args, call.attrs)
+    def combined_arg(self, branches: list[Branch], depth: int, index: int, parent: int) -> Expr:
+        fields = [branch[depth].args[index] for branch in branches]
+        fields = [builder("expand_dims")(f, 0, 1) if len(_shape(f)) == 1 else f for f in fields]
+        out: Expr = builder("stack")(fields, 0)
+        return out
 
     def update_outputs(self, data: Expr, branches: list[Branch], depth: int) -> None:
         parts = builder("split")(data, len(branches), 0)
@@ -330,29 +325,20 @@ class _DenseToDense(_Combiner):
             return False
         return sa[:-1] == sb[:-1]
 
-    def combined_follower(
-        self, data: Expr, branches: list[Branch], depth: int, parent: int
-    ) -> Expr:
-        call = branches[0][depth]
-        args: list[Expr] = []
-        for i in range(len(call.args)):
-            if i == parent:
-                args.append(data)
-                continue
-            ndim = len(_shape(call.args[i]))
-            axis = max(ndim - 1, 0)
-            fields = []
-            for branch in branches:
-                out_dim = _shape(branch[depth].args[parent])[-1]
-                arg = branch[depth].args[i]
-                repeat = ndim == 0 or (out_dim > 1 and _shape(arg)[-1] == 1)
-                if ndim == 0:
-                    arg = builder("expand_dims")(arg, -1, 1)
-                if repeat:
-                    arg = builder("repeat")(arg, out_dim, axis)
-                fields.append(arg)
-            args.append(_concatenate(fields, axis))
-        return Call(call.op, args, call.attrs)
+    def combined_arg(self, branches: list[Branch], depth: int, index: int, parent: int) -> Expr:
+        ndim = len(_shape(branches[0][depth].args[index]))
+        axis = max(ndim - 1, 0)
+        fields = []
+        for branch in branches:
+            out_dim = _shape(branch[depth].args[parent])[-1]
+            arg = branch[depth].args[index]
+            repeat = ndim == 0 or (out_dim > 1 and _shape(arg)[-1] == 1)
+            if ndim == 0:
+                arg = builder("expand_dims")(arg, -1, 1)
+            if repeat:
+                arg = builder("repeat")(arg, out_dim, axis)
+            fields.append(arg)
+        return _concatenate(fields, axis)
 
     def update_outputs(self, data: Expr, branches: list[Branch], depth: int) -> None:
         index = 0
@@ -401,15 +387,8 @@ class _BatchMatmul(_Combiner):
     def arg_compatible(self, a: Call, b: Call, index: int) -> bool:
         return True
 
-    def combined_follower(
-        self, data: Expr, branches: list[Branch], depth: int, parent: int
-    ) -> Expr:
-        call = branches[0][depth]
-        args = [
-            data if i == parent else _concatenate([b[depth].args[i] for b in branches], -1)
-            for i in range(len(call.args))
-        ]
-        return Call(call.op, args, call.attrs)
+    def combined_arg(self, branches: list[Branch], depth: int, index: int, parent: int) -> Expr:
+        return _concatenate([branch[depth].args[index] for branch in branches], -1)
 
     def update_outputs(self, data: Expr, branches: list[Branch], depth: int) -> None:
         index = 0
