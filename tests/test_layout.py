@@ -14,6 +14,7 @@ Read statically with ``ast``: nothing is imported.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -309,3 +310,24 @@ def test_the_checks_can_fail(tmp_path):
     sample.write_text("from compile_engine_compat.relay._impl import registry\n")
     assert list(_private_reach_ins(sample, f"{PACKAGE}.relay.op.probe")) == []
     assert len(list(_private_reach_ins(sample, f"{PACKAGE}.facade.probe"))) == 1
+
+
+def _repeated_decorators(path: Path) -> list[str]:
+    """Decorators applied twice in a row to one definition (a merge leaves them behind, and a
+    repeated ``legacy_api`` warns twice per call)."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            texts = [ast.unparse(d) for d in node.decorator_list]
+            pairs = itertools.pairwise(texts)
+            found += [f"{path.name}:{node.lineno} @{a}" for a, b in pairs if a == b]
+    return found
+
+
+def test_no_definition_repeats_a_decorator(tmp_path):
+    repeated = [r for p in sorted(PACKAGE_DIR.rglob("*.py")) for r in _repeated_decorators(p)]
+    assert repeated == []
+    sample = tmp_path / "sample.py"
+    sample.write_text("@f('a')\n@f('a')\ndef g():\n    pass\n")
+    assert _repeated_decorators(sample) == ["sample.py:3 @f('a')"]

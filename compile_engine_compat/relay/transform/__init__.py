@@ -1,7 +1,7 @@
 """``relay.transform``: Relay's passes as ``tvm.transform.Pass`` objects over Relax modules.
 
-The passes are in ``relay/_impl/passes.py`` and, named by how they are served, :mod:`.relax_backed`
-(each a real Relax transform), :mod:`.graph_rewrites` (rewrites of the Relay graph),
+The passes are in ``relay/_impl/passes.py`` and, named by how they are served,
+:mod:`.graph_rewrites` (rewrites of the Relay graph),
 :mod:`.identities` (documented identities) and :mod:`.refused` (refused at the call, naming the
 replacement); the user-pass decorators, ``Sequential`` and ``build_config`` in
 ``relay/_impl/pass_infra.py``, ``FunctionPass`` and ``LayoutConfig`` in :mod:`.infra_classes`;
@@ -27,7 +27,6 @@ from . import (
     infra_classes,
     mixed_precision,
     refused,
-    relax_backed,
     transform,
 )
 from .recast import recast
@@ -43,7 +42,6 @@ __all__ = [
     "infra_classes",
     "mixed_precision",
     "refused",
-    "relax_backed",
     "te",
     "transform",
 ]

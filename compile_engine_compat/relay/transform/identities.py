@@ -36,7 +36,6 @@ IDENTITY_KINDS: dict[str, str] = {
 
 
 @legacy_api("relay.transform.more_passes")
-@legacy_api("relay.transform.more_passes")
 def LazyGradientInit() -> Any:
     """``relay.transform.LazyGradientInit()``: an identity (opt level 1)."""
     return identity_pass("LazyGradientInit", 1)
@@ -54,7 +53,6 @@ def ManifestLifetimes() -> Any:
     return identity_pass("ManifestLifetimes", 0)
 
 
-@legacy_api("relay.transform.more_passes")
 @legacy_api("relay.transform.more_passes")
 def CapturePostDfsIndexInSpans() -> Any:
     """``relay.transform.CapturePostDfsIndexInSpans()``: an identity (opt level 0)."""

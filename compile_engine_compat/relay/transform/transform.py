@@ -1,9 +1,9 @@
 """``relay.transform.transform``: the module Relay kept its passes in (``tvm.relay.transform``
 re-exported it). The passes live in modules named by how they are served: :mod:`.passes` (the
-first ones), :mod:`.relax_backed` (a Relax pass each), :mod:`.graph_rewrites` (rewrites of the
-Relay graph), :mod:`.identities`, :mod:`.refused` (refused at the call); the pass infrastructure
-in :mod:`.pass_infra` and :mod:`.infra_classes`; the partitioning passes of external compilers
-(BYOC) in :mod:`.merge_composite`, :mod:`.annotate_target`, :mod:`.merge_compiler_regions` and
+first ones), :mod:`.graph_rewrites` (rewrites of the Relay graph), :mod:`.identities`,
+:mod:`.refused` (refused at the call); the pass infrastructure in :mod:`.pass_infra` and
+:mod:`.infra_classes`; the partitioning passes of external compilers (BYOC) in
+:mod:`.merge_composite`, :mod:`.annotate_target`, :mod:`.merge_compiler_regions` and
 :mod:`.partition_graph`. This module is the legacy path to all of them.
 """
 

@@ -1,4 +1,4 @@
-"""``relay.transform``'s Relax-backed passes, identities, refusals and infrastructure classes."""
+"""``relay.transform``'s identities, refusals and infrastructure classes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from compile_engine_compat.relay.transform.graph_rewrites import GRAPH_REWRITE_K
 from compile_engine_compat.relay.transform.identities import IDENTITY_KINDS
 from compile_engine_compat.relay.transform.module_functions import MODULE_PASS_KINDS
 from compile_engine_compat.relay.transform.refused import REFUSED_PASSES
-from compile_engine_compat.relay.transform.relax_backed import RELAX_BACKED_KINDS
 from compile_engine_compat.surfaces.import_alias import RelayRemovedCallError
 
 T = relay.transform
@@ -38,7 +37,7 @@ def _make(name: str) -> tvm.transform.Pass:
     return getattr(T, name)(*args)
 
 
-@pytest.mark.parametrize("name", sorted({**RELAX_BACKED_KINDS, **IDENTITY_KINDS}))
+@pytest.mark.parametrize("name", sorted(IDENTITY_KINDS))
 def test_each_pass_is_a_tvm_pass_with_relays_name_that_keeps_the_numbers(name):
     mod = _module()
     p = _make(name)
@@ -60,7 +59,7 @@ def test_fast_math_replaces_exp_and_tanh():
 
 
 def test_the_kinds_tables_cover_every_pass_once():
-    names = [*RELAX_BACKED_KINDS, *IDENTITY_KINDS, *GRAPH_REWRITE_KINDS, *REFUSED_PASSES]
+    names = [*IDENTITY_KINDS, *GRAPH_REWRITE_KINDS, *REFUSED_PASSES]
     names += list(MODULE_PASS_KINDS)
     assert len(names) == len(set(names))
     for name in names:
@@ -98,7 +97,7 @@ def test_the_docs_page_gives_each_pass_its_kind_and_opt_level():
     }
     args: dict[str, tuple[object, ...]] = {"ChangeBatch": ({},), "SimplifyFCTranspose": ([],)}
     args["FlexibleShapeDispatch"] = ([1],)
-    kinds = {**RELAX_BACKED_KINDS, **GRAPH_REWRITE_KINDS, **IDENTITY_KINDS, **MODULE_PASS_KINDS}
+    kinds = {**GRAPH_REWRITE_KINDS, **IDENTITY_KINDS, **MODULE_PASS_KINDS}
     for name, kind in kinds.items():
         level = getattr(T, name)(*args.get(name, ())).info.opt_level if name != "SplitArgs" else 1
         assert f"| {level} | {kind} |" in rows[name], name
