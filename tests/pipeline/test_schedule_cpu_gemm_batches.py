@@ -228,6 +228,36 @@ def test_a_batched_products_blocks_keep_their_accumulators_within_the_block(batc
     assert _local_buffer_bytes(mod) == [64 * 96 * 4]
 
 
+@pytest.mark.parametrize(("channels", "out"), [(16, 96), (24, 144)])
+def test_an_unchunked_reduction_writes_each_tile_back_from_registers(channels, out):
+    # MobileNetV2's expansions: the whole reduction fits one panel, so each register tile is
+    # finished in one pass and written back (bias and ReLU6 with it) at once; the accumulators
+    # are the tile's only (14 pixels x 32 or 48 channels), not a 28-pixel block's.
+    func = _conv_bias_relu6(channels, 28, out)
+    rules, mod = _scheduled_kernel(func)
+    assert rules.get("conv2d_nhwc") == "packed_gemm"
+    (tile,) = _local_buffer_bytes(mod)
+    assert tile <= 14 * 48 * 4
+    x, w = _arrays(0, 1, channels, 28, 1, out)
+    b = np.random.default_rng(1).standard_normal(out).astype(F32)
+    got = tvm.runtime.empty((1, 28, 28, out), F32)
+    tvm.compile(mod, TARGET)(*(tvm.runtime.tensor(a) for a in (x, w, b)), got)
+    expected = np.clip(_numpy(x, w, 1) + b, 0, 6).astype(F32)
+    assert compare(got.numpy(), expected, REFERENCE_TOLERANCES) == ""
+
+
+def _conv_bias_relu6(channels: int, size: int, out: int) -> relax.Function:
+    """A 1x1 NHWC conv, bias and ReLU6 (a MobileNetV2 expansion), fused as a module build does."""
+    params = [("x", (1, size, size, channels), F32), ("w", (out, 1, 1, channels), F32),
+              ("b", (out,), F32)]  # fmt: skip
+
+    def body(bb: Any, x: Any, w: Any, b: Any) -> Any:
+        conv = bb.emit(R.nn.conv2d(x, w, data_layout="NHWC", kernel_layout="OHWI"))
+        return R.clip(bb.emit(R.add(conv, b)), 0.0, 6.0)
+
+    return build("main", params, body)
+
+
 def _scheduled_kernel(func: relax.Function) -> tuple[dict[str, str], Any]:
     outcome = schedule_prim_func(_fused_prim_func(func), "main", TARGET)
     assert uncovered_blocks(outcome.schedule) == []

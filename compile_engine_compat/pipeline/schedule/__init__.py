@@ -10,7 +10,8 @@ matmul is ~100x slower than NumPy. :func:`schedule_for_target` gives ``lower``/`
     block; the first reduction loop is cut into chunks whose panel slice fits L1; a register
     micro-kernel (rows x 2-3 vectors, sized to the register file) accumulates in a local
     buffer per block of tiles (cut from the row axes it spans only, so that the buffer compacts
-    to the block), the epilogue (bias, relu, ...) runs per block, blocks parallel; a symbolic
+    to the block), the epilogue (bias, relu, ...) runs per block, blocks parallel (an unchunked
+    reduction writes each tile back, epilogue and all, straight from registers); a symbolic
     batch stays an outer parallel loop, with a smaller tile (64-bit indices spill more).
     conv2d then vectorizes over output channels (its output's contiguous axis is too short);
   - uint8 x int8 -> int32 product-sums (quantized conv2d NHWC, dense, matmul, batch_matmul):

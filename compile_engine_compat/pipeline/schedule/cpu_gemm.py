@@ -363,6 +363,8 @@ def packed_gemm(sch: s_tir.Schedule, name: str, plan: GemmPlan) -> None:
             column tile, row tile
               rest of the reduction (serial, in its order)
                 rows (unrolled), vectors (unrolled), lanes (vectorized)
+              (unchunked: the tile's write-back and epilogue, here)
+            (chunked: the block's write-back and epilogue, here, after the last chunk)
 
     Each output element still sums its terms in the original order: the reduction loops are only
     split (chunk outside, both serial), never reordered among themselves.
@@ -398,17 +400,26 @@ def packed_gemm(sch: s_tir.Schedule, name: str, plan: GemmPlan) -> None:
         chunk_outer, chunk_inner = sch.split(reduction[0], [None, plan.chunk])
         chunked, reduction = [chunk_outer], [chunk_inner, *reduction[1:]]
     sch.reorder(*outer, *chunked, col_tile, row_tile, *reduction, row_in, col_vec, col_lane)
-    # Accumulate the block in a local buffer (the register tile's slice of it stays in registers
-    # across the reduction), columns innermost so a tile row is whole vectors.
+    # Accumulate in a local buffer, columns innermost so a tile row is whole vectors. A chunked
+    # reduction returns to each tile once per chunk: the block's accumulators persist in it (the
+    # register tile's slice stays in registers across one chunk). An unchunked one finishes a
+    # tile in one pass: the tile is written back, epilogue and all, as soon as it is done, and
+    # its accumulators start as zeros in registers (MobileNetV2's 16 -> 96 and 24 -> 144 1x1
+    # convs: 8-9% faster than zeroing, storing and reloading a 43 KB block per parallel step).
     write_back = sch.cache_write(block, 0, "local")
     _columns_last(sch, block, info, plan)
-    sch.reverse_compute_at(write_back, outer[-1])
-    fuse_epilogue(sch, write_back, outer[-1])
+    per_tile = plan.chunk is None
+    try:
+        sch.reverse_compute_at(write_back, row_tile if per_tile else outer[-1])
+    except s_tir.ScheduleError:  # a tile whose output region is no box: write back per block
+        per_tile = False
+        sch.reverse_compute_at(write_back, outer[-1])
+    fuse_epilogue(sch, write_back, row_tile if per_tile else outer[-1])
     parallelize(sch, outer)
     sch.vectorize(col_lane)
     sch.unroll(col_vec)
     sch.unroll(row_in)
-    sch.decompose_reduction(block, (chunked or [col_tile])[0])
+    sch.decompose_reduction(block, reduction[0] if per_tile else (chunked or [col_tile])[0])
 
 
 def _block_row_axes(plan: GemmPlan, extents: list[int | None]) -> tuple[int, ...]:
