@@ -502,6 +502,25 @@ class Call(Expr):
         self.type_args = list(type_args or [])
         self.span = span
 
+    @property
+    def type_args(self) -> list[Type]:
+        """The call's type arguments. Relay's inference gave an op call its arguments' types
+        and then its own (the op's type parameters, instantiated): so do they read here, once
+        the call is typed, unless the call was built with its own."""
+        if self._type_args or not isinstance(self.op, BaseOp) or self._checked_type is None:
+            return self._type_args
+        types: list[Type] = []
+        for arg in self.args:
+            ty = getattr(arg, "_checked_type", None)
+            if ty is None:
+                return self._type_args
+            types.append(ty)
+        return [*types, self._checked_type]
+
+    @type_args.setter
+    def type_args(self, value: Sequence[Type]) -> None:
+        self._type_args = list(value)
+
     def __repr__(self) -> str:
         name = self.op.name if hasattr(self.op, "name") else "fn"
         return f"Call({name}, {self.args!r})"
