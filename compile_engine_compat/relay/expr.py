@@ -473,6 +473,10 @@ class BaseFunc(Expr):
     """What a :class:`Call` applies when it is not an op: a ``relay.Function``."""
 
 
+class _InferredTypeArgs(list):
+    """The type arguments inference gave a call (its arguments' types, then its own)."""
+
+
 class Call(Expr):
     """``relay.Call(op, args, attrs=None, type_args=None, span=None)``.
 
@@ -499,8 +503,36 @@ class Call(Expr):
         if attrs is None and isinstance(op, BaseOp):
             attrs = op.default_attrs()
         self.attrs = attrs
-        self.type_args = list(type_args or [])
+        self.type_args = type_args or []  # the setter keeps given ones only
         self.span = span
+
+    @property
+    def type_args(self) -> list[Type]:
+        """The call's type arguments. Relay's inference gave an op call its arguments' types
+        and then its own (the op's type parameters, instantiated): so do they read here, once
+        the call is typed, unless the call was built with its own."""
+        if self._type_args or not isinstance(self.op, BaseOp) or self._checked_type is None:
+            return self._type_args
+        types = _InferredTypeArgs()
+        for arg in self.args:
+            ty = getattr(arg, "_checked_type", None)
+            if ty is None:
+                return self._type_args
+            types.append(ty)
+        types.append(self._checked_type)
+        return types
+
+    @type_args.setter
+    def type_args(self, value: Sequence[Type]) -> None:
+        # Inferred ones handed to a new call (Call(op, args, attrs, call.type_args)) are not
+        # given: the new call is typed by inference in turn.
+        self._type_args = [] if isinstance(value, _InferredTypeArgs) else list(value)
+
+    @property
+    def given_type_args(self) -> list[Type]:
+        """The type arguments the call was built with (what structural equality and hashing
+        compare: a call's identity does not change when inference types it)."""
+        return self._type_args
 
     def __repr__(self) -> str:
         name = self.op.name if hasattr(self.op, "name") else "fn"

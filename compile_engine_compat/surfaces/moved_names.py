@@ -152,6 +152,13 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         "tvm.runtime.vm:VirtualMachine", f"{_LEGACY}.runtime_vm:VirtualMachine", replaces=True
     ),
     MovedName("tvm.te:size_var", f"{_LEGACY}.te:size_var"),
+    # TOPI's legalization hooks of TVM 0.19 (generic over the target): Relay graph rewrites.
+    MovedName("tvm.topi.nn:conv2d_legalize", f"{_RELAY}.transform.topi_legalize:conv2d_legalize"),
+    MovedName("tvm.topi.nn:dense_legalize", f"{_RELAY}.transform.topi_legalize:dense_legalize"),
+    MovedName(
+        "tvm.topi.nn:batch_matmul_legalize",
+        f"{_RELAY}.transform.topi_legalize:batch_matmul_legalize",
+    ),
     MovedName("tvm.error:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     MovedName("tvm:TVMError", f"{_LEGACY}.ffi.base:TVMError"),
     # relay.ext.<compiler> codegens are kept as Python functions too (they take Relay).

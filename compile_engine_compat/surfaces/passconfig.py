@@ -64,7 +64,9 @@ KEYS = CONFIG_KEYS
 USE_AUTO_SCHEDULER, DISABLE_COMPILE_ENGINE_CACHE = KEYS
 _ALL_LEGACY_KEYS = frozenset((*KEYS, *LEGACY_CONFIG_KEYS))
 #: Dropped TVM <=0.19 keys whose value a served pass still reads (through current_config).
-READ_LEGACY_KEYS = frozenset({"relay.ToMixedPrecision.keep_orig_output_dtype"})
+READ_LEGACY_KEYS = frozenset(
+    {"relay.ToMixedPrecision.keep_orig_output_dtype", "relay.FuseOps.link_params"}
+)
 OFF_ENV = "COMPILE_ENGINE_COMPAT_PASSCONFIG"
 
 _PassContext = transform.PassContext

@@ -97,3 +97,19 @@ def test_with_fields_copy_only_what_changes_and_bind_substitutes():
     assert [p.name_hint for p in func.params] == ["x"]
     assert "meta[relay.Constant][0]" in relay.astext(func)
     assert relay.pretty_print(relay.bind(call, {x: y})).endswith("add(%y, %y)")
+
+
+def test_an_op_call_reads_its_type_args_from_inference_and_stays_equal():
+    from compile_engine_compat.relay._impl.structural import relay_equal
+    from compile_engine_compat.relay._impl.to_relax import infer
+
+    x = relay.var("x", shape=(2, 3))
+    typed, fresh = relay.nn.relu(x), relay.nn.relu(x)
+    assert typed.type_args == []
+    infer(typed)
+    assert [str(t) for t in typed.type_args] == ["Tensor[(2, 3), float32]"] * 2
+    assert relay_equal(typed, fresh)  # types found by inference are no part of identity
+    rebuilt = relay.Call(typed.op, typed.args, typed.attrs, typed.type_args)
+    assert rebuilt.given_type_args == []
+    given = relay.Call(typed.op, typed.args, typed.attrs, [relay.TensorType((2, 3))])
+    assert not relay_equal(given, fresh)

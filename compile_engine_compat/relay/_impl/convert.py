@@ -816,9 +816,17 @@ def reshape_like(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 
 
 def layout_transform(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``layout_transform`` between plain layouts: a permutation."""
-    src, dst = attrs.src_layout, attrs.dst_layout
-    return relax.op.permute_dims(args[0], [src.index(c) for c in dst])
+    """``layout_transform``: a permutation between plain layouts (``NCHW`` to ``NHWC``);
+    ``relax.op.layout_transform`` on the index map of TVM's bijective layout where one is
+    blocked (``NCHW`` to ``NCHW16c``, ``OIHW`` to ``OIHW4i4o``, and back)."""
+    src, dst = str(attrs.src_layout), str(attrs.dst_layout)
+    if src.isalpha() and src.isupper() and sorted(src) == sorted(dst):
+        return relax.op.permute_dims(args[0], [src.index(c) for c in dst])
+    layout = tvm.s_tir.sbijective_layout(src, dst)
+    index_map = tirx.IndexMap.from_func(
+        lambda *index: list(layout.forward_index(list(index))), ndim=len(static_shape(args[0]))
+    )
+    return relax.op.layout_transform(args[0], index_map)
 
 
 def einsum(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:

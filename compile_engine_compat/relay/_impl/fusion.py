@@ -337,8 +337,9 @@ class _Rewriter:
     """Relay's ``FuseMutator``: each group's root becomes a call of its ``Primitive``
     function, in the order Relay's recursive mutator allocated the parameters."""
 
-    def __init__(self, gmap: dict[int, _Group]) -> None:
+    def __init__(self, gmap: dict[int, _Group], link_params: bool = False) -> None:
         self.gmap = gmap
+        self.link_params = link_params
         self.memo: dict[int, Any] = {}
         self.keep: list[Any] = []
 
@@ -376,6 +377,8 @@ class _Rewriter:
         group = self.gmap[id(node)].root()
         if self.gmap[id(kid)].root() is group:
             return mutated
+        if self.link_params and isinstance(mutated, Constant):
+            return mutated  # relay.FuseOps.link_params: a constant stays in the function
         for param, argument in zip(group.params, group.arguments, strict=True):
             if argument is mutated:
                 return param
@@ -426,7 +429,7 @@ def _calls(body: Any) -> list[str]:
     return names
 
 
-def fuse(func: Function, opt_level: int, max_depth: int) -> Function:
+def fuse(func: Function, opt_level: int, max_depth: int, link_params: bool = False) -> Function:
     """``func`` (typed) with its ops fused into ``Primitive`` functions, as TVM 0.19 did.
 
     Parameters
@@ -437,6 +440,9 @@ def fuse(func: Function, opt_level: int, max_depth: int) -> Function:
         Relay's fusion level: 0 makes each op its own function.
     max_depth : int
         The most nodes of one fused function (``relay.FuseOps.max_depth``).
+    link_params : bool
+        Keep the constants a fused function reads in its body (``relay.FuseOps.link_params``)
+        instead of passing them as parameters.
 
     Returns
     -------
@@ -447,5 +453,5 @@ def fuse(func: Function, opt_level: int, max_depth: int) -> Function:
     graph.visit(func)
     groups = _Partitioner(graph.order, max_depth).run(opt_level)
     gmap = {id(node.ref): group for node, group in zip(graph.order, groups, strict=True)}
-    out: Function = _Rewriter(gmap).rewrite(func)
+    out: Function = _Rewriter(gmap, link_params).rewrite(func)
     return out

@@ -177,8 +177,9 @@ class _Equal:
                 return None
             if not _same_attrs(a.attrs, b.attrs):
                 return None
-            if len(a.type_args) != len(b.type_args) or not all(
-                types_equal(x, y, self.map_free_vars) for x, y in zip(a.type_args, b.type_args)
+            a_types, b_types = a.given_type_args, b.given_type_args
+            if len(a_types) != len(b_types) or not all(
+                types_equal(x, y, self.map_free_vars) for x, y in zip(a_types, b_types)
             ):
                 return None
             head = [(a.op, b.op)] if isinstance(a.op, Expr) else []

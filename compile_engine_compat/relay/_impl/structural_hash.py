@@ -192,8 +192,8 @@ class _Hasher:
             else:
                 head = (type(op).__name__, getattr(op, "name", id(op)))
             self.tokens.append(("call", head, len(node.args), _attrs(node.attrs)))
-            self.tokens.append(("type_args", len(node.type_args)))
-            for type_arg in node.type_args:
+            self.tokens.append(("type_args", len(node.given_type_args)))
+            for type_arg in node.given_type_args:
                 self.typ(type_arg)
             return ([op] if isinstance(op, Expr) else []) + list(node.args)
         if isinstance(node, Tuple):

@@ -22,11 +22,6 @@ from compile_engine_compat.relay._impl.registry import (
 
 from ..expr import Expr, Tuple, TupleWrapper, const
 
-_PLAIN_LAYOUTS_ONLY = (
-    "only permutations of plain layouts (NCHW <-> NHWC) map to relax.op.permute_dims; use "
-    "relax.op.layout_transform with an index map"
-)
-
 ROWS: tuple[OpRow, ...] = (
     OpRow(
         "reshape",
@@ -279,10 +274,6 @@ ROWS: tuple[OpRow, ...] = (
         "relax.permute_dims",
         convert.layout_transform,
         "relay.attrs.LayoutTransformAttrs",
-        refusals=(
-            Refusal("dst_layout", normalize.plain_layout, _PLAIN_LAYOUTS_ONLY),
-            Refusal("src_layout", normalize.plain_layout, _PLAIN_LAYOUTS_ONLY),
-        ),
     ),
     OpRow(
         "collapse_sum_like",

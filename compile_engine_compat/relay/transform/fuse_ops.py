@@ -3,7 +3,8 @@
 ``FuseOps(fuse_opt_level)`` groups the ops of each function by their ``TOpPattern`` into
 functions marked ``Primitive=1``, called in place (:mod:`..._impl.fusion` holds Relay's
 algorithm); ``fuse_opt_level=-1`` takes the ``PassContext``'s opt level, 0 makes each op its own
-function, and ``PassContext(config={"relay.FuseOps.max_depth": n})`` caps a group's size.
+function, and ``PassContext(config={"relay.FuseOps.max_depth": n})`` caps a group's size;
+with ``"relay.FuseOps.link_params": True`` the constants stay in the fused functions' bodies.
 ``DefuseOps`` inlines those functions back. ``relay.build`` keeps its own fusion (Relax's
 ``FuseOps`` after legalization); a fused module still builds, its primitive calls inlined when
 it is converted. A module with no Relay graph (one a Relax pass rewrote) is handed to
@@ -21,6 +22,7 @@ from compile_engine_compat.deprecations import legacy_api
 from compile_engine_compat.relay._impl.fusion import fuse, is_primitive
 from compile_engine_compat.relay._impl.graph_walk import GraphMutator, bind
 from compile_engine_compat.relay._impl.to_relax import infer
+from compile_engine_compat.surfaces.passconfig import current_config
 
 from ..expr import Call
 from ..function import Function
@@ -30,6 +32,8 @@ __all__ = ["DefuseOps", "FuseOps", "defuse_function", "fuse_function"]
 
 #: Relay's default ``relay.FuseOps.max_depth``.
 _MAX_DEPTH = 256
+#: The pass-config key keeping constants in the fused functions (TVM 0.19's, read here).
+LINK_PARAMS = "relay.FuseOps.link_params"
 
 
 def _max_depth() -> int:
@@ -58,7 +62,8 @@ def fuse_function(func: Function, fuse_opt_level: int = -1) -> Function:
     if level == -1:
         level = int(tvm.transform.PassContext.current().opt_level)
     infer(func)
-    return fuse(func, level, _max_depth())
+    link_params = bool(current_config().get(LINK_PARAMS, False))
+    return fuse(func, level, _max_depth(), link_params)
 
 
 @legacy_api("relay.transform")

@@ -4,7 +4,9 @@ As in TVM 0.19, every call of an op that has a legalization function (the op att
 ``FTVMLegalize``, set with ``relay.op.register_legalize`` or ``TempOpAttr``) is replaced, after
 its arguments, by what ``fn(attrs, inputs, types)`` returns: ``inputs`` are the rewritten
 arguments, ``types`` the original arguments' types and then the call's own. ``None`` keeps the
-call. The rewritten call is not legalized again.
+call. The rewritten call is not legalized again. The functions TVM 0.19 registered itself (the
+target legalizations of ``nn.conv2d``, ``nn.dense``, ``nn.batch_matmul`` and QNN's ``clip``
+rule, :mod:`.topi_legalize`) apply where no user function is set.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..expr import Call, Expr
 from ..expr_functor import ExprMutator
 from ..function import Function
 from .graph_rewrites import graph_pass
+from .topi_legalize import DEFAULT_LEGALIZE
 
 __all__ = ["Legalize"]
 
@@ -32,7 +35,11 @@ class _Legalizer(ExprMutator):
 
     def visit_call(self, call: Call) -> Any:
         new = super().visit_call(call)
-        legalize = call.op.get_attr(self.attr_name) if isinstance(call.op, RelayOp) else None
+        legalize = None
+        if isinstance(call.op, RelayOp):
+            legalize = call.op.get_attr(self.attr_name)
+            if legalize is None and self.attr_name == "FTVMLegalize":
+                legalize = DEFAULT_LEGALIZE.get(call.op.name)
         if legalize is None or not isinstance(new, Call):
             return new
         types = [arg.checked_type for arg in call.args] + [call.checked_type]

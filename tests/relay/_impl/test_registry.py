@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 import pytest
+import tvm
 from _relay_strategies import wide_strategy
 
 from compile_engine_compat import relay
@@ -59,13 +61,11 @@ def test_attribute_without_relax_equivalent_raises_at_the_builder():
         relay.nn.pad(image, relay.var("pads", shape=(4, 2), dtype="int64"))
 
 
-def test_relay_parameter_order_and_refused_layouts():
+def test_relay_parameter_order_and_refused_attributes():
     data = relay.var("d", shape=(3, 4))
     idx = relay.var("i", shape=(3, 2), dtype="int32")
     call = relay.gather(data, 1, idx)  # Relay's order: data, axis, indices
     assert call.attrs.axis == 1 and call.args[1] is idx
-    with pytest.raises(UnsupportedRelayError, match=r"relax\.op\.layout_transform"):
-        relay.layout_transform(relay.var("x", shape=(1, 8, 2, 2)), "NCHW", "NCHW4c")
     with pytest.raises(UnsupportedRelayError, match="lhs_begin"):
         relay.reshape_like(data, data, lhs_begin=1)
 
@@ -93,3 +93,15 @@ def test_a_tensor_valued_attribute_is_refused_naming_the_op_and_attribute():
         UnsupportedRelayError, match=r"vision\.non_max_suppression, max_output_size: .*%m"
     ):
         relay.vision.non_max_suppression(x, counts, indices, limit)
+
+
+def test_blocked_layout_transforms_are_relax_layout_transforms_and_invert():
+    x = relay.var("x", shape=(1, 8, 2, 2))
+    blocked = relay.layout_transform(x, "NCHW", "NCHW4c")
+    back = relay.layout_transform(blocked, "NCHW4c", "NCHW")
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.Tuple([blocked, back])))
+    data = np.arange(32, dtype="float32").reshape(1, 8, 2, 2)
+    got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(data)
+    want = data.reshape(1, 2, 4, 2, 2).transpose(0, 1, 3, 4, 2)
+    np.testing.assert_array_equal(got[0].numpy(), want)
+    np.testing.assert_array_equal(got[1].numpy(), data)

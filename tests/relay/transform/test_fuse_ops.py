@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import tvm
@@ -57,6 +59,16 @@ def test_level_0_gives_each_op_its_function_and_max_depth_caps_a_group():
     x = relay.var("x", shape=(2, 3))
     chain = relay.exp(relay.exp(relay.exp(relay.exp(x))))
     assert _groups(_fused(relay.Function([x], chain), max_depth=2)) == [["exp", "exp"]] * 2
+
+
+@pytest.mark.parametrize("link_params", [False, True])
+def test_link_params_keeps_the_constants_in_the_fused_function(link_params):
+    x = relay.var("x", shape=(2, 3))
+    func = relay.Function([x], relay.exp(x + relay.const(np.ones((2, 3), "float32"))))
+    call: Any = _fused(func, link_params=link_params).body
+    assert len(call.args) == (1 if link_params else 2)
+    add = call.op.body.args[0]
+    assert isinstance(add.args[1], relay.Constant) == link_params
 
 
 def test_defuse_ops_restores_the_graph_and_the_fused_module_builds():
