@@ -459,7 +459,9 @@ LEGACY_CONFIG_KEYS: dict[str, tuple[str | None, str]] = {
     "relay.FuseOps.max_depth": ("relax.FuseOps.max_depth", ""),
     "relay.fallback_device_type": ("relax.fallback_device_type", ""),
     "relay.FuseOps.link_params": (
-        None, "bind weights with relax.transform.BindParams('main', params) before tvm.compile"
+        None,
+        "relay.transform.FuseOps reads it; in Relax, bind weights with "
+        "relax.transform.BindParams('main', params) before tvm.compile",
     ),
     "relay.backend.use_meta_schedule": (
         None, "tune with tvm.s_tir.meta_schedule and apply the records before tvm.compile"
