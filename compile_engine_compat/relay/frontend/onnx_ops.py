@@ -11,6 +11,7 @@
   reshaped to it (``tensor_to_shape``), as TVM 0.19's dynamic ``reshape`` did.
 * ``Celu`` (opset 12), which Relax's importer does not convert:
   ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+* ``RNN``, ``LSTM``, ``GRU``, unrolled (:mod:`.onnx_rnn`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat import boundary
+
+from .onnx_rnn import CONVERTERS as RECURRENT_CONVERTERS
 
 __all__ = ["CONVERTERS"]
 
@@ -93,4 +96,5 @@ CONVERTERS: dict[str, Converter] = {
     "Scatter": _scatter,
     "Reshape": _reshape,
     "Celu": _celu,
+    **RECURRENT_CONVERTERS,
 }
