@@ -11,7 +11,10 @@
   reshaped to it (``tensor_to_shape``), as TVM 0.19's dynamic ``reshape`` did.
 * ``Celu`` (opset 12), which Relax's importer does not convert:
   ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+* ``ReverseSequence`` (Relax's ``reverse_sequence``) and ai.onnx.ml's ``LinearRegressor``,
+  which Relax's importer does not convert.
 * ``RNN``, ``LSTM``, ``GRU``, unrolled (:mod:`.onnx_rnn`).
+* the random ops, on TVM 0.19's Threefry generator (:mod:`.onnx_random`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import tvm
 from tvm import relax
 
 from compile_engine_compat import boundary
 
+from .onnx_random import CONVERTERS as RANDOM_CONVERTERS
 from .onnx_rnn import CONVERTERS as RECURRENT_CONVERTERS
 
 __all__ = ["CONVERTERS"]
@@ -91,10 +96,42 @@ def _celu(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) 
     return R.add(R.maximum(zero, x), R.minimum(zero, negative))
 
 
+def _reverse_sequence(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    """The first ``sequence_lens[b]`` steps of each batch entry reversed (Relax's op)."""
+    return R.reverse_sequence(
+        inputs[0],
+        R.astype(inputs[1], "int64"),
+        seq_axis=int(attrs.get("time_axis", 0)),
+        batch_axis=int(attrs.get("batch_axis", 1)),
+    )
+
+
+def _linear_regressor(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    """ai.onnx.ml ``LinearRegressor``: ``X C^T + intercepts``, ``C`` the coefficients as
+    ``(targets, features)``; as TVM 0.19 did, an input with more features than the
+    coefficients cover is cut to the first ones."""
+    if attrs.get("post_transform", b"NONE") not in (b"NONE", "NONE"):
+        raise ValueError("LinearRegressor's post_transform (PROBIT) is not supported")
+    data = inputs[0]
+    targets = int(attrs.get("targets", 1))
+    coefficients = np.asarray(attrs.get("coefficients", ()), "float32")
+    features = coefficients.size // targets
+    if int(data.ty.shape[-1]) > features:
+        data = R.strided_slice(data, axes=[-1], begin=[0], end=[features])
+    weights = relax.const(np.ascontiguousarray(coefficients.reshape(targets, features).T))
+    result = R.matmul(R.astype(data, "float32"), weights)
+    if "intercepts" in attrs:
+        result = R.add(result, relax.const(np.asarray(attrs["intercepts"], "float32")))
+    return result
+
+
 #: The shim's float converters, by ONNX op type.
 CONVERTERS: dict[str, Converter] = {
     "Scatter": _scatter,
     "Reshape": _reshape,
     "Celu": _celu,
+    "ReverseSequence": _reverse_sequence,
+    "LinearRegressor": _linear_regressor,
     **RECURRENT_CONVERTERS,
+    **RANDOM_CONVERTERS,
 }

@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+import onnxruntime
 from _relay_models import onnxruntime_output
 from onnx import TensorProto, helper
 
@@ -73,3 +74,38 @@ def test_reshape_to_a_shape_given_at_run_time_follows_onnx_zero_and_minus_one():
     result = _run(model, feeds)
     assert result.shape == (2, 6, 2)
     np.testing.assert_array_equal(result, onnxruntime_output(model, feeds))
+
+
+def test_reverse_sequence_and_linear_regressor_are_converted():
+    # One model, one build: ReverseSequence (time axis 1) and ai.onnx.ml's LinearRegressor.
+    nodes = [
+        helper.make_node("ReverseSequence", ["x", "lens"], ["y"], time_axis=1, batch_axis=0),
+        helper.make_node("LinearRegressor", ["f"], ["z"], domain="ai.onnx.ml", targets=2,
+                         coefficients=[1.0, -2.0, 0.5, 3.0, 0.25, -1.0], intercepts=[0.5, -0.5]),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "reverse_and_regress",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 3]),
+         helper.make_tensor_value_info("lens", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("f", TensorProto.FLOAT, [5, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 3]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [5, 2])],
+    )  # fmt: skip
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)]
+    )
+    rng = np.random.default_rng(5)
+    feeds = {
+        "x": rng.random((2, 4, 3), dtype="float32"),
+        "lens": np.array([3, 1], "int64"),
+        "f": rng.random((5, 3), dtype="float32"),
+    }
+    mod, _ = relay.frontend.from_onnx(model, {name: v.shape for name, v in feeds.items()})
+    got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(**feeds)
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    want = session.run(None, feeds)
+    np.testing.assert_array_equal(got[0].numpy(), want[0])
+    np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-6)
