@@ -11,6 +11,7 @@
   reshaped to it (``tensor_to_shape``), as TVM 0.19's dynamic ``reshape`` did.
 * ``Celu`` (opset 12), which Relax's importer does not convert:
   ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+* ``TopK`` with ``K`` computed at run time (a graph input): sorted, then sliced.
 * ``ReverseSequence`` (Relax's ``reverse_sequence``) and ai.onnx.ml's ``LinearRegressor``,
   which Relax's importer does not convert.
 * ``RNN``, ``LSTM``, ``GRU``, unrolled (:mod:`.onnx_rnn`).
@@ -28,6 +29,7 @@ from tvm import relax
 
 from compile_engine_compat import boundary
 
+from .onnx_integer import value_of
 from .onnx_random import CONVERTERS as RANDOM_CONVERTERS
 from .onnx_rnn import CONVERTERS as RECURRENT_CONVERTERS
 
@@ -125,12 +127,38 @@ def _linear_regressor(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, 
     return result
 
 
+def _topk(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    """``TopK`` with ``K`` computed at run time (Relax's converter takes a constant only): the
+    axis sorted, the first ``K`` kept (``dynamic_strided_slice``), as TVM 0.19's dynamic
+    ``topk`` returned them."""
+    data, k = inputs[0], inputs[1]
+    if opset < 10 or value_of(k, params) is not None or data.ty.shape is None:
+        return boundary.onnx_float_converter("TopK", opset)(bb, inputs, attrs, params)
+    dims = [int(d) for d in data.ty.shape]
+    axis = int(attrs.get("axis", -1)) % len(dims)
+    largest = bool(attrs.get("largest", 1))
+    order = bb.emit(R.argsort(data, axis=axis, descending=largest, dtype="int64"))
+    ordered = bb.emit(R.gather_elements(data, order, axis=axis))
+    count = R.reshape(R.astype(k, "int64"), (1,))
+    before, after = dims[:axis], dims[axis + 1 :]
+    pieces = [relax.const(np.array(before), "int64")] if before else []
+    pieces += [count] + ([relax.const(np.array(after), "int64")] if after else [])
+    end = R.concat(pieces, axis=0)
+    begin = relax.const(np.zeros(len(dims)), "int64")
+    strides = relax.const(np.ones(len(dims)), "int64")
+    end = bb.emit(end)
+    return relax.Tuple(
+        [bb.emit(R.dynamic_strided_slice(part, begin, end, strides)) for part in (ordered, order)]
+    )
+
+
 #: The shim's float converters, by ONNX op type.
 CONVERTERS: dict[str, Converter] = {
     "Scatter": _scatter,
     "Reshape": _reshape,
     "Celu": _celu,
     "ReverseSequence": _reverse_sequence,
+    "TopK": _topk,
     "LinearRegressor": _linear_regressor,
     **RECURRENT_CONVERTERS,
     **RANDOM_CONVERTERS,

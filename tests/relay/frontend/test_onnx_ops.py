@@ -76,21 +76,27 @@ def test_reshape_to_a_shape_given_at_run_time_follows_onnx_zero_and_minus_one():
     np.testing.assert_array_equal(result, onnxruntime_output(model, feeds))
 
 
-def test_reverse_sequence_and_linear_regressor_are_converted():
-    # One model, one build: ReverseSequence (time axis 1) and ai.onnx.ml's LinearRegressor.
+def test_reverse_sequence_linear_regressor_and_topk_of_a_run_time_k_are_converted():
+    # One model, one build: ReverseSequence (time axis 1), ai.onnx.ml's LinearRegressor, and
+    # TopK (smallest first) with K a graph input.
     nodes = [
         helper.make_node("ReverseSequence", ["x", "lens"], ["y"], time_axis=1, batch_axis=0),
         helper.make_node("LinearRegressor", ["f"], ["z"], domain="ai.onnx.ml", targets=2,
                          coefficients=[1.0, -2.0, 0.5, 3.0, 0.25, -1.0], intercepts=[0.5, -0.5]),
+        helper.make_node("TopK", ["t", "k"], ["values", "indices"], axis=0, largest=0),
     ]  # fmt: skip
     graph = helper.make_graph(
         nodes,
         "reverse_and_regress",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 3]),
          helper.make_tensor_value_info("lens", TensorProto.INT64, [2]),
-         helper.make_tensor_value_info("f", TensorProto.FLOAT, [5, 3])],
+         helper.make_tensor_value_info("f", TensorProto.FLOAT, [5, 3]),
+         helper.make_tensor_value_info("t", TensorProto.FLOAT, [6, 2]),
+         helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 3]),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, [5, 2])],
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [5, 2]),
+         helper.make_tensor_value_info("values", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, None)],
     )  # fmt: skip
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)]
@@ -100,6 +106,8 @@ def test_reverse_sequence_and_linear_regressor_are_converted():
         "x": rng.random((2, 4, 3), dtype="float32"),
         "lens": np.array([3, 1], "int64"),
         "f": rng.random((5, 3), dtype="float32"),
+        "t": rng.permutation(12).astype("float32").reshape(6, 2),
+        "k": np.array([4], "int64"),
     }
     mod, _ = relay.frontend.from_onnx(model, {name: v.shape for name, v in feeds.items()})
     got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(**feeds)
@@ -109,3 +117,6 @@ def test_reverse_sequence_and_linear_regressor_are_converted():
     want = session.run(None, feeds)
     np.testing.assert_array_equal(got[0].numpy(), want[0])
     np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-6)
+    assert got[2].numpy().shape == (4, 2)  # K = 4, known only when it runs
+    np.testing.assert_array_equal(got[2].numpy(), want[2])
+    np.testing.assert_array_equal(got[3].numpy(), want[3])
