@@ -12,6 +12,7 @@
 * ``Celu`` (opset 12), which Relax's importer does not convert:
   ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 * ``TopK`` with ``K`` computed at run time (a graph input): sorted, then sliced.
+* ``Resize`` with an empty ``scales`` or ``sizes`` (left out): given as absent.
 * ``ReverseSequence`` (Relax's ``reverse_sequence``) and ai.onnx.ml's ``LinearRegressor``,
   which Relax's importer does not convert.
 * ``RNN``, ``LSTM``, ``GRU``, unrolled (:mod:`.onnx_rnn`).
@@ -152,6 +153,22 @@ def _topk(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) 
     )
 
 
+def _resize(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    """``Resize`` whose unused ``scales`` or ``sizes`` is an empty tensor (ONNX's way of leaving
+    an input out before opset 13): passed to Relax's converter as absent, as TVM 0.19 did; and
+    opset 10's ``Resize(X, scales)``, whose coordinates are ``asymmetric`` (TVM 0.19's too)."""
+    operands = list(inputs)
+    if opset < 11:
+        operands = [operands[0], None, operands[1] if len(operands) > 1 else None]
+        attrs = {**attrs, "coordinate_transformation_mode": b"asymmetric", "nearest_mode": b"floor"}
+    for index in (2, 3):
+        if index < len(operands) and operands[index] is not None:
+            known = value_of(operands[index], params)
+            if known is not None and known.size == 0:
+                operands[index] = None
+    return boundary.onnx_float_converter("Resize", opset)(bb, operands, attrs, params)
+
+
 #: The shim's float converters, by ONNX op type.
 CONVERTERS: dict[str, Converter] = {
     "Scatter": _scatter,
@@ -159,6 +176,7 @@ CONVERTERS: dict[str, Converter] = {
     "Celu": _celu,
     "ReverseSequence": _reverse_sequence,
     "TopK": _topk,
+    "Resize": _resize,
     "LinearRegressor": _linear_regressor,
     **RECURRENT_CONVERTERS,
     **RANDOM_CONVERTERS,

@@ -84,6 +84,7 @@ def test_reverse_sequence_linear_regressor_and_topk_of_a_run_time_k_are_converte
         helper.make_node("LinearRegressor", ["f"], ["z"], domain="ai.onnx.ml", targets=2,
                          coefficients=[1.0, -2.0, 0.5, 3.0, 0.25, -1.0], intercepts=[0.5, -0.5]),
         helper.make_node("TopK", ["t", "k"], ["values", "indices"], axis=0, largest=0),
+        helper.make_node("Resize", ["t4", "", "no_scales", "sizes"], ["r"], mode="nearest"),
     ]  # fmt: skip
     graph = helper.make_graph(
         nodes,
@@ -92,11 +93,15 @@ def test_reverse_sequence_linear_regressor_and_topk_of_a_run_time_k_are_converte
          helper.make_tensor_value_info("lens", TensorProto.INT64, [2]),
          helper.make_tensor_value_info("f", TensorProto.FLOAT, [5, 3]),
          helper.make_tensor_value_info("t", TensorProto.FLOAT, [6, 2]),
-         helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
+         helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("t4", TensorProto.FLOAT, [1, 1, 2, 2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 3]),
          helper.make_tensor_value_info("z", TensorProto.FLOAT, [5, 2]),
          helper.make_tensor_value_info("values", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("indices", TensorProto.INT64, None)],
+         helper.make_tensor_value_info("indices", TensorProto.INT64, None),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 1, 4, 6])],
+        initializer=[helper.make_tensor("no_scales", TensorProto.FLOAT, [0], []),
+                     helper.make_tensor("sizes", TensorProto.INT64, [4], [1, 1, 4, 6])],
     )  # fmt: skip
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)]
@@ -108,6 +113,7 @@ def test_reverse_sequence_linear_regressor_and_topk_of_a_run_time_k_are_converte
         "f": rng.random((5, 3), dtype="float32"),
         "t": rng.permutation(12).astype("float32").reshape(6, 2),
         "k": np.array([4], "int64"),
+        "t4": rng.random((1, 1, 2, 2), dtype="float32"),
     }
     mod, _ = relay.frontend.from_onnx(model, {name: v.shape for name, v in feeds.items()})
     got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(**feeds)
@@ -120,3 +126,14 @@ def test_reverse_sequence_linear_regressor_and_topk_of_a_run_time_k_are_converte
     assert got[2].numpy().shape == (4, 2)  # K = 4, known only when it runs
     np.testing.assert_array_equal(got[2].numpy(), want[2])
     np.testing.assert_array_equal(got[3].numpy(), want[3])
+    np.testing.assert_array_equal(got[4].numpy(), want[4])  # Resize: empty scales, sizes given
+
+
+def test_opset_10_resize_takes_its_scales_as_second_input():
+    node = helper.make_node("Resize", ["x", "scales"], ["y"], mode="nearest")
+    model = _model(node, [("x", TensorProto.FLOAT, [1, 1, 2, 3])], [1, 1, 4, 6], opset=10)
+    model.graph.initializer.append(
+        helper.make_tensor("scales", TensorProto.FLOAT, [4], [1.0, 1.0, 2.0, 2.0])
+    )
+    feeds = {"x": np.arange(6, dtype="float32").reshape(1, 1, 2, 3)}
+    np.testing.assert_array_equal(_run(model, feeds), onnxruntime_output(model, feeds))
