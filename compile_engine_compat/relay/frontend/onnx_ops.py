@@ -13,6 +13,7 @@
   ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 * ``TopK`` with ``K`` computed at run time (a graph input): sorted, then sliced.
 * ``Resize`` with an empty ``scales`` or ``sizes`` (left out): given as absent.
+* com.microsoft ``Attention`` with ``unidirectional`` or ``past`` (:mod:`.onnx_qattention`).
 * ``ReverseSequence`` (Relax's ``reverse_sequence``) and ai.onnx.ml's ``LinearRegressor``,
   which Relax's importer does not convert.
 * ``RNN``, ``LSTM``, ``GRU``, unrolled (:mod:`.onnx_rnn`).
@@ -31,6 +32,7 @@ from tvm import relax
 from compile_engine_compat import boundary
 
 from .onnx_integer import value_of
+from .onnx_qattention import attention
 from .onnx_random import CONVERTERS as RANDOM_CONVERTERS
 from .onnx_rnn import CONVERTERS as RECURRENT_CONVERTERS
 
@@ -169,6 +171,15 @@ def _resize(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int
     return boundary.onnx_float_converter("Resize", opset)(bb, operands, attrs, params)
 
 
+def _attention(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    """com.microsoft ``Attention``: the ``unidirectional``, ``scale`` and ``past`` forms by the
+    shim's (:func:`.onnx_qattention.attention`), the rest by Relax's converter."""
+    # Relax's converter refuses these attributes even at their defaults (unidirectional=0).
+    if "unidirectional" in attrs or "scale" in attrs or (len(inputs) > 4 and inputs[4] is not None):
+        return attention(bb, inputs, attrs, params, opset)
+    return boundary.onnx_float_converter("Attention", opset)(bb, inputs, attrs, params)
+
+
 #: The shim's float converters, by ONNX op type.
 CONVERTERS: dict[str, Converter] = {
     "Scatter": _scatter,
@@ -177,6 +188,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReverseSequence": _reverse_sequence,
     "TopK": _topk,
     "Resize": _resize,
+    "Attention": _attention,
     "LinearRegressor": _linear_regressor,
     **RECURRENT_CONVERTERS,
     **RANDOM_CONVERTERS,

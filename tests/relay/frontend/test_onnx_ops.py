@@ -137,3 +137,37 @@ def test_opset_10_resize_takes_its_scales_as_second_input():
     )
     feeds = {"x": np.arange(6, dtype="float32").reshape(1, 1, 2, 3)}
     np.testing.assert_array_equal(_run(model, feeds), onnxruntime_output(model, feeds))
+
+
+def test_unidirectional_attention_with_past_matches_onnxruntime():
+    # com.microsoft Attention: Relax's converter refuses unidirectional (even 0) and past.
+    batch, seq, hidden, heads, past = 1, 3, 4, 2, 2
+    node = helper.make_node("Attention", ["x", "w", "b", "", "past"], ["y", "present"],
+                            domain="com.microsoft", num_heads=heads, unidirectional=1)  # fmt: skip
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [node],
+        "attention",
+        [info("x", TensorProto.FLOAT, [batch, seq, hidden]),
+         info("w", TensorProto.FLOAT, [hidden, 3 * hidden]),
+         info("b", TensorProto.FLOAT, [3 * hidden]),
+         info("past", TensorProto.FLOAT, [2, batch, heads, past, hidden // heads])],
+        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("present")],
+    )  # fmt: skip
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+    )
+    rng = np.random.default_rng(2)
+    feeds = {
+        "x": rng.standard_normal((batch, seq, hidden), dtype="float32"),
+        "w": rng.standard_normal((hidden, 3 * hidden), dtype="float32"),
+        "b": rng.standard_normal(3 * hidden, dtype="float32"),
+        "past": rng.standard_normal((2, batch, heads, past, hidden // heads), dtype="float32"),
+    }
+    mod, _ = relay.frontend.from_onnx(model, {name: v.shape for name, v in feeds.items()})
+    got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(**feeds)
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    for result, want in zip(got, session.run(None, feeds), strict=True):
+        np.testing.assert_allclose(result.numpy(), want, rtol=1e-5, atol=1e-5)
