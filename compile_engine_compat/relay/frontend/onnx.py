@@ -13,7 +13,13 @@ from .common import FrontendOptionError, detached_params, refuse_options, requir
 from .onnx_fold import fold_constant_nodes
 from .onnx_quantized import import_onnx
 
-__all__ = ["from_onnx", "onnx_to_relax"]
+__all__ = ["UnknownInputError", "from_onnx", "onnx_to_relax"]
+
+
+class UnknownInputError(FrontendOptionError, AssertionError):
+    """``shape`` names an input the ONNX graph does not have (an ``AssertionError`` too, as
+    TVM 0.19's importer raised one)."""
+
 
 #: TVM 0.19's ``convert_config`` keys that only chose the form of Relay's ops: Relax's importer
 #: computes the same values either way (a ``MatMul`` is one ``matmul``, never a transposed
@@ -61,6 +67,19 @@ def _initializers_not_inputs(model: Any) -> Any:
     del copy.graph.input[:]
     copy.graph.input.extend(inputs)
     return copy
+
+
+def _check_shape_names(model: Any, shape: Mapping[str, Any] | None) -> None:
+    """Refuse a ``shape`` entry for an input the graph does not have."""
+    if not shape:
+        return
+    names = {value.name for value in model.graph.input}
+    unknown = sorted(str(name) for name in shape if name not in names)
+    if unknown:
+        raise UnknownInputError(
+            f"relay.frontend.from_onnx(shape=...) names inputs {unknown} that the graph does "
+            f"not have (its inputs: {sorted(names)})"
+        )
 
 
 def onnx_to_relax(
@@ -124,6 +143,8 @@ def from_onnx(
     ------
     MissingFrontendDependencyError
         The ``onnx`` package is missing (the ``[onnx]`` extra).
+    UnknownInputError
+        ``shape`` names an input the graph does not have.
     """
     refuse_options(
         "relay.frontend.from_onnx",
@@ -131,4 +152,5 @@ def from_onnx(
         _REFUSED_OPTIONS,
     )
     _check_convert_config(convert_config)
+    _check_shape_names(model, shape)
     return onnx_to_relax(model, shape, dtype, opset, freeze_params)

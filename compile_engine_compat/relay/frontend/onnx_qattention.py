@@ -30,7 +30,7 @@ from tvm import relax
 
 from .onnx_integer import QuantizedOpError, dtype_of, matmul_int32, zero_point
 
-__all__ = ["qattention"]
+__all__ = ["attention", "qattention"]
 
 R = relax.op
 
@@ -84,23 +84,51 @@ def qattention(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: 
     x, weight, bias, x_scale, w_scale, mask, xz, wz, past = (inputs[i] for i in range(9))
     if x is None or weight is None or bias is None or x_scale is None or w_scale is None:
         raise QuantizedOpError("QAttention needs input, weight, bias, input_scale, weight_scale")
+    batch, seq, hidden, heads = _dims(x, weight, attrs, "QAttention")
+    x_zero, w_zero = zero_point(xz, dtype_of(x)), zero_point(wz, dtype_of(weight))
+    acc = matmul_int32(x, weight, x_zero, w_zero, params)
+    qkv = R.add(R.multiply(R.astype(acc, "float32"), R.multiply(x_scale, w_scale)), bias)
+    return _attend(bb, qkv, (batch, seq, hidden, heads), mask, past, attrs)
+
+
+def attention(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: int) -> Any:
+    """com.microsoft's float ``Attention`` (``input @ weight + bias``, then as ``QAttention``),
+    for the ``unidirectional`` and ``past`` forms that Relax's converter refuses."""
+    for name in _REFUSED_ATTRIBUTES:
+        if attrs.get(name):
+            raise QuantizedOpError(f"Attention with {name}=1 is not supported")
+    x, weight, bias, mask, past = (inputs[i] for i in range(5))
+    if x is None or weight is None or bias is None:
+        raise QuantizedOpError("Attention needs input, weight and bias")
+    dims = _dims(x, weight, attrs, "Attention")
+    qkv = R.add(R.matmul(x, weight), bias)
+    return _attend(bb, qkv, dims, mask, past, attrs)
+
+
+def _dims(x: Any, weight: Any, attrs: dict[str, Any], op: str) -> tuple[int, int, int, int]:
+    """``(batch, seq, hidden, heads)``, checked."""
     if "num_heads" not in attrs:
-        raise QuantizedOpError("QAttention needs its num_heads attribute")
+        raise QuantizedOpError(f"{op} needs its num_heads attribute")
     heads = int(attrs["num_heads"])
     x_shape, w_shape = _shape(x, "input"), _shape(weight, "weight")
     if len(x_shape) != 3 or len(w_shape) != 2 or w_shape[0] != x_shape[2] or w_shape[1] % 3:
         raise QuantizedOpError(
-            f"QAttention takes input [batch, seq, hidden] and weight [hidden, 3 * out], got "
+            f"{op} takes input [batch, seq, hidden] and weight [hidden, 3 * out], got "
             f"{x_shape} and {w_shape}"
         )
     batch, seq, _ = x_shape
     hidden = w_shape[1] // 3
     if heads <= 0 or hidden % heads:
-        raise QuantizedOpError(f"QAttention: num_heads {heads} does not divide {hidden}")
+        raise QuantizedOpError(f"{op}: num_heads {heads} does not divide {hidden}")
+    return batch, seq, hidden, heads
+
+
+def _attend(
+    bb: Any, qkv: Any, dims: tuple[int, int, int, int], mask: Any, past: Any, attrs: dict[str, Any]
+) -> Any:
+    """The attention over the projected ``qkv`` [batch, seq, 3 * hidden]: (output, present)."""
+    batch, seq, hidden, heads = dims
     head_size = hidden // heads
-    x_zero, w_zero = zero_point(xz, dtype_of(x)), zero_point(wz, dtype_of(weight))
-    acc = matmul_int32(x, weight, x_zero, w_zero, params)
-    qkv = R.add(R.multiply(R.astype(acc, "float32"), R.multiply(x_scale, w_scale)), bias)
     parts = [R.strided_slice(qkv, [2], [i * hidden], [(i + 1) * hidden]) for i in range(3)]
     q, k, v = (bb.emit(_heads(part, batch, seq, heads, head_size)) for part in parts)
     past_len = 0
@@ -112,7 +140,7 @@ def qattention(bb: Any, inputs: Any, attrs: dict[str, Any], params: Any, opset: 
             or (past_shape[4] != head_size)
         ):
             raise QuantizedOpError(
-                f"QAttention's past must be [2, {batch}, {heads}, past_seq, {head_size}], got "
+                f"(Q)Attention's past must be [2, {batch}, {heads}, past_seq, {head_size}], got "
                 f"{past_shape}"
             )
         past_len = past_shape[3]

@@ -20,6 +20,7 @@ from _relay_models import (
 
 from compile_engine_compat import relay
 from compile_engine_compat.relay.frontend import FrontendOptionError
+from compile_engine_compat.relay.frontend.onnx import UnknownInputError
 from compile_engine_compat.tvm_legacy import graph_executor
 
 CASES = {
@@ -92,6 +93,12 @@ def test_relay_only_options_are_refused_not_dropped():
         relay.frontend.from_onnx(onnx_mlp(), convert_config={"use_nt_dense": True})
     with pytest.raises(FrontendOptionError, match="export_node_renamed_model_path"):
         relay.frontend.from_onnx(onnx_mlp(), export_node_renamed_model_path="renamed.onnx")
+
+
+def test_a_shape_for_an_input_the_graph_lacks_is_refused_as_tvm_019_asserted():
+    with pytest.raises(UnknownInputError, match=r"\['Z'\].*its inputs: \['data'\]") as caught:
+        relay.frontend.from_onnx(onnx_mlp(), {"Z": MLP_SHAPE})
+    assert isinstance(caught.value, AssertionError)  # what TVM 0.19's importer raised
 
 
 def test_use_nt_batch_matmul_is_accepted_and_changes_no_value():
