@@ -17,7 +17,6 @@ from tvm import relax
 
 from compile_engine_compat.boundary import give_type, handle_of
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.relay._impl.interpret.definitions import interpreted_reason
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.adt import TypeData
 from compile_engine_compat.relay.analysis import free_vars
@@ -130,12 +129,12 @@ def irmodule_relay_view(func: Any) -> Any:
 
 
 def _typed_relay(func: Any) -> Any:
-    """The typed Relay function behind ``func``, or ``func`` where there is none to give: an
-    interpreted function's stand-in (typed by its own inference), a function with a parameter
-    left unannotated (TVM 0.19's inference annotated it; this one does not), or one Relay's
-    inference cannot type."""
+    """The typed Relay function behind ``func`` (a front-end function's, or an interpreted
+    function's behind its stand-in), or ``func`` where there is none to give: a function with a
+    parameter left unannotated (TVM 0.19's inference annotated it; this one does not), or one
+    Relay's inference cannot type."""
     relay_func = relay_definition(func)
-    if relay_func is None or interpreted_reason(func) is not None:
+    if relay_func is None:
         return func
     if type(relay_func) is not Function:
         return relay_func

@@ -155,6 +155,10 @@ class Liveness:
     def __contains__(self, let: Any) -> bool:
         return id(let) in self.lets
 
+    def bindings(self) -> list[Let]:
+        """The analysed ``let`` bindings, in program order (a branch's before what follows)."""
+        return [node.expr for node in self.order if isinstance(node.expr, Let)]
+
     def live_in(self, let: Let) -> list[Var]:
         """The variables live before the binding ``let`` (of the analysed function)."""
         return list(self.lets[id(let)].live_in.values())

@@ -27,11 +27,22 @@ from ..op.op import builder
 from .liveness import Liveness, on_device_body
 from .module_functions import Functions, module_graph_pass
 
-__all__ = ["ManifestLifetimes", "manifest_lifetimes"]
+__all__ = ["LetChains", "ManifestLifetimes", "manifest_lifetimes"]
 
 
-class _Rewrite:
-    """A rewrite of the ``let`` chains of a function; other nodes are rebuilt around them."""
+def lets(bindings: list[tuple[Var, Any]], body: Any) -> Any:
+    """``body`` under the ``let`` ``bindings``, the first outermost."""
+    for var, value in reversed(bindings):
+        body = Let(var, value, body)
+    return body
+
+
+class LetChains:
+    """A rewrite of the ``let`` chains of a function; other nodes are rebuilt around them.
+
+    Each binding's value is visited, then passed to :meth:`binding` (its new value) and
+    followed by the bindings :meth:`after` gives.
+    """
 
     def visit(self, expr: Any) -> Any:
         if isinstance(expr, Let):
@@ -65,10 +76,24 @@ class _Rewrite:
         return Match(self.visit(match.data), clauses, match.complete)
 
     def let_chain(self, let: Let) -> Any:
-        raise NotImplementedError
+        bindings: list[tuple[Var, Any]] = []
+        expr: Any = let
+        while isinstance(expr, Let):
+            bindings.append((expr.var, self.binding(expr, self.visit(expr.value))))
+            bindings.extend(self.after(expr))
+            expr = expr.body
+        return lets(bindings, self.visit(expr))
+
+    def binding(self, let: Let, value: Any) -> Any:
+        """The new value of ``let``'s variable (``value``: the visited old one)."""
+        return value
+
+    def after(self, let: Let) -> list[tuple[Var, Any]]:
+        """The bindings to put after ``let``'s."""
+        return []
 
 
-class _Aliases(_Rewrite):
+class _Aliases(LetChains):
     """``let %y = %x`` removed, ``%y`` replaced by ``%x`` (transitively)."""
 
     def __init__(self) -> None:
@@ -88,9 +113,7 @@ class _Aliases(_Rewrite):
             else:
                 bindings.append((expr.var, self.visit(expr.value)))
             expr = expr.body
-        out = self.visit(expr)
-        for var, value in reversed(bindings):
-            out = Let(var, value, out)
+        out = lets(bindings, self.visit(expr))
         for key in aliased:
             del self.alias[key]
         return out
@@ -111,7 +134,7 @@ class _Aliases(_Rewrite):
         return Match(data, clauses, match.complete)
 
 
-class _Kills(_Rewrite):
+class _Kills(LetChains):
     """After each binding, the kills of the variables that die there."""
 
     def __init__(self, liveness: Liveness) -> None:
@@ -121,19 +144,11 @@ class _Kills(_Rewrite):
     def let_chain(self, let: Let) -> Any:
         if let not in self.liveness:  # a nested function's: not analysed, kept
             return let
-        bindings: list[tuple[Var, Any]] = []
-        expr: Any = let
-        while isinstance(expr, Let):
-            bindings.append((expr.var, self.visit(expr.value)))
-            after = {id(v) for v in self.liveness.live_out(expr)}
-            for var in self.liveness.live_in(expr):
-                if id(var) not in after:
-                    bindings.append((Var("x"), self.kill(var)))
-            expr = expr.body
-        out = self.visit(expr)
-        for var, value in reversed(bindings):
-            out = Let(var, value, out)
-        return out
+        return super().let_chain(let)
+
+    def after(self, let: Let) -> list[tuple[Var, Any]]:
+        dead = {id(v) for v in self.liveness.live_out(let)}
+        return [(Var("x"), self.kill(v)) for v in self.liveness.live_in(let) if id(v) not in dead]
 
 
 def manifest_lifetimes(func: Function) -> Function:

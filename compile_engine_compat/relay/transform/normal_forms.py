@@ -15,6 +15,7 @@ so a value used by both branches of an ``If`` is computed once, before it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import tvm
@@ -24,7 +25,7 @@ from compile_engine_compat.relay._impl.graph_walk import GraphMutator, GraphVisi
 
 from ..expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
-from .graph_rewrites import graph_pass
+from .module_functions import Functions, module_graph_pass
 
 __all__ = ["ToANormalForm", "ToBasicBlockNormalForm", "ToGraphNormalForm", "to_normal_form"]
 
@@ -54,12 +55,17 @@ def _atomic(node: Any) -> bool:
     return not isinstance(node, Expr) or (isinstance(node, Var) and not isinstance(node, Function))
 
 
+def _primitive(node: Any) -> bool:
+    """A fused function (``Primitive``): kept whole, as TVM 0.19 kept it."""
+    return isinstance(node, Function) and bool(int(node.attrs.get("Primitive", 0) or 0))
+
+
 def _edges(node: Any) -> list[tuple[Any, int]]:
     """The children of ``node``, each with the index of the sub-scope it lives in (-1: none)."""
     if isinstance(node, If):
         return [(node.cond, -1), (node.true_branch, 0), (node.false_branch, 1)]
     if isinstance(node, Function):
-        return [(node.body, 0)]
+        return [] if _primitive(node) else [(node.body, 0)]
     if isinstance(node, Let):
         return [(node.value, -1), (node.body, -1)]
     return [(c, -1) for c in children(node) if not isinstance(c, Var)]
@@ -106,7 +112,7 @@ class _PostOrder(GraphVisitor):
         self.order: list[Any] = []
 
     def _dispatch(self, expr: Any) -> Any:
-        if isinstance(expr, Function | Let | If):
+        if isinstance(expr, Function | Let | If) and not _primitive(expr):
             self._visit_children(expr)
         if not _atomic(expr):
             self.order.append(expr)
@@ -151,8 +157,9 @@ class _Fill:
 
     def compound(self, node: Any) -> Any:
         if isinstance(node, Call):
+            args = [self.visit(a) for a in node.args]  # before the operator, as TVM 0.19
             op = self.visit(node.op) if isinstance(node.op, Expr) else node.op
-            return Call(op, [self.visit(a) for a in node.args], node.attrs, node.type_args)
+            return Call(op, args, node.attrs, node.type_args)
         if isinstance(node, Tuple):
             return Tuple([self.visit(f) for f in node.fields], node.span)
         if isinstance(node, TupleGetItem):
@@ -165,6 +172,8 @@ class _Fill:
                 for i, b in enumerate((node.true_branch, node.false_branch))
             ]
             return If(cond, *branches)
+        if _primitive(node):
+            return node
         if isinstance(node, Function):
             here = self.placement.scope[id(node)]
             body = self.scoped(node.body, self.placement._sub(node, 0, here))
@@ -193,6 +202,23 @@ def to_normal_form(func: Function, bind_all: bool) -> Function:
     return Function(func.params, body, func.ret_type, func.type_params, func.attrs)
 
 
+def _each(name: str, rewrite: Callable[[Function], Function]) -> tvm.transform.Pass:
+    """A module pass of ``rewrite`` on each Relay function of the module but those of an
+    external compiler (a ``Compiler`` attribute), as TVM 0.19 skipped them; the output is
+    stored as ``mod[gv] = func`` stores it (a function Relax cannot express, such as one
+    holding a function used as a value, is kept on the Relay side)."""
+
+    def run(functions: Functions) -> Functions:
+        return {
+            gvar: rewrite(func)
+            if isinstance(func, Function) and "Compiler" not in func.attrs
+            else func
+            for gvar, func in functions.items()
+        }
+
+    return module_graph_pass(name, 1, run)
+
+
 class _DropLets(GraphMutator):
     def visit_let(self, let: Let) -> Any:
         value = self.visit(let.value)
@@ -205,18 +231,18 @@ class _DropLets(GraphMutator):
 def ToANormalForm() -> tvm.transform.Pass:
     """``relay.transform.ToANormalForm()`` (opt level 1), on the Relay graph: every compound
     node bound by a ``let``, in the scope of its uses."""
-    return graph_pass("ToANormalForm", 1, lambda f: to_normal_form(f, bind_all=True))
+    return _each("ToANormalForm", lambda f: to_normal_form(f, bind_all=True))
 
 
 @legacy_api("relay.transform.more_passes")
 def ToBasicBlockNormalForm() -> tvm.transform.Pass:
     """``relay.transform.ToBasicBlockNormalForm()`` (opt level 1), on the Relay graph: the nodes
     used from several scopes are bound by a ``let`` in their common scope."""
-    return graph_pass("ToBasicBlockNormalForm", 1, lambda f: to_normal_form(f, bind_all=False))
+    return _each("ToBasicBlockNormalForm", lambda f: to_normal_form(f, bind_all=False))
 
 
 @legacy_api("relay.transform.more_passes")
 def ToGraphNormalForm() -> tvm.transform.Pass:
     """``relay.transform.ToGraphNormalForm()`` (opt level 1), on the Relay graph: every ``let``
     dropped, its variable replaced by its value."""
-    return graph_pass("ToGraphNormalForm", 1, lambda f: _DropLets().visit(f))
+    return _each("ToGraphNormalForm", lambda f: _DropLets().visit(f))
