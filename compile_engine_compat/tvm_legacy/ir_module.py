@@ -17,6 +17,7 @@ from tvm import relax
 
 from compile_engine_compat.boundary import give_type, handle_of
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.interpret.definitions import interpreted_reason
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.adt import TypeData
 from compile_engine_compat.relay.analysis import free_vars
@@ -136,6 +137,13 @@ def _typed_relay(func: Any) -> Any:
     relay_func = relay_definition(func)
     if relay_func is None:
         return func
+    if interpreted_reason(func) is not None:  # typed as its stand-in is (the interpreter's)
+        if relay_func.__dict__.get("_checked_type") is None:
+            try:
+                relay_func._checked_type = func.checked_type
+            except (ValueError, TypeError, RuntimeError):
+                pass
+        return relay_func
     if type(relay_func) is not Function:
         return relay_func
     if any(p.type_annotation is None for p in relay_func.params):
