@@ -46,7 +46,7 @@ class Upper:
     builder : callable
         ``builder(op_name)``: the builder of a table op (``relay.add``), for the operators.
     to_relax : callable
-        ``to_relax(expr)``: the Relax function of an expression's free variables.
+        ``to_relax(expr, stand_in=False)``: the Relax function of an expression's free variables.
     function_to_relax : callable
         ``function_to_relax(func)``: the Relax function of a ``relay.Function``.
     astext : callable
@@ -57,7 +57,7 @@ class Upper:
 
     def __init__(self) -> None:
         self.builder: Callable[[str], Callable[..., AnyT]] = _unconnected
-        self.to_relax: Callable[[AnyT], AnyT] = _unconnected
+        self.to_relax: Callable[..., AnyT] = _unconnected
         self.function_to_relax: Callable[[AnyT], AnyT] = _unconnected
         self.astext: Callable[..., str] = _unconnected
         self.bind: Callable[[AnyT, AnyT], AnyT] = _unconnected
@@ -69,7 +69,7 @@ UPPER = Upper()
 
 def connect(
     builder: Callable[[str], Callable[..., AnyT]],
-    to_relax: Callable[[AnyT], AnyT],
+    to_relax: Callable[..., AnyT],
     function_to_relax: Callable[[AnyT], AnyT],
     astext: Callable[..., str] | None = None,
     bind: Callable[[AnyT, AnyT], AnyT] | None = None,
@@ -232,7 +232,7 @@ class Expr(LegacyObject):
         """
         converted = self.__dict__.get("_ffi_object")
         if converted is None:
-            converted = UPPER.to_relax(self)
+            converted = UPPER.to_relax(self, stand_in=True)
             self.__dict__["_ffi_object"] = converted
             # Held strongly: after tvm.runtime.convert([...]) only the FFI form is left.
             _CONVERTED_VARS[handle_of(converted)] = (converted, self)

@@ -74,8 +74,10 @@ class Function(BaseFunc):
         return self._relax
 
     def __tvm_ffi_object__(self) -> relax.Function:
-        """What TVM receives for this function: its Relax function."""
-        return self.__relax_function__()
+        """What TVM receives for this function: its Relax function (the interpreter's
+        stand-in where Relax cannot express it, as ``mod[gv] = func`` stores it)."""
+        out: relax.Function = UPPER.to_relax(self, stand_in=True)
+        return out
 
     def __repr__(self) -> str:
         return f"fn ({', '.join(map(repr, self.params))})"

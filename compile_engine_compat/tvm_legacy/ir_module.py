@@ -130,13 +130,20 @@ def irmodule_relay_view(func: Any) -> Any:
 
 
 def _typed_relay(func: Any) -> Any:
-    """The typed Relay function behind ``func``, or ``func`` where there is none to give: an
-    interpreted function's stand-in (typed by its own inference), a function with a parameter
-    left unannotated (TVM 0.19's inference annotated it; this one does not), or one Relay's
-    inference cannot type."""
+    """The typed Relay function behind ``func`` (a front-end function's, or an interpreted
+    function's behind its stand-in), or ``func`` where there is none to give: a function with a
+    parameter left unannotated (TVM 0.19's inference annotated it; this one does not), or one
+    Relay's inference cannot type."""
     relay_func = relay_definition(func)
-    if relay_func is None or interpreted_reason(func) is not None:
+    if relay_func is None:
         return func
+    if interpreted_reason(func) is not None:  # typed as its stand-in is (the interpreter's)
+        if relay_func.__dict__.get("_checked_type") is None:
+            try:
+                relay_func._checked_type = func.checked_type
+            except (ValueError, TypeError, RuntimeError):
+                pass
+        return relay_func
     if type(relay_func) is not Function:
         return relay_func
     if any(p.type_annotation is None for p in relay_func.params):

@@ -9,7 +9,6 @@ import pytest
 import tvm
 
 from compile_engine_compat import relay
-from compile_engine_compat.relay import UnsupportedRelayError
 from compile_engine_compat.relay.adt import pattern_vars
 
 
@@ -95,12 +94,13 @@ def test_visitors_dispatch_to_the_adt_and_reference_methods() -> None:
 def test_building_an_adt_or_reference_program_is_refused_by_name(kind: str) -> None:
     if kind == "match":
         func, _, _ = _head_or_x()
-        name = "relay.Match: Relay's algebraic data types"
+        name = r"\(relay\.Match\)"
     else:
         x = relay.var("x", shape=(2,))
         func = relay.Function([x], relay.RefRead(relay.RefCreate(x)))
-        name = "relay.RefRead: Relay references"
-    with pytest.raises(UnsupportedRelayError, match=name):
+        name = r"\(relay\.RefRead\)"
+    # tvm.IRModule.from_expr holds it (the interpreter's stand-in), relay.build refuses it
+    with pytest.raises(NotImplementedError, match=name):
         relay.build(tvm.IRModule.from_expr(func), "llvm")
 
 
@@ -108,7 +108,7 @@ def test_temp_expr_storage_info_and_memory_plan() -> None:
     with pytest.raises(NotImplementedError, match="realize"):
         relay.expr.TempExpr().realize()
     x = relay.var("x", shape=(2,))
-    with pytest.raises(UnsupportedRelayError, match="TempExpr"):
+    with pytest.raises(NotImplementedError, match="TempExpr"):
         relay.build(
             tvm.IRModule.from_expr(relay.Function([x], relay.Tuple([x, relay.expr.TempExpr()]))),
             "llvm",

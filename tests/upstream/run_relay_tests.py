@@ -126,10 +126,6 @@ REASONS: dict[str, str] = {
     "constants)",
     "test_pass_plan_devices.py": "device planning across several devices is refused at the "
     "call (a build is for one device; Relax's R.to_vdevice/RealizeVDevice replace it)",
-    "test_pass_manifest_lifetimes.py": "needs Relay's memory dialect (memory.alloc_storage, "
-    "memory.kill, vm.reshape_tensor): the Relax VM plans memory itself",
-    "test_used_memory_annotator.py": "annotates Relay's lowered call_lowered form after "
-    "ToANormalForm; a let-bound function there has no Relax form (left undone)",
     "test_pass_alter_op_layout.py": "TVM 0.19's layout propagation around target layouts "
     "(NCHWc conv, inserted layout_transforms) is not served: users' FTVMAlterOpLayout "
     "functions are applied, relay.build picks its own layouts",
@@ -137,8 +133,6 @@ REASONS: dict[str, str] = {
     "placement differs from 0.19's, and per-op FTVMConvertOpLayout rules are refused",
     "test_pass_dynamic_to_static.py": "DynamicToStatic is an identity: the dyn.* twins run "
     "their shapes at run time, and folding them to static ops is left undone",
-    "test_pass_partial_eval.py": "most tests build modules of references and ADTs with "
-    "IRModule.from_expr, which the Relax-backed modules cannot store (left undone)",
     "test_pass_to_cps.py": "ToCPS/un_cps are not served (refused at the call)",
     "test_pass_defunctionalization.py": "Defunctionalization is not served (refused at the call)",
     "test_ir_module.py": "asserts constructor tags of TVM 0.19's numbering",

@@ -23,6 +23,10 @@ from compile_engine_compat.boundary import binding_block
 from compile_engine_compat.pipeline.model.vm_executable import PRIM_FUNCS_ATTR
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
 from compile_engine_compat.relay._impl.dynamic import BROADCASTING, broadcast_call, shape_known
+from compile_engine_compat.relay._impl.interpret.definitions import (
+    interpreted_function,
+    needs_interpreter,
+)
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError
 from compile_engine_compat.relay._impl.type_infer import NoTypeRule, infer_relay_types
 from compile_engine_compat.relay.analysis.vars import free_vars
@@ -510,15 +514,24 @@ def _func_type(params: list[Var], ret: Type) -> Type:
     return FuncType([p.checked_type for p in params], ret)
 
 
-def to_relax(expr: Expr) -> relax.Function:
+def to_relax(expr: Expr, stand_in: bool = False) -> relax.Function:
     """``expr`` as a Relax function of its free variables (a Function converts as itself).
 
     An expression converts as the Relay function of its free variables, so the module made of
     it (``tvm.IRModule.from_expr(expr)``) still knows its Relay graph (``relay/origin.py``).
+    With ``stand_in`` (what TVM receives for the expression), a graph Relax cannot express
+    (references, ADTs, closures, type variables) gives the interpreter's stand-in that
+    ``mod[gv] = func`` stores, so its module holds it as Relay's held the graph; without, it
+    raises.
     """
-    if isinstance(expr, Function):
-        return expr.__relax_function__()
-    return Function(free_vars(expr), expr).__relax_function__()
+    func = expr if isinstance(expr, Function) else Function(free_vars(expr), expr)
+    try:
+        return func.__relax_function__()
+    except (UnsupportedRelayError, RelayTypeError):
+        reason = needs_interpreter(func) if stand_in else None
+        if reason is None:
+            raise
+    return interpreted_function(func, "main", reason)
 
 
 def infer(expr: Any) -> Any:

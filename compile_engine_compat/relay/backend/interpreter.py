@@ -26,6 +26,7 @@ from compile_engine_compat.relay._impl.interpret.values import (
     RecClosure,
     RefValue,
 )
+from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 from compile_engine_compat.relay.function import named_relax_function
 
 __all__ = [
@@ -52,6 +53,9 @@ def module_form(func: Any, name: str, mod: Any) -> Any:
     evaluates (``create_executor("debug")``) and ``relay.build`` refuses by name.
     """
     reason = needs_interpreter(func, mod)
-    if reason is not None:
-        return interpreted_function(func, name, reason)
-    return named_relax_function(func, name)
+    if reason is None:
+        try:
+            return named_relax_function(func, name)
+        except UnsupportedRelayError as err:  # a let-bound fused function, a normal form's
+            reason = str(err).split(":")[0]
+    return interpreted_function(func, name, reason)

@@ -129,6 +129,12 @@ ROWS: tuple[OpRow, ...] = (
         convert.identity,
         "relay.attrs.DeviceCopyAttrs",
     ),
+    # The VM's end of a variable's lifetime (relay.transform.ManifestLifetimes inserts it after
+    # a variable's last use): a Relax build frees what it no longer uses, so it is the empty
+    # tuple Relay typed it as, and frees nothing itself.
+    OpRow(
+        "memory.kill", ("data",), (), "(none: Relax plans memory)", lambda bb, a, _: relax.Tuple([])
+    ),
     # Relay's debugger hook: the interpreter (create_executor("debug")) calls the function with
     # the value; a compiled build runs the value through unchanged, as TVM 0.19's compute did.
     OpRow(

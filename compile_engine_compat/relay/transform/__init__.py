@@ -29,6 +29,7 @@ from . import (
     refused,
     transform,
 )
+from . import ffi_hooks as _ffi_api  # noqa: F401 (TVM 0.19's hook, by its old name)
 from .recast import recast
 from .transform import *  # noqa: F403 (Relay's names: transform.__all__)
 

@@ -18,7 +18,6 @@ __all__ = [
     "IDENTITY_KINDS",
     "CapturePostDfsIndexInSpans",
     "LazyGradientInit",
-    "ManifestLifetimes",
     "PlanDevices",
 ]
 
@@ -28,8 +27,6 @@ IDENTITY_KINDS: dict[str, str] = {
     "relay.transform.gradient are computed by relax.transform.Gradient, eagerly",
     "PlanDevices": "identity: relay.build compiles for one device; there is nothing to plan "
     "(planning across several, tvm.target.make_compilation_config, is refused at the call)",
-    "ManifestLifetimes": "identity: the Relax VM plans memory (StaticPlanBlockMemory, "
-    "KillAfterLastUse) when relay.build compiles",
     "CapturePostDfsIndexInSpans": "identity: Relay recorded node indices for Collage; Relax "
     "nodes keep the spans they were built with",
 }
@@ -45,12 +42,6 @@ def LazyGradientInit() -> Any:
 def PlanDevices(config: Any = None) -> Any:
     """``relay.transform.PlanDevices(config)``: an identity (opt level 0)."""
     return identity_pass("PlanDevices", 0)
-
-
-@legacy_api("relay.transform.more_passes")
-def ManifestLifetimes() -> Any:
-    """``relay.transform.ManifestLifetimes()``: an identity (opt level 0)."""
-    return identity_pass("ManifestLifetimes", 0)
 
 
 @legacy_api("relay.transform.more_passes")

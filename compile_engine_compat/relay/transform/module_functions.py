@@ -41,6 +41,8 @@ MODULE_PASS_KINDS: dict[str, str] = {
     "function lifted_name<hash>, a closure of its free variables where it has some",
     "EtaExpand": "real: on the Relay graph (eta_expand.py), global functions (expand_global_var)"
     " and constructors (expand_constructor) used as values wrapped in a function calling them",
+    "ManifestLifetimes": "real: on the Relay graph (manifest_lifetimes.py), aliases removed "
+    "and a memory.kill bound after each variable's last use, from its liveness",
     "PartialEvaluate": "real: on the Relay graph (partial_eval.py), constants folded, known "
     "calls unfolded, branches and matches on known values taken, known reference contents "
     "read; the rest emitted as let bindings",

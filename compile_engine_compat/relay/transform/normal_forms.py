@@ -1,30 +1,38 @@
 """Relay's normal forms, rewritten on the Relay graph: ``ToANormalForm``, ``ToGraphNormalForm``,
 ``ToBasicBlockNormalForm``.
 
-Scopes are the function body, each ``If`` branch and each nested function's body. A node is
-placed in the innermost scope enclosing all its uses (the common ancestor of its users' scopes),
-so a value used by both branches of an ``If`` is computed once, before it.
+As TVM 0.19's ``to_a_normal_form.cc``: the scopes are the function body, each ``If`` branch,
+each ``match`` clause, each ``let``'s value and body and each nested function's body. From the
+dependency graph (each node's users, in the order TVM 0.19 linked them), a node is placed in the
+lowest common scope of its users' scopes, so a value used by both branches of an ``If`` is
+computed once, before it.
 
 * A-normal form: every compound node (a call, tuple, projection, constant, ``If``, nested
   function, ``let`` result) is bound by a ``let`` of its own, in its scope, in the order its
-  operands are evaluated; a ``let`` variable keeps binding its value.
-* Basic-block normal form: only the nodes used from more than one scope are bound (in their
-  common scope); the rest stays a graph inside its block.
+  operands are evaluated (a call's arguments before its operator); a ``let`` variable keeps
+  binding its value, and a variable first met as the value of ``let %y = %x`` reads as ``%y``
+  after it, as in TVM 0.19. Inside an ``on_device`` call that fixes a device, each binding is
+  wrapped in ``on_device`` of that device. Fused (``Primitive``) functions are kept whole.
+* Basic-block normal form: only the nodes lifted out of the scope of their first user are
+  bound (in the common scope); the rest stays a graph inside its block.
 * Graph normal form: every ``let`` is dropped, its variable replaced by its value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import tvm
 
 from compile_engine_compat.deprecations import legacy_api
-from compile_engine_compat.relay._impl.graph_walk import GraphMutator, GraphVisitor, children
+from compile_engine_compat.relay._impl.graph_walk import GraphMutator, children, rebuild
 
-from ..expr import Call, Constant, Expr, If, Let, Tuple, TupleGetItem, Var
+from ..adt import Clause, Constructor, Match
+from ..expr import Call, Expr, GlobalRef, If, Let, Tuple, TupleGetItem, Var
 from ..function import Function
-from .graph_rewrites import graph_pass
+from ..op.annotation import on_device
+from .module_functions import Functions, module_graph_pass
 
 __all__ = ["ToANormalForm", "ToBasicBlockNormalForm", "ToGraphNormalForm", "to_normal_form"]
 
@@ -32,165 +40,276 @@ __all__ = ["ToANormalForm", "ToBasicBlockNormalForm", "ToGraphNormalForm", "to_n
 class _Scope:
     def __init__(self, parent: _Scope | None) -> None:
         self.parent = parent
+        self.level: int = 0 if parent is None else parent.level + 1
         self.bindings: list[tuple[Var, Any]] = []
 
+    def push(self, var: Var, value: Any) -> Var:
+        self.bindings.append((var, value))
+        return var
 
-def _ancestors(scope: _Scope) -> list[_Scope]:
-    chain = [scope]
-    while chain[-1].parent is not None:
-        chain.append(chain[-1].parent)
-    return chain
-
-
-def _common(a: _Scope | None, b: _Scope) -> _Scope:
-    """The innermost scope enclosing both ``a`` and ``b``."""
-    if a is None:
-        return b
-    enclosing = {id(s) for s in _ancestors(a)}
-    return next(s for s in _ancestors(b) if id(s) in enclosing)
+    def get(self, body: Any) -> Any:
+        """``body`` under this scope's bindings."""
+        for var, value in reversed(self.bindings):
+            body = Let(var, value, body)
+        return body
 
 
-def _atomic(node: Any) -> bool:
-    return not isinstance(node, Expr) or (isinstance(node, Var) and not isinstance(node, Function))
+def _lca(lhs: _Scope, rhs: _Scope) -> _Scope:
+    while lhs is not rhs:
+        if lhs.level > rhs.level:
+            lhs = lhs.parent  # type: ignore[assignment]
+        elif lhs.level < rhs.level:
+            rhs = rhs.parent  # type: ignore[assignment]
+        else:
+            lhs, rhs = lhs.parent, rhs.parent  # type: ignore[assignment]
+    return lhs
 
 
-def _edges(node: Any) -> list[tuple[Any, int]]:
-    """The children of ``node``, each with the index of the sub-scope it lives in (-1: none)."""
-    if isinstance(node, If):
-        return [(node.cond, -1), (node.true_branch, 0), (node.false_branch, 1)]
-    if isinstance(node, Function):
-        return [(node.body, 0)]
-    if isinstance(node, Let):
-        return [(node.value, -1), (node.body, -1)]
-    return [(c, -1) for c in children(node) if not isinstance(c, Var)]
+def _primitive(node: Any) -> bool:
+    """A fused function (``Primitive``): kept whole, as TVM 0.19 kept it."""
+    return isinstance(node, Function) and bool(int(node.attrs.get("Primitive", 0) or 0))
 
 
-class _Placement:
-    """Each node's scope: the common scope of its users' (users before their operands)."""
-
-    def __init__(self, body: Any, root: _Scope) -> None:
-        self.scope: dict[int, _Scope] = {id(body): root}
-        self.sub: dict[tuple[int, int], _Scope] = {}
-        self.lifted: set[int] = set()
-        order = self._post_order(body)
-        for node in reversed(order):  # every user of a node comes before it here
-            here = self.scope[id(node)]
-            for child, index in _edges(node):
-                if _atomic(child):
-                    continue
-                where = here if index < 0 else self._sub(node, index, here)
-                old = self.scope.get(id(child))
-                new = _common(old, where)
-                if old is not None and (old is not where or new is not where):
-                    self.lifted.add(id(child))
-                self.scope[id(child)] = new
-
-    def _sub(self, node: Any, index: int, parent: _Scope) -> _Scope:
-        key = (id(node), index)
-        if key not in self.sub:
-            self.sub[key] = _Scope(parent)
-        return self.sub[key]
-
-    @staticmethod
-    def _post_order(body: Any) -> list[Any]:
-        walk = _PostOrder()
-        walk.visit(body)
-        return walk.order
+def _dataflow(node: Any) -> bool:
+    return isinstance(node, Call | Tuple | TupleGetItem)
 
 
-class _PostOrder(GraphVisitor):
-    """The compound nodes under a body, each after its operands."""
+class _Dependencies:
+    """TVM 0.19's dependency graph: each node's users (parents) in the order it linked them,
+    with a scope node (``("sub", id(expr), i)``) between an ``If``, ``Let``, function or
+    ``match`` and each of its sub-scopes; and the post order of its nodes."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.order: list[Any] = []
+    def __init__(self, func: Function) -> None:
+        self.parents: dict[Any, list[Any]] = {}
+        self.new_scope: set[Any] = set()
+        self.post: list[Any] = []
+        self.visited: set[int] = set()
+        self.leaf(func)
 
-    def _dispatch(self, expr: Any) -> Any:
-        if isinstance(expr, Function | Let | If):
-            self._visit_children(expr)
-        if not _atomic(expr):
-            self.order.append(expr)
+    def link(self, parent: Any, child: Any) -> None:
+        if isinstance(child, Expr):
+            self.visit(child)
+            child = id(child)
+        self.parents.setdefault(child, []).append(parent)
+
+    def sub(self, node: Any, index: int) -> tuple[str, int, int]:
+        key = ("sub", id(node), index)
+        self.new_scope.add(key)
+        self.link(id(node), key)
+        return key
+
+    def visit(self, node: Any) -> None:
+        if id(node) in self.visited:
+            return
+        if _dataflow(node):  # post order over the dataflow nodes first, as ExpandDataflow
+            for child in children(node):
+                self.visit(child)
+        self.leaf(node)
+
+    def leaf(self, node: Any) -> None:
+        if id(node) in self.visited:
+            return
+        self.visited.add(id(node))
+        if isinstance(node, Let):
+            self.let_chain(node)
+        elif isinstance(node, If):
+            self.link(id(node), node.cond)
+            subs = [self.sub(node, 0), self.sub(node, 1)]
+            self.link(subs[0], node.true_branch)
+            self.link(subs[1], node.false_branch)
+            self.post += reversed(subs)
+        elif isinstance(node, Function):
+            body = self.sub(node, 0)
+            if not _primitive(node):
+                for param in node.params:
+                    self.link(body, param)
+                self.link(body, node.body)
+            self.post.append(body)
+        elif isinstance(node, Match):
+            self.link(id(node), node.data)
+            subs = [self.sub(node, i) for i in range(len(node.clauses))]
+            for key, clause in zip(subs, node.clauses):
+                self.link(key, clause.rhs)
+            self.post += reversed(subs)
+        else:
+            for child in children(node):
+                self.link(id(node), child)
+        self.post.append(id(node))
+
+    def let_chain(self, let: Let) -> None:
+        chain: list[tuple[Let, Any]] = []
+        expr: Any = let
+        while isinstance(expr, Let):
+            self.visited.add(id(expr))
+            key = self.sub(expr, 0)
+            self.link(key, expr.var)
+            self.link(key, expr.value)
+            chain.append((expr, key))
+            expr = expr.body
+        for node, key in reversed(chain):
+            self.link(key, node.body)
+            self.post.append(key)
+            if node is not let:
+                self.post.append(id(node))
+
+    def scopes(self) -> tuple[dict[Any, _Scope], set[Any]]:
+        """Each node's scope (TVM 0.19's ``CalcScope``: the lowest common one of its users'),
+        and the nodes lifted out of their first user's scope."""
+        scope: dict[Any, _Scope] = {}
+        lifted: set[Any] = set()
+        for key in reversed(self.post):
+            users = self.parents.get(key)
+            if not users:
+                here = _Scope(None)
+            else:
+                first = here = scope[users[0]]
+                for user in users[1:]:
+                    here = _lca(here, scope[user])
+                if here is not first:
+                    lifted.add(key)
+            scope[key] = _Scope(here) if key in self.new_scope else here
+        return scope, lifted
+
+
+def _unconstrained(device: Any) -> bool:
+    return device is None or bool(device.is_fully_unconstrained())
+
+
+def _fixed_on_device(node: Any) -> Any:
+    """The attributes of an ``on_device`` call that fixes its device, else None."""
+    if isinstance(node, Call) and getattr(node.op, "name", None) == "on_device":
+        attrs: Any = node.attrs
+        if bool(attrs.constrain_result) and bool(attrs.constrain_body):
+            return attrs
+    return None
 
 
 class _Fill:
-    """Binds nodes into their scopes; ``bind_all`` is A-normal form, else basic-block form."""
+    """TVM 0.19's ``Fill``: each node bound in its scope, in evaluation order; with
+    ``include`` (basic-block form), only the nodes lifted out of their first user's scope."""
 
-    def __init__(self, placement: _Placement, bind_all: bool) -> None:
-        self.placement = placement
-        self.bind_all = bind_all
+    def __init__(self, func: Function, bind_all: bool) -> None:
+        deps = _Dependencies(func)
+        self.scope, lifted = deps.scopes()
+        self.include = None if bind_all else lifted
         self.memo: dict[int, Any] = {}
+        self.devices: list[Any] = []  # the lexically enclosing fixed devices
+        self.var_devices: dict[int, Any] = {}
         self.count = 0
 
-    def fresh(self) -> Var:
-        self.count += 1
-        return Var(f"x{self.count}")
+    def scope_of(self, node: Any) -> _Scope:
+        return self.scope[id(node)]
 
-    def bound(self, node: Any, value: Any, var: Var | None) -> Any:
-        if var is None and not (self.bind_all or id(node) in self.placement.lifted):
-            return value
-        var = var if var is not None else self.fresh()
-        self.placement.scope[id(node)].bindings.append((var, value))
-        return var
+    def sub(self, node: Any, index: int) -> _Scope:
+        return self.scope[("sub", id(node), index)]
+
+    def device_of(self, node: Any) -> Any:
+        fixed = _fixed_on_device(node)
+        if fixed is not None:
+            return fixed.virtual_device
+        if isinstance(node, Var):
+            return self.var_devices.get(id(node))
+        return self.devices[-1] if self.devices else None
+
+    def on_device(self, node: Any, device: Any) -> Any:
+        if _unconstrained(device) or not isinstance(node, Expr) or isinstance(node, Var):
+            return node
+        if isinstance(node, Function) or _fixed_on_device(node) is not None:
+            return node
+        return on_device(node, device, constrain_result=True)
 
     def visit(self, node: Any, var: Var | None = None) -> Any:
-        if _atomic(node):
-            return self.memo.get(id(node), node)
-        if var is None and id(node) in self.memo:
-            return self.memo[id(node)]
-        if isinstance(node, Let):
-            if _atomic(node.value):  # let x = y: kept, in the let's scope
-                binding = (node.var, self.visit(node.value))
-                self.placement.scope[id(node)].bindings.append(binding)
-            else:
-                self.visit(node.value, node.var)
-            out = self.bound(node, self.visit(node.body), var)
-        else:
-            out = self.bound(node, self.compound(node), var)
-        self.memo[id(node)] = out
-        return out
+        if not isinstance(node, Expr):  # an op
+            return node
+        key = id(node)
+        if key not in self.memo:
+            self.memo[key] = self.dispatch(node, var)
+        elif var is not None:
+            self.scope_of(node).push(var, self.memo[key])
+        return self.memo[key]
 
-    def compound(self, node: Any) -> Any:
-        if isinstance(node, Call):
-            op = self.visit(node.op) if isinstance(node.op, Expr) else node.op
-            return Call(op, [self.visit(a) for a in node.args], node.attrs, node.type_args)
-        if isinstance(node, Tuple):
-            return Tuple([self.visit(f) for f in node.fields], node.span)
-        if isinstance(node, TupleGetItem):
-            return TupleGetItem(self.visit(node.tuple_value), node.index)
+    def atomic(self, node: Any, var: Var | None) -> Any:
+        value = self.on_device(node, self.device_of(node))
+        return value if var is None else self.scope_of(node).push(var, value)
+
+    def compound(self, orig: Any, now: Any, var: Var | None) -> Any:
+        value = self.on_device(now, self.device_of(orig))
+        if var is None and self.include is not None and id(orig) not in self.include:
+            return value
+        if var is None:
+            self.count += 1
+            var = Var(f"x{self.count}")
+        here = self.scope_of(orig)
+        if isinstance(now, Let):  # let var = (let x = ...; e): the bindings, then var = e
+            while isinstance(now, Let):
+                here.push(now.var, now.value)
+                now = now.body
+            value = self.on_device(now, self.device_of(orig))
+        return here.push(var, value)
+
+    def dispatch(self, node: Any, var: Var | None) -> Any:
+        fixed = _fixed_on_device(node)
+        if fixed is not None:
+            self.devices.append(fixed.virtual_device)
+            body = self.visit(node.args[0], var)
+            self.devices.pop()
+            return Call(node.op, [body], node.attrs, node.type_args)
+        if isinstance(node, Var | GlobalRef | Constructor):
+            return self.atomic(node, var)
+        if isinstance(node, Let):
+            self.var_devices[id(node.var)] = self.device_of(node.value)
+            self.visit(node.value, node.var)
+            return self.compound(node, self.sub(node, 0).get(self.visit(node.body)), var)
         if isinstance(node, If):
-            here = self.placement.scope[id(node)]
             cond = self.visit(node.cond)
             branches = [
-                self.scoped(b, self.placement._sub(node, i, here))
+                self.sub(node, i).get(self.visit(b))
                 for i, b in enumerate((node.true_branch, node.false_branch))
             ]
-            return If(cond, *branches)
+            return self.compound(node, If(cond, *branches), var)
         if isinstance(node, Function):
-            here = self.placement.scope[id(node)]
-            body = self.scoped(node.body, self.placement._sub(node, 0, here))
-            return Function(node.params, body, node.ret_type, node.type_params, node.attrs)
-        if isinstance(node, Constant):
-            return node
-        raise TypeError(
-            f"relay.transform normal forms: {type(node).__name__} nodes (references, ADTs) are "
-            "not rewritten here"
-        )
-
-    def scoped(self, body: Any, scope: _Scope) -> Any:
-        """``body`` with the bindings of ``scope`` as ``let``s around its result."""
-        result = self.visit(body)
-        for var, value in reversed(scope.bindings):
-            result = Let(var, value, result)
-        return result
+            if _primitive(node):
+                out: Any = node
+            else:
+                body = self.sub(node, 0).get(self.visit(node.body))
+                out = Function(node.params, body, node.ret_type, node.type_params, node.attrs)
+            return self.compound(node, out, var)
+        if isinstance(node, Match):
+            data = self.visit(node.data)
+            clauses = [
+                Clause(c.lhs, self.sub(node, i).get(self.visit(c.rhs)))
+                for i, c in enumerate(node.clauses)
+            ]
+            return self.compound(node, Match(data, clauses, node.complete), var)
+        if isinstance(node, Call):  # the arguments before the operator, as TVM 0.19
+            args = [self.visit(a) for a in node.args]
+            op = self.visit(node.op)
+            return self.compound(node, Call(op, args, node.attrs, node.type_args), var)
+        return self.compound(node, rebuild(node, [self.visit(c) for c in children(node)]), var)
 
 
 def to_normal_form(func: Function, bind_all: bool) -> Function:
     """``func`` in A-normal form (``bind_all``) or basic-block normal form."""
-    root = _Scope(None)
-    placement = _Placement(func.body, root)
-    fill = _Fill(placement, bind_all)
-    body = fill.scoped(func.body, root)
+    fill = _Fill(func, bind_all)
+    body = fill.sub(func, 0).get(fill.visit(func.body))
     return Function(func.params, body, func.ret_type, func.type_params, func.attrs)
+
+
+def _each(name: str, rewrite: Callable[[Function], Function]) -> tvm.transform.Pass:
+    """A module pass of ``rewrite`` on each Relay function of the module but those of an
+    external compiler (a ``Compiler`` attribute), as TVM 0.19 skipped them; the output is
+    stored as ``mod[gv] = func`` stores it (a function Relax cannot express, such as one
+    holding a function used as a value, is kept on the Relay side)."""
+
+    def run(functions: Functions) -> Functions:
+        return {
+            gvar: rewrite(func)
+            if isinstance(func, Function) and "Compiler" not in func.attrs
+            else func
+            for gvar, func in functions.items()
+        }
+
+    return module_graph_pass(name, 1, run)
 
 
 class _DropLets(GraphMutator):
@@ -205,18 +324,18 @@ class _DropLets(GraphMutator):
 def ToANormalForm() -> tvm.transform.Pass:
     """``relay.transform.ToANormalForm()`` (opt level 1), on the Relay graph: every compound
     node bound by a ``let``, in the scope of its uses."""
-    return graph_pass("ToANormalForm", 1, lambda f: to_normal_form(f, bind_all=True))
+    return _each("ToANormalForm", lambda f: to_normal_form(f, bind_all=True))
 
 
 @legacy_api("relay.transform.more_passes")
 def ToBasicBlockNormalForm() -> tvm.transform.Pass:
     """``relay.transform.ToBasicBlockNormalForm()`` (opt level 1), on the Relay graph: the nodes
     used from several scopes are bound by a ``let`` in their common scope."""
-    return graph_pass("ToBasicBlockNormalForm", 1, lambda f: to_normal_form(f, bind_all=False))
+    return _each("ToBasicBlockNormalForm", lambda f: to_normal_form(f, bind_all=False))
 
 
 @legacy_api("relay.transform.more_passes")
 def ToGraphNormalForm() -> tvm.transform.Pass:
     """``relay.transform.ToGraphNormalForm()`` (opt level 1), on the Relay graph: every ``let``
     dropped, its variable replaced by its value."""
-    return graph_pass("ToGraphNormalForm", 1, lambda f: _DropLets().visit(f))
+    return _each("ToGraphNormalForm", lambda f: _DropLets().visit(f))

@@ -52,13 +52,13 @@ from .helpers import FoldConstantExpr, mangle_module_name
 from .identities import (
     CapturePostDfsIndexInSpans,
     LazyGradientInit,
-    ManifestLifetimes,
     PlanDevices,
 )
 from .infra_classes import FunctionPass, LayoutConfig, ToANormalFormExpr
 from .inline import Inline
 from .lambda_lift import LambdaLift
 from .legalize import Legalize
+from .manifest_lifetimes import ManifestLifetimes
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_forms import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
