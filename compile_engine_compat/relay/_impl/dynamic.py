@@ -21,6 +21,7 @@ from compile_engine_compat.relay.ty import RelayTypeError
 
 __all__ = [
     "BROADCASTING",
+    "any_dims",
     "broadcast_call",
     "dynamic_batch_matmul",
     "one_hot",
@@ -213,6 +214,18 @@ def shape_values(bb: relax.BlockBuilder, tensor: Any, what: str) -> list[Any]:
     return names
 
 
+def any_dims(bb: relax.BlockBuilder, value: Any) -> Any:
+    """``value`` with each dimension that is an expression of shape variables (``3 * n``) a
+    fresh ``relay.Any()`` variable, as Relay typed a result its shape function computed."""
+    value = bb.emit(value)
+    ty = value.ty
+    dims = list(ty.shape.values)
+    fresh = [d if isinstance(d, tirx.IntImm | tirx.Var) else AnyDim() for d in dims]
+    if all(f is d for f, d in zip(fresh, dims)):
+        return value
+    return bb.match_cast(value, relax.TensorType(fresh, ty.dtype))
+
+
 Emit = Callable[[relax.BlockBuilder, list[Any], Attrs], Any]
 
 
@@ -251,7 +264,7 @@ def tile(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 
         return te.compute([d * t for d, t in zip(dims, times)], element, name="tile")
 
-    return bb.call_te(compute, data, *reps, primfunc_name_hint="tile")
+    return any_dims(bb, bb.call_te(compute, data, *reps, primfunc_name_hint="tile"))
 
 
 def one_hot(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:

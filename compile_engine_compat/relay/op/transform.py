@@ -54,6 +54,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.direct("relax.squeeze", axis="axis"),
         "relay.attrs.SqueezeAttrs",
         normalize={"axis": lambda v: [v] if isinstance(v, int) else normalize.int_list(v)},
+        dynamic=("axis",),
     ),
     OpRow(
         "expand_dims",
@@ -112,6 +113,7 @@ ROWS: tuple[OpRow, ...] = (
             "strides": normalize.static_ints("strides"),
             "axes": normalize.int_list,
         },
+        dynamic=("begin", "end", "strides"),
     ),
     OpRow("where", ("condition", "x", "y"), (), "relax.where", convert.where),
     OpRow(
