@@ -1,7 +1,7 @@
 """The ``dyn.*`` ops whose result shape the run-time values decide: ``dyn.topk`` (a tensor
 ``k``), ``dyn.nn.pad`` (a tensor ``pad_width``), ``dyn.strided_slice`` (tensor bounds),
-``dyn.squeeze`` (a tensor ``axis``), ``dyn.nn.upsampling`` and ``dyn.nn.upsampling3d`` (tensor
-scales).
+``dyn.squeeze`` and ``dyn.expand_dims`` (a tensor ``axis``), ``dyn.nn.upsampling`` and
+``dyn.nn.upsampling3d`` (tensor scales).
 
 As Relay computed such a shape with a shape function before the kernel ran, each emitter here
 computes it when the function runs (Relax ops on the values, or a NumPy function of
@@ -18,6 +18,7 @@ from tvm import relax, te, tirx, topi
 
 from compile_engine_compat.relay._impl.dynamic import any_dims, shape_values
 from compile_engine_compat.relay._impl.host_ops import (
+    EXPAND_DIMS_SHAPE,
     SQUEEZE_SHAPE,
     STRIDED_SLICE_BOUNDS,
     host_call,
@@ -25,7 +26,15 @@ from compile_engine_compat.relay._impl.host_ops import (
 from compile_engine_compat.relay._impl.registry import UnsupportedRelayError
 from compile_engine_compat.relay.expr import Attrs
 
-__all__ = ["RUN_TIME_SHAPED", "pad", "squeeze", "strided_slice", "topk", "upsampling"]
+__all__ = [
+    "RUN_TIME_SHAPED",
+    "expand_dims",
+    "pad",
+    "squeeze",
+    "strided_slice",
+    "topk",
+    "upsampling",
+]
 
 
 def _dims(value: Any, what: str) -> list[Any]:
@@ -134,22 +143,32 @@ def strided_slice(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     return bb.call_te(compute, data, bounds, *out, primfunc_name_hint="dyn_strided_slice")
 
 
+def _reshaped(bb: relax.BlockBuilder, data: Any, name: str, args: list[Any], rank: int) -> Any:
+    """``data`` reshaped to the shape :mod:`.host_ops`'s function ``name`` gives (of ``rank``
+    dimensions) from its shape and ``args``, read as shape variables."""
+    result = relax.TensorType([rank], "int64")
+    shape = host_call(bb, name, [relax.op.shape_of(data), *args], result)
+    return relax.op.reshape(data, relax.ShapeExpr(shape_values(bb, shape, "axis")))
+
+
 def squeeze(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     """``dyn.squeeze(data, axis)``: the shape without those axes (checked to be 1s on the host,
     :func:`.host_ops._squeezed_shape`), then a reshape to it."""
     data, axis = args
-    _dims(data, "squeeze")
     count = _dims(axis, "squeeze")
     if len(count) > 1 or not all(isinstance(c, tirx.IntImm) for c in count):
         raise UnsupportedRelayError("dyn.squeeze: axis must be a 1-d tensor of known length")
     rank = len(_dims(data, "squeeze")) - (int(count[0]) if count else 1)
-    shape = host_call(
-        bb,
-        SQUEEZE_SHAPE,
-        [relax.op.shape_of(data), axis],
-        relax.TensorType([rank], "int64"),
-    )
-    return relax.op.reshape(data, relax.ShapeExpr(shape_values(bb, shape, "axis")))
+    return _reshaped(bb, data, SQUEEZE_SHAPE, [axis], rank)
+
+
+def expand_dims(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
+    """``dyn.expand_dims(data, axis)``: ``num_newaxis`` 1s inserted at the axis read when the
+    function runs (:func:`.host_ops._expanded_shape`), as a reshape."""
+    data, axis = args
+    count = int(attrs.num_newaxis)
+    newaxis = relax.prim_value(tirx.IntImm("int64", count))
+    return _reshaped(bb, data, EXPAND_DIMS_SHAPE, [axis, newaxis], len(_dims(data, "")) + count)
 
 
 def upsampling(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
@@ -184,6 +203,7 @@ RUN_TIME_SHAPED = {
     "nn.pad": pad,
     "strided_slice": strided_slice,
     "squeeze": squeeze,
+    "expand_dims": expand_dims,
     "nn.upsampling": upsampling,
     "nn.upsampling3d": upsampling,
 }

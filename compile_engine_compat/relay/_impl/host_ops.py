@@ -21,6 +21,7 @@ from tvm import relax
 from compile_engine_compat.relay.expr import Attrs
 
 __all__ = [
+    "EXPAND_DIMS_SHAPE",
     "RESHAPE_SHAPE",
     "SPARSE_FILL_EMPTY_ROWS",
     "SQUEEZE_SHAPE",
@@ -36,6 +37,8 @@ SPARSE_FILL_EMPTY_ROWS = "compile_engine_compat.sparse_fill_empty_rows"
 RESHAPE_SHAPE = "compile_engine_compat.dyn_reshape_shape"
 #: The global name of ``dyn.squeeze``'s shape function.
 SQUEEZE_SHAPE = "compile_engine_compat.dyn_squeeze_shape"
+#: The global name of ``dyn.expand_dims``'s shape function.
+EXPAND_DIMS_SHAPE = "compile_engine_compat.dyn_expand_dims_shape"
 #: The global name of ``dyn.strided_slice``'s bounds function.
 STRIDED_SLICE_BOUNDS = "compile_engine_compat.dyn_strided_slice_bounds"
 
@@ -98,6 +101,20 @@ def _squeezed_shape(shape: Any, axis: Any) -> Any:
     return tvm.runtime.tensor(np.array(out, dtype="int64"))
 
 
+def _expanded_shape(shape: Any, axis: Any, num_newaxis: int) -> Any:
+    """``dyn.expand_dims``'s result shape: ``num_newaxis`` 1s inserted at ``axis`` (read when
+    the function runs; negative counts from the end of the result's first ``ndim + 1``)."""
+    in_shape = [int(d) for d in shape]
+    values = axis.numpy().reshape(-1)
+    position = int(values[0]) if values.size == 1 else None
+    ndim = len(in_shape)
+    if position is None or not -ndim - 1 <= position <= ndim:
+        raise ValueError(f"expand_dims: axis {values.tolist()} is outside [-{ndim + 1}, {ndim}]")
+    position %= ndim + 1
+    out = in_shape[:position] + [1] * int(num_newaxis) + in_shape[position:]
+    return tvm.runtime.tensor(np.array(out, dtype="int64"))
+
+
 def _slice_bounds(shape: Any, begin: Any, end: Any, strides: Any, size_mode: int) -> Any:
     """``dyn.strided_slice``'s bounds, read when the function runs: per axis its first index,
     its step and its length (``[3, ndim]``, ``int64``), Python's slicing rules as Relay's
@@ -133,6 +150,7 @@ def _registered(name: str) -> str:
         SPARSE_FILL_EMPTY_ROWS: _fill_empty_rows,
         RESHAPE_SHAPE: _resolved_shape,
         SQUEEZE_SHAPE: _squeezed_shape,
+        EXPAND_DIMS_SHAPE: _expanded_shape,
         STRIDED_SLICE_BOUNDS: _slice_bounds,
     }
     tvm.register_global_func(name, functions[name], override=True)

@@ -63,6 +63,7 @@ ROWS: tuple[OpRow, ...] = (
         "relax.expand_dims",
         convert.expand_dims,
         "relay.attrs.ExpandDimsAttrs",
+        dynamic=("axis",),
     ),
     OpRow(
         "stack",

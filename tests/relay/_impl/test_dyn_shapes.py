@@ -1,6 +1,7 @@
 """The dyn.* ops whose result shape the run-time values decide (relay/_impl/dyn_shapes.py):
-topk with a tensor k, pad with a tensor pad_width, strided_slice with tensor bounds, squeeze with
-a tensor axis, upsampling with tensor scales; one build, each result against NumPy."""
+topk with a tensor k, pad with a tensor pad_width, strided_slice with tensor bounds, squeeze and
+expand_dims with a tensor axis, upsampling with tensor scales; one build, each result against
+NumPy."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def results():
     begin, end, strides = (relay.var(n, shape=(3,), dtype="int32") for n in "bes")
     axis = relay.var("axis", shape=(1,), dtype="int64")
     scale_h = relay.var("scale_h", shape=(), dtype="float32")
+    where = relay.var("where", shape=(), dtype="int64")
     flat = relay.reshape(x, (12, 3))
     outs = [
         relay.topk(flat, k, axis=0, ret_type="both", is_ascend=False, dtype="int64").astuple(),
@@ -34,8 +36,9 @@ def results():
         relay.strided_slice(x, begin, end, slice_mode="size"),
         relay.squeeze(relay.expand_dims(x, 1), axis),
         relay.nn.upsampling(image, scale_h, 2.0),
+        relay.expand_dims(x, where, num_newaxis=2),
     ]
-    params = [x, image, k, widths, fill, begin, end, strides, axis, scale_h]
+    params = [x, image, k, widths, fill, begin, end, strides, axis, scale_h, where]
     func = relay.Function(params, relay.Tuple(outs))
     mod = tvm.IRModule.from_expr(func)
     run = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
@@ -48,6 +51,7 @@ def results():
         np.array([-1, -2, 1], "int32"),
         np.array([1], "int64"),
         np.array(3.0, "float32"),
+        np.array(-1, "int64"),
     ]
     return run(DATA, IMAGE, *values)
 
@@ -71,8 +75,9 @@ def test_strided_slice_follows_pythons_slicing(results):
     np.testing.assert_array_equal(results[4].numpy(), DATA[2:2, 3:, 0:3])
 
 
-def test_squeeze_and_upsampling_shapes_come_from_the_values(results):
+def test_squeeze_expand_dims_and_upsampling_shapes_come_from_the_values(results):
     np.testing.assert_array_equal(results[5].numpy(), DATA)
+    np.testing.assert_array_equal(results[7].numpy(), DATA.reshape(3, 4, 3, 1, 1))
     np.testing.assert_array_equal(results[6].numpy(), IMAGE.repeat(3, 2).repeat(2, 3))
 
 
