@@ -238,7 +238,7 @@ ROWS: tuple[OpRow, ...] = (
             "off_value": normalize.scalar_value,
             "dtype": normalize.dtype,
         },
-        dynamic=("depth",),
+        dynamic=("on_value", "off_value", "depth"),
     ),
     OpRow(
         "arange",
