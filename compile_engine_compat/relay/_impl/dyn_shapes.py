@@ -113,6 +113,10 @@ def strided_slice(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
     (:func:`.host_ops._slice_bounds`: each axis's start, step and length), the sliced axes'
     lengths read as shape variables, then a gather of ``start + i * step`` on each axis."""
     data, begin, end, strides = args
+    _dims(data, "strided_slice")
+    # A length computed from others (2 * n) as a variable: the kernel then takes the tensor
+    # as it comes (Relax's all_class_non_max_suppression returns fewer rows than it types).
+    data = any_dims(bb, data)
     shape = _dims(data, "strided_slice")
     if attrs.axes is not None:
         raise UnsupportedRelayError(
