@@ -59,7 +59,7 @@ def test_every_pass_is_a_tvm_pass_with_relays_name():
     passes = [*_all_passes(), T.ToMixedPrecision()]
     # on the Relay graph (GRAPH_REWRITE_KINDS and their own modules)
     rewrites = {"EliminateCommonSubexpr", "FoldConstant", "SimplifyInference", "FoldScaleAxis"}
-    rewrites.add("FuseOps")
+    rewrites |= {"FuseOps", "DynamicToStatic"}
     assert {p.info.name for p in passes} == {*PASS_KINDS, *rewrites}
     for p in passes:
         assert isinstance(p, tvm.transform.Pass)

@@ -109,18 +109,12 @@ REASONS: dict[str, str] = {
     "sparse_dense kernels (topi.nn.sparse), gone from 0.27; refused when called",
     "test_op_floordiv.py": "the test's expected TIR is TVMScript of TVM 0.19 (T.block on tvm.tir), "
     "which 0.27's parser (tvm.tirx.script) no longer reads",
-    "dyn/test_dynamic_op_level2.py": "upsampling/upsampling3d with tensor scales and pad with "
-    "a tensor pad_width (dyn.nn.*) are refused at the builder, naming dyn.*: not served yet "
-    "(their result shapes are computed from run-time floats; left undone)",
     "test_op_grad_level3.py": "relax.transform.Gradient (TVM 0.27) has no gradient of "
     "clip, stack, squeeze, gather_nd, nor of arange/zeros with tensor arguments: "
     "relay.transform.gradient refuses naming the op (registering those gradients is left undone)",
     "test_op_grad_level4.py": "relax.transform.Gradient (TVM 0.27) has no gradient of max, "
     "the comparisons or strided_slice: relay.transform.gradient refuses naming the op; "
     "where's gradient of a broadcast operand is not reduced to its shape (a bug, left open)",
-    "dyn/test_dynamic_op_level6.py": "topk with a tensor k: Relax's topk takes a Python int k",
-    "dyn/test_dynamic_op_level4.py": "strided_slice with tensor begin/end/strides: Relax's "
-    "strided_slice takes static axes and bounds",
     "test_link_params.py": "asserts CRT's system-lib entry point and the C codegen's "
     ".rodata.tvm constant arrays, which TVM 0.27 has neither of (the shim binds params as "
     "constants)",
@@ -131,8 +125,6 @@ REASONS: dict[str, str] = {
     "functions are applied, relay.build picks its own layouts",
     "test_pass_convert_op_layout.py": "ConvertLayout runs Relax's pass: its layout_transform "
     "placement differs from 0.19's, and per-op FTVMConvertOpLayout rules are refused",
-    "test_pass_dynamic_to_static.py": "DynamicToStatic is an identity: the dyn.* twins run "
-    "their shapes at run time, and folding them to static ops is left undone",
     "test_pass_to_cps.py": "ToCPS/un_cps are not served (refused at the call)",
     "test_pass_defunctionalization.py": "Defunctionalization is not served (refused at the call)",
     "test_ir_module.py": "asserts constructor tags of TVM 0.19's numbering",

@@ -21,6 +21,7 @@ from compile_engine_compat.relay.ty import RelayTypeError
 
 __all__ = [
     "BROADCASTING",
+    "any_dims",
     "broadcast_call",
     "dynamic_batch_matmul",
     "one_hot",
@@ -213,6 +214,18 @@ def shape_values(bb: relax.BlockBuilder, tensor: Any, what: str) -> list[Any]:
     return names
 
 
+def any_dims(bb: relax.BlockBuilder, value: Any) -> Any:
+    """``value`` with each dimension that is an expression of shape variables (``3 * n``) a
+    fresh ``relay.Any()`` variable, as Relay typed a result its shape function computed."""
+    value = bb.emit(value)
+    ty = value.ty
+    dims = list(ty.shape.values)
+    fresh = [d if isinstance(d, tirx.IntImm | tirx.Var) else AnyDim() for d in dims]
+    if all(f is d for f, d in zip(fresh, dims)):
+        return value
+    return bb.match_cast(value, relax.TensorType(fresh, ty.dtype))
+
+
 Emit = Callable[[relax.BlockBuilder, list[Any], Attrs], Any]
 
 
@@ -251,28 +264,31 @@ def tile(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
 
         return te.compute([d * t for d, t in zip(dims, times)], element, name="tile")
 
-    return bb.call_te(compute, data, *reps, primfunc_name_hint="tile")
+    return any_dims(bb, bb.call_te(compute, data, *reps, primfunc_name_hint="tile"))
 
 
 def one_hot(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``one_hot`` of a depth known as a shape variable (``dyn.one_hot``; Relax's takes an int):
-    ``on_value`` where the index equals the position along the new ``axis``, else
-    ``off_value``."""
-    indices = args[0]
-    (depth,) = attrs.depth
+    """``dyn.one_hot(indices, on_value, off_value, depth)`` (Relax's takes an int depth and
+    number values): ``on_value`` where the index equals the position along the new ``axis``,
+    else ``off_value``, the depth read when the function runs."""
+    indices, on_value, off_value, depth_tensor = args
+    (depth,) = shape_values(bb, depth_tensor, "depth")
     dtype = str(attrs.dtype)
-    on, off = tirx.const(attrs.on_value, dtype), tirx.const(attrs.off_value, dtype)
+    on, off = (
+        bb.emit(relax.op.reshape(bb.emit(relax.op.astype(v, dtype)), []))
+        for v in (on_value, off_value)
+    )
 
-    def compute(ind: te.Tensor, size: Any) -> te.Tensor:
+    def compute(ind: te.Tensor, on: te.Tensor, off: te.Tensor, size: Any) -> te.Tensor:
         ndim = len(ind.shape) + 1
         axis = int(attrs.axis) % ndim
 
         def element(*index: Any) -> Any:
             rest = index[:axis] + index[axis + 1 :]
             hit = ind[rest].astype("int64") == index[axis].astype("int64")
-            return tirx.Select(hit, on, off)
+            return tirx.Select(hit, on[()], off[()])
 
         shape = [*ind.shape[:axis], size, *ind.shape[axis:]]
         return te.compute(shape, element, name="one_hot")
 
-    return bb.call_te(compute, indices, depth, primfunc_name_hint="one_hot")
+    return bb.call_te(compute, indices, on, off, depth, primfunc_name_hint="one_hot")

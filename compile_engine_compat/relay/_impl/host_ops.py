@@ -20,12 +20,27 @@ from tvm import relax
 
 from compile_engine_compat.relay.expr import Attrs
 
-__all__ = ["RESHAPE_SHAPE", "SPARSE_FILL_EMPTY_ROWS", "reshape_shape", "sparse_fill_empty_rows"]
+__all__ = [
+    "EXPAND_DIMS_SHAPE",
+    "RESHAPE_SHAPE",
+    "SPARSE_FILL_EMPTY_ROWS",
+    "SQUEEZE_SHAPE",
+    "STRIDED_SLICE_BOUNDS",
+    "host_call",
+    "reshape_shape",
+    "sparse_fill_empty_rows",
+]
 
 #: The global name of ``sparse_fill_empty_rows``'s packed function.
 SPARSE_FILL_EMPTY_ROWS = "compile_engine_compat.sparse_fill_empty_rows"
 #: The global name of ``dyn.reshape``'s shape function.
 RESHAPE_SHAPE = "compile_engine_compat.dyn_reshape_shape"
+#: The global name of ``dyn.squeeze``'s shape function.
+SQUEEZE_SHAPE = "compile_engine_compat.dyn_squeeze_shape"
+#: The global name of ``dyn.expand_dims``'s shape function.
+EXPAND_DIMS_SHAPE = "compile_engine_compat.dyn_expand_dims_shape"
+#: The global name of ``dyn.strided_slice``'s bounds function.
+STRIDED_SLICE_BOUNDS = "compile_engine_compat.dyn_strided_slice_bounds"
 
 
 def _fill_empty_rows(indices: Any, values: Any, dense_shape: Any, default: Any) -> list[Any]:
@@ -71,10 +86,73 @@ def _resolved_shape(shape: Any, newshape: Any, allowzero: int) -> Any:
     return tvm.runtime.tensor(np.array(out, dtype="int64"))
 
 
+def _squeezed_shape(shape: Any, axis: Any) -> Any:
+    """``dyn.squeeze``'s result shape: ``shape`` without the axes ``axis`` names (each of
+    length 1), read when the function runs."""
+    in_shape = [int(d) for d in shape]
+    ndim = len(in_shape)
+    axes = [int(a) for a in axis.numpy().reshape(-1)]
+    if any(not -ndim <= a < ndim for a in axes):
+        raise ValueError(f"squeeze: an axis of {axes} is outside a tensor of rank {ndim}")
+    dropped = {a % ndim for a in axes}
+    if len(dropped) != len(axes) or any(in_shape[a] != 1 for a in dropped):
+        raise ValueError(f"squeeze: the axes {axes} of shape {in_shape} are not distinct 1s")
+    out = [d for i, d in enumerate(in_shape) if i not in dropped]
+    return tvm.runtime.tensor(np.array(out, dtype="int64"))
+
+
+def _expanded_shape(shape: Any, axis: Any, num_newaxis: int) -> Any:
+    """``dyn.expand_dims``'s result shape: ``num_newaxis`` 1s inserted at ``axis`` (read when
+    the function runs; negative counts from the end of the result's first ``ndim + 1``)."""
+    in_shape = [int(d) for d in shape]
+    values = axis.numpy().reshape(-1)
+    position = int(values[0]) if values.size == 1 else None
+    ndim = len(in_shape)
+    if position is None or not -ndim - 1 <= position <= ndim:
+        raise ValueError(f"expand_dims: axis {values.tolist()} is outside [-{ndim + 1}, {ndim}]")
+    position %= ndim + 1
+    out = in_shape[:position] + [1] * int(num_newaxis) + in_shape[position:]
+    return tvm.runtime.tensor(np.array(out, dtype="int64"))
+
+
+def _slice_bounds(shape: Any, begin: Any, end: Any, strides: Any, size_mode: int) -> Any:
+    """``dyn.strided_slice``'s bounds, read when the function runs: per axis its first index,
+    its step and its length (``[3, ndim]``, ``int64``), Python's slicing rules as Relay's
+    (negative indices count from the end, bounds are clamped); the axes past ``begin`` whole.
+    With ``size_mode``, ``end`` holds sizes (-1: to the end) and the step is 1."""
+    in_shape = [int(d) for d in shape]
+    starts = [int(b) for b in begin.numpy().reshape(-1)]
+    ends = [int(e) for e in end.numpy().reshape(-1)]
+    steps = [int(s) for s in strides.numpy().reshape(-1)] or [1]
+    if len(steps) == 1:
+        steps = steps * len(starts)
+    if len(starts) > len(in_shape) or len(ends) != len(starts) or len(steps) != len(starts):
+        raise ValueError(
+            f"strided_slice: begin {starts}, end {ends} and strides {steps} must have one "
+            f"value per sliced axis of a tensor of shape {in_shape}"
+        )
+    bounds = np.array([[0] * len(in_shape), [1] * len(in_shape), in_shape], dtype="int64")
+    for axis, (b, e, s) in enumerate(zip(starts, ends, steps)):
+        if size_mode:
+            b = b + in_shape[axis] if b < 0 else b
+            e, s = (in_shape[axis] if e < 0 else b + e), 1
+        if s == 0:
+            raise ValueError("strided_slice: a stride is 0")
+        picked = range(in_shape[axis])[slice(b, e, s)]
+        bounds[:, axis] = (picked.start, picked.step, len(picked))
+    return tvm.runtime.tensor(bounds)
+
+
 @functools.cache
 def _registered(name: str) -> str:
     """Register the packed function ``name`` once, on first use; return its name."""
-    functions = {SPARSE_FILL_EMPTY_ROWS: _fill_empty_rows, RESHAPE_SHAPE: _resolved_shape}
+    functions = {
+        SPARSE_FILL_EMPTY_ROWS: _fill_empty_rows,
+        RESHAPE_SHAPE: _resolved_shape,
+        SQUEEZE_SHAPE: _squeezed_shape,
+        EXPAND_DIMS_SHAPE: _expanded_shape,
+        STRIDED_SLICE_BOUNDS: _slice_bounds,
+    }
     tvm.register_global_func(name, functions[name], override=True)
     return name
 
@@ -114,3 +192,9 @@ def reshape_shape(bb: relax.BlockBuilder, data: Any, newshape: Any, allowzero: b
             ty_args=relax.TensorType([int(dims[0])], "int64"),
         )
     )
+
+
+def host_call(bb: relax.BlockBuilder, name: str, args: list[Any], result: Any) -> Any:
+    """The emitted call of this module's packed function ``name`` (registered on first use)
+    on ``args``, of Relax type ``result``."""
+    return bb.emit(relax.call_pure_packed(_registered(name), *args, ty_args=result))

@@ -18,7 +18,6 @@ Relay pass                   opt level  served by
 ``ToMixedPrecision``         0          the Relay graph (``relay/transform/to_mixed_precision``)
 ``DeadCodeElimination``      1          the Relay graph (``dead_code``)
 ``CanonicalizeOps``          3          identity: ``bias_add`` is emitted as reshape + add
-``DynamicToStatic``          2          identity: the front end emits static shapes only
 ``RemoveUnusedFunctions``    1          the Relay graph (``remove_unused_functions``)
 ``AnnotateSpans``            0          identity: no Relay text for spans to point into
 ===========================  =========  ====================================================
@@ -41,7 +40,6 @@ __all__ = [
     "AnnotateSpans",
     "CanonicalizeOps",
     "ConvertLayout",
-    "DynamicToStatic",
     "InferType",
     "InferTypeLocal",
 ]
@@ -60,7 +58,6 @@ PASS_KINDS: dict[str, str] = {
     "with no Relay graph through relax.transform.DeadCodeElimination",
     "CanonicalizeOps": "identity: the only op Relay canonicalized, nn.bias_add, is already "
     "emitted as a reshape and a broadcasting add",
-    "DynamicToStatic": "identity: the front end only emits static shapes (no dyn.* ops)",
     "RemoveUnusedFunctions": "real: the functions no entry function reaches (calls, global "
     "functions used as values) are removed, as Relay did (relay/transform/"
     "remove_unused_functions.py)",
@@ -183,15 +180,6 @@ def CanonicalizeOps() -> Any:
     reshape and a broadcasting add already.
     """
     return relay_pass("CanonicalizeOps", 3, _identity)
-
-
-@legacy_api("relay.transform")
-def DynamicToStatic() -> Any:
-    """``relay.transform.DynamicToStatic()``: an identity (opt level 2).
-
-    The front end emits static shapes only (Relay's ``dyn.*`` ops are not mapped).
-    """
-    return relay_pass("DynamicToStatic", 2, _identity)
 
 
 # -- upstream Relay test files (test_type_infer, test_any): AnnotateSpans, InferTypeLocal -------

@@ -45,6 +45,7 @@ __all__ = [
     "refused_message",
     "register_dialect",
     "relay_op",
+    "static_row",
 ]
 
 
@@ -363,22 +364,23 @@ def refused_message(op_name: str, replacement: str) -> str:
     return f"Relay op {op_name!r} has no Relax equivalent: {replacement}"
 
 
-#: ``twin_emit(op name, emit, attr)``: the emitter of a ``dyn.`` twin (``.dynamic``'s), set by
+#: ``twin_emit(op name, emit, attrs)``: the emitter of a ``dyn.`` twin (``.dynamic``'s), set by
 #: :func:`connect_dynamic` when ``relay.op`` is assembled.
-_twin_emit: Callable[[str, Emit, str], Emit] | None = None
+_twin_emit: Callable[[str, Emit, tuple[str, ...]], Emit] | None = None
 
 
-def connect_dynamic(twin_emit: Callable[[str, Emit, str], Emit]) -> None:
+def connect_dynamic(twin_emit: Callable[[str, Emit, tuple[str, ...]], Emit]) -> None:
     """Set how a ``dyn.`` twin emits (``relay.op.op`` connects :mod:`.dynamic`'s, which
     imports what imports this module)."""
     global _twin_emit
     _twin_emit = twin_emit
 
 
-def dynamic_row(row: OpRow, attr: str) -> OpRow:
-    """The ``dyn.`` twin of ``row`` whose attribute ``attr`` is a tensor input (Relay's
-    ``dyn.broadcast_to(data, shape)`` beside ``broadcast_to(data, shape=...)``), made once and
-    known to ``relay.op.get``."""
+def dynamic_row(row: OpRow) -> OpRow:
+    """The ``dyn.`` twin of ``row``, whose :attr:`OpRow.dynamic` attributes are tensor inputs
+    after its own (Relay's ``dyn.broadcast_to(data, shape)`` beside ``broadcast_to(data,
+    shape=...)``, ``dyn.strided_slice(data, begin, end, strides)``), made once and known to
+    ``relay.op.get``."""
     name = f"dyn.{row.name}"
     found = _dialect_rows.get(name)
     if found is not None:
@@ -387,31 +389,48 @@ def dynamic_row(row: OpRow, attr: str) -> OpRow:
         raise UnsupportedRelayError(f"relay.{name}: the dyn.* emitters are not connected")
     twin = OpRow(
         name,
-        (*row.inputs, attr),
-        tuple((n, d) for n, d in row.attrs if n != attr),
+        (*row.inputs, *row.dynamic),
+        tuple((n, d) for n, d in row.attrs if n not in row.dynamic),
         row.relax_op,
-        _twin_emit(row.name, row.emit, attr),
+        _twin_emit(row.name, row.emit, row.dynamic),
         row.attrs_type,
-        normalize={k: v for k, v in row.normalize.items() if k != attr},
-        refusals=tuple(r for r in row.refusals if r.attr != attr),
+        normalize={k: v for k, v in row.normalize.items() if k not in row.dynamic},
+        refusals=tuple(r for r in row.refusals if r.attr not in row.dynamic),
         outputs=row.outputs,
     )
     return _dialect_rows.setdefault(name, twin)
 
 
+def static_row(twin: OpRow) -> OpRow | None:
+    """The row whose ``dyn.`` twin ``twin`` is (``dyn.tile`` -> ``tile``), or None."""
+    if not twin.name.startswith("dyn."):
+        return None
+    op = _ops.get(twin.name[len("dyn.") :])
+    return op.row if op is not None and op.row.dynamic else None
+
+
+def _tensor_value(value: Any) -> Any:
+    """A :attr:`OpRow.dynamic` attribute's value as it is (a tensor expression), or None."""
+    if hasattr(value, "astuple") and not isinstance(value, Expr):
+        value = value.astuple()
+    return value if isinstance(value, Expr) else None
+
+
 def _dynamic_call(row: OpRow, inputs: list[Expr], values: Mapping[str, Any]) -> Call | None:
     """The call of ``row``'s ``dyn.`` twin when one of its :attr:`OpRow.dynamic` attributes is
-    given as a (non-constant) tensor expression, else None."""
-    from compile_engine_compat.relay.expr import Constant
+    given as a (non-constant) tensor expression, else None; the others become constants, as
+    Relay's builders made them (an unset ``strides`` is ``[1]``)."""
+    from compile_engine_compat.relay.expr import Constant, const
 
-    for attr in row.dynamic:
-        value = values[attr]
-        if hasattr(value, "astuple") and not isinstance(value, Expr):
-            value = value.astuple()
-        if isinstance(value, Expr) and not isinstance(value, Constant):
-            twin = dynamic_row(row, attr)
-            return Call(relay_op(twin), [*inputs, value], twin.make_attrs(values))
-    return None
+    given = [_tensor_value(values[attr]) for attr in row.dynamic]
+    if not any(v is not None and not isinstance(v, Constant) for v in given):
+        return None
+    twin = dynamic_row(row)
+    tensors = [
+        v if v is not None else const([1] if values[a] is None else values[a])
+        for a, v in zip(row.dynamic, given)
+    ]
+    return Call(relay_op(twin), [*inputs, *tensors], twin.make_attrs(values))
 
 
 def _builder(row: OpRow) -> Callable[..., Any]:

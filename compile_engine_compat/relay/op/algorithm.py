@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compile_engine_compat.relay._impl import convert
+from compile_engine_compat.relay._impl import convert, normalize
 from compile_engine_compat.relay._impl.registry import OpRow, Refusal, builders, missing_op
 
 ROWS: tuple[OpRow, ...] = (
@@ -48,7 +48,9 @@ ROWS: tuple[OpRow, ...] = (
         ),
         "relay.attrs.TopKAttrs",
         outputs=lambda a: 2 if a.ret_type == "both" else 0,
+        normalize={"k": normalize.scalar_value},
         refusals=(Refusal("k", lambda v: isinstance(v, int), "k must be a Python int in Relax"),),
+        dynamic=("k",),
     ),
 )
 

@@ -576,6 +576,7 @@ ROWS: tuple[OpRow, ...] = (
             "pad_width": normalize.static_value("pad_width"),
             "pad_value": normalize.scalar_value,
         },
+        dynamic=("pad_width", "pad_value"),
         refusals=(
             Refusal(
                 "pad_mode",
@@ -598,6 +599,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.upsampling,
         "relay.attrs.UpSamplingAttrs",
         normalize={"scale_h": normalize.scalar_value, "scale_w": normalize.scalar_value},
+        dynamic=("scale_h", "scale_w"),
         refusals=(
             Refusal(
                 "method",
@@ -705,6 +707,7 @@ ROWS: tuple[OpRow, ...] = (
         ),
         "relay.attrs.UpSampling3DAttrs",
         normalize={f"scale_{x}": normalize.scalar_value for x in "dhw"},
+        dynamic=("scale_d", "scale_h", "scale_w"),
     ),
     OpRow(
         "nn.correlation",
@@ -950,11 +953,15 @@ _pad = BUILDERS["pad"]
 def pad(data: Any, pad_width: Any, pad_value: Any = 0, pad_mode: str = "constant") -> Any:
     """Relay's ``nn.pad``; a tensor-valued ``pad_value`` (a 0-d variable) pads as Relay's did.
 
-    Relax pads with a number only: a tensor value is the zero-padded data where a padded
-    mask of ones is set, ``pad_value`` elsewhere (``where``, Relay ops of the same table).
+    Relax pads with a number only: with a static ``pad_width``, a tensor value is the
+    zero-padded data where a padded mask of ones is set, ``pad_value`` elsewhere (``where``,
+    Relay ops of the same table); a tensor ``pad_width`` makes ``dyn.nn.pad``, which takes the
+    value as its third input.
     """
-    if pad_mode != "constant" or not isinstance(pad_value, Expr) or isinstance(pad_value, Constant):
-        return _pad(data, pad_width, pad_value, pad_mode)
+    static_width = not isinstance(pad_width, Expr) or isinstance(pad_width, Constant)
+    tensor_value = isinstance(pad_value, Expr) and not isinstance(pad_value, Constant)
+    if pad_mode != "constant" or not tensor_value or not static_width:
+        return _pad(data, pad_width, pad_value, pad_mode)  # a tensor pad_width: dyn.nn.pad
     inside = transform.BUILDERS["cast"](_pad(tensor.BUILDERS["ones_like"](data), pad_width), "bool")
     return transform.BUILDERS["where"](inside, _pad(data, pad_width), pad_value)
 

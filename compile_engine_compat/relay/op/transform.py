@@ -49,6 +49,7 @@ ROWS: tuple[OpRow, ...] = (
         convert.direct("relax.squeeze", axis="axis"),
         "relay.attrs.SqueezeAttrs",
         normalize={"axis": lambda v: [v] if isinstance(v, int) else normalize.int_list(v)},
+        dynamic=("axis",),
     ),
     OpRow(
         "expand_dims",
@@ -57,6 +58,7 @@ ROWS: tuple[OpRow, ...] = (
         "relax.expand_dims",
         convert.expand_dims,
         "relay.attrs.ExpandDimsAttrs",
+        dynamic=("axis",),
     ),
     OpRow(
         "stack",
@@ -107,6 +109,7 @@ ROWS: tuple[OpRow, ...] = (
             "strides": normalize.static_ints("strides"),
             "axes": normalize.int_list,
         },
+        dynamic=("begin", "end", "strides"),
     ),
     OpRow("where", ("condition", "x", "y"), (), "relax.where", convert.where),
     OpRow(
@@ -230,7 +233,7 @@ ROWS: tuple[OpRow, ...] = (
             "off_value": normalize.scalar_value,
             "dtype": normalize.dtype,
         },
-        dynamic=("depth",),
+        dynamic=("on_value", "off_value", "depth"),
     ),
     OpRow(
         "arange",

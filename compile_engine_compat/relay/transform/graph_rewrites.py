@@ -47,6 +47,9 @@ GRAPH_REWRITE_KINDS: dict[str, str] = {
     "constants evaluated by the package's build, shape_of/ndarray_size of static shapes, lets "
     "of constants inlined, ifs on constants; dropout, device_copy and QNN ops (unless fold_qnn) "
     "kept",
+    "DynamicToStatic": "real: on the Relay graph (dynamic_to_static.py), constants folded, then "
+    "each dyn.* call whose shape-like inputs are constants becomes its static op, as TVM 0.19 "
+    "did",
     "CanonicalizeCast": "real: on the Relay graph (canonicalize_cast.py), an up-cast shared by "
     "several elementwise or broadcast ops is copied for each, as TVM 0.19 did",
     "FoldExplicitPadding": "real: on the Relay graph (fold_explicit_padding.py), an nn.pad of "

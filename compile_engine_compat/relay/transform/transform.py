@@ -20,7 +20,6 @@ from compile_engine_compat.relay._impl.passes import (
     AnnotateSpans,
     CanonicalizeOps,
     ConvertLayout,
-    DynamicToStatic,
     InferType,
     InferTypeLocal,
 )
@@ -37,6 +36,7 @@ from .combine_parallel import (
 )
 from .dead_code import DeadCodeElimination
 from .div_to_mul import DivToMul
+from .dynamic_to_static import DynamicToStatic
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .eta_expand import EtaExpand
 from .fake_quantization_to_integer import FakeQuantizationToInteger
