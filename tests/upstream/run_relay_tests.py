@@ -88,8 +88,14 @@ OTHER_ISSUES: tuple[tuple[str, str], ...] = (
 #: Files that stay under 50% (or do not collect) on TVM 0.27 -> why, in the project's words;
 #: the table shows the reason before the most frequent error.
 REASONS: dict[str, str] = {
-    "test_custom_datatypes.py": "TVM 0.27 has no custom data types (tvm.target.datatype and "
-    "the custom[...] dtypes are gone): the file registers one at class definition",
+    "test_custom_datatypes.py": "TVM 0.27 has no custom data types (the custom[...] dtypes, "
+    "their lowering hooks and LowerCustomDatatypes are gone): registering one is accepted, "
+    "its use is refused naming why",
+    "test_roofline.py": "TVM 0.27 has no profiler (tvm.runtime.profiling, the profiling VM) "
+    "for roofline_analysis to read, and its RPCSession.device no longer takes a target string; "
+    "tvm.utils.roofline is refused at the call (the peak microbenchmarks are left undone)",
+    "test_cmp_op.py": "a script of module-level asserts with no test function: it collects "
+    "0 tests, and its asserts pass at import",
     "backend/test_pass_lower_te.py": "tests Relay's C++ lowering (relay.tec.LowerTE, "
     "call_lowered): refused at the call, relay.build lowers through the shim's TE compiler",
     "backend/test_pass_remove_standalone_reshapes.py": "tests a pass over Relay's lowered "
