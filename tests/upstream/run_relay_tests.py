@@ -131,7 +131,12 @@ REASONS: dict[str, str] = {
     ".rodata.tvm constant arrays, which TVM 0.27 has neither of (the shim binds params as "
     "constants)",
     "test_pass_plan_devices.py": "device planning across several devices is refused at the "
-    "call (a build is for one device; Relax's R.to_vdevice/RealizeVDevice replace it)",
+    "call (a build is for one device; Relax's R.to_vdevice/RealizeVDevice replace it); every "
+    "test plans for a CPU and a GPU; the expected modules' parameter attributes "
+    "(%a {virtual_device=...}) are not read by relay.parse (left undone)",
+    "transform/test_capture_postdfsindex_in_spans.py": "asserts Relay's printed text with a "
+    "span comment on every node and 0.19's binding order; CapturePostDfsIndexInSpans and span "
+    "printing are left undone",
     "test_pass_manifest_lifetimes.py": "needs Relay's memory dialect (memory.alloc_storage, "
     "memory.kill, vm.reshape_tensor): the Relax VM plans memory itself",
     "test_used_memory_annotator.py": "annotates Relay's lowered call_lowered form after "
@@ -147,7 +152,6 @@ REASONS: dict[str, str] = {
     "IRModule.from_expr, which the Relax-backed modules cannot store (left undone)",
     "test_pass_to_cps.py": "ToCPS/un_cps are not served (refused at the call)",
     "test_pass_defunctionalization.py": "Defunctionalization is not served (refused at the call)",
-    "test_ir_module.py": "asserts constructor tags of TVM 0.19's numbering",
     "test_op_fast_math.py": "asserts a fused kernel node's name in the graph JSON; relay.build's "
     "JSON describes the Relax VM's module",
     "test_analysis_extract_fused_functions.py": "FuseOps on the Relay graph groups ResNet's "
