@@ -590,13 +590,17 @@ def _own_reader(module_name: str | None) -> bool:
     return module_name.partition(".")[0] in _OWN_READERS
 
 
-def install_module_view(view: Callable[[Any], Any]) -> None:
+def install_module_view(
+    view: Callable[[Any], Any], other_key: Callable[[Any, Any], Any] | None = None
+) -> None:
     """``tvm.IRModule.__getitem__`` returning ``view(function)`` to Relay-era callers.
 
     The caller is the module of the frame reading ``mod[name]`` (:data:`PRIVATE_NAMES`
     ``["caller_frame"]``): the package's own reads and TVM's own Python get TVM's result
     unchanged; any other code gets what ``view`` makes of it (the Relay function behind a
-    front-end Relax function). Undone by :func:`uninstall_module_view`.
+    front-end Relax function). A key that is neither a name nor a ``GlobalVar`` (TVM's own
+    ``__getitem__`` asserts on it) goes to ``other_key(mod, key)`` when given (Relay's
+    ``mod[global_type_var]``). Undone by :func:`uninstall_module_view`.
     """
     import tvm
 
@@ -610,6 +614,8 @@ def install_module_view(view: Callable[[Any], Any]) -> None:
         return
 
     def __getitem__(self: Any, var: Any) -> Any:
+        if other_key is not None and not isinstance(var, (str, tvm.ir.GlobalVar)):
+            return other_key(self, var)
         found = original(self, var)
         if _own_reader(frame(1).f_globals.get("__name__")):
             return found

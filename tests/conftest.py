@@ -59,6 +59,18 @@ def engine() -> CompileEngine:
     return eng
 
 
+@pytest.fixture
+def installed_alias() -> Iterator[None]:
+    """``compile_engine_compat.install()`` for the test (left installed if it already was)."""
+    from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
+
+    was = installed()
+    install()
+    yield
+    if not was:
+        uninstall()
+
+
 @pytest.fixture(autouse=True)
 def _legacy_warnings_are_expected(request: pytest.FixtureRequest) -> Iterator[None]:
     """The shim's own tests call the legacy API on purpose; tests about warnings opt out."""

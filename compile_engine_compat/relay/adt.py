@@ -11,6 +11,7 @@ the other executor kinds refuse a program holding a constructor or a ``match`` b
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any as AnyT
 
@@ -44,7 +45,8 @@ class Constructor(NoRelaxForm):
     """``relay.Constructor(name_hint, inputs, belong_to)``: a constructor of an ADT.
 
     Calling it (``cons(x, xs)``) builds ``relay.Call(cons, [x, xs])``. ``tag`` is its position
-    among the constructors of its ``TypeData`` (set when the ``TypeData`` is made).
+    among the constructors of its ``TypeData`` under its type's prefix
+    (``_constructor_tag_prefix``; set when the ``TypeData`` is made).
     """
 
     relax_refusal = _ADT_REFUSAL
@@ -71,6 +73,17 @@ class Constructor(NoRelaxForm):
         return self.name_hint
 
 
+def _constructor_tag_prefix(type_name: str) -> int:
+    """The high byte of the tags of ``type_name``'s constructors, as TVM 0.19 made them.
+
+    TVM 0.19 hashed the ADT's name into the tag's most significant byte and put the
+    constructor's position in the low bytes, so a constructor has the same tag in every module
+    declaring its type, and tags of different types differ. The hash here is CRC-32 (std::hash
+    is the C++ library's own), kept in 1..127: never 0 and a positive int32.
+    """
+    return (zlib.crc32(type_name.encode()) % 127 + 1) << 24
+
+
 class TypeData:
     """``relay.TypeData(header, type_vars, constructors)``: an ADT's declaration."""
 
@@ -90,8 +103,9 @@ class TypeData:
         self.header = header
         self.type_vars = list(type_vars)
         self.constructors = list(constructors)
-        for tag, ctor in enumerate(self.constructors):
-            ctor.tag = tag
+        prefix = _constructor_tag_prefix(header.name_hint)
+        for index, ctor in enumerate(self.constructors):
+            ctor.tag = prefix | index
 
     def __repr__(self) -> str:
         names = " | ".join(c.name_hint for c in self.constructors)

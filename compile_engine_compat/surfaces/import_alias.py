@@ -99,6 +99,8 @@ _ALIASES = MODULE_SHIMS
 _FRONT_END = "compile_engine_compat.relay"
 #: What ``mod[name]`` gives Relay-era code (the Relay function behind a front-end function).
 _MODULE_VIEW = "compile_engine_compat.tvm_legacy.ir_module:irmodule_relay_view"
+#: What ``mod[global_type_var]`` gives (Relay's ``TypeData`` of a declared ADT).
+_TYPE_DATA = "compile_engine_compat.tvm_legacy.ir_module:irmodule_type_data"
 #: Other TVM <=0.19 modules Relay-era code imports -> the module serving them (the module rows
 #: of :data:`.moved_names.MOVED_NAMES`).
 LEGACY_MODULES: dict[str, str] = {
@@ -499,7 +501,9 @@ def install() -> None:
         if module is not None and not legacy.startswith("tvm.relay"):
             _refuse_unserved(legacy, module)
     # mod["main"] reads back as Relay in Relay-era code (the package's own reads stay Relax).
-    install_module_view(_served_value(_MODULE_VIEW, imported=False))
+    install_module_view(
+        _served_value(_MODULE_VIEW, imported=False), _served_value(_TYPE_DATA, imported=False)
+    )
 
 
 def uninstall() -> None:

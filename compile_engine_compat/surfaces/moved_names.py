@@ -89,6 +89,12 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.runtime.name_transforms", f"{_LEGACY}.name_transforms"),
     MovedName("tvm.ir.supply:*", f"{_LEGACY}.supply"),
     MovedName("tvm.contrib.graph_runtime", f"{_LEGACY}.graph_executor"),
+    # Feature checks and registries of removed features: kept, their use refused at the call.
+    MovedName("tvm.contrib.pipeline_executor", f"{_LEGACY}.pipeline_executor"),
+    MovedName("tvm.contrib.pipeline_executor_build", f"{_LEGACY}.pipeline_executor_build"),
+    MovedName("tvm.target.datatype", f"{_LEGACY}.datatype"),
+    MovedName("tvm.utils", f"{_LEGACY}.utils"),
+    MovedName("tvm.utils.roofline", f"{_LEGACY}.utils.roofline"),
     # upstream's test_pass_convert_op_layout imports the quantizer's private annotation helpers.
     MovedName("tvm.relay.quantize._annotate", f"{_RELAY}.quantize.simulated"),
     # -- attributes ---------------------------------------------------------------------------
@@ -101,6 +107,10 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     # TVM 0.19's tvm.runtime names: the FFI's classes under their old names.
     # tvm.tir.Any(): a dimension known only at run time (relay.Any, a fresh shape variable).
     MovedName("tvm.tirx:Any", "compile_engine_compat.relay.ty:Any"),
+    MovedName(
+        "tvm.tirx.transform:LowerCustomDatatypes", f"{_LEGACY}.datatype:LowerCustomDatatypes"
+    ),
+    MovedName("tvm.support:libinfo", f"{_LEGACY}.support:libinfo", replaces=True),
     MovedName("tvm.runtime:PackedFunc", "tvm_ffi:Function"),
     MovedName("tvm.runtime:ObjectGeneric", "tvm_ffi:ObjectConvertible"),
     MovedName("tvm.runtime:String", f"{_LEGACY}.runtime:String"),

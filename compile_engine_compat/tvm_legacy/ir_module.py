@@ -218,9 +218,24 @@ def irmodule_get_global_type_vars(self: Any) -> list[Any]:
     return list(module_types(self))
 
 
+def irmodule_type_data(self: Any, key: Any) -> Any:
+    """``mod[global_type_var]``: the ``TypeData`` the module declares under that header.
+
+    Raises
+    ------
+    KeyError
+        When the module declares no such type (or the key is not a ``GlobalTypeVar``).
+    """
+    if isinstance(key, GlobalTypeVar):
+        for header, data in module_types(self).items():
+            if header is key or header.name_hint == key.name_hint:
+                return data
+    raise KeyError(f"IRModule[{key!r}]: the module has no function or type of that key")
+
+
 def irmodule_get_constructor(self: Any, tag: int) -> Any:
-    """``IRModule.get_constructor(tag)``: a constructor of a declared ADT, by its tag (here
-    the tag is the constructor's position in its ADT, so the first ADT holding it wins)."""
+    """``IRModule.get_constructor(tag)``: a constructor of a declared ADT, by its tag (TVM
+    0.19's tags: the ADT's name hashed into the high byte, the position in the low bytes)."""
     for data in module_types(self).values():
         for ctor in data.constructors:
             if ctor.tag == tag:

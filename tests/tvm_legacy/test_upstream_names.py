@@ -11,17 +11,6 @@ import tvm
 from compile_engine_compat import relay
 
 
-@pytest.fixture
-def installed_alias():
-    from compile_engine_compat.surfaces.import_alias import install, installed, uninstall
-
-    was = installed()
-    install()
-    yield
-    if not was:
-        uninstall()
-
-
 def test_diagnostics_imports_and_refuses_rendering(installed_alias):
     from tvm.ir.diagnostics import get_renderer, override_renderer
 

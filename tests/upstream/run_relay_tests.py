@@ -88,8 +88,14 @@ OTHER_ISSUES: tuple[tuple[str, str], ...] = (
 #: Files that stay under 50% (or do not collect) on TVM 0.27 -> why, in the project's words;
 #: the table shows the reason before the most frequent error.
 REASONS: dict[str, str] = {
-    "test_custom_datatypes.py": "TVM 0.27 has no custom data types (tvm.target.datatype and "
-    "the custom[...] dtypes are gone): the file registers one at class definition",
+    "test_custom_datatypes.py": "TVM 0.27 has no custom data types (the custom[...] dtypes, "
+    "their lowering hooks and LowerCustomDatatypes are gone): registering one is accepted, "
+    "its use is refused naming why",
+    "test_roofline.py": "TVM 0.27 has no profiler (tvm.runtime.profiling, the profiling VM) "
+    "for roofline_analysis to read, and its RPCSession.device no longer takes a target string; "
+    "tvm.utils.roofline is refused at the call (the peak microbenchmarks are left undone)",
+    "test_cmp_op.py": "a script of module-level asserts with no test function: it collects "
+    "0 tests, and its asserts pass at import",
     "backend/test_pass_lower_te.py": "tests Relay's C++ lowering (relay.tec.LowerTE, "
     "call_lowered): refused at the call, relay.build lowers through the shim's TE compiler",
     "backend/test_pass_remove_standalone_reshapes.py": "tests a pass over Relay's lowered "
@@ -119,7 +125,12 @@ REASONS: dict[str, str] = {
     ".rodata.tvm constant arrays, which TVM 0.27 has neither of (the shim binds params as "
     "constants)",
     "test_pass_plan_devices.py": "device planning across several devices is refused at the "
-    "call (a build is for one device; Relax's R.to_vdevice/RealizeVDevice replace it)",
+    "call (a build is for one device; Relax's R.to_vdevice/RealizeVDevice replace it); every "
+    "test plans for a CPU and a GPU; the expected modules' parameter attributes "
+    "(%a {virtual_device=...}) are not read by relay.parse (left undone)",
+    "transform/test_capture_postdfsindex_in_spans.py": "asserts Relay's printed text with a "
+    "span comment on every node and 0.19's binding order; CapturePostDfsIndexInSpans and span "
+    "printing are left undone",
     "test_pass_alter_op_layout.py": "TVM 0.19's layout propagation around target layouts "
     "(NCHWc conv, inserted layout_transforms) is not served: users' FTVMAlterOpLayout "
     "functions are applied, relay.build picks its own layouts",
@@ -127,7 +138,6 @@ REASONS: dict[str, str] = {
     "placement differs from 0.19's, and per-op FTVMConvertOpLayout rules are refused",
     "test_pass_to_cps.py": "ToCPS/un_cps are not served (refused at the call)",
     "test_pass_defunctionalization.py": "Defunctionalization is not served (refused at the call)",
-    "test_ir_module.py": "asserts constructor tags of TVM 0.19's numbering",
     "test_op_fast_math.py": "asserts a fused kernel node's name in the graph JSON; relay.build's "
     "JSON describes the Relax VM's module",
     "test_analysis_extract_fused_functions.py": "FuseOps on the Relay graph groups ResNet's "

@@ -99,9 +99,9 @@ def split_step(write: Any, take: Any, array: Type, value_type: Type, lengths_typ
         ta, value = Var("tensor_array", array), Var("value1", value_type)
         offset, current = scalar_var("offset1"), scalar_var("current1")
         limit, lengths = scalar_var("limit1"), Var("lengths", lengths_type)
-        length = op.take(lengths, current)
-        after = (op.add(offset, length), one_more(current, 1), limit, lengths)
-        rows = apply(take, value, offset, op.add(length, offset))
+        # Each use its own node, as TVM 0.19 wrote it: a shared call is Relay's fGraph.
+        after = (op.add(offset, op.take(lengths, current)), one_more(current, 1), limit, lengths)
+        rows = apply(take, value, offset, op.add(op.take(lengths, current), offset))
         written = apply(write, apply(gvar, ta, value, *after), current, rows)
         body = If(op.equal(current, limit), ta, written)
         return Function([ta, value, offset, current, limit, lengths], body, array)
@@ -113,9 +113,12 @@ def take_rows(gvar: Any) -> Function:
     """``rows(t, i, upper)``: ``t[i:upper]`` on axis 0, the rows taken one by one and joined
     (see the module docstring); ``gvar`` is the function's own ``GlobalVar``."""
     t, i, upper = Var("t"), scalar_var("i"), scalar_var("upper")
-    row = op.expand_dims(op.take(t, i, axis=0), 0)
-    more = op.concatenate([row, apply(gvar, t, one_more(i, 1), upper)], 0)
-    rest = If(op.greater_equal(one_more(i, 1), upper), row, more)
+
+    def row() -> Expr:  # each use its own node (a shared call is Relay's fGraph)
+        return op.expand_dims(op.take(t, i, axis=0), 0)
+
+    more = op.concatenate([row(), apply(gvar, t, one_more(i, 1), upper)], 0)
+    rest = If(op.greater_equal(one_more(i, 1), upper), row(), more)
     empty = op.strided_slice(t, [0], [0])
     return Function([t, i, upper], If(op.greater_equal(i, upper), empty, rest))
 
@@ -422,12 +425,11 @@ class TensorArrayOps:
         def helper(gvar: Any) -> Function:
             ta, accu = Var("ta", self._ta()), Var("accu", self._ta())
             current, limit, indices = scalar_var("current"), scalar_var("limit"), self._indices()
-            before = one_more(current, -1)
             rest = apply(
                 gvar,
                 ta,
-                self.cons(apply(read, ta, op.take(indices, before)), accu),
-                before,
+                self.cons(apply(read, ta, op.take(indices, one_more(current, -1))), accu),
+                one_more(current, -1),
                 limit,
                 indices,
             )
@@ -436,12 +438,12 @@ class TensorArrayOps:
 
         step = self.defs.define(self.get_name("tensor_array_gather_helper"), helper)
         ta, indices = Var("tensor_array", self._ta()), self._indices()
-        limit = op.take(op.shape_of(indices, "int32"), const(0))
+        limit, current = (op.take(op.shape_of(indices, "int32"), const(0)) for _ in range(2))
         self.defs.define(
             self.get_name("tensor_array_gather"),
             lambda gvar: Function(
                 [ta, indices],
-                apply(step, ta, self.nil(), limit, limit, indices),
+                apply(step, ta, self.nil(), current, limit, indices),
                 self.tensor_type_var(),
             ),
         )

@@ -45,6 +45,8 @@ class _Checker:
         self.lookup = lookup  # GlobalVar -> its declared FuncType, or None
         self.types = types  # GlobalTypeVar -> TypeData
         self.holes: dict[int, Type] = {}
+        # The holes bound, kept alive: a freed hole's id may be a new hole's (a false binding).
+        self.bound: list[Type] = []
         self.env: dict[int, Type] = {}
 
     # -- types
@@ -66,9 +68,11 @@ class _Checker:
         if isinstance(a, IncompleteType):
             if a is not b:
                 self.holes[id(a)] = b
+                self.bound.append(a)
             return
         if isinstance(b, IncompleteType):
             self.holes[id(b)] = a
+            self.bound.append(b)
             return
         pairs: list[tuple[Type, Type]] = []
         if isinstance(a, TypeCall) and isinstance(b, TypeCall) and a.func == b.func:

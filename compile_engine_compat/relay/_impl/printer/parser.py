@@ -77,6 +77,12 @@ _BINARY_LEVELS: tuple[dict[str, str], ...] = (
 #: The attribute types a function call's attributes may name (TVM 0.27 holds them as
 #: ``DictAttrs``).
 _CALL_ATTRS_KEYS = ("DictAttrs", "ir.DictAttrs", "attrs.TestAttrs")
+#: Attributes printed under their attribute name where the op's builder takes another keyword
+#: (``on_device(%x, virtual_device=...)`` is ``on_device(x, device=...)``).
+_TEXT_ATTR_KEYWORDS: dict[str, dict[str, str]] = {
+    "on_device": {"virtual_device": "device"},
+    "device_copy": {"src_virtual_device": "src_device", "dst_virtual_device": "dst_device"},
+}
 
 
 class RelayParseError(SyntaxError, tvm.error.DiagnosticError):
@@ -468,6 +474,8 @@ class _Parser(AdtSyntax):
                 f"relay text: op {name!r} is not in the front end's op table"
             ) from None
         args, attrs = self.arguments()
+        keywords = _TEXT_ATTR_KEYWORDS.get(name, {})
+        attrs = {keywords.get(key, key): value for key, value in attrs.items()}
         row = OP_TABLE[name]
         # Inputs by name; a positional argument past them is an attribute Relay took as an
         # input (nn.pad's pad_value prints as `nn.pad(%x, 0f, pad_width=...)`).

@@ -83,3 +83,20 @@ def test_a_function_calls_attributes_round_trip() -> None:
     tvm.ir.assert_structural_equal(parse_expr(text), func, map_free_vars=True)
     with pytest.raises(RelayParseError, match="attrs_type_key"):
         parse_expr(text.replace('attrs_type_key="DictAttrs"', 'attrs_type_key="attrs.Conv2D"'))
+
+
+def test_device_annotations_read_back_under_their_attribute_names(installed_alias) -> None:
+    x = relay.var("x", shape=(2,))
+    on = relay.annotation.on_device(x, tvm.cpu(), constrain_result=True)
+    copied = relay.device_copy(on, tvm.cpu(), tvm.cpu())
+    text = copied.astext()
+    assert "virtual_device=" in text and "src_virtual_device=" in text
+    table = {"VirtualDevice": [on.attrs.virtual_device]}
+    body = (
+        "device_copy(on_device(%x, virtual_device=meta[VirtualDevice][0], constrain_result=True),"
+        " src_virtual_device=meta[VirtualDevice][0], dst_virtual_device=meta[VirtualDevice][0])"
+    )
+    text = VERSION_HEADER + f"\ndef @main(%x: Tensor[(2,), float32]) {{\n  {body}\n}}\n"
+    read = parse(text, "from_string", None, table)["main"].body
+    assert read.attrs.dst_virtual_device.device_type_int == 1
+    assert read.args[0].attrs.constrain_result
