@@ -207,7 +207,9 @@ def extract_tasks(
     """``auto_scheduler.extract_tasks(mod, params, target)``: ``(tasks, task_weights)``.
 
     One task per distinct kernel ``relay.build`` makes (with a reduction unless
-    ``include_simple_tasks``); its weight is how many times ``main`` calls it.
+    ``include_simple_tasks``); its weight is how many times ``main`` calls it. Kernels of
+    ``te.extern`` loop nests (non-maximum suppression, ``multibox_transform_loc``) are no
+    tasks, as TVM 0.19's ``ComputeDAG`` refused extern and hybrid-script ops.
     ``dump_workload_to_dag_log``: a file to write ``{workload_key: str(compute_dag)}`` to, as JSON
     (written beside and renamed over it; an existing empty file, such as a
     ``tempfile.NamedTemporaryFile`` the caller holds open, is written in place, as TVM 0.19 wrote
@@ -215,6 +217,8 @@ def extract_tasks(
     """
     tasks, weights = [], []
     for kernel in extract_kernels(mod, params, target):
+        if not kernel.compute_only:
+            continue  # an extern loop nest (NMS...): Ansor's ComputeDAG refused those ops
         if not include_simple_tasks and not kernel.has_reduction:
             continue
         tasks.append(SearchTask(_kernel=kernel))
@@ -338,6 +342,8 @@ class TaskScheduler:
         shares = trial_shares(tune_option.num_measure_trials, self.task_weights)
         files = [c.filename for c in tune_option.measure_callbacks if isinstance(c, RecordToFile)]
         for index, (task, trials) in enumerate(zip(self.tasks, shares)):
+            if not task.kernel.measurable:
+                continue  # a shape kernel (include_simple_tasks): nothing to time, no record
             if tune_option.early_stopping:
                 trials = min(trials, tune_option.early_stopping)
             prefix = f"[Task {index + 1:2d}/{len(self.tasks):2d}] "

@@ -194,13 +194,18 @@ def tune_kernel(
     ImportError
         Without the ``[tune]`` extra.
     ValueError
-        For ``trials`` below 1 or an unknown tuner.
+        For ``trials`` below 1, an unknown tuner or a kernel with scalar parameters.
     """
     require_tune_extra(f"{tuner}.tune")
     if trials < 1:
         raise ValueError(f"a kernel is tuned with at least 1 trial, got {trials}")
     if tuner not in STRATEGIES:
         raise ValueError(f"unknown tuner {tuner!r}: one of {sorted(STRATEGIES)}")
+    if not task.measurable:
+        raise ValueError(
+            f"kernel {task.name} takes scalar parameters (dimensions of a dynamic shape): "
+            "MetaSchedule cannot time it, so it keeps the shim's schedule untuned"
+        )
     cpu_tensor_intrinsics()
     from tvm.s_tir import meta_schedule as ms
 
