@@ -39,7 +39,7 @@ from .tune.kernels import KernelTask, extract_kernels
 from .tune.measure import MeasureConfig
 from .tune.progress import Progress
 from .tune.records import append_record, read_records
-from .tune.search import trial_shares, tune_kernel
+from .tune.search import shim_seconds, trial_shares, tune_kernel
 from .tuning import TuningRemovedError, refuse_tuning, refused_callable, refused_class
 
 #: The legacy PassContext key under which ``relay.build`` applies auto_scheduler records.
@@ -335,11 +335,17 @@ class TaskScheduler:
     def tune(self, tune_option: TuningOptions, search_policy: Any = "default",
              search_policy_params: Any = None, adaptive_training: bool = False,
              per_task_early_stopping: Any = None) -> None:  # fmt: skip
-        """Tune each task: the trials shared by weight (at least one each); Ctrl-C keeps the
-        records of the tasks done."""
+        """Tune each task: the trials shared by weight times the seconds of the task's kernel
+        under the shim's schedule (at least one each); Ctrl-C keeps the records of the tasks
+        done."""
         if not self.tasks or tune_option.num_measure_trials == 0:
             return
-        shares = trial_shares(tune_option.num_measure_trials, self.task_weights)
+        # Ansor spent its rounds where the latency is: the weights times each kernel's seconds
+        # under the shim's own schedule (the call counts alone where none could be timed).
+        seconds = [shim_seconds(task.kernel, tune_option.runner.config) for task in self.tasks]
+        weights = [w * (s or 0.0) for w, s in zip(self.task_weights, seconds)]
+        shares = trial_shares(tune_option.num_measure_trials,
+                              weights if any(weights) else self.task_weights)  # fmt: skip
         files = [c.filename for c in tune_option.measure_callbacks if isinstance(c, RecordToFile)]
         for index, (task, trials) in enumerate(zip(self.tasks, shares)):
             if not task.kernel.measurable:

@@ -44,6 +44,8 @@ __all__ = [
     "KEEP_MARGIN",
     "STRATEGIES",
     "KernelOutcome",
+    "shim_seconds",
+    "time_weights",
     "trial_shares",
     "tune_kernel",
     "tuning_target",
@@ -247,6 +249,28 @@ def tune_kernel(
         except Exception:
             shim_seconds = None
     return KernelOutcome(task, tuner, trials, tuned, tuned_seconds, shim_seconds)
+
+
+def shim_seconds(task: KernelTask, config: MeasureConfig) -> float | None:
+    """The seconds of one call of ``task``'s kernel under the shim's own schedule (None where
+    it cannot be timed: scalar parameters, or it does not build or run)."""
+    if not task.measurable:
+        return None
+    func = task.func.with_attr("global_symbol", "main")
+    try:
+        return seconds_of(schedule_prim_func(func, "main", task.target).schedule.mod["main"],
+                          task.target, config)  # fmt: skip
+    except Exception:  # TVM's error: the kernel is then not worth trials
+        return None
+
+
+def time_weights(tasks: Sequence[KernelTask], config: MeasureConfig) -> list[float]:
+    """Each kernel's share of the model's time under the shim's schedules: its calls times the
+    seconds of one call (:func:`shim_seconds`; 0 where it cannot be timed). Trials shared by
+    these go where the time is, as Ansor's task scheduler spent its rounds on the tasks that
+    weighed most in the latency, not by call count alone."""
+    seconds = [shim_seconds(task, config) for task in tasks]
+    return [task.weight * (s or 0.0) for task, s in zip(tasks, seconds)]
 
 
 def trial_shares(total: int, weights: Sequence[float]) -> list[int]:

@@ -14,12 +14,14 @@ from compile_engine_compat import relay
 from compile_engine_compat.tvm_legacy import auto_scheduler, autotvm
 from compile_engine_compat.tvm_legacy.autotvm.tuner import RandomTuner, XGBTuner
 from compile_engine_compat.tvm_legacy.tune import extra
+from compile_engine_compat.tvm_legacy.tune.measure import MeasureConfig
 from compile_engine_compat.tvm_legacy.tune.records import (
     SIGNATURE,
     TuningRecordsError,
     append_record,
     read_records,
 )
+from compile_engine_compat.tvm_legacy.tune.search import shim_seconds, time_weights
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +196,14 @@ def test_shape_of_a_dynamic_shape_is_a_simple_task_never_timed():
     tasks, weights = _extract(func, include_simple_tasks=True)
     assert len(tasks) == 1 and weights == [1]
     assert not tasks[0].kernel.measurable and json.loads(tasks[0].workload_key)[1:] == [[2]]
+    assert time_weights([tasks[0].kernel], MeasureConfig()) == [0.0]  # no trials for it
+
+
+def test_time_weights_are_calls_times_the_shims_seconds(small_model):
+    *_, search_tasks, _ = small_model
+    conv = next(task.kernel for task in search_tasks if task.kernel.weight == 2)
+    config = MeasureConfig(number=1, repeat=1)
+    (weight,) = time_weights([conv], config)
+    seconds = shim_seconds(conv, config)
+    # Timed twice under a varying load: the same order of magnitude, twice one call's seconds.
+    assert seconds is not None and 0 < weight < 1 and 0.2 < weight / (2 * seconds) < 5
