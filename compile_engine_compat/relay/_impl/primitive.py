@@ -12,6 +12,7 @@ ops served as already-lowered calls) is inlined as any called function literal i
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from tvm import relax, tirx
@@ -53,22 +54,39 @@ def primitive_call(bb: relax.BlockBuilder, relax_func: relax.Function, args: lis
     name : str
         The kernel's name hint.
     """
+    # The kernel is made once per Relax function (a program converted again, as type
+    # inference does after a failure, or a function called many times, reuses it).
+    made = _KERNELS.get(relax_func)
+    if made is None:
+        made = _KERNELS[relax_func] = _kernel(relax_func, name)
+    if made is False:
+        return None
+    prim_func, constants, out_sinfo = made
+    gvar = bb.add_func(prim_func, name)
+    operands = list(args) + [relax.const(value) for value in constants]
+    single = isinstance(relax_func.body.ty, relax.TensorType)
+    return relax.call_tir(gvar, operands, out_sinfo[0] if single else out_sinfo)
+
+
+#: Relax function -> (PrimFunc, constant values, output types), or False: not one kernel.
+_KERNELS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _kernel(relax_func: relax.Function, name: str) -> Any:
+    """The one kernel of ``relax_func`` (see :func:`primitive_call`), or False."""
     tensors = all(isinstance(p.ty, relax.TensorType) for p in relax_func.params)
     if not tensors or not _all_static_tensors([*relax_func.params, relax_func.body]):
-        return None
+        return False
     try:
         traced = trace.trace(relax_func)
-    except Exception:
-        return None
+    except Exception:  # call_tir inside, control flow...: inlined instead
+        return False
     arguments = traced.inputs + [placeholder for placeholder, _ in traced.constants]
     outputs = lower.distinct_outputs(arguments, traced.outputs)
     prim_func = lower.to_prim_func(arguments, fuse.fuse_injective(outputs), name)
     prim_func = prim_func.without_attr("global_symbol").with_attr("op_pattern", _OPAQUE)
-    gvar = bb.add_func(prim_func, name)
-    operands = list(args) + [relax.const(value) for _, value in traced.constants]
     out_sinfo = [relax.TensorType(list(o.shape), o.dtype) for o in outputs]
-    single = isinstance(relax_func.body.ty, relax.TensorType)
-    return relax.call_tir(gvar, operands, out_sinfo[0] if single else out_sinfo)
+    return prim_func, [value for _, value in traced.constants], out_sinfo
 
 
 def _all_static_tensors(exprs: list[Any]) -> bool:
