@@ -31,6 +31,13 @@ def is_primitive(func: Any) -> bool:
     attrs = getattr(func, "attrs", None)
     if not isinstance(attrs, dict) or attrs.get("Compiler") is not None:
         return False
+    # Only parameters typed as tensors of static shapes (others are inlined without converting
+    # the function on its own first).
+    for param in getattr(func, "params", ()):
+        ty = param.type_annotation or param._checked_type
+        shape = getattr(ty, "shape", None)
+        if shape is None or not all(isinstance(d, int | tirx.IntImm) for d in shape):
+            return False
     value = attrs.get("Primitive")
     try:
         return value is not None and int(value) != 0
