@@ -1525,6 +1525,7 @@ NAMES = frozenset(
         'tvm.relay.op.vision.expr.const',
         'tvm.relay.op.vision.expr.var',
         'tvm.relay.op.vision.get_valid_counts',
+        'tvm.relay.op.vision.multibox_transform_loc',
         'tvm.relay.op.vision.non_max_suppression',
         'tvm.relay.op.vision.roi_align',
         'tvm.relay.op.vision.roi_pool',
@@ -2137,6 +2138,7 @@ NAMES = frozenset(
         'tvm.relay.vision.expr.const',
         'tvm.relay.vision.expr.var',
         'tvm.relay.vision.get_valid_counts',
+        'tvm.relay.vision.multibox_transform_loc',
         'tvm.relay.vision.non_max_suppression',
         'tvm.relay.vision.roi_align',
         'tvm.relay.vision.roi_pool',
@@ -2228,7 +2230,6 @@ REFUSED = {
     'tvm.relay.op.nn.contrib_conv2d_winograd_without_weight_transform': "Relay op 'nn.contrib_conv2d_winograd_without_weight_transform': use relax.op.nn.conv2d",
     'tvm.relay.op.nn.fifo_buffer': "Relay op 'nn.fifo_buffer': no Relax equivalent: keep the buffer in the host program",
     'tvm.relay.op.vision.multibox_prior': "Relay op 'vision.multibox_prior': TVM 0.27 has no TOPI or Relax compute for it: write it with relax.op or te and call_te",
-    'tvm.relay.op.vision.multibox_transform_loc': "Relay op 'vision.multibox_transform_loc': Relax's multibox_transform_loc returns (boxes, scores), not Relay's (batch, anchors, 6) detections and valid count: call relax.op.vision.multibox_transform_loc and relax.op.vision.non_max_suppression",
     'tvm.relay.op.vision.proposal': "Relay op 'vision.proposal': TVM 0.27 has no TOPI or Relax compute for it: write it with relax.op or te and call_te",
     'tvm.relay.quantize._annotate.attach_simulated_quantize': "the quantizer's simulated_quantize annotation is not served: quantize with relay.quantize.quantize(mod, params) under relay.quantize.qconfig(...), or simulate one tensor's quantization with relay.qnn.op.simulated_quantize",
     'tvm.relay.quantize.simulated.attach_simulated_quantize': "the quantizer's simulated_quantize annotation is not served: quantize with relay.quantize.quantize(mod, params) under relay.quantize.qconfig(...), or simulate one tensor's quantization with relay.qnn.op.simulated_quantize",
@@ -2257,7 +2258,6 @@ REFUSED = {
     'tvm.relay.transform.transform.un_cps': "Relay's higher-order transforms (continuations, defunctionalization) have no Relax counterpart: Relax functions are first-order dataflow",
     'tvm.relay.transform.un_cps': "Relay's higher-order transforms (continuations, defunctionalization) have no Relax counterpart: Relax functions are first-order dataflow",
     'tvm.relay.vision.multibox_prior': "Relay op 'vision.multibox_prior': TVM 0.27 has no TOPI or Relax compute for it: write it with relax.op or te and call_te",
-    'tvm.relay.vision.multibox_transform_loc': "Relay op 'vision.multibox_transform_loc': Relax's multibox_transform_loc returns (boxes, scores), not Relay's (batch, anchors, 6) detections and valid count: call relax.op.vision.multibox_transform_loc and relax.op.vision.non_max_suppression",
     'tvm.relay.vision.proposal': "Relay op 'vision.proposal': TVM 0.27 has no TOPI or Relax compute for it: write it with relax.op or te and call_te",
 }
 #: Root -> what a name the front end lacks under it needs instead.

@@ -183,7 +183,9 @@ class TensorType(Type):
 
     def __init__(self, shape: Sequence[AnyT], dtype: str = "float32") -> None:
         self.shape = tuple(_dim(d) for d in shape)
-        self.dtype = str(tvm.DataType(dtype))
+        # TVM 0.19 spelled a bare "int"/"uint"/"float" with its bits (int32); 0.27 keeps it bare.
+        spelled = str(tvm.DataType(dtype))
+        self.dtype = f"{spelled}32" if spelled in ("int", "uint", "float") else spelled
 
     @property
     def concrete_shape(self) -> tuple[int, ...]:

@@ -39,7 +39,7 @@ from .tune.kernels import KernelTask, extract_kernels
 from .tune.measure import MeasureConfig
 from .tune.progress import Progress
 from .tune.records import append_record, read_records
-from .tune.search import trial_shares, tune_kernel
+from .tune.search import shim_seconds, trial_shares, tune_kernel
 from .tuning import TuningRemovedError, refuse_tuning, refused_callable, refused_class
 
 #: The legacy PassContext key under which ``relay.build`` applies auto_scheduler records.
@@ -207,7 +207,9 @@ def extract_tasks(
     """``auto_scheduler.extract_tasks(mod, params, target)``: ``(tasks, task_weights)``.
 
     One task per distinct kernel ``relay.build`` makes (with a reduction unless
-    ``include_simple_tasks``); its weight is how many times ``main`` calls it.
+    ``include_simple_tasks``); its weight is how many times ``main`` calls it. Kernels of
+    ``te.extern`` loop nests (non-maximum suppression, ``multibox_transform_loc``) are no
+    tasks, as TVM 0.19's ``ComputeDAG`` refused extern and hybrid-script ops.
     ``dump_workload_to_dag_log``: a file to write ``{workload_key: str(compute_dag)}`` to, as JSON
     (written beside and renamed over it; an existing empty file, such as a
     ``tempfile.NamedTemporaryFile`` the caller holds open, is written in place, as TVM 0.19 wrote
@@ -215,6 +217,8 @@ def extract_tasks(
     """
     tasks, weights = [], []
     for kernel in extract_kernels(mod, params, target):
+        if not kernel.compute_only:
+            continue  # an extern loop nest (NMS...): Ansor's ComputeDAG refused those ops
         if not include_simple_tasks and not kernel.has_reduction:
             continue
         tasks.append(SearchTask(_kernel=kernel))
@@ -331,13 +335,21 @@ class TaskScheduler:
     def tune(self, tune_option: TuningOptions, search_policy: Any = "default",
              search_policy_params: Any = None, adaptive_training: bool = False,
              per_task_early_stopping: Any = None) -> None:  # fmt: skip
-        """Tune each task: the trials shared by weight (at least one each); Ctrl-C keeps the
-        records of the tasks done."""
+        """Tune each task: the trials shared by weight times the seconds of the task's kernel
+        under the shim's schedule (at least one each); Ctrl-C keeps the records of the tasks
+        done."""
         if not self.tasks or tune_option.num_measure_trials == 0:
             return
-        shares = trial_shares(tune_option.num_measure_trials, self.task_weights)
+        # Ansor spent its rounds where the latency is: the weights times each kernel's seconds
+        # under the shim's own schedule (the call counts alone where none could be timed).
+        seconds = [shim_seconds(task.kernel, tune_option.runner.config) for task in self.tasks]
+        weights = [w * (s or 0.0) for w, s in zip(self.task_weights, seconds)]
+        shares = trial_shares(tune_option.num_measure_trials,
+                              weights if any(weights) else self.task_weights)  # fmt: skip
         files = [c.filename for c in tune_option.measure_callbacks if isinstance(c, RecordToFile)]
         for index, (task, trials) in enumerate(zip(self.tasks, shares)):
+            if not task.kernel.measurable:
+                continue  # a shape kernel (include_simple_tasks): nothing to time, no record
             if tune_option.early_stopping:
                 trials = min(trials, tune_option.early_stopping)
             prefix = f"[Task {index + 1:2d}/{len(self.tasks):2d}] "

@@ -527,11 +527,20 @@ def reverse_reshape(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> An
 
 
 def non_max_suppression(bb: relax.BlockBuilder, args: list[Any], attrs: Attrs) -> Any:
-    """``vision.non_max_suppression``: Relax's, its thresholds given as attributes."""
+    """``vision.non_max_suppression``: Relax's, its thresholds given as attributes.
+
+    Without ``return_indices``, TVM 0.19 never read ``indices`` (any tensor was taken); Relax
+    checks it is ``(batch, anchors)``: a tensor of another shape is replaced by zeros then.
+    """
+    indices = args[2]
+    batch_anchors = static_shape(args[0])[:2]
+    static = all(isinstance(d, int) for d in batch_anchors)
+    if static and not bool(attrs.return_indices) and static_shape(indices) != batch_anchors:
+        indices = relax.const(np.zeros(batch_anchors, "int32"))
     return relax.op.vision.non_max_suppression(
         args[0],
         args[1],
-        args[2],
+        indices,
         max_output_size=int(attrs.max_output_size),
         iou_threshold=float(attrs.iou_threshold),
         force_suppress=bool(attrs.force_suppress),

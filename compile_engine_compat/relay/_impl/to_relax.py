@@ -27,6 +27,7 @@ from compile_engine_compat.relay._impl.interpret.definitions import (
     interpreted_function,
     needs_interpreter,
 )
+from compile_engine_compat.relay._impl.primitive import is_primitive, primitive_call
 from compile_engine_compat.relay._impl.registry import RelayOp, UnsupportedRelayError
 from compile_engine_compat.relay._impl.type_infer import NoTypeRule, infer_relay_types
 from compile_engine_compat.relay.analysis.vars import free_vars
@@ -275,6 +276,10 @@ class _Emitter:
             for param, arg in zip(func.params, args):
                 if param._checked_type is None:  # typed as its argument (a fused function's)
                     self._set_type(param, arg)
+            if not captured and is_primitive(func):  # one kernel, as TVM 0.19 kept it
+                kernel = primitive_call(self.bb, function_to_relax(func), args, "fused_primitive")
+                if kernel is not None:
+                    return kernel
             inner = {**captured, **dict(zip((id(p) for p in func.params), args))}
             saved, self.memo = self.memo, {**self.memo, **inner}
             try:

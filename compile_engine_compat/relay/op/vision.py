@@ -1,8 +1,10 @@
 """``relay.vision`` (also ``relay.op.vision``): Relay's detection ops, as rows of the op table.
 
-Served by Relax's ``relax.op.vision`` ops (TOPI's computes, as Relay's were). ``multibox_prior``,
-``proposal`` have no compute in TVM 0.27, and Relax's
-``multibox_transform_loc`` returns other outputs than Relay's: they are refused at the call.
+Served by Relax's ``relax.op.vision`` ops (TOPI's computes, as Relay's were). ``multibox_prior``
+and ``proposal`` have no compute in TVM 0.27: they are refused at the call.
+``multibox_transform_loc`` (Relax's returns TFLite's boxes and scores, not Relay's detections)
+is TVM 0.19's loop over the anchors, a TE extern kernel
+(:mod:`compile_engine_compat.relay._impl.multibox`).
 ``all_class_non_max_suppression`` (ONNX format) returns only the selected rows of the indices,
 where Relay padded them to ``batch * classes * boxes`` rows: the first ``num_total_detection``
 rows, the ones Relay's callers read, are the same.
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from compile_engine_compat.relay._impl import convert, convert_te, normalize
+from compile_engine_compat.relay._impl import convert, convert_te, multibox, normalize
 from compile_engine_compat.relay._impl.registry import REQUIRED, OpRow, builders, missing_op
 
 from .. import expr  # noqa: F401 (re-exported, as TVM 0.19's relay.op.vision did)
@@ -33,6 +35,21 @@ ROWS: tuple[OpRow, ...] = (
         "relay.attrs.GetValidCountsAttrs",
         normalize={"score_threshold": normalize.scalar_value},
         outputs=lambda a: 3,
+    ),
+    OpRow(
+        "vision.multibox_transform_loc",
+        ("cls_prob", "loc_pred", "anchor"),
+        (
+            ("clip", True),
+            ("threshold", 0.01),
+            ("variances", (0.1, 0.1, 0.2, 0.2)),
+            ("keep_background", False),
+        ),
+        "(a TE extern: TVM 0.19's loop over the anchors)",
+        multibox.multibox_transform_loc,
+        "relay.attrs.MultiBoxTransformLocAttrs",
+        normalize={"threshold": normalize.scalar_value},
+        outputs=lambda a: 2,
     ),
     OpRow(
         "vision.non_max_suppression",
@@ -136,9 +153,6 @@ _NO_TOPI = "TVM 0.27 has no TOPI or Relax compute for it: write it with relax.op
 REFUSED: dict[str, str] = {
     "vision.multibox_prior": _NO_TOPI,
     "vision.proposal": _NO_TOPI,
-    "vision.multibox_transform_loc": "Relax's multibox_transform_loc returns (boxes, scores), "
-    "not Relay's (batch, anchors, 6) detections and valid count: call "
-    "relax.op.vision.multibox_transform_loc and relax.op.vision.non_max_suppression",
 }
 
 BUILDERS = builders(ROWS, REFUSED)

@@ -30,13 +30,22 @@ def workload_key(func: tirx.PrimFunc) -> str:
 
 
 def kernel_args(func: tirx.PrimFunc) -> tuple[tuple[str, tuple[int, ...], str], ...]:
-    """AutoTVM's ``task.args`` of a kernel: ``("TENSOR", shape, dtype)`` per buffer parameter."""
-    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    """AutoTVM's ``task.args`` of a kernel: ``("TENSOR", shape, dtype)`` per buffer parameter
+    (scalar parameters, the dimensions a kernel reads of a dynamic shape, left out).
 
+    Raises
+    ------
+    ValueError
+        For a buffer of a dynamic shape.
+    """
     args = []
-    for info in ArgInfo.from_prim_func(func):
-        _, dtype, shape = info.as_json()
-        args.append(("TENSOR", tuple(int(d) for d in shape), str(dtype)))
+    for param in func.params:
+        buffer = param.ty
+        if not isinstance(buffer, tirx.BufferType):
+            continue
+        if not all(isinstance(d, tirx.IntImm) for d in buffer.shape):
+            raise ValueError(f"parameter {param} has a dynamic shape {list(buffer.shape)}")
+        args.append(("TENSOR", tuple(int(d) for d in buffer.shape), str(buffer.dtype)))
     return tuple(args)
 
 
@@ -78,15 +87,34 @@ class KernelTask:
 
     def blocks(self) -> list[tuple[Any, list[int]]]:
         """The kernel's top-level blocks, each with the constant extents of its loops."""
-        from tvm import s_tir
-
-        sch = s_tir.Schedule(self.func.with_attr("global_symbol", "main"))
+        sch, root = _schedule_and_root(self.func)
         found = []
-        for block in sch.get_child_blocks(sch.get_sblock("root")):
+        for block in sch.get_child_blocks(root):
             extents = [sch.get(loop).extent for loop in sch.get_loops(block)]
             constant = [int(e) for e in extents if isinstance(e, tirx.IntImm)]
             found.append((sch.get(block), constant))
         return found
+
+    @property
+    def compute_only(self) -> bool:
+        """Whether every block of the kernel computes one element (TE ``compute`` stages),
+        none an extern or hand-written loop nest (``te.extern``, TVM 0.19's hybrid script): as
+        Ansor's ``ComputeDAG``, which refused those ops, only such kernels are its tasks."""
+        sch, root = _schedule_and_root(self.func)
+        pending = [root]
+        while pending:
+            block = pending.pop()
+            children = list(sch.get_child_blocks(block))
+            if not children and not isinstance(sch.get(block).body, tirx.BufferStore):
+                return False
+            pending.extend(children)
+        return True
+
+    @property
+    def measurable(self) -> bool:
+        """Whether MetaSchedule can time the kernel: every parameter is a buffer (a kernel
+        reading a dimension of a dynamic shape takes it as a scalar and is not timed)."""
+        return all(isinstance(param.ty, tirx.BufferType) for param in self.func.params)
 
     @property
     def has_reduction(self) -> bool:
@@ -97,6 +125,15 @@ class KernelTask:
     def args(self) -> tuple[tuple[str, tuple[int, ...], str], ...]:
         """:func:`kernel_args` of :attr:`func`."""
         return kernel_args(self.func)
+
+
+def _schedule_and_root(func: tirx.PrimFunc) -> tuple[Any, Any]:
+    """An ``s_tir`` schedule of ``func`` and its root block (``root``, or the extern block a
+    ``te.extern`` kernel is made of)."""
+    from tvm import s_tir
+
+    sch = s_tir.Schedule(func.with_attr("global_symbol", "main"))
+    return sch, sch.get_sblock(func.body.block.name_hint)
 
 
 def block_reduces(block: Any) -> bool:
@@ -116,7 +153,8 @@ def extract_kernels(mod: Any, params: Mapping[str, Any] | None, target: Any) -> 
     target : str, dict or tvm.target.Target
         An ``llvm`` target (legacy strings translated); the tuned kernels are CPU kernels.
 
-    Kernels of dynamic shapes are left out.
+    Kernels of dynamic shapes are left out; a kernel whose buffers are static but which reads
+    dimensions of a dynamic shape as scalars (``shape_of``'s) is kept.
 
     Raises
     ------

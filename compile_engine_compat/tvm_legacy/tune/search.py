@@ -44,6 +44,8 @@ __all__ = [
     "KEEP_MARGIN",
     "STRATEGIES",
     "KernelOutcome",
+    "shim_seconds",
+    "time_weights",
     "trial_shares",
     "tune_kernel",
     "tuning_target",
@@ -194,13 +196,18 @@ def tune_kernel(
     ImportError
         Without the ``[tune]`` extra.
     ValueError
-        For ``trials`` below 1 or an unknown tuner.
+        For ``trials`` below 1, an unknown tuner or a kernel with scalar parameters.
     """
     require_tune_extra(f"{tuner}.tune")
     if trials < 1:
         raise ValueError(f"a kernel is tuned with at least 1 trial, got {trials}")
     if tuner not in STRATEGIES:
         raise ValueError(f"unknown tuner {tuner!r}: one of {sorted(STRATEGIES)}")
+    if not task.measurable:
+        raise ValueError(
+            f"kernel {task.name} takes scalar parameters (dimensions of a dynamic shape): "
+            "MetaSchedule cannot time it, so it keeps the shim's schedule untuned"
+        )
     cpu_tensor_intrinsics()
     from tvm.s_tir import meta_schedule as ms
 
@@ -242,6 +249,28 @@ def tune_kernel(
         except Exception:
             shim_seconds = None
     return KernelOutcome(task, tuner, trials, tuned, tuned_seconds, shim_seconds)
+
+
+def shim_seconds(task: KernelTask, config: MeasureConfig) -> float | None:
+    """The seconds of one call of ``task``'s kernel under the shim's own schedule (None where
+    it cannot be timed: scalar parameters, or it does not build or run)."""
+    if not task.measurable:
+        return None
+    func = task.func.with_attr("global_symbol", "main")
+    try:
+        return seconds_of(schedule_prim_func(func, "main", task.target).schedule.mod["main"],
+                          task.target, config)  # fmt: skip
+    except Exception:  # TVM's error: the kernel is then not worth trials
+        return None
+
+
+def time_weights(tasks: Sequence[KernelTask], config: MeasureConfig) -> list[float]:
+    """Each kernel's share of the model's time under the shim's schedules: its calls times the
+    seconds of one call (:func:`shim_seconds`; 0 where it cannot be timed). Trials shared by
+    these go where the time is, as Ansor's task scheduler spent its rounds on the tasks that
+    weighed most in the latency, not by call count alone."""
+    seconds = [shim_seconds(task, config) for task in tasks]
+    return [task.weight * (s or 0.0) for task, s in zip(tasks, seconds)]
 
 
 def trial_shares(total: int, weights: Sequence[float]) -> list[int]:

@@ -14,12 +14,14 @@ from compile_engine_compat import relay
 from compile_engine_compat.tvm_legacy import auto_scheduler, autotvm
 from compile_engine_compat.tvm_legacy.autotvm.tuner import RandomTuner, XGBTuner
 from compile_engine_compat.tvm_legacy.tune import extra
+from compile_engine_compat.tvm_legacy.tune.measure import MeasureConfig
 from compile_engine_compat.tvm_legacy.tune.records import (
     SIGNATURE,
     TuningRecordsError,
     append_record,
     read_records,
 )
+from compile_engine_compat.tvm_legacy.tune.search import shim_seconds, time_weights
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +153,57 @@ def test_records_are_appended_whole_and_read_back(tmp_path):
     assert [r["workload"] for r in records] == ["a", "b"]
     assert all(r["signature"] == SIGNATURE and r["version"] == 1 for r in records)
     assert list(tmp_path.iterdir()) == [log]  # no staging file left behind
+
+
+def _extract(func, include_simple_tasks=False):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod = tvm.IRModule.from_expr(func)
+        return auto_scheduler.extract_tasks(mod["main"], None, "llvm",
+                                            include_simple_tasks=include_simple_tasks)  # fmt: skip
+
+
+def _two_convs():
+    data = relay.var("data", shape=(1, 2, 6, 6))
+    w1, w2 = relay.var("w1", shape=(2, 2, 3, 3)), relay.var("w2", shape=(3, 2, 3, 3))
+    conv = relay.nn.relu(relay.nn.conv2d(data, w1, padding=(1, 1)))
+    out = relay.nn.relu(relay.nn.conv2d(conv, w2, padding=(1, 1)))
+    return relay.Function([data, w1, w2], out)
+
+
+def test_a_primitive_function_is_one_kernel_as_in_tvm019():
+    plain = _two_convs()
+    marked = plain.with_attr("Primitive", tvm.tirx.IntImm("int32", 1))
+    args = [relay.var(p.name_hint, shape=p.type_annotation.shape) for p in plain.params]
+    caller = relay.Function(args, relay.Call(marked, args))
+    assert len(_extract(plain)[0]) == 2  # Relax's fusion: one kernel per convolution
+    tasks, weights = _extract(caller)
+    assert len(tasks) == 1 and weights == [1]
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(tuple(int(d) for d in p.type_annotation.shape))
+              .astype("float32") for p in plain.params]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = [relay.create_executor("graph", mod=tvm.IRModule.from_expr(f), target="llvm")
+                   .evaluate()(*values).numpy() for f in (caller, plain)]  # fmt: skip
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-5)
+
+
+def test_shape_of_a_dynamic_shape_is_a_simple_task_never_timed():
+    data = relay.var("data", shape=(relay.Any(), 4), dtype="float32")
+    func = relay.Function([data], relay.shape_of(data))
+    assert _extract(func) == ([], [])
+    tasks, weights = _extract(func, include_simple_tasks=True)
+    assert len(tasks) == 1 and weights == [1]
+    assert not tasks[0].kernel.measurable and json.loads(tasks[0].workload_key)[1:] == [[2]]
+    assert time_weights([tasks[0].kernel], MeasureConfig()) == [0.0]  # no trials for it
+
+
+def test_time_weights_are_calls_times_the_shims_seconds(small_model):
+    *_, search_tasks, _ = small_model
+    conv = next(task.kernel for task in search_tasks if task.kernel.weight == 2)
+    config = MeasureConfig(number=1, repeat=1)
+    (weight,) = time_weights([conv], config)
+    seconds = shim_seconds(conv, config)
+    # Timed twice under a varying load: the same order of magnitude, twice one call's seconds.
+    assert seconds is not None and 0 < weight < 1 and 0.2 < weight / (2 * seconds) < 5
