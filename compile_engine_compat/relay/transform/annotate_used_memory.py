@@ -1,4 +1,4 @@
-"""``AnnotateUsedMemory`` (TVM 0.19's ``relay.transform._ffi_api.AnnotateUsedMemory``), on the
+"""``AnnotateUsedMemory`` (TVM 0.19's ``relay.transform`` FFI function of that name), on the
 Relay graph: the memory live around each call of a fused function, from the liveness of
 ``main``'s variables.
 

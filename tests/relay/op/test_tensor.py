@@ -114,4 +114,7 @@ CASES: dict[str, Case] = {
     ),
 }
 
-test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(tensor, CASES)
+# memory.kill gives an empty tuple, which no kernel computes: ManifestLifetimes' tests build it.
+test_every_row_has_a_case, test_relay_op_matches_reference = family_tests(
+    tensor, CASES, elsewhere=frozenset({"memory.kill"})
+)

@@ -45,3 +45,22 @@ def test_liveness_asks_for_a_normal_form():
     func = _main("def @main(%c: bool, %x: int32) { if (%c) { %x } else { %x } }")
     with pytest.raises(ValueError, match="ToANormalForm"):
         Liveness(func)
+
+
+def test_a_killed_program_still_builds_and_runs():
+    # memory.kill is Relay's empty tuple in a build: the Relax VM frees what it no longer uses.
+    import numpy as np
+    import tvm
+
+    from compile_engine_compat.tvm_legacy import graph_executor
+
+    mod = relay.parse("""#[version = "0.0.5"]
+    def @main(%x: Tensor[(2), float32]) {
+        let %v0 = add(%x, %x);
+        let %k0 = memory.kill(%x);
+        %v0
+    }""")
+    module = graph_executor.GraphModule(relay.build(mod, "llvm")["default"](tvm.cpu()))
+    module.set_input("x", np.array([1.0, 2.0], "float32"))
+    module.run()
+    np.testing.assert_array_equal(module.get_output(0).numpy(), [2.0, 4.0])
