@@ -1,0 +1,99 @@
+"""ONNX symbolics for the aten ops that torch's TorchScript ONNX exporter lacks.
+
+``from_pytorch`` imports a TorchScript module through ``torch.onnx.export(dynamo=False)``; TVM
+0.19's TorchScript importer converted these ops itself. Each function here writes an op as
+standard ONNX nodes that Relax's ONNX importer reads; :func:`~compile_engine_compat.boundary.
+onnx_export_symbolics` registers them for the length of one export only.
+
+``cosh``/``sinh`` are written through ``Exp``: TVM 0.27's LLVM code generator has no
+``tirx.cosh``/``tirx.sinh`` intrinsic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["SYMBOLICS"]
+
+#: ``torch.nn.functional`` reduction codes (``none``, ``mean``, ``sum``).
+_REDUCTIONS = {1: "ReduceMean", 2: "ReduceSum"}
+
+
+def _helper() -> Any:
+    from torch.onnx import symbolic_helper
+
+    return symbolic_helper
+
+
+def _is_bool(value: Any) -> bool:
+    return bool(value.type().scalarType() == "Bool")
+
+
+def _concat(g: Any, tensors: Any, dim: Any) -> Any:
+    """``aten::concat`` (``torch.concat``, kept so in a nested traced module) as ``Concat``."""
+    helper = _helper()
+    return g.op("Concat", *helper._unpack_list(tensors), axis_i=helper._get_const(dim, "i", "dim"))
+
+
+def _hyperbolic(combine: str) -> Callable[[Any, Any], Any]:
+    """``(exp(x) combine exp(-x)) / 2``: ``cosh`` with ``Add``, ``sinh`` with ``Sub``."""
+
+    def symbolic(g: Any, x: Any) -> Any:
+        import torch
+
+        pair = g.op(combine, g.op("Exp", x), g.op("Exp", g.op("Neg", x)))
+        two = g.op("Constant", value_t=torch.tensor(2.0))
+        return g.op("Div", pair, g.op("CastLike", two, x))
+
+    return symbolic
+
+
+def _bitwise(logical: str, bitwise: str) -> Callable[[Any, Any, Any], Any]:
+    """A binary bitwise op: the logical ONNX op on bools, the ``Bitwise*`` op on integers."""
+
+    def symbolic(g: Any, x: Any, y: Any) -> Any:
+        return g.op(logical if _is_bool(x) else bitwise, x, y)
+
+    return symbolic
+
+
+def _bitwise_not(g: Any, x: Any) -> Any:
+    """``aten::bitwise_not``: ``Not`` on bools, ``BitwiseNot`` on integers."""
+    return g.op("Not" if _is_bool(x) else "BitwiseNot", x)
+
+
+def _addcdiv(g: Any, x: Any, t1: Any, t2: Any, value: Any = None) -> Any:
+    """``x + value * t1 / t2``."""
+    import torch
+
+    quotient = g.op("Div", t1, t2)
+    scale = 1.0 if value is None else _helper()._get_const(value, "f", "value")
+    if scale != 1.0:
+        constant = g.op("Constant", value_t=torch.tensor(float(scale)))
+        quotient = g.op("Mul", quotient, g.op("CastLike", constant, quotient))
+    return g.op("Add", x, quotient)
+
+
+def _l1_loss(g: Any, x: Any, target: Any, reduction: Any) -> Any:
+    """``|x - target|``, its mean or its sum."""
+    difference = g.op("Abs", g.op("Sub", x, target))
+    code = _helper()._get_const(reduction, "i", "reduction")
+    if code == 0:
+        return difference
+    return g.op(_REDUCTIONS[code], difference, keepdims_i=0)
+
+
+#: aten op name -> its ONNX symbolic.
+SYMBOLICS: dict[str, Callable[..., Any]] = {
+    "aten::concat": _concat,
+    "aten::cosh": _hyperbolic("Add"),
+    "aten::sinh": _hyperbolic("Sub"),
+    "aten::bitwise_xor": _bitwise("Xor", "BitwiseXor"),
+    "aten::__ixor_": _bitwise("Xor", "BitwiseXor"),
+    "aten::__ior_": _bitwise("Or", "BitwiseOr"),
+    "aten::__iand_": _bitwise("And", "BitwiseAnd"),
+    "aten::bitwise_not": _bitwise_not,
+    "aten::addcdiv": _addcdiv,
+    "aten::l1_loss": _l1_loss,
+}
