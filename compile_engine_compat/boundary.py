@@ -999,8 +999,8 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
     ),
     ProcessPatch(
         "torch's TorchScript ONNX exporter given symbolics for the aten ops it lacks (concat, "
-        "cosh, sinh, bitwise_xor/not, __ior_/__iand_/__ixor_, addcdiv, l1_loss), only those "
-        "with no symbolic registered, for the length of one from_pytorch export",
+        "cosh, sinh, bitwise_xor/not, __ior_/__iand_/__ixor_, addcdiv, l1_loss, threshold), only "
+        "those with no custom symbolic registered, for the length of one from_pytorch export",
         "boundary.onnx_export_symbolics, used by relay.frontend.pytorch with "
         "relay.frontend.pytorch_symbolics",
         "off outside from_pytorch's export: unregistered when it ends",

@@ -84,6 +84,16 @@ def _l1_loss(g: Any, x: Any, target: Any, reduction: Any) -> Any:
     return g.op(_REDUCTIONS[code], difference, keepdims_i=0)
 
 
+def _threshold(g: Any, x: Any, threshold: Any, value: Any) -> Any:
+    """``x`` where ``x > threshold``, else ``value`` (torch's own refuses a non-zero threshold)."""
+    import torch
+
+    helper = _helper()
+    bounds = [helper._get_const(v, "f", "threshold") for v in (threshold, value)]
+    low, fill = (g.op("CastLike", g.op("Constant", value_t=torch.tensor(b)), x) for b in bounds)
+    return g.op("Where", g.op("Greater", x, low), x, fill)
+
+
 #: aten op name -> its ONNX symbolic.
 SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::concat": _concat,
@@ -96,4 +106,5 @@ SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::bitwise_not": _bitwise_not,
     "aten::addcdiv": _addcdiv,
     "aten::l1_loss": _l1_loss,
+    "aten::threshold": _threshold,
 }
