@@ -998,9 +998,10 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "tests/tvm_legacy/tune/test_tutorials.py",
     ),
     ProcessPatch(
-        "torch's TorchScript ONNX exporter given symbolics for the aten ops it lacks (concat, "
-        "cosh, sinh, bitwise_xor/not, __ior_/__iand_/__ixor_, addcdiv, l1_loss, threshold), only "
-        "those with no custom symbolic registered, for the length of one from_pytorch export",
+        "torch's TorchScript ONNX exporter given the symbolics of relay.frontend."
+        "pytorch_symbolics (aten ops it lacks or exports unlike torch: concat, cosh, "
+        "bitwise_xor, addcdiv, l1_loss, threshold, softplus, ...), only those with no custom "
+        "symbolic registered, for the length of one from_pytorch export",
         "boundary.onnx_export_symbolics, used by relay.frontend.pytorch with "
         "relay.frontend.pytorch_symbolics",
         "off outside from_pytorch's export: unregistered when it ends",

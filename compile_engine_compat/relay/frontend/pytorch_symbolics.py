@@ -94,6 +94,34 @@ def _threshold(g: Any, x: Any, threshold: Any, value: Any) -> Any:
     return g.op("Where", g.op("Greater", x, low), x, fill)
 
 
+def _constant(g: Any, number: float, like: Any) -> Any:
+    import torch
+
+    return g.op("CastLike", g.op("Constant", value_t=torch.tensor(float(number))), like)
+
+
+def _log1p_exp(g: Any, x: Any) -> Any:
+    """``log(1 + exp(x))``."""
+    return g.op("Log", g.op("Add", _constant(g, 1.0, x), g.op("Exp", x)))
+
+
+def _softplus(g: Any, x: Any, beta: Any, threshold: Any) -> Any:
+    """``log(1 + exp(beta * x)) / beta``, ``x`` itself where ``beta * x > threshold`` (ONNX's
+    ``Softplus`` has neither ``beta`` nor the threshold)."""
+    helper = _helper()
+    scale = helper._get_const(beta, "f", "beta")
+    limit = helper._get_const(threshold, "f", "threshold")
+    scaled = g.op("Mul", x, _constant(g, scale, x))
+    smooth = g.op("Div", _log1p_exp(g, scaled), _constant(g, scale, x))
+    return g.op("Where", g.op("Greater", scaled, _constant(g, limit, x)), x, smooth)
+
+
+def _log_sigmoid(g: Any, x: Any) -> Any:
+    """``min(x, 0) - log(1 + exp(-|x|))``: finite where ``Log(Sigmoid(x))`` gives ``-inf``."""
+    low = g.op("Min", x, _constant(g, 0.0, x))
+    return g.op("Sub", low, _log1p_exp(g, g.op("Neg", g.op("Abs", x))))
+
+
 #: aten op name -> its ONNX symbolic.
 SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::concat": _concat,
@@ -107,4 +135,6 @@ SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::addcdiv": _addcdiv,
     "aten::l1_loss": _l1_loss,
     "aten::threshold": _threshold,
+    "aten::softplus": _softplus,
+    "aten::log_sigmoid": _log_sigmoid,
 }
