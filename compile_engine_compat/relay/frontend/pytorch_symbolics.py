@@ -122,6 +122,11 @@ def _log_sigmoid(g: Any, x: Any) -> Any:
     return g.op("Sub", low, _log1p_exp(g, g.op("Neg", g.op("Abs", x))))
 
 
+def _trunc(g: Any, x: Any) -> Any:
+    """``sign(x) * floor(|x|)`` (ONNX has no ``Trunc``)."""
+    return g.op("Mul", g.op("Sign", x), g.op("Floor", g.op("Abs", x)))
+
+
 #: aten op name -> its ONNX symbolic.
 SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::concat": _concat,
@@ -136,5 +141,6 @@ SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::l1_loss": _l1_loss,
     "aten::threshold": _threshold,
     "aten::softplus": _softplus,
+    "aten::trunc": _trunc,
     "aten::log_sigmoid": _log_sigmoid,
 }
