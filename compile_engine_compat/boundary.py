@@ -60,6 +60,7 @@ __all__ = [
     "handle_of",
     "insert_warnings_filter",
     "install_module_view",
+    "onnx_export_symbolics",
     "onnx_float_converter",
     "onnx_import_with",
     "packed_imports_symbol",
@@ -580,6 +581,39 @@ def patched(owner: Any, name: str, value: Any) -> Iterator[None]:
                 restore_attribute(owner, name)
 
 
+_symbolic_lock = threading.RLock()
+
+
+def _custom_symbolic(registration: Any, name: str, opset: int) -> bool:
+    """Whether a custom symbolic (the user's) is registered for ``name`` at ``opset``."""
+    group = registration.registry.get_function_group(name)
+    return group is not None and bool(group._functions.overridden(opset))
+
+
+@contextlib.contextmanager
+def onnx_export_symbolics(symbolics: dict[str, Callable[..., Any]], opset: int) -> Iterator[None]:
+    """``symbolics`` registered as custom symbolics of torch's TorchScript ONNX exporter for the
+    block only (over torch's own where torch refuses, as for ``bitwise_not`` of integers), but
+    never over a custom one the user registered; unregistered after, which leaves torch's own
+    (the registry's entry of an op torch has none for is removed, as before the block).
+    One export at a time holds them (the registry is the process's)."""
+    import torch
+    from torch.onnx._internal.torchscript_exporter import registration
+
+    with _symbolic_lock:
+        known = set(registration.registry._registry)
+        added = [name for name in symbolics if not _custom_symbolic(registration, name, opset)]
+        for name in added:
+            torch.onnx.register_custom_op_symbolic(name, symbolics[name], opset)
+        try:
+            yield
+        finally:
+            for name in added:
+                torch.onnx.unregister_custom_op_symbolic(name, opset)
+                if name not in known:  # an empty group would fail torch's later lookups
+                    registration.registry._registry.pop(name, None)
+
+
 #: Module names whose reads of ``mod[name]`` keep TVM's own result (the package, TVM's Python).
 _OWN_READERS = ("compile_engine_compat", "tvm", "tvm_ffi")
 
@@ -968,6 +1002,16 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
         "boundary.cpu_tensor_intrinsics, called by tvm_legacy.tune",
         "import tvm.s_tir.tensor_intrin before tuning (the package is then left as it is)",
         "tests/tvm_legacy/tune/test_tutorials.py",
+    ),
+    ProcessPatch(
+        "torch's TorchScript ONNX exporter given the symbolics of relay.frontend."
+        "pytorch_symbolics (aten ops it lacks or exports unlike torch: concat, cosh, "
+        "bitwise_xor, addcdiv, l1_loss, threshold, softplus, ...), only those with no custom "
+        "symbolic registered, for the length of one from_pytorch export",
+        "boundary.onnx_export_symbolics, used by relay.frontend.pytorch with "
+        "relay.frontend.pytorch_symbolics",
+        "off outside from_pytorch's export: unregistered when it ends",
+        "tests/relay/frontend/test_pytorch_symbolics.py",
     ),
     # -- upstream Relay test files (test_vm, test_type_infer, test_any) ------------------------
     ProcessPatch(

@@ -18,6 +18,7 @@ from typing import Any
 
 import tvm
 
+from compile_engine_compat.boundary import onnx_export_symbolics
 from compile_engine_compat.deprecations import legacy_api
 
 from .common import (
@@ -29,6 +30,7 @@ from .common import (
     require,
 )
 from .onnx import onnx_to_relax
+from .pytorch_symbolics import SYMBOLICS
 
 __all__ = ["from_pytorch"]
 
@@ -48,6 +50,8 @@ _REFUSED_OPTIONS = {
     "preserve_pytorch_scopes": (False, "Relax's importers keep no source scopes in spans"),
 }
 _WHAT = "relay.frontend.from_pytorch"
+#: The opset the package's own symbolics are registered at (``Bitwise*`` is opset 18).
+_SYMBOLICS_OPSET = 18
 _ROUTE = (
     "pass the nn.Module itself (from_pytorch(model, input_infos) uses torch.export), or import "
     "torch.export.export(model, args) with tvm.relax.frontend.torch.from_exported_program"
@@ -136,7 +140,7 @@ def _from_script_module(
     names = [name for name, _, _ in inputs]
     buffer = io.BytesIO()
     try:
-        with _quiet():
+        with _quiet(), onnx_export_symbolics(SYMBOLICS, _SYMBOLICS_OPSET):
             torch.onnx.export(
                 module,
                 _examples(torch, inputs),
