@@ -194,6 +194,8 @@ MOVED_NAMES: tuple[MovedName, ...] = (
         "compile_engine_compat.relay._impl.structural_hash:structural_hash",
     ),
     MovedName("tvm.testing:*", f"{_LEGACY}.testing"),
+    # TVM 0.19 defined them in tvm.testing.utils, which tvm.testing re-exported.
+    MovedName("tvm.testing.utils:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------
     MovedName("tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True),
     MovedName(

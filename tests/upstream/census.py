@@ -93,6 +93,7 @@ MODULES: tuple[str, ...] = (
     "tvm.autotvm.graph_tuner",
     "tvm.auto_scheduler",
     "tvm.testing",
+    "tvm.testing.utils",
     "tvm._ffi",
     "tvm._ffi.base",
 )
