@@ -152,10 +152,10 @@ def test_an_unknown_module_is_refused_at_import(alias):
 
 
 def test_a_module_tvm_019_had_imports_and_refuses_at_the_call(alias):
-    from tvm.relay.backend import executor
+    from tvm.relay.backend import aot
 
     with pytest.raises(_import_alias.RelayRemovedCallError, match=r"MIGRATION\.md#"):
-        executor.Executor("graph")
+        aot.AOTLowerMain("default", None, None)
 
 
 @pytest.mark.parametrize(
