@@ -392,6 +392,8 @@ class _Rewriter:
         return param
 
     def _finish(self, node: Any, new: list[Any]) -> Any:
+        if _skipped(node):
+            return node  # an already-fused function is kept whole (its body was not walked)
         if isinstance(node, Call) and isinstance(node.op, RelayOp):
             if node.op.name == "annotation.stop_fusion":
                 return self.memo[id(node.args[0])]

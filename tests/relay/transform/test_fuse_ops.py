@@ -87,3 +87,14 @@ def test_defuse_ops_restores_the_graph_and_the_fused_module_builds():
         runner.run(x=x, w=w)
         results.append(runner.get_output(0).numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5)
+
+
+def test_a_called_primitive_function_is_kept_whole():
+    # TVM 0.19's FuseOps left an already-fused function alone (its body was not walked again).
+    x = relay.var("x", shape=(10, 20))
+    body = relay.squeeze(relay.exp(relay.add(x, relay.const(1, "float32"))))
+    primitive = relay.Function([x], body).with_attr("Primitive", 1)
+    y = relay.var("y", shape=(10, 20))
+    fused = _fused(relay.Function([y], relay.Call(primitive, [y])))
+    assert isinstance(fused.body, relay.Call) and is_primitive(fused.body.op)
+    assert relay_equal(fused.body.op.body, body)
