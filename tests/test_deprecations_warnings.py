@@ -138,7 +138,7 @@ def test_an_ignore_filter_skips_building_the_warning_but_the_ledger_still_counts
     frame = sys._getframe()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CompileEngineDeprecationWarning)
-        assert _deprecation._filtered_out(api, frame)
+        assert _deprecation._filtered_out(api, frame, frame.f_lineno)
         before = sum(e.count for e in compile_engine_compat.ledger() if e.api == api)
         _deprecation.warn_legacy(api)
         after = sum(e.count for e in compile_engine_compat.ledger() if e.api == api)
@@ -146,12 +146,12 @@ def test_an_ignore_filter_skips_building_the_warning_but_the_ledger_still_counts
     for action in ("error", "always", "default", "once"):
         with warnings.catch_warnings():
             warnings.simplefilter(action, CompileEngineDeprecationWarning)
-            assert not _deprecation._filtered_out(api, frame)
+            assert not _deprecation._filtered_out(api, frame, frame.f_lineno)
     with warnings.catch_warnings():
         # A filter for another message, or another module, does not apply.
         warnings.simplefilter("always")
         warnings.filterwarnings("ignore", message="something else")
         warnings.filterwarnings("ignore", category=CompileEngineDeprecationWarning, module="x.y")
-        assert not _deprecation._filtered_out(api, frame)
+        assert not _deprecation._filtered_out(api, frame, frame.f_lineno)
         warnings.filterwarnings("ignore", message="compile_engine.CompileEngine.lower is")
-        assert _deprecation._filtered_out(api, frame)
+        assert _deprecation._filtered_out(api, frame, frame.f_lineno)

@@ -315,8 +315,8 @@ def active() -> bool:
     return _checked_root() is not None
 
 
-def _checked_root() -> Path | None:
-    root = cache_dir()
+def _checked_root(configured: Path | None = None) -> Path | None:
+    root = cache_dir() if configured is None else configured
     if root is None:
         return None
     try:
@@ -841,7 +841,10 @@ def store_many(keys: Sequence[EntryKey], module: Any) -> None:
 
 
 def store_artifact(
-    key: ArtifactKey, files: Mapping[str, bytes | Path], meta: Mapping[str, Any] | None = None
+    key: ArtifactKey,
+    files: Mapping[str, bytes | Path],
+    meta: Mapping[str, Any] | None = None,
+    root: Path | None = None,
 ) -> bool:
     """Store an artifact under ``key``: locally (atomic), then in the remote tier (write-behind).
 
@@ -857,6 +860,10 @@ def store_artifact(
         a library from :func:`export_library`. Names are plain (no ``/``), never ``meta.json``.
     meta : Mapping[str, Any], optional
         JSON-able details for the loader (a symbol, an arity, input names).
+    root : pathlib.Path, optional
+        The cache root to store under: the configured one (:func:`cache_dir`) by default. A
+        store behind a build passes the root of the build's time, so that an entry never lands
+        in a directory configured after the build returned.
 
     Returns
     -------
@@ -870,7 +877,7 @@ def store_artifact(
     OSError
         When a file cannot be written (a full disk, a size limit); see :func:`store_quietly`.
     """
-    layout = _checked_root()
+    layout = _checked_root(root)
     if layout is None:
         return False
     created = _write_entry(layout, key, files, dict(meta or {})) is not None

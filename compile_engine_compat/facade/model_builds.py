@@ -170,9 +170,11 @@ def build(
     executable = vm_executable.build_executable(bound, resolved)
     detached: list[disk.DetachedLibrary] = []  # its code as LLVM IR: the writer's own copy
     disk.store_quietly(lambda: detached.append(disk.detach_library(executable)), "module")
-    if detached:
+    root = disk.cache_dir()  # the store lands here even if the setting changes meanwhile
+    if detached and root is not None:
         store_behind.submit(
-            key.digest, lambda: disk.store_quietly(lambda: _store(key, detached[0]), "module")
+            key.digest,
+            lambda: disk.store_quietly(lambda: _store(key, detached[0], root), "module"),
         )
     return BuiltModule(executable, built=executable)
 
@@ -236,8 +238,9 @@ def module_key(bound: tvm.IRModule, target: tvm.target.Target) -> disk.ArtifactK
     )
 
 
-def _store(key: disk.ArtifactKey, detached: disk.DetachedLibrary) -> None:
-    """Store the executable as one library (VM bytecode, kernels, constants) under ``key``."""
+def _store(key: disk.ArtifactKey, detached: disk.DetachedLibrary, root: Path) -> None:
+    """Store the executable as one library (VM bytecode, kernels, constants) under ``key`` in
+    the cache root ``root``."""
     with tempfile.TemporaryDirectory() as staging:
         library = disk.export_detached(detached, Path(staging))
-        disk.store_artifact(key, {LIBRARY_FILE: library}, {"entry": "main"})
+        disk.store_artifact(key, {LIBRARY_FILE: library}, {"entry": "main"}, root=root)

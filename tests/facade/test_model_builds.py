@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,21 @@ def test_the_persistent_cache_stores_a_whole_module_and_loads_it(cache_root):
     # Other weights are another module: built, not loaded.
     other = {k: v * 2 for k, v in mobile_block_weights().items()}
     assert model_builds.build(mobile_block(), "llvm", other).built is not None
+
+
+def test_a_store_behind_a_build_lands_in_the_cache_directory_of_the_build(cache_root, monkeypatch):
+    # The writer is held until the setting has changed: the store then runs under the new one.
+    release = threading.Event()
+    store_behind.submit("held writer", lambda: release.wait(60))
+    try:
+        model_builds.build(mobile_block(), "llvm", mobile_block_weights())
+        later = cache_root.parent / "configured later"
+        monkeypatch.setenv(disk.CACHE_DIR_ENV, str(later))
+    finally:
+        release.set()
+    assert store_behind.flush(60)
+    assert [path for path in cache_root.rglob("*") if path.name == model_builds.LIBRARY_FILE]
+    assert not later.exists()
 
 
 def test_a_module_linking_external_codegen_modules_is_built_and_not_cached(cache_root):
