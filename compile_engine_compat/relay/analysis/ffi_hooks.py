@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.ffi_globals import unserved_globals
 from compile_engine_compat.relay._impl.relation_functions import relation_of
 from compile_engine_compat.relay._impl.type_solver import TypeSolver
 
@@ -64,11 +65,4 @@ def _test_type_solver() -> Any:
     return _SolverHandle()
 
 
-def __getattr__(name: str) -> Any:
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(
-        f"relay.analysis's _ffi_api.{name} is a C++ global of TVM <=0.19 that "
-        "compile-engine-compat does not serve: call the public function of relay.analysis "
-        f"(relay.analysis.{name.lstrip('_')}) or relax.analysis instead"
-    )
+__getattr__ = unserved_globals("analysis", "function", "relax.analysis")

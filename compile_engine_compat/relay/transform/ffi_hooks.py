@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.ffi_globals import unserved_globals
 
 from . import annotate_used_memory
 
@@ -26,11 +27,4 @@ def AnnotateUsedMemory() -> Any:
     return annotate_used_memory.AnnotateUsedMemory()
 
 
-def __getattr__(name: str) -> Any:
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(
-        f"relay.transform's _ffi_api.{name} is a C++ global of TVM <=0.19 that "
-        "compile-engine-compat does not serve: call the public pass of relay.transform "
-        f"(relay.transform.{name.lstrip('_')}) or the relax.transform pass instead"
-    )
+__getattr__ = unserved_globals("transform", "pass", "the relax.transform pass")
