@@ -17,8 +17,8 @@ pytestmark = pytest.mark.usefixtures("installed_alias")
 def _primitive_caller(shape: tuple[int, ...]) -> relay.Function:
     """``main(x) = prim(x)``, ``prim`` a function literal marked ``Primitive`` (one kernel)."""
     p = relay.var("p", shape=shape)
-    prim = relay.Function([p], relay.exp(relay.add(p, relay.const(1.0))))
-    prim = prim.with_attr("Primitive", tvm.tirx.IntImm("int32", 1))
+    body = relay.exp(relay.add(p, relay.const(1.0)))
+    prim = relay.Function([p], body).with_attr("Primitive", tvm.tirx.IntImm("int32", 1))
     x = relay.var("x", shape=shape)
     return relay.Function([x], relay.Call(prim, [x]))
 
