@@ -57,10 +57,13 @@ TVM_IRMODULE_FROM_EXPR = tvm.ir.IRModule.from_expr
 TVM_GLOBALVAR_CALL = tvm.ir.GlobalVar.__call__
 
 
-def _legacy_irmodule_from_expr(expr: Any, functions: Any = None) -> tvm.IRModule:
+def legacy_irmodule_from_expr(expr: Any, functions: Any = None) -> tvm.IRModule:
     """``IRModule.from_expr(expr, functions=None)``: TVM's own, then the kernels its front-end
     functions carry stored in the module beside them
     (:mod:`compile_engine_compat.relay._impl.carried`), so the module is well-formed and prints.
+
+    Set on the class as a plain function, as the other rows set theirs: called on the class
+    (``tvm.IRModule.from_expr``), as TVM's own static method is.
 
     Parameters
     ----------
@@ -74,10 +77,6 @@ def _legacy_irmodule_from_expr(expr: Any, functions: Any = None) -> tvm.IRModule
     tvm.IRModule
     """
     return settle_module(TVM_IRMODULE_FROM_EXPR(expr, functions))
-
-
-#: Set on the class as it is (a static method, like TVM's own).
-legacy_irmodule_from_expr = staticmethod(_legacy_irmodule_from_expr)
 
 
 def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> Any:
