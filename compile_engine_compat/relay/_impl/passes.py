@@ -101,8 +101,10 @@ def relay_pass(name: str, opt_level: int, run: Callable[[tvm.IRModule], tvm.IRMo
     """
 
     def pass_func(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
-        # A function the pass rebuilt may carry its kernels: the module holds them instead.
-        return settled_module(run(mod))
+        # A function the pass rebuilt may carry its kernels: the module holds them instead. A
+        # module the pass left alone comes back as it was given.
+        out = run(mod)
+        return out if out.same_as(mod) else settled_module(out)
 
     return tvm.transform.module_pass(pass_func, opt_level=opt_level, name=name)
 
