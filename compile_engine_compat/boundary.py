@@ -1025,6 +1025,8 @@ PROCESS_PATCHES: tuple[ProcessPatch, ...] = (
     ProcessPatch(
         "tvm.ir.IRModule._add (mod[name] = f) stores a front-end relay.Function as its Relax "
         "function, types its GlobalVar, and refuses what TVM 0.27 would drop silently; "
+        "IRModule._add and IRModule.from_expr store the kernels a front-end function carries "
+        "in the module beside it; "
         "GlobalVar.__call__ of Relay expressions builds a relay.Call; checked_type on Relax "
         "functions and vars; Device.device_type",
         "surfaces.moved_names rows, served by tvm_legacy.ir_module, tvm_legacy.device and "

@@ -198,6 +198,10 @@ MOVED_NAMES: tuple[MovedName, ...] = (
     MovedName("tvm.testing.utils:*", f"{_LEGACY}.testing"),
     # -- upstream Relay test files (test_vm, test_type_infer): mod["main"] = relay_func ----------
     MovedName("tvm.ir:IRModule._add", f"{_LEGACY}.ir_module:legacy_irmodule_add", replaces=True),
+    # The kernels a front-end function carries are stored in the module beside it.
+    MovedName(
+        "tvm.ir:IRModule.from_expr", f"{_LEGACY}.ir_module:legacy_irmodule_from_expr", replaces=True
+    ),
     MovedName(
         "tvm.ir:GlobalVar.__call__", f"{_LEGACY}.ir_module:legacy_global_call", replaces=True
     ),

@@ -17,6 +17,7 @@ from tvm import relax
 
 from compile_engine_compat.boundary import give_type, handle_of
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.carried import settle_function, settle_module
 from compile_engine_compat.relay._impl.interpret.definitions import interpreted_reason
 from compile_engine_compat.relay._impl.printer import irmodule_text
 from compile_engine_compat.relay.adt import TypeData
@@ -35,6 +36,7 @@ from compile_engine_compat.relay.ty import GlobalTypeVar
 __all__ = [
     "TVM_GLOBALVAR_CALL",
     "TVM_IRMODULE_ADD",
+    "TVM_IRMODULE_FROM_EXPR",
     "irmodule_astext",
     "irmodule_get_constructor",
     "irmodule_get_global_type_var",
@@ -45,12 +47,36 @@ __all__ = [
     "irmodule_str",
     "legacy_global_call",
     "legacy_irmodule_add",
+    "legacy_irmodule_from_expr",
 ]
 
-#: TVM's own ``IRModule._add`` and ``GlobalVar.__call__`` (taken before any patch: install()
-#: imports this module before it sets them).
+#: TVM's own ``IRModule._add``, ``IRModule.from_expr`` and ``GlobalVar.__call__`` (taken before
+#: any patch: install() imports this module before it sets them).
 TVM_IRMODULE_ADD = tvm.ir.IRModule._add
+TVM_IRMODULE_FROM_EXPR = tvm.ir.IRModule.from_expr
 TVM_GLOBALVAR_CALL = tvm.ir.GlobalVar.__call__
+
+
+def legacy_irmodule_from_expr(expr: Any, functions: Any = None) -> tvm.IRModule:
+    """``IRModule.from_expr(expr, functions=None)``: TVM's own, then the kernels its front-end
+    functions carry stored in the module beside them
+    (:mod:`compile_engine_compat.relay._impl.carried`), so the module is well-formed and prints.
+
+    Set on the class as a plain function, as the other rows set theirs: called on the class
+    (``tvm.IRModule.from_expr``), as TVM's own static method is.
+
+    Parameters
+    ----------
+    expr : relay.Expr or relax.Expr
+        The entry point, ``main``.
+    functions : dict, optional
+        GlobalVar -> function, the module's other functions.
+
+    Returns
+    -------
+    tvm.IRModule
+    """
+    return settle_module(TVM_IRMODULE_FROM_EXPR(expr, functions))
 
 
 def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> Any:
@@ -89,6 +115,9 @@ def legacy_irmodule_add(self: Any, var: Any, val: Any, update: bool = True) -> A
             f"IRModule[{var!r}] = ... takes a function (relay.Function, relax.Function, "
             f"tirx.PrimFunc) or a type, got {type(val).__name__}"
         )
+    # The kernels a front-end function carries go into the module beside it (well-formed,
+    # printable); the function is stored without them.
+    val = settle_function(self, val)
     result = TVM_IRMODULE_ADD(self, var, val, update)
     if isinstance(val, relax.Function):
         # A call to this function from another front-end function types from its GlobalVar

@@ -269,6 +269,31 @@ def _split_layout_rewrite_preproc(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
 PRIM_FUNCS_ATTR = "compile_engine_compat.prim_funcs"
 
 
+def carried_prim_funcs(func: Any) -> tuple[Any, dict[Any, Any]]:
+    """``func`` without :data:`PRIM_FUNCS_ATTR`, and the PrimFuncs it carries there.
+
+    Parameters
+    ----------
+    func : tvm.ir.BaseFunc
+        A function of a module, or one travelling alone.
+
+    Returns
+    -------
+    tuple
+        The function without the attribute (``func`` itself when it carries nothing) and
+        GlobalVar -> PrimFunc for each carried kernel, under the very GlobalVar its calls name.
+    """
+    if not isinstance(func, relax.Function) or PRIM_FUNCS_ATTR not in (func.attrs or {}):
+        return func, {}
+    carried = func.attrs[PRIM_FUNCS_ATTR]
+    kernels = {
+        used: carried[used.name_hint]
+        for used in relax.analysis.all_global_vars(func)
+        if used.name_hint in carried
+    }
+    return func.without_attr(PRIM_FUNCS_ATTR), kernels
+
+
 def attach_prim_funcs(mod: tvm.IRModule) -> tvm.IRModule:
     """``mod`` with the PrimFuncs its Relax functions carry in :data:`PRIM_FUNCS_ATTR` added.
 
@@ -287,14 +312,14 @@ def attach_prim_funcs(mod: tvm.IRModule) -> tvm.IRModule:
     names = {gvar.name_hint for gvar in functions}
     changed = False
     for gvar, func in list(functions.items()):
-        if not isinstance(func, relax.Function) or PRIM_FUNCS_ATTR not in (func.attrs or {}):
+        stripped, kernels = carried_prim_funcs(func)
+        if stripped is func:
             continue
-        carried = func.attrs[PRIM_FUNCS_ATTR]
-        for used in relax.analysis.all_global_vars(func):
-            if used.name_hint in carried and used.name_hint not in names:
-                functions[used] = carried[used.name_hint]
+        for used, kernel in kernels.items():
+            if used.name_hint not in names:
+                functions[used] = kernel
                 names.add(used.name_hint)
-        functions[gvar] = func.without_attr(PRIM_FUNCS_ATTR)
+        functions[gvar] = stripped
         changed = True
     return tvm.IRModule(functions, attrs=mod.attrs) if changed else mod
 

@@ -34,6 +34,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.deprecations import legacy_api
+from compile_engine_compat.relay._impl.carried import settled_module
 
 __all__ = [
     "PASS_KINDS",
@@ -100,7 +101,10 @@ def relay_pass(name: str, opt_level: int, run: Callable[[tvm.IRModule], tvm.IRMo
     """
 
     def pass_func(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
-        return run(mod)
+        # A function the pass rebuilt may carry its kernels: the module holds them instead. A
+        # module the pass left alone comes back as it was given.
+        out = run(mod)
+        return out if out.same_as(mod) else settled_module(out)
 
     return tvm.transform.module_pass(pass_func, opt_level=opt_level, name=name)
 

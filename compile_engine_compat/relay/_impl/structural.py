@@ -348,6 +348,8 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     lhs, rhs = _closed_by_name(lhs, rhs)
     if tvm_ffi.structural_equal(lhs, rhs, map_free_vars):
         return True
+    if _same_relay_origins(lhs, rhs, map_free_vars):
+        return True
     # Unequal as they are: a Relax pass's result may still be the expected Relay function in
     # another binding form.
     if _mixed(lhs, rhs):
@@ -382,9 +384,19 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
 
 
 def _same_relay_origins(lhs: Any, rhs: Any, map_free_vars: bool) -> bool:
-    """Whether two Relax functions the front end made from Relay functions were made from equal
-    ones (their Relax forms may differ in what Relay did not compare: ``global_symbol``)."""
-    if not (isinstance(lhs, relax.Function) and isinstance(rhs, relax.Function)):
-        return False
-    lo, ro = relay_origin(lhs), relay_origin(rhs)
+    """Whether two functions the front end made from Relay functions (a Relax function with a
+    Relay origin, or a Relay function itself) were made from equal ones.
+
+    Their Relax forms may differ in what Relay did not compare: ``global_symbol``, and the
+    GlobalVar of each kernel a called ``Primitive`` function became (made anew each time a
+    function is converted).
+    """
+    lo, ro = _relay_function_of(lhs), _relay_function_of(rhs)
     return lo is not None and ro is not None and relay_equal(lo, ro, map_free_vars)
+
+
+def _relay_function_of(value: Any) -> Any:
+    """The Relay function behind a Relax function, a Relay function itself, or None."""
+    if isinstance(value, relax.Function):
+        return relay_origin(value)
+    return value if isinstance(value, Function) else None

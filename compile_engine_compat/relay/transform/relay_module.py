@@ -15,6 +15,7 @@ import tvm
 from tvm import relax
 
 from compile_engine_compat.boundary import give_type
+from compile_engine_compat.relay._impl.carried import settle_module
 from compile_engine_compat.relay._impl.origin import relay_origin, remember
 
 from ..function import Function
@@ -67,7 +68,9 @@ def to_module(functions: dict[Any, Function], attrs: Any = None) -> tvm.IRModule
         mod[gvar] = remember(relax_func, func)
         if not isinstance(gvar.ty, relax.FuncType):
             give_type(gvar, relax_func.ty)
-    return mod
+    # The kernels the functions carry go into the module (mod[gvar] = ... does so only under
+    # install()).
+    return settle_module(mod)
 
 
 def relay_graph_pass(
