@@ -268,9 +268,11 @@ def as_expr(value: AnyT) -> Expr:
 
 
 class Var(Expr):
-    """``relay.Var(name_hint, type_annotation=None)``."""
+    """``relay.Var(name_hint, type_annotation=None, span=None)``."""
 
-    def __init__(self, name_hint: str, type_annotation: Type | None = None) -> None:
+    def __init__(
+        self, name_hint: str, type_annotation: Type | None = None, span: AnyT = None
+    ) -> None:
         if not isinstance(name_hint, str):
             raise TypeError(f"name_hint must be a str, got {name_hint!r}")
         if type_annotation is not None and not isinstance(type_annotation, Type):
@@ -279,6 +281,7 @@ class Var(Expr):
             type_annotation = None  # a type still to infer: no annotation
         self.name_hint = name_hint
         self.type_annotation = type_annotation
+        self.span = span
         self._vid: Id | None = None
 
     @property
@@ -319,6 +322,7 @@ def var(
     type_annotation: Type | str | None = None,
     shape: Sequence[AnyT] | None = None,
     dtype: str = "float32",
+    span: AnyT = None,
 ) -> Var:
     """Create a variable (Relay's ``relay.var``).
 
@@ -332,6 +336,8 @@ def var(
         Shorthand for ``TensorType(shape, dtype)``.
     dtype : str
         The dtype used with ``shape``.
+    span : relay.Span, optional
+        Where the variable came from (a frontend's source name).
 
     Returns
     -------
@@ -344,20 +350,21 @@ def var(
         type_annotation = TensorType(shape, dtype)
     elif isinstance(type_annotation, str):
         type_annotation = TensorType((), type_annotation)
-    return Var(name_hint, type_annotation)
+    return Var(name_hint, type_annotation, span)
 
 
 class Constant(Expr):
-    """``relay.Constant(data)``: ``data`` is a ``tvm.runtime.Tensor``."""
+    """``relay.Constant(data, span=None)``: ``data`` is a ``tvm.runtime.Tensor``."""
 
-    def __init__(self, data: AnyT) -> None:
+    def __init__(self, data: AnyT, span: AnyT = None) -> None:
         self.data = data
+        self.span = span
 
     def __repr__(self) -> str:
         return f"Constant({self.data.numpy()!r})"
 
 
-def const(value: AnyT, dtype: str | None = None) -> Constant:
+def const(value: AnyT, dtype: str | None = None, span: AnyT = None) -> Constant:
     """Create a constant (Relay's ``relay.const``).
 
     Parameters
@@ -367,6 +374,8 @@ def const(value: AnyT, dtype: str | None = None) -> Constant:
         included) become int32 and float32, as in Relay.
     dtype : str, optional
         The dtype.
+    span : relay.Span, optional
+        Where the constant came from (a frontend's source name).
 
     Returns
     -------
@@ -386,7 +395,7 @@ def const(value: AnyT, dtype: str | None = None) -> Constant:
     if array.dtype == object:
         raise TypeError(f"relay.const takes a number or an array, got {value!r}")
     # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it 1-d).
-    return Constant(tvm.runtime.tensor(np.require(array, requirements="C")))
+    return Constant(tvm.runtime.tensor(np.require(array, requirements="C")), span)
 
 
 class Tuple(Expr):
@@ -717,14 +726,18 @@ def CallWithFields(
     args: AnyT = None,
     attrs: AnyT = None,
     type_args: AnyT = None,
+    virtual_device: AnyT = None,
     span: AnyT = None,
 ) -> Call:
-    """``call`` with the given fields replaced (itself when none changes), as Relay's."""
+    """``call`` with the given fields replaced (itself when none changes), as Relay's
+    (``virtual_device``, before ``span`` as in TVM 0.19, is accepted and unused)."""
     changes = {"op": op, "args": args, "attrs": attrs, "type_args": type_args, "span": span}
     return _with_fields(call, Call, ("op", "args", "attrs", "type_args"), changes, Call)
 
 
-def ConstantWithFields(constant: Constant, data: AnyT = None, span: AnyT = None) -> Constant:
+def ConstantWithFields(
+    constant: Constant, data: AnyT = None, virtual_device: AnyT = None, span: AnyT = None
+) -> Constant:
     """``constant`` with its data replaced (itself when unchanged)."""
     return _with_fields(constant, Constant, ("data",), {"data": data, "span": span}, Constant)
 
@@ -734,6 +747,7 @@ def IfWithFields(
     cond: AnyT = None,
     true_branch: AnyT = None,
     false_branch: AnyT = None,
+    virtual_device: AnyT = None,
     span: AnyT = None,
 ) -> If:
     """``if_expr`` with the given branches or condition replaced."""
@@ -742,7 +756,12 @@ def IfWithFields(
 
 
 def LetWithFields(
-    let: Let, var: AnyT = None, value: AnyT = None, body: AnyT = None, span: AnyT = None
+    let: Let,
+    var: AnyT = None,
+    value: AnyT = None,
+    body: AnyT = None,
+    virtual_device: AnyT = None,
+    span: AnyT = None,
 ) -> Let:
     """``let`` with the given variable, value or body replaced."""
     changes = {"var": var, "value": value, "body": body, "span": span}
@@ -751,13 +770,19 @@ def LetWithFields(
     )
 
 
-def TupleWithFields(tup: Tuple, fields: AnyT = None, span: AnyT = None) -> Tuple:
+def TupleWithFields(
+    tup: Tuple, fields: AnyT = None, virtual_device: AnyT = None, span: AnyT = None
+) -> Tuple:
     """``tup`` with its fields replaced."""
     return _with_fields(tup, Tuple, ("fields",), {"fields": fields, "span": span}, Tuple)
 
 
 def TupleGetItemWithFields(
-    tuple_get_item: TupleGetItem, tuple_value: AnyT = None, index: AnyT = None, span: AnyT = None
+    tuple_get_item: TupleGetItem,
+    tuple_value: AnyT = None,
+    index: AnyT = None,
+    virtual_device: AnyT = None,
+    span: AnyT = None,
 ) -> TupleGetItem:
     """``tuple_get_item`` with its tuple or index replaced."""
     changes = {"tuple_value": tuple_value, "index": index, "span": span}
@@ -767,7 +792,11 @@ def TupleGetItemWithFields(
 
 
 def VarWithFields(
-    variable: Var, vid: AnyT = None, type_annotation: AnyT = None, span: AnyT = None
+    variable: Var,
+    vid: AnyT = None,
+    type_annotation: AnyT = None,
+    virtual_device: AnyT = None,
+    span: AnyT = None,
 ) -> Var:
     """``variable`` with its name (``vid``: the front end's variables are named by a ``str``)
     or type annotation replaced: a new variable, as Relay's."""

@@ -99,6 +99,22 @@ def test_with_fields_copy_only_what_changes_and_bind_substitutes():
     assert relay.pretty_print(relay.bind(call, {x: y})).endswith("add(%y, %y)")
 
 
+def test_var_const_and_with_fields_take_a_span_where_tvm_019_put_it():
+    # TVM 0.19's signatures: var(..., span=), const(..., span=), and *WithFields(...,
+    # virtual_device, span) -- upstream's tag_span helper passes both positionally.
+    span = tvm.ir.Span(tvm.ir.SourceName("conv"), 0, 0, 0, 0)
+    x = relay.var("x", shape=(2,), span=span)
+    c = relay.const(np.ones(2, "float32"), span=span)
+    assert x.span is span and c.span is span
+    call = relay.add(x, c)
+    tagged = relay.expr.CallWithFields(call, call.op, call.args, call.attrs, None, None, span)
+    assert tagged.span is span and tagged.args == call.args
+    item = relay.TupleGetItem(relay.Tuple([x, c]), 0)
+    assert relay.expr.TupleGetItemWithFields(item, None, None, None, span).span is span
+    assert relay.expr.VarWithFields(x, None, None, None, span).span is span
+    assert relay.expr.ConstantWithFields(c, None, None, span).span is span
+
+
 def test_an_op_call_reads_its_type_args_from_inference_and_stays_equal():
     from compile_engine_compat.relay._impl.structural import relay_equal
     from compile_engine_compat.relay._impl.to_relax import infer

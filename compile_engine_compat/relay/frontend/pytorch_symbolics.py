@@ -6,7 +6,8 @@ standard ONNX nodes that Relax's ONNX importer reads; :func:`~compile_engine_com
 onnx_export_symbolics` registers them for the length of one export only.
 
 ``cosh``/``sinh`` are written through ``Exp``: TVM 0.27's LLVM code generator has no
-``tirx.cosh``/``tirx.sinh`` intrinsic.
+``tirx.cosh``/``tirx.sinh`` intrinsic. ``max_pool3d`` replaces torch's own symbolic, which
+pooled an unbatched ``C, D, H, W`` input as if it were ``N, C, H, W``.
 """
 
 from __future__ import annotations
@@ -127,6 +128,24 @@ def _trunc(g: Any, x: Any) -> Any:
     return g.op("Mul", g.op("Sign", x), g.op("Floor", g.op("Abs", x)))
 
 
+def _max_pool3d(
+    g: Any, x: Any, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: Any
+) -> Any:
+    """``aten::max_pool3d``, whose input may be unbatched (``C, D, H, W``): torch's symbolic
+    wrote a ``MaxPool`` on the rank-4 tensor, which ONNX reads as ``N, C, H, W`` with a 3-d
+    kernel; here such an input gets its batch axis for the pool and loses it after."""
+    from torch.onnx._internal.torchscript_exporter import symbolic_opset10
+
+    pool = symbolic_opset10._max_pool("max_pool3d", 3, return_indices=False)
+    if x.type().dim() != 4:
+        return pool(g, x, kernel, stride, padding, dilation, ceil_mode)
+    import torch
+
+    axis = g.op("Constant", value_t=torch.tensor([0], dtype=torch.int64))
+    batched = g.op("Unsqueeze", x, axis)
+    return g.op("Squeeze", pool(g, batched, kernel, stride, padding, dilation, ceil_mode), axis)
+
+
 #: aten op name -> its ONNX symbolic.
 SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::concat": _concat,
@@ -143,4 +162,5 @@ SYMBOLICS: dict[str, Callable[..., Any]] = {
     "aten::softplus": _softplus,
     "aten::trunc": _trunc,
     "aten::log_sigmoid": _log_sigmoid,
+    "aten::max_pool3d": _max_pool3d,
 }

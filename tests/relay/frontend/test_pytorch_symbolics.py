@@ -90,3 +90,18 @@ def test_each_symbolic_matches_torch_and_is_unregistered_after(tmp_path):
             dynamo=False,
         )
     assert "aten::cosh" in SYMBOLICS
+
+
+@pytest.mark.parametrize("shape", [(3, 6, 6, 6), (1, 3, 6, 6, 6)])
+def test_max_pool3d_of_an_unbatched_or_batched_input_matches_torch(shape):
+    # torch's own symbolic wrote the unbatched (C, D, H, W) pool as a MaxPool over N, C, H, W.
+    pool = torch.nn.MaxPool3d(kernel_size=2, stride=2).eval()
+    data = torch.from_numpy(np.random.default_rng(5).standard_normal(shape).astype("float32"))
+    mod, params = relay.frontend.from_pytorch(torch.jit.trace(pool, data), [("x", shape)])
+    module = graph_executor.GraphModule(
+        relay.build(mod, target="llvm", params=params)["default"](tvm.cpu())
+    )
+    module.set_input("x", data.numpy())
+    module.run()
+    with torch.no_grad():
+        np.testing.assert_allclose(module.get_output(0).numpy(), pool(data).numpy(), rtol=1e-6)
