@@ -418,13 +418,13 @@ class CompileEngine(LegacyObject):
     ) -> CCacheValue:
         try:
             key = _get_cache_key(source_func, target)
-            # A hit first, with no layer between (the common call: ~1 us of a ~40 us hit); the
-            # name prefix and the maker matter to a miss only.
+            # mod_name is checked on a hit too (memoized per name); the maker matters to a miss
+            # only, so a hit is looked up here, with no layer between.
+            prefix = mangle_module_name(mod_name) if mod_name else ""
             hit = self._hit(self._cache, (*key.lookup(), pass_context_text()))
             if hit is not None:
                 self._current_key = key
                 return hit
-            prefix = mangle_module_name(mod_name) if mod_name else ""
             return self._lower_value(key, prefix, self._jit_entry if for_jit else None)
         except (_disk_cache.CacheDirectoryError, LegacyTargetError):
             # An unsafe cache directory or a bad target flag is the user's to fix: say so plainly.

@@ -1,6 +1,6 @@
 """What a Relay ``_ffi_api`` module answers for a C++ global of TVM <=0.19 the shim does not
-serve: the module ``__getattr__`` of ``relay.transform._ffi_api`` and ``relay.analysis._ffi_api``
-(their served globals are defined in those modules themselves)."""
+serve: the module ``__getattr__`` of the ``_ffi_api`` modules of ``relay.transform`` and
+``relay.analysis`` (their served globals are defined in those modules themselves)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["unserved_globals"]
 
 
 def unserved_globals(module: str, public: str, modern: str) -> Callable[[str], NoReturn]:
-    """A module ``__getattr__`` refusing every other name of ``relay.<module>._ffi_api``.
+    """A module ``__getattr__`` refusing every other name of the ``_ffi_api`` of ``relay.<module>``.
 
     Parameters
     ----------

@@ -17,7 +17,8 @@ from compile_engine_compat.relay.testing.temp_op_attr import TempOpAttr
 def test_builders_have_relays_signatures():
     assert str(inspect.signature(relay.var)) == (
         "(name_hint: 'str', type_annotation: 'Type | str | None' = None, "
-        "shape: 'Sequence[AnyT] | None' = None, dtype: 'str' = 'float32') -> 'Var'"
+        "shape: 'Sequence[AnyT] | None' = None, dtype: 'str' = 'float32', "
+        "span: 'AnyT' = None) -> 'Var'"
     )
     sig = inspect.signature(relay.nn.conv2d)
     assert list(sig.parameters) == [
