@@ -32,7 +32,7 @@ unrolls the serial loops around it again (a ResNet-18 3x3 convolution's epilogue
 vector stores, and its 3-tap reduction loop: 310 KB of LLVM IR at ``-O3``, 152 KB at ``-O2``).
 ResNet-18's 17 such kernels took ~18% less LLVM CPU (code generation and JIT) and ran within
 +-2% of their ``-O3`` builds, their outputs bit for bit equal; MobileNetV2's 1x1 convolutions
-likewise. Other kernels keep the target's level: the depthwise convolutions ran 1.05-1.7x slower
+likewise. Other kernels keep the target's level: the depthwise convolutions ran 1.2-1.7x slower
 at ``-O2``, the mean reduction 1.17x.
 """
 

@@ -150,9 +150,3 @@ def test_packed_gemm_kernels_build_at_o2_and_the_others_at_the_targets_level(mon
     x = example_input()
     np.testing.assert_array_equal(_run(executable, x), _run(every_one_at_o3, x))
     vm_executable.forget_schedules()  # the next test schedules with the real choice
-
-
-def test_a_target_with_its_own_opt_level_keeps_it_for_every_kernel():
-    target = tvm.target.Target({**dict(TARGET.export()), "opt-level": 3})
-    levels = _llvm_levels(vm_executable.build_executable(_bound(), target))
-    assert levels and "2" not in levels.values(), levels  # the packed GEMM kernels too
