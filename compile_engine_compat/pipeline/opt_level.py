@@ -24,16 +24,6 @@ entry; the in-memory key needs nothing more, since the choice follows from the f
 target, the PassContext (already in the key) and the rules (:data:`.schedule.RULES_VERSION`).
 ``jit_many`` builds one module per target, so it builds the ``-O1`` and ``-O3`` kernels of one
 call in separate modules.
-
-Whole-model builds (:mod:`.model.vm_executable`) build the kernels of the packed GEMM rule
-(convolutions, dense and matmul layers) at ``-O2`` (:func:`choose_module_opt_level`). Their
-register tile is unrolled and vectorized in TIR already; ``-O3``'s larger full-unroll budget only
-unrolls the serial loops around it again (a ResNet-18 3x3 convolution's epilogue, 7 x 14 x 2
-vector stores, and its 3-tap reduction loop: 310 KB of LLVM IR at ``-O3``, 152 KB at ``-O2``).
-ResNet-18's 17 such kernels took ~18% less LLVM CPU (code generation and JIT) and ran within
-+-2% of their ``-O3`` builds, their outputs bit for bit equal; MobileNetV2's 1x1 convolutions
-likewise. Other kernels keep the target's level: the depthwise convolutions ran 1.2-1.7x slower
-at ``-O2``, the mean reduction 1.17x.
 """
 
 from __future__ import annotations
@@ -44,21 +34,10 @@ import tvm
 
 from compile_engine_compat.pipeline.schedule import RuleOutcome
 
-__all__ = [
-    "GEMM_OPT_LEVEL",
-    "LIGHT_OPT_LEVEL",
-    "choose_module_opt_level",
-    "choose_opt_level",
-    "with_opt_level",
-    "without_opt_level",
-]
+__all__ = ["LIGHT_OPT_LEVEL", "choose_opt_level", "with_opt_level", "without_opt_level"]
 
 #: LLVM's optimization level for kernels the rules vectorized completely.
 LIGHT_OPT_LEVEL = 1
-#: LLVM's optimization level for a model's packed GEMM kernels (:func:`choose_module_opt_level`).
-GEMM_OPT_LEVEL = 2
-#: The rules whose kernels build at :data:`GEMM_OPT_LEVEL` in model builds.
-_GEMM_RULES = frozenset({"packed_gemm"})
 _KEY = "opt-level"
 
 
@@ -87,29 +66,6 @@ def choose_opt_level(
     if not outcome.all_vectorized_elementwise() or _vectorize_disabled():
         return None
     return LIGHT_OPT_LEVEL
-
-
-def choose_module_opt_level(target: tvm.target.Target, outcome: RuleOutcome) -> int | None:
-    """The LLVM ``opt-level`` for a kernel of a whole-model build, or None for the target's own.
-
-    Parameters
-    ----------
-    target : tvm.target.Target
-        The model's target.
-    outcome : RuleOutcome
-        The default rules' result for the kernel.
-
-    Returns
-    -------
-    int or None
-        :data:`GEMM_OPT_LEVEL` for an ``llvm`` target without an ``opt-level`` of its own when a
-        block of the kernel kept the packed GEMM rule; otherwise None.
-    """
-    if target.kind.name != "llvm" or _KEY in target.attrs:
-        return None
-    if _GEMM_RULES.isdisjoint(outcome.rules.values()):
-        return None
-    return GEMM_OPT_LEVEL
 
 
 def _vectorize_disabled() -> bool:

@@ -18,15 +18,11 @@ build whole models here. The Relax passes are TVM's CPU pipeline with the shim's
 
 then the VM executable is built (``relax.build`` without a Relax pipeline, on the shim's TIR
 pipeline: TVM's, then the weight prefetch of :mod:`..prefetch`). Kernels equal to one
-scheduled before in this process (same PrimFunc, target and rules) reuse that schedule. The
-packed GEMM rule's kernels are built at LLVM ``opt-level`` 2 (:func:`..opt_level.
-choose_module_opt_level`: ~18% less LLVM time for ResNet-18, the same code speed), in a library
-of their own per thread; the others at the target's level.
+scheduled before in this process (same PrimFunc, target and rules) reuse that schedule.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -38,7 +34,6 @@ from tvm import relax, tirx
 from compile_engine_compat.pipeline.build_pool import build_threads
 from compile_engine_compat.pipeline.model import fold, pad_layout, raise_calls, shift_int8
 from compile_engine_compat.pipeline.op_sources import MODULE_LAYOUTS, MODULE_LEGALIZATIONS
-from compile_engine_compat.pipeline.opt_level import choose_module_opt_level, with_opt_level
 from compile_engine_compat.pipeline.prefetch import tir_pipeline
 from compile_engine_compat.pipeline.schedule import RULES_VERSION, schedule_prim_func
 from compile_engine_compat.pipeline.trace import TRACE_LOCK
@@ -57,9 +52,6 @@ __all__ = [
 
 #: A PrimFunc with this attribute set was scheduled already (by dlight, by hand): left alone.
 SCHEDULED_ATTR = "tirx.is_scheduled"
-#: A scheduled kernel's LLVM ``opt-level`` (:func:`.opt_level.choose_module_opt_level`), when
-#: not the target's own. TVM's passes keep it (``SplitLayoutRewritePreproc`` copies attributes).
-OPT_LEVEL_ATTR = "compile_engine_compat.llvm_opt_level"
 
 # (structural hash, target text, rules) -> scheduled PrimFunc: a model rebuilt, or two models
 # sharing layers, schedule each kernel once per process. Bounded: kernels are small objects.
@@ -96,11 +88,7 @@ def _schedule_one(func: tirx.PrimFunc, name: str, target: tvm.target.Target) -> 
         done = _scheduled.get(key)
     if done is not None and tvm_ffi.structural_equal(done[0], bare):
         return _named(done[1], func)
-    outcome = schedule_prim_func(func, name, target)
-    scheduled = outcome.schedule.mod[name]
-    level = choose_module_opt_level(target, outcome)
-    if level is not None:
-        scheduled = scheduled.with_attr(OPT_LEVEL_ATTR, level)
+    scheduled = schedule_prim_func(func, name, target).schedule.mod[name]
     with _scheduled_lock:
         if len(_scheduled) >= _MEMO_LIMIT:
             _scheduled.clear()
@@ -367,58 +355,29 @@ def build_executable(mod: tvm.IRModule, target: tvm.target.Target, jit: bool = T
     with target:
         lowered = tvm.transform.Sequential(relax_passes(target))(mod)
     kernels = [gvar for gvar, func in lowered.functions.items() if isinstance(func, tirx.PrimFunc)]
-    groups = [_level_groups(lowered, share, target) for share in balanced_shares(
-        lowered, kernels, build_threads())]  # fmt: skip
-    # This thread's kernels at the target's own level go into relax.build's library; each other
-    # (thread, level) group is a library of its own, imported into the executable.
-    here = groups[0][0][0] if groups[0] and groups[0][0][1] is target else []
-    mine = [group for group in groups[0] if group[0] is not here]
-    away = [share_groups for share_groups in groups[1:] if share_groups]
-    if not away and not mine:
+    shares = balanced_shares(lowered, kernels, build_threads())
+    away = [share for share in shares[1:] if share]
+    if not away:
         executable = relax.build(
             lowered, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
         )
         if jit:
-            _jit(executable, lowered, here)
+            _jit(executable, lowered, shares[0])
         return executable
     context = tvm.transform.PassContext.current()
-    moved = [gvar for gvars, _ in mine for gvar in gvars]
-    moved += [gvar for share_groups in away for gvars, _ in share_groups for gvar in gvars]
-    with ThreadPoolExecutor(
-        max(1, len(away)), thread_name_prefix="compile-engine-compat-build"
-    ) as pool:
-        futures = [pool.submit(_compiled_groups, lowered, share_groups, context, jit)
-                   for share_groups in away]  # fmt: skip
-        linked = _calling_by_symbol(lowered, moved)
+    with ThreadPoolExecutor(len(away), thread_name_prefix="compile-engine-compat-build") as pool:
+        futures = [pool.submit(_compiled, lowered, share, target, context, jit) for share in away]
+        linked = _calling_by_symbol(lowered, [gvar for share in away for gvar in share])
         # This thread's share is compiled while the workers compile theirs; their libraries
         # are then imported into the executable, as relax.build imports ``external_mods``.
         executable = relax.build(
             linked, target=target, relax_pipeline=None, tir_pipeline=tir_pipeline(target)
         )
         if jit:  # while the workers still compile theirs
-            _jit(executable, lowered, here)
-        libraries = _compiled_groups(lowered, mine, None, jit)
+            _jit(executable, lowered, shares[0])
         for future in futures:
-            libraries += future.result()
-        for library in libraries:
-            executable.mod.import_module(library)
+            executable.mod.import_module(future.result())
         return executable
-
-
-def _level_groups(
-    mod: tvm.IRModule, share: list[Any], target: tvm.target.Target
-) -> list[tuple[list[Any], tvm.target.Target]]:
-    """``share``'s kernels by LLVM ``opt-level`` (:data:`OPT_LEVEL_ATTR`): (kernels, the target
-    at that level) for each level present, the target's own level (``target`` itself) first."""
-    by_level: dict[int, list[Any]] = {}
-    for gvar in share:
-        func = mod[gvar]
-        level = func.attrs.get(OPT_LEVEL_ATTR) if func.attrs else None
-        by_level.setdefault(-1 if level is None else int(level), []).append(gvar)
-    return [
-        (gvars, target if level < 0 else with_opt_level(target, level))
-        for level, gvars in sorted(by_level.items())
-    ]
 
 
 def balanced_shares(mod: tvm.IRModule, kernels: list[Any], threads: int) -> list[list[Any]]:
@@ -476,25 +435,11 @@ def _symbol(func: tirx.PrimFunc, gvar: Any) -> str:
         else gvar.name_hint  # fmt: skip
 
 
-def _compiled_groups(
-    mod: tvm.IRModule,
-    groups: list[tuple[list[Any], tvm.target.Target]],
-    context: Any,
-    jit: bool,
-) -> list[Any]:
-    """One library per ``(kernels, target)`` group (:func:`_compiled`), in order."""
-    return [_compiled(mod, share, target, context, jit) for share, target in groups]
-
-
 def _compiled(
     mod: tvm.IRModule, share: list[Any], target: tvm.target.Target, context: Any, jit: bool
 ) -> Any:
-    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here if ``jit``.
-
-    ``context`` is the caller's PassContext, entered here (a worker thread); None in the
-    caller's own thread, already in it.
-    """
-    with context if context is not None else contextlib.nullcontext():
+    """Compile the PrimFuncs ``share`` of ``mod`` into one library, JIT-compiled here if ``jit``."""
+    with context:
         funcs = {gvar: mod[gvar].with_attr("global_symbol", _symbol(mod[gvar], gvar))
                  for gvar in share}  # fmt: skip
         library = tvm.compile(

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
-import pytest
 import tvm
 from tvm import relax, tirx
 
@@ -121,32 +118,3 @@ def test_a_module_without_convolutions_skips_the_layout_pass():
         *[tvm.runtime.tensor(a) for a in arrays]
     )
     np.testing.assert_array_equal(got.numpy(), np.stack(arrays, axis=-1))
-
-
-def _llvm_levels(executable: object) -> dict[str, str | None]:
-    """Kernel name -> the LLVM ``opt-level`` of the library that defines it (None: the target's
-    own), read from the target each LLVM module records in its IR."""
-    levels: dict[str, str | None] = {}
-    for dso in executable.mod._collect_dso_modules():  # type: ignore[attr-defined]
-        text = str(dso.inspect_source("ll"))
-        level = re.search(r"\\22opt-level\\22:(\d)", text)
-        for name in re.findall(r"^define .*@__tvm_ffi_(\w+)\(", text, re.MULTILINE):
-            levels[name] = level.group(1) if level else None
-    return levels
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-def test_packed_gemm_kernels_build_at_o2_and_the_others_at_the_targets_level(monkeypatch, threads):
-    monkeypatch.setattr(vm_executable, "build_threads", lambda: threads)
-    executable = vm_executable.build_executable(_bound(), TARGET)
-    conv = {name: level for name, level in _llvm_levels(executable).items() if "conv2d" in name}
-    # Two 1x1 convolutions (the packed GEMM rule) at -O2; the depthwise one at the target's.
-    assert sorted(conv.values(), key=str) == ["2", "2", None], conv
-    # -O2 changes how fast LLVM builds them, not what they compute.
-    monkeypatch.setattr(vm_executable, "choose_module_opt_level", lambda target, outcome: None)
-    vm_executable.forget_schedules()
-    every_one_at_o3 = vm_executable.build_executable(_bound(), TARGET)
-    assert all(level is None for level in _llvm_levels(every_one_at_o3).values())
-    x = example_input()
-    np.testing.assert_array_equal(_run(executable, x), _run(every_one_at_o3, x))
-    vm_executable.forget_schedules()  # the next test schedules with the real choice
